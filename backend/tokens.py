@@ -1,0 +1,95 @@
+"""The tokenizer explorer: how WordPiece (encoder) and BPE (decoder) cut the same text.
+
+The book's chapters 2 and 4 show subword splits, special tokens and ids; this returns them
+with each token's character span, so the tab can colour the original text.
+"""
+
+from __future__ import annotations
+
+from backend.config import get_settings
+from backend.errors import InputError
+
+EXPLORER_ROLES = ("encoder", "decoder")
+
+
+def check_text(text) -> str:
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise InputError(f"Text must be a string, got {type(text).__name__}.")
+    limit = get_settings().max_tokenize_chars
+    if len(text) > limit:
+        raise InputError(
+            f"The text has {len(text):,} characters; the tokenizer explorer takes at most {limit:,}. "
+            "Paste a shorter passage."
+        )
+    return text
+
+
+def explore(text: str, tokenizer, add_special_tokens: bool = True) -> dict:
+    """Tokens, ids, character offsets and special-token flags for one tokenizer."""
+    text = check_text(text)
+    enc = tokenizer(text, add_special_tokens=add_special_tokens, return_offsets_mapping=True)
+    ids = list(enc["input_ids"])
+    offsets = [tuple(o) for o in enc["offset_mapping"]]
+    special_ids = set(tokenizer.all_special_ids)
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    rows = []
+    for i, (tok, tid, (start, end)) in enumerate(zip(tokens, ids, offsets)):
+        special = tid in special_ids
+        rows.append(
+            {
+                "index": i,
+                "token": tok,
+                "id": int(tid),
+                "start": int(start),
+                "end": int(end),
+                "text": "" if special else text[start:end],
+                "special": special,
+                # WordPiece marks word-continuations with "##"; byte-level BPE marks word starts
+                # with "Ġ" (a leading space), so a piece is a continuation if it lacks one.
+                "continuation": (not special) and _is_continuation(tok, text, start),
+            }
+        )
+    words = len(text.split())
+    return {
+        "tokenizer": type(tokenizer).__name__,
+        "algorithm": _algorithm(tokenizer),
+        "vocab_size": int(len(tokenizer)),
+        "count": len(ids),
+        "special_count": sum(r["special"] for r in rows),
+        "words": words,
+        "tokens_per_word": round(len([r for r in rows if not r["special"]]) / words, 3) if words else 0.0,
+        "tokens": rows,
+        "ids": [int(i) for i in ids],
+        "decoded": tokenizer.decode(ids),
+    }
+
+
+def _is_continuation(token: str, text: str, start: int) -> bool:
+    if token.startswith("##"):
+        return True
+    if start == 0:
+        return False
+    return not text[start - 1].isspace() and not token.startswith(("Ġ", "▁")) and text[start - 1].isalnum() and text[start].isalnum()
+
+
+def _algorithm(tokenizer) -> str:
+    model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    name = type(model).__name__ if model is not None else ""
+    return {"WordPiece": "WordPiece", "BPE": "BPE (byte-level)", "Unigram": "Unigram"}.get(name, name or "unknown")
+
+
+def tokenize(text: str, roles=EXPLORER_ROLES, add_special_tokens: bool = True) -> dict:
+    """The explorer for each role's tokenizer, side by side, with which checkpoint each is."""
+    from backend.models import get_hub
+
+    text = check_text(text)
+    hub = get_hub()
+    out = {"text": text, "results": {}}
+    for role in roles:
+        tokenizer, resolved = hub.tokenizer(role)
+        result = explore(text, tokenizer, add_special_tokens)
+        result["model"] = {"role": role, "checkpoint": resolved.checkpoint, "source": resolved.source, "method": resolved.method}
+        out["results"][role] = result
+    return out

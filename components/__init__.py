@@ -1,0 +1,1 @@
+"""One module per tab: widgets, events and formatting for display only."""

