@@ -1,0 +1,69 @@
+"""Sentence embeddings from a plain `AutoModel`: mean pooling + L2 normalisation.
+
+This is what `SentenceTransformer.encode` does for all-MiniLM-L6-v2, without importing
+sentence_transformers (10 s of imports). Batches are sorted by length so that padding is
+small; results come back in the input order. Other tabs (zero-shot / sentiment by
+embedding similarity) import `embed_texts` from here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from backend.errors import InputError
+
+ProgressFn = Callable[[int, int], None]  # (done, total)
+
+DEFAULT_MAX_LENGTH = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256
+
+
+def embed_texts(
+    texts: Sequence[str],
+    model,
+    tokenizer,
+    batch_size: int = 64,
+    progress: ProgressFn | None = None,
+    max_length: int | None = None,
+) -> np.ndarray:
+    """Embed `texts` -> float32 array (n, dim), each row L2-normalised (cosine = dot)."""
+    texts = list(texts)
+    if batch_size < 1:
+        raise InputError("batch_size must be at least 1.")
+    dim = int(getattr(model.config, "hidden_size", 0))
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    if max_length is None:
+        tok_max = getattr(tokenizer, "model_max_length", DEFAULT_MAX_LENGTH) or DEFAULT_MAX_LENGTH
+        pos_max = getattr(model.config, "max_position_embeddings", DEFAULT_MAX_LENGTH)
+        max_length = min(DEFAULT_MAX_LENGTH, int(tok_max), int(pos_max))
+    # Sort by length (characters are a cheap, good proxy of tokens) so batches pad little.
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    device = next(model.parameters()).device
+    done = 0
+    with torch.inference_mode():
+        for start in range(0, len(texts), batch_size):
+            idx = order[start:start + batch_size]
+            batch = [texts[i] for i in idx]
+            enc = tokenizer(batch, padding=True, truncation=True, max_length=max_length,
+                            return_tensors="pt")
+            enc = {k: v.to(device) for k, v in enc.items()}
+            hidden = model(**enc).last_hidden_state.float()
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            summed = (hidden * mask).sum(dim=1)
+            counts = mask.sum(dim=1).clamp(min=1e-9)
+            pooled = summed / counts
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            out[idx] = pooled.cpu().numpy()
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(texts))
+    return out
+
+
+def embed_query(text: str, model, tokenizer) -> np.ndarray:
+    """One query -> (1, dim) normalised float32."""
+    return embed_texts([text], model, tokenizer, batch_size=1)

@@ -1,0 +1,501 @@
+"""Semantic search: embed a corpus, build/persist a FAISS index, query it, per session.
+
+`SearchService` owns the indexes. Built-in corpora (the glossary, the docstrings) are shared
+by every session and built once per (corpus, embedder, index settings); a corpus a person
+uploads lives only in that person's session (keyed by the caller's session id) and is
+evicted when idle. Embeddings and indexes persist in the cache dir, keyed by corpus content
+hash + embedder + build settings, written atomically, so a restart reuses them.
+
+Re-exports `embed_texts` (backend.embedding) for other tabs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from backend import search_index as si
+from backend.corpora import Corpus, Limits, load_glossary
+from backend.embedding import embed_texts  # noqa: F401  (re-exported for other tabs)
+from backend.errors import InputError
+from backend.search_index import IndexSettings
+
+BUILTIN_CORPORA = ("glossary", "docstrings")
+MAX_QUERY_CHARS = 2000
+MAX_K = 100
+MAP_MAX_POINTS = 20_000
+
+ProgressFn = Callable[[float, str], None]  # (fraction 0..1, description)
+
+
+def limits_from_env() -> Limits:
+    """Corpus limits: TLAB_SEARCH_MAX_MB (default 50) and TLAB_SEARCH_MAX_PASSAGES (200k)."""
+    def num(name, default):
+        try:
+            return float(os.environ.get(name, default))
+        except ValueError:
+            return default
+    return Limits(max_bytes=int(num("TLAB_SEARCH_MAX_MB", 50) * 1024 * 1024),
+                  max_passages=int(num("TLAB_SEARCH_MAX_PASSAGES", 200_000)))
+
+
+@dataclass
+class Embedder:
+    """The embedding model plus a name that keys the cache (checkpoint id)."""
+
+    model: Any
+    tokenizer: Any
+    name: str
+    describe: dict = field(default_factory=dict)
+    batch_size: int = 64
+
+    def embed(self, texts, progress=None) -> np.ndarray:
+        return embed_texts(texts, self.model, self.tokenizer, batch_size=self.batch_size,
+                           progress=progress)
+
+    @property
+    def slug(self) -> str:
+        s = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)[-60:]
+        return f"{s}-{hashlib.sha256(self.name.encode()).hexdigest()[:8]}"
+
+
+@dataclass
+class IndexEntry:
+    """One built index over one corpus: everything a search or the map needs."""
+
+    corpus: Corpus
+    vectors: np.ndarray
+    built: si.BuiltIndex
+    stats: dict
+    key: str
+    shared: bool
+    pca: dict | None = None
+    stats_by_query: dict = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class SessionState:
+    entry: IndexEntry | None = None
+    query_params: tuple = (16, 8)
+    last_used: float = field(default_factory=time.monotonic)
+
+
+class SearchService:
+    def __init__(self, cache_dir: str | os.PathLike, limits: Limits | None = None,
+                 idle_s: float = 3600.0, max_sessions: int = 64, persist: bool = True,
+                 max_private_bytes: int | None = None, max_shared: int = 8):
+        self.cache_dir = os.path.join(str(cache_dir), "search")
+        self.limits = limits or limits_from_env()
+        self.idle_s = idle_s
+        self.max_sessions = max_sessions
+        self.persist = persist
+        self._shared: dict[str, IndexEntry] = {}
+        self._sessions: dict[str, SessionState] = {}
+        self._builtin: dict[str, Corpus] = {}
+        self._lock = threading.RLock()
+        self._build_locks: dict[str, threading.Lock] = {}
+        if max_private_bytes is None:
+            try:
+                max_private_bytes = int(float(os.environ.get("TLAB_SEARCH_SESSION_MB", 2048)) * 1e6)
+            except ValueError:
+                max_private_bytes = int(2048e6)
+        self.max_private_bytes = max_private_bytes
+        self.max_shared = max_shared
+
+    # ------------------------------------------------------------------ corpora
+    def builtin_corpus(self, name: str, progress: ProgressFn | None = None) -> Corpus:
+        with self._lock:
+            if name in self._builtin:
+                return self._builtin[name]
+        if name == "glossary":
+            corpus = load_glossary()
+        elif name == "docstrings":
+            from backend.search_docstrings import docstring_corpus
+            corpus = docstring_corpus(os.path.join(self.cache_dir, "corpora"), progress=progress)
+        else:
+            raise InputError(f"Unknown built-in corpus '{name}'. Choose one of: "
+                             f"{', '.join(BUILTIN_CORPORA)}.")
+        with self._lock:
+            return self._builtin.setdefault(name, corpus)
+
+    # ------------------------------------------------------------------ sessions
+    def _session(self, session_id: str) -> SessionState:
+        if not session_id:
+            raise InputError("No session id: the search API keeps indexes per session.")
+        with self._lock:
+            st = self._sessions.get(session_id)
+            if st is None:
+                st = self._sessions[session_id] = SessionState()
+            st.last_used = time.monotonic()
+            self.evict_idle()
+            return st
+
+    def evict_idle(self, now: float | None = None) -> list[str]:
+        """Drop sessions idle longer than idle_s, then the oldest beyond max_sessions."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            gone = [s for s, st in self._sessions.items() if now - st.last_used > self.idle_s]
+            for s in gone:
+                del self._sessions[s]
+            if len(self._sessions) > self.max_sessions:
+                by_age = sorted(self._sessions, key=lambda s: self._sessions[s].last_used)
+                for s in by_age[: len(self._sessions) - self.max_sessions]:
+                    del self._sessions[s]
+                    gone.append(s)
+            return gone
+
+    def _enforce_memory(self, keep: str) -> None:
+        """Evict least recently used sessions while private indexes exceed the budget, and
+        forget the oldest shared indexes beyond max_shared (sessions using them keep them)."""
+        def private_bytes():
+            return sum(st.entry.vectors.nbytes * 2 for st in self._sessions.values()
+                       if st.entry is not None and not st.entry.shared)
+        by_age = sorted((s for s in self._sessions if s != keep),
+                        key=lambda s: self._sessions[s].last_used)
+        while by_age and private_bytes() > self.max_private_bytes:
+            del self._sessions[by_age.pop(0)]
+        while len(self._shared) > self.max_shared:
+            self._shared.pop(next(iter(self._shared)))
+
+    def drop_session(self, session_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(session_id, None)
+
+    def session_count(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    # ------------------------------------------------------------------ paths
+    def _paths(self, corpus: Corpus, embedder: Embedder, settings: IndexSettings) -> dict:
+        base = os.path.join(self.cache_dir, embedder.slug)
+        h = corpus.content_hash
+        return {"vectors": os.path.join(base, f"{h}.npy"),
+                "index": os.path.join(base, f"{h}-{settings.key()}.faiss"),
+                "meta": os.path.join(base, f"{h}-{settings.key()}.json")}
+
+    # ------------------------------------------------------------------ build
+    def build(self, session_id: str, corpus: Corpus, settings: IndexSettings, embedder: Embedder,
+              shared: bool = False, progress: ProgressFn | None = None,
+              recall_k: int = 10) -> dict:
+        """Embed + index `corpus` and make it the session's current index. -> stats dict."""
+        settings = IndexSettings(**asdict(settings)).validate()
+        st = self._session(session_id)
+        key = f"{corpus.content_hash}|{embedder.name}|{settings.key()}"
+        entry = None
+        if shared:
+            with self._lock:
+                entry = self._shared.get(key)
+                lock = self._build_locks.setdefault(key, threading.Lock())
+            if entry is None:
+                with lock:  # two sessions asking at once build it once
+                    with self._lock:
+                        entry = self._shared.get(key)
+                    if entry is None:
+                        entry = self._build_entry(corpus, settings, embedder, key, True, progress)
+                        with self._lock:
+                            self._shared[key] = entry
+        elif st.entry is not None and st.entry.key == key and not st.entry.shared:
+            entry = st.entry
+        else:
+            entry = self._build_entry(corpus, settings, embedder, key, False, progress)
+        # Query-time knobs (efSearch, nprobe) apply without a rebuild, per session: a shared
+        # index is re-tuned under its lock just before each search of this session.
+        q = (settings.ef_search, min(settings.nprobe, entry.built.settings.nlist))
+        with entry.lock:
+            skey = (q, recall_k)
+            stats = entry.stats_by_query.get(skey)
+            if stats is None:
+                _apply(entry, q)
+                stats = si.measure(entry.built, entry.vectors, k=recall_k)
+                base = entry.stats
+                stats.update({k: base[k] for k in ("embed_s", "embeddings_from_cache",
+                                                   "index_from_cache", "load_s", "build_s",
+                                                   "notes") if k in base})
+                entry.stats_by_query[skey] = stats
+        with self._lock:
+            st.entry = entry
+            st.query_params = q
+            st.last_used = time.monotonic()
+            self._enforce_memory(keep=session_id)
+        stats = dict(stats)
+        stats["settings"] = {**stats["settings"], "ef_search": q[0], "nprobe": q[1]}
+        stats["corpus"] = corpus.name
+        stats["shared"] = shared
+        stats["corpus_notes"] = list(corpus.notes)
+        stats["model"] = embedder.describe
+        return stats
+
+    def _build_entry(self, corpus: Corpus, settings: IndexSettings, embedder: Embedder, key: str,
+                     shared: bool, progress: ProgressFn | None) -> IndexEntry:
+        if len(corpus) > self.limits.max_passages:
+            raise InputError(f"The corpus has {len(corpus):,} passages, over the limit of "
+                             f"{self.limits.max_passages:,}. Use a smaller corpus.")
+        paths = self._paths(corpus, embedder, settings)
+        notes: list[str] = []
+        vectors, emb_cached, embed_s = None, False, 0.0
+        if self.persist and os.path.exists(paths["vectors"]):
+            try:
+                v = si.load_vectors(paths["vectors"])
+                if v.shape[0] == len(corpus):
+                    vectors, emb_cached = v, True
+            except Exception:  # a damaged cache file is rebuilt, never fatal
+                notes.append("The cached embeddings could not be read; recomputed them.")
+        if vectors is None:
+            t0 = time.perf_counter()
+            n = len(corpus)
+            cb = None
+            if progress is not None:
+                def cb(done, total):
+                    progress(0.9 * done / max(total, 1), f"Embedding passages {done}/{total}")
+            vectors = embedder.embed(corpus.texts_for_embedding(), progress=cb)
+            embed_s = time.perf_counter() - t0
+            if self.persist:
+                si.save_vectors(vectors, paths["vectors"])
+            if progress is not None:
+                progress(0.9, f"Embedded {n} passages in {embed_s:.1f} s")
+        if progress is not None:
+            progress(0.92, "Building the index")
+        built, idx_cached, load_s = None, False, 0.0
+        if self.persist and os.path.exists(paths["index"]):
+            t0 = time.perf_counter()
+            try:
+                index = si.load_index(paths["index"])
+                meta = _read_json(paths["meta"])
+                if index.ntotal == len(corpus) and index.d == vectors.shape[1]:
+                    eff = IndexSettings(**{**asdict(settings), **meta.get("settings", {})})
+                    eff.ef_search, eff.nprobe = settings.ef_search, min(settings.nprobe, eff.nlist)
+                    si.apply_query_params(index, eff)
+                    built = si.BuiltIndex(index, eff, list(meta.get("notes", [])),
+                                          float(meta.get("build_s", 0.0)))
+                    idx_cached, load_s = True, time.perf_counter() - t0
+            except Exception:
+                notes.append("The cached index could not be read; rebuilt it.")
+        if built is None:
+            built = si.build_index(vectors, settings)
+            if self.persist:
+                si.save_index(built.index, paths["index"])
+                si.save_json({"settings": asdict(built.settings), "notes": built.notes,
+                              "build_s": built.build_s, "count": int(built.index.ntotal)},
+                             paths["meta"])
+        if progress is not None:
+            progress(0.97, "Measuring latency and recall")
+        entry = IndexEntry(corpus=corpus, vectors=vectors, built=built, stats={}, key=key,
+                           shared=shared)
+        stats = si.measure(built, vectors)
+        stats.update({"embed_s": round(embed_s, 3), "embeddings_from_cache": emb_cached,
+                      "index_from_cache": idx_cached, "load_s": round(load_s, 4)})
+        stats["notes"] = notes + list(built.notes)
+        entry.stats = stats
+        entry.stats_by_query[((built.settings.ef_search, built.settings.nprobe), 10)] = stats
+        return entry
+
+    # ------------------------------------------------------------------ search
+    def current(self, session_id: str) -> IndexEntry | None:
+        return self._session(session_id).entry
+
+    def search(self, session_id: str, query: str, k: int, embedder: Embedder) -> dict:
+        """Top-k passages of the session's current index for `query`, best first."""
+        t_start = time.perf_counter()
+        entry = self.current(session_id)
+        if entry is None:
+            raise InputError("No index in this session yet: build one first (choose a corpus "
+                             "and press 'Build index', or call /build_index).")
+        query = (query or "").strip()
+        if not query:
+            raise InputError("The query is empty. Type what you are looking for.")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InputError(f"The query is {len(query):,} characters long; the limit is "
+                             f"{MAX_QUERY_CHARS:,}. Shorten it to the gist of what you look for.")
+        try:
+            k = int(k)
+        except (TypeError, ValueError):
+            raise InputError(f"k must be a whole number, got {k!r}.") from None
+        if k < 1:
+            raise InputError("k must be at least 1.")
+        notes = []
+        n = len(entry.corpus)
+        if k > MAX_K:
+            notes.append(f"k={k} is over the limit of {MAX_K}; showing {min(MAX_K, n)}.")
+            k = MAX_K
+        if k > n:
+            notes.append(f"k={k} is larger than the corpus ({n} passages); showing all {n}.")
+            k = n
+        n_tokens = len(embedder.tokenizer(query, truncation=False)["input_ids"])
+        if n_tokens > 256:
+            notes.append(f"The query has {n_tokens} tokens; the embedder reads the first 256.")
+        t0 = time.perf_counter()
+        qv = embedder.embed([query])
+        t1 = time.perf_counter()
+        with entry.lock:
+            _apply(entry, self._session(session_id).query_params)
+            scores, ids = si.search(entry.built.index, qv, k)
+        t2 = time.perf_counter()
+        results = []
+        for rank, (i, s) in enumerate(zip(ids[0].tolist(), scores[0].tolist()), start=1):
+            if i < 0:
+                continue
+            p = entry.corpus.passages[i]
+            results.append({"rank": len(results) + 1, "id": int(i), "score": round(float(s), 4),
+                            "title": p.title, "text": p.text})
+        if len(results) < k:
+            notes.append(f"The {entry.stats['index_type']} index returned {len(results)} of {k} "
+                         f"results (approximate search visits only part of the corpus; raise "
+                         f"nprobe / efSearch).")
+        t3 = time.perf_counter()
+        return {
+            "query": query,
+            "k": k,
+            "corpus": entry.corpus.name,
+            "count": n,
+            "index_type": entry.stats["index_type"],
+            "results": results,
+            "notes": notes,
+            "timing_ms": {"encode": round((t1 - t0) * 1000, 2), "search": round((t2 - t1) * 1000, 3),
+                          "format": round((t3 - t2) * 1000, 3),
+                          "total": round((t3 - t_start) * 1000, 2)},
+            "model": embedder.describe,
+            "_query_vector": qv[0],
+        }
+
+    # ------------------------------------------------------------------ knob sweep
+    def sweep(self, session_id: str, recall_k: int = 10, max_vectors: int = 50_000,
+              progress: ProgressFn | None = None) -> list[dict]:
+        """Build each index type (in memory) over the session's vectors and measure them all,
+        so a person sees what each knob costs and buys on *their* corpus."""
+        entry = self.current(session_id)
+        if entry is None:
+            raise InputError("No index in this session yet: build one first.")
+        x = entry.vectors
+        n = len(x)
+        if n > max_vectors:
+            raise InputError(f"The comparison rebuilds several indexes; it is limited to "
+                             f"{max_vectors:,} vectors and this corpus has {n:,}. Use the "
+                             f"benchmark script (bench/search.py) for large corpora.")
+        nlist = max(1, min(1024, int(4 * np.sqrt(n)), n // 39 or 1))
+        d = x.shape[1]
+        configs = [("Flat", IndexSettings("flat"))]
+        configs += [(f"HNSW M32 efS{e}", IndexSettings("hnsw", hnsw_m=32, ef_construction=40,
+                                                        ef_search=e)) for e in (16, 64, 128)]
+        configs += [(f"IVF{nlist} nprobe{p}", IndexSettings("ivf_flat", nlist=nlist, nprobe=p))
+                    for p in sorted({1, min(8, nlist), min(32, nlist)})]
+        pq_m = next(m for m in (48, 32, 24, 16, 12, 8, 4, 2, 1) if d % m == 0 and m <= d)
+        configs += [(f"IVF{nlist}-PQ{pq_m} nprobe{min(8, nlist)}",
+                     IndexSettings("ivf_pq", nlist=nlist, nprobe=min(8, nlist), pq_m=pq_m))]
+        rows, cache = [], {}
+        for i, (label, s) in enumerate(configs):
+            if progress is not None:
+                progress(i / len(configs), f"Measuring {label}")
+            key = s.key()
+            if key not in cache:
+                cache[key] = si.build_index(x, s)
+            built = cache[key]
+            built.settings.ef_search, built.settings.nprobe = s.ef_search, min(s.nprobe, built.settings.nlist)
+            si.apply_query_params(built.index, built.settings)
+            row = si.measure(built, x, k=recall_k)
+            row["label"] = label
+            rows.append(row)
+        return rows
+
+    # ------------------------------------------------------------------ map
+    def map_data(self, session_id: str, query_vector: np.ndarray | None = None,
+                 neighbour_ids: list[int] | None = None, max_points: int = MAP_MAX_POINTS,
+                 seed: int = 0) -> dict:
+        """2-D PCA projection of the corpus (downsampled), the query and its neighbours."""
+        entry = self.current(session_id)
+        if entry is None:
+            raise InputError("No index in this session yet: build one first.")
+        with entry.lock:
+            if entry.pca is None:
+                entry.pca = pca_2d(entry.vectors)
+            pca = entry.pca
+        coords = pca["coords"]
+        n = len(coords)
+        neighbour_ids = [int(i) for i in (neighbour_ids or []) if 0 <= int(i) < n]
+        if n > max_points:
+            rng = np.random.default_rng(seed)
+            idx = np.sort(rng.choice(n, size=max_points, replace=False))
+        else:
+            idx = np.arange(n)
+        out = {
+            "method": "PCA",
+            "explained_variance": pca["explained"],
+            "total_points": n,
+            "shown_points": int(len(idx)),
+            "downsampled": bool(n > max_points),
+            "ids": idx.tolist(),
+            "x": coords[idx, 0].round(4).tolist(),
+            "y": coords[idx, 1].round(4).tolist(),
+            "titles": [entry.corpus.passages[i].title for i in idx.tolist()],
+            "neighbours": [{"id": i, "x": float(coords[i, 0]), "y": float(coords[i, 1]),
+                            "title": entry.corpus.passages[i].title} for i in neighbour_ids],
+            "query": None,
+        }
+        if query_vector is not None:
+            q = (np.asarray(query_vector, dtype=np.float32).reshape(1, -1) - pca["mean"]) @ pca["components"].T
+            out["query"] = {"x": float(q[0, 0]), "y": float(q[0, 1])}
+        return out
+
+
+def _apply(entry: IndexEntry, q: tuple) -> None:
+    entry.built.settings.ef_search, entry.built.settings.nprobe = q
+    si.apply_query_params(entry.built.index, entry.built.settings)
+
+
+def pca_2d(vectors: np.ndarray, max_fit: int = 50_000, seed: int = 0) -> dict:
+    """PCA by SVD of the centred data (fit on a sample when big); -> mean, components, coords."""
+    x = np.asarray(vectors, dtype=np.float32)
+    fit = x
+    if len(x) > max_fit:
+        fit = x[np.random.default_rng(seed).choice(len(x), size=max_fit, replace=False)]
+    mean = fit.mean(axis=0)
+    if len(fit) < 2:
+        comps = np.zeros((2, x.shape[1]), dtype=np.float32)
+        comps[0, 0] = 1.0
+        explained = [1.0, 0.0]
+    else:
+        _, s, vt = np.linalg.svd(fit - mean, full_matrices=False)
+        comps = vt[:2]
+        if comps.shape[0] < 2:
+            comps = np.vstack([comps, np.zeros_like(comps)])
+        var = s ** 2
+        explained = [round(float(v / var.sum()), 4) if var.sum() > 0 else 0.0 for v in var[:2]]
+    coords = (x - mean) @ comps.T
+    return {"mean": mean, "components": comps.astype(np.float32), "coords": coords,
+            "explained": explained}
+
+
+def _read_json(path: str) -> dict:
+    import json
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+_SERVICE: SearchService | None = None
+_SERVICE_LOCK = threading.Lock()
+
+
+def get_service() -> SearchService:
+    """The process-wide service, on the configured cache dir."""
+    global _SERVICE
+    with _SERVICE_LOCK:
+        if _SERVICE is None:
+            from backend.config import get_settings
+            _SERVICE = SearchService(get_settings().cache_dir)
+        return _SERVICE
+
+
+def hub_embedder() -> Embedder:
+    """The `embedder` role from the model hub (raises ModelLoadError with what to do)."""
+    from backend import models
+    lm = models.get_hub().load("embedder")
+    return Embedder(lm.model, lm.tokenizer, lm.checkpoint, lm.describe())

@@ -1,0 +1,124 @@
+"""Ask the corpus (retriever-reader, chapter 7 of the book).
+
+The retriever's top passages go to a reader:
+- an extractive QA model (`book` profile): the best span over all passages; it cites the
+  passage the span came from;
+- the instruct decoder (`local` profile, method "instruct-fallback"): prompted with numbered
+  passages and asked to answer from them only and cite them as [1], [2]; the citations
+  are parsed from its reply (and checked to be passages it was actually given).
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from backend.errors import InputError
+
+MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
+MAX_QUESTION_CHARS = 500
+
+
+def build_messages(question: str, passages: list[dict]) -> list[dict]:
+    blocks = "\n\n".join(f"[{i}] {p['title']}: {p['text'][:MAX_PASSAGE_CHARS]}"
+                         for i, p in enumerate(passages, start=1))
+    return [{"role": "user", "content":
+             "Answer the question using only the numbered passages below. Cite the passages "
+             "you used by their numbers in square brackets, like [1]. If the passages do not "
+             f"contain the answer, say so.\n\nPassages:\n{blocks}\n\nQuestion: {question}"}]
+
+
+def parse_citations(answer: str, n_passages: int) -> list[int]:
+    """Passage numbers cited as [n] or [n, m], in order of first mention, within range."""
+    seen: list[int] = []
+    for group in re.findall(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]", answer):
+        for num in re.split(r"\s*[,;]\s*", group):
+            n = int(num)
+            if 1 <= n <= n_passages and n not in seen:
+                seen.append(n)
+    return seen
+
+
+def check_question(question: str) -> str:
+    q = (question or "").strip()
+    if not q:
+        raise InputError("The question is empty. Type a question about the corpus.")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InputError(f"The question is {len(q)} characters long; keep it under "
+                         f"{MAX_QUESTION_CHARS}.")
+    return q
+
+
+def generative_answer(model, tokenizer, question: str, passages: list[dict],
+                      max_new_tokens: int = 64) -> dict:
+    """Instruct decoder, greedy; -> answer text and the passage numbers it cited."""
+    question = check_question(question)
+    messages = build_messages(question, passages)
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+    device = next(model.parameters()).device
+    enc = {k: v.to(device) for k, v in enc.items()}
+    kwargs = {}
+    if tokenizer.pad_token_id is None:
+        kwargs["pad_token_id"] = tokenizer.eos_token_id
+    with torch.inference_mode():
+        out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
+                             repetition_penalty=1.1, **kwargs)
+    text = tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+    cited = parse_citations(text, len(passages))
+    source = "reader"
+    if not cited and text:
+        # Small instruct models often forget to cite: attribute by shared content words,
+        # and say that this is what happened.
+        cited = overlap_citations(text, passages)
+        source = "word overlap (the reader cited no passage)"
+    return {"answer": text, "cited": cited, "citations_from": source,
+            "reader_method": "instruct-fallback", "prompt_tokens": int(enc["input_ids"].shape[1])}
+
+
+_STOP = set("""a an the of to in on for and or is are was were be been by with as at from that this
+these those it its which what who how many much does do did has have had not no can will would
+there their than then into about such per one two""".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9][a-z0-9\-]+", text.lower()) if w not in _STOP}
+
+
+def overlap_citations(answer: str, passages: list[dict], min_shared: int = 2) -> list[int]:
+    """Passage numbers sharing the most content words with the answer (at least min_shared)."""
+    words = _content_words(answer)
+    scored = []
+    for i, p in enumerate(passages, start=1):
+        shared = len(words & _content_words(p["title"] + " " + p["text"]))
+        if shared >= min_shared:
+            scored.append((shared, -i))
+    scored.sort(reverse=True)
+    return [-i for _, i in scored[:2]]
+
+
+def extractive_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
+    """Best span over the passages (each read separately); cites the passage it came from."""
+    from backend.pipelines_qa import answer_question
+
+    question = check_question(question)
+    best = None
+    for i, p in enumerate(passages, start=1):
+        res = answer_question(model, tokenizer, question, p["text"], top_n=1)
+        if res["answers"] and (best is None or res["answers"][0]["score"] > best[1]["score"]):
+            best = (i, res["answers"][0])
+    if best is None:
+        return {"answer": "", "cited": [], "citations_from": "reader", "reader_method": "model",
+                "score": 0.0}
+    return {"answer": best[1]["answer"], "cited": [best[0]], "citations_from": "reader",
+            "reader_method": "model", "score": round(float(best[1]["score"]), 4)}
+
+
+def read(lm_model, lm_tokenizer, method: str, question: str, passages: list[dict]) -> dict:
+    """Dispatch on how the `qa` role is served."""
+    if not passages:
+        raise InputError("No passages were retrieved, so there is nothing to answer from.")
+    if "ForQuestionAnswering" in type(lm_model).__name__:
+        return extractive_answer(lm_model, lm_tokenizer, question, passages)
+    return generative_answer(lm_model, lm_tokenizer, question, passages)

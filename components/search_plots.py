@@ -1,0 +1,61 @@
+"""Plotly figures for the Semantic search tab (built from the backend's plain dicts)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def map_figure(m: dict) -> go.Figure:
+    """The corpus in 2-D (PCA), the query as a star, its neighbours ringed and numbered."""
+    fig = go.Figure()
+    fig.add_trace(go.Scattergl(
+        x=m["x"], y=m["y"], mode="markers", name="passages",
+        marker=dict(size=5, color="rgba(120,130,160,0.45)"),
+        text=[_short(t) for t in m["titles"]], hovertemplate="%{text}<extra></extra>"))
+    if m["neighbours"]:
+        nb = m["neighbours"]
+        fig.add_trace(go.Scatter(
+            x=[p["x"] for p in nb], y=[p["y"] for p in nb], mode="markers+text",
+            name="top results", text=[str(i + 1) for i in range(len(nb))],
+            textposition="top center",
+            marker=dict(size=11, color="rgba(230,120,20,0.9)", line=dict(width=1, color="black")),
+            customdata=[_short(p["title"]) for p in nb],
+            hovertemplate="#%{text}: %{customdata}<extra></extra>"))
+    if m.get("query"):
+        fig.add_trace(go.Scatter(
+            x=[m["query"]["x"]], y=[m["query"]["y"]], mode="markers", name="query",
+            marker=dict(size=18, symbol="star", color="crimson", line=dict(width=1, color="black")),
+            hovertemplate="query<extra></extra>"))
+    ev = m.get("explained_variance", [0, 0])
+    title = f"Corpus map: {m['method']} of the embeddings"
+    if m.get("downsampled"):
+        title += f" ({m['shown_points']:,} of {m['total_points']:,} points shown)"
+    fig.update_layout(
+        title=title, height=460, margin=dict(l=40, r=10, t=50, b=40),
+        xaxis_title=f"PC1 ({ev[0]:.0%} of variance)", yaxis_title=f"PC2 ({ev[1]:.0%})",
+        legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def tradeoff_figure(rows: list[dict]) -> go.Figure:
+    """Query latency vs recall@k, one point per index configuration."""
+    fig = go.Figure()
+    for r in rows:
+        fig.add_trace(go.Scatter(
+            x=[r["query_ms_median"]], y=[r["recall_at_k"]], mode="markers+text",
+            name=r["label"], text=[r["label"]], textposition="top center",
+            marker=dict(size=8 + min(30, r["memory_mb"] ** 0.5 * 3)),
+            hovertemplate=(f"{r['label']}<br>latency %{{x:.3f}} ms<br>recall %{{y:.3f}}<br>"
+                           f"memory {r['memory_mb']:.2f} MB<br>build {r['build_s']:.3f} s"
+                           "<extra></extra>")))
+    k = rows[0]["recall_k"] if rows else 10
+    fig.update_layout(title=f"Speed / recall trade-off (marker size ~ memory)", height=420,
+                      xaxis_title="median single-query latency (ms)",
+                      yaxis_title=f"recall@{k} vs exact", showlegend=False,
+                      margin=dict(l=50, r=10, t=50, b=40))
+    fig.update_yaxes(range=[min([r["recall_at_k"] for r in rows] + [0.8]) - 0.05, 1.03])
+    return fig
