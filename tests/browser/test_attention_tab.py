@@ -29,8 +29,7 @@ def tab(page, app_url):
     page.on("request", lambda r: frame_requests.append(r.url) if r.frame != page.main_frame else None)
     page.goto(app_url)
     attention_tab = page.get_by_role("tab", name=re.compile(r"^\W*Attention\W*$", re.I))
-    if attention_tab.count():
-        attention_tab.first.click()
+    attention_tab.first.click()  # auto-waits until the app has rendered its tabs
     page.get_by_role("button", name="Show attention").wait_for(timeout=30_000)
     page.dialogs, page.frame_requests = dialogs, frame_requests
     page.ui = page.locator("#attention-tab")  # scope: other tabs have similar labels
