@@ -1,0 +1,128 @@
+"""Plotly figures for the Decoding tab, built from the backend's plain data."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+STATUS_COLORS = {"root": "#444444", "kept": "#1f77b4", "eos": "#2ca02c", "pruned": "#c7c7c7"}
+TEMP_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+
+
+def show_token(token: str) -> str:
+    """A token as a readable label: spaces and newlines made visible."""
+    return repr(token)[1:-1].replace(" ", "␣") or "∅"
+
+
+def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
+    fig.update_layout(title=title, height=height, margin=dict(l=50, r=20, t=50, b=60), template="plotly_white",
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+    return fig
+
+
+def empty_figure(message: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=14))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return _layout(fig, "", height=260)
+
+
+def temperature_figure(dist: dict) -> go.Figure:
+    """The book's temperature figure on the real model: top tokens' probability at each temperature."""
+    labels = [show_token(t) for t in dist["tokens"]]
+    fig = go.Figure()
+    for i, t in enumerate(dist["temperatures"]):
+        fig.add_trace(go.Bar(
+            x=labels, y=t["probs"], name=f"T = {t['temperature']:g} (entropy {t['entropy']:.2f} nats)",
+            marker_color=TEMP_COLORS[i % len(TEMP_COLORS)],
+            hovertemplate="%{x}: %{y:.4f}<extra>T=" + f"{t['temperature']:g}" + "</extra>",
+        ))
+    fig.update_layout(barmode="group", xaxis_title=f"top {len(labels)} next tokens (by the model's own probability)",
+                      yaxis_title="probability")
+    where = f"before generated token #{dist['step']}" if dist.get("step") is not None else f"after {dist['position']} tokens"
+    return _layout(fig, f"Next-token distribution {where}, at several temperatures")
+
+
+def cumulative_figure(dist: dict) -> go.Figure:
+    """Cumulative probability of the sorted vocabulary, with where top-p cuts it.
+
+    Lines are traces, not shapes: on a log axis plotly places annotations in log units.
+    """
+    cum = dist["cumulative"]
+    ranks, ys = cum["ranks"], cum["cumulative"]
+    fig = go.Figure()
+    cut = cum.get("cut_rank")
+    if cut:
+        fig.add_trace(go.Scatter(x=ranks[:cut], y=ys[:cut], fill="tozeroy", mode="none", fillcolor="rgba(44,160,44,0.25)",
+                                 name=f"{cut} token(s) survive top-p", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=ranks, y=ys, mode="lines+markers" if len(ranks) <= 40 else "lines",
+                             name="cumulative probability", line=dict(color="#1f77b4"),
+                             hovertemplate="top %{x} tokens: %{y:.3f}<extra></extra>"))
+    if cut:
+        fig.add_trace(go.Scatter(x=[ranks[0], ranks[-1]], y=[cum["top_p"]] * 2, mode="lines",
+                                 line=dict(color="#d62728", dash="dash"), name=f"top_p = {cum['top_p']:g}"))
+        fig.add_trace(go.Scatter(x=[cut, cut], y=[0, 1], mode="lines", line=dict(color="#d62728", dash="dot"),
+                                 name=f"cut after rank {cut}", hoverinfo="skip"))
+    fig.update_xaxes(title=f"tokens sorted by probability (rank, log scale; vocabulary {dist['vocab_size']:,})",
+                     type="log")
+    fig.update_yaxes(title="cumulative probability", range=[0, 1.02])
+    return _layout(fig, f"Top-p cut on the cumulative curve (T = {cum['temperature']:g})")
+
+
+def beam_tree_figure(tree: dict | None) -> go.Figure:
+    """The beam tree: x = step, y = cumulative log-prob; kept / ended / pruned hypotheses."""
+    if not tree or len(tree.get("nodes", [])) <= 1:
+        return empty_figure("Run beam search to see the beam tree.")
+    nodes = tree["nodes"]
+    by_id = {n["id"]: n for n in nodes}
+    fig = go.Figure()
+    for status in ("pruned", "eos", "kept"):
+        xs, ys = [], []
+        for n in nodes[1:]:
+            if n["status"] != status:
+                continue
+            p = by_id[n["parent"]]
+            xs += [p["depth"], n["depth"], None]
+            ys += [p["cum_logprob"], n["cum_logprob"], None]
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                     line=dict(color=STATUS_COLORS[status], width=1 if status == "pruned" else 1.5)))
+    best = sorted((n for n in nodes if n["best"]), key=lambda n: n["depth"])
+    if len(best) > 1:
+        fig.add_trace(go.Scatter(x=[n["depth"] for n in best], y=[n["cum_logprob"] for n in best], mode="lines",
+                                 name="best output", line=dict(color="#ff7f0e", width=4), hoverinfo="skip"))
+    names = {"kept": "kept (a running beam)", "eos": "ended (EOS)", "pruned": "pruned", "root": "prompt"}
+    for status in ("pruned", "eos", "kept", "root"):
+        group = [n for n in nodes if n["status"] == status]
+        if not group:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[n["depth"] for n in group], y=[n["cum_logprob"] for n in group],
+            mode="markers+text" if status in ("kept",) and len(nodes) < 250 else "markers",
+            text=[show_token(n["token"]) for n in group], textposition="top center", textfont=dict(size=9),
+            marker=dict(color=STATUS_COLORS[status], size=9 if status != "pruned" else 6,
+                        line=dict(width=[2 if n["best"] else 0 for n in group], color="#ff7f0e")),
+            name=names[status],
+            customdata=[[show_token(n["token"]), n["logprob"], n["cum_logprob"], n["status"]] for n in group],
+            hovertemplate="step %{x}: %{customdata[0]}<br>token log-prob %{customdata[1]:.3f}"
+                          "<br>cumulative %{customdata[2]:.3f}<br>%{customdata[3]}<extra></extra>",
+        ))
+    title = "Beam tree: each step's running beams and their top candidates"
+    if tree.get("truncated"):
+        title += f" (first {tree['max_steps']} steps)"
+    fig.update_xaxes(title="step (tokens generated)", dtick=1 if tree["steps"] <= 30 else None)
+    fig.update_yaxes(title="cumulative log-probability")
+    return _layout(fig, title, height=460)
+
+
+def compare_figure(rows: list[dict]) -> go.Figure:
+    """Compare mode at a glance: mean log-prob per token and distinct-2, per strategy."""
+    names = [r["strategy"] for r in rows]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=names, y=[(r["sequence_logprob"] or 0) / max(r["n_new_tokens"], 1) for r in rows],
+                         name="mean log-prob per token", marker_color="#1f77b4", offsetgroup="a"))
+    fig.add_trace(go.Bar(x=names, y=[r["distinct_2"] for r in rows], name="distinct-2 (1 = no repetition)",
+                         marker_color="#2ca02c", yaxis="y2", offsetgroup="b"))
+    fig.update_layout(barmode="group", yaxis=dict(title="mean log-prob"),
+                      yaxis2=dict(title="distinct-2", overlaying="y", side="right", range=[0, 1.05]))
+    return _layout(fig, "Strategies side by side")

@@ -1,0 +1,95 @@
+"""Decoding with the real decoder (SmolLM2-135M-Instruct under the local profile)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backend.decoding import decode, step_distribution
+
+PROMPTS = [
+    "Transformers are the",
+    "The capital of France is",
+    "In a shocking finding, scientist discovered a herd of unicorns living in a remote valley.",
+]
+
+
+@pytest.fixture(scope="module")
+def lm():
+    from backend import models
+
+    try:
+        return models.get_hub().load("decoder")
+    except Exception as exc:  # ModelLoadError: packaged model missing on this machine
+        pytest.skip(f"decoder not available: {exc}")
+
+
+def test_greedy_is_deterministic(lm):
+    s = {"strategy": "greedy", "max_new_tokens": 16}
+    a = decode(lm.model, lm.tokenizer, PROMPTS[0], s)
+    b = decode(lm.model, lm.tokenizer, PROMPTS[0], s)
+    assert a.outputs[0]["token_ids"] == b.outputs[0]["token_ids"]
+    assert a.text == b.text and a.text.strip()
+    assert a.sequence_logprob == pytest.approx(b.sequence_logprob, abs=1e-4)
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_best_beam_logprob_at_least_greedy(lm, prompt):
+    # Beam search maximises the (length-normalised) sum of log-probs; with length_penalty 0 the
+    # score is the plain sum, so the best beam can never score below the greedy path.
+    n = 12
+    greedy = decode(lm.model, lm.tokenizer, prompt, {"strategy": "greedy", "max_new_tokens": n})
+    beam = decode(lm.model, lm.tokenizer, prompt,
+                  {"strategy": "beam", "num_beams": 4, "max_new_tokens": n, "length_penalty": 0.0})
+    if greedy.finish_reason == "length" and beam.finish_reason == "length":
+        assert beam.n_new_tokens == greedy.n_new_tokens == n
+    assert beam.sequence_logprob >= greedy.sequence_logprob - 1e-3
+
+
+def test_step_probabilities_sum_to_at_most_one_and_chosen_is_listed(lm):
+    for settings in (
+        {"strategy": "greedy", "max_new_tokens": 12, "top_n": 10},
+        {"strategy": "sample", "max_new_tokens": 12, "top_p": 0.9, "top_k": 50, "seed": 7, "top_n": 10},
+        {"strategy": "beam", "num_beams": 3, "max_new_tokens": 12, "top_n": 10},
+    ):
+        res = decode(lm.model, lm.tokenizer, PROMPTS[0], settings)
+        assert res.steps, settings
+        for step in res.steps:
+            total = sum(c["prob"] for c in step["candidates"])
+            assert total <= 1.0 + 1e-5
+            assert 0 < step["prob"] <= 1
+            if step["rank"] <= 10:  # in the table exactly when it ranks within top_n
+                listed = [c["token_id"] for c in step["candidates"]]
+                assert step["token_id"] == listed[step["rank"] - 1]
+            if settings["strategy"] == "greedy":
+                assert step["rank"] == 1
+            if "survivors" in step:
+                assert 1 <= step["survivors"] <= 50
+                assert sum(c["prob_after_cut"] for c in step["candidates"]) <= 1.0 + 1e-5
+        json.dumps(res.to_dict())
+
+
+def test_beam_tree_best_path_matches_output(lm):
+    res = decode(lm.model, lm.tokenizer, PROMPTS[2], {"strategy": "beam", "num_beams": 4, "max_new_tokens": 10})
+    best = sorted((n for n in res.beam_tree["nodes"] if n["best"]), key=lambda n: n["depth"])
+    assert len(best) - 1 == res.n_new_tokens or res.finish_reason == "eos"
+    assert best[-1]["cum_logprob"] == pytest.approx(res.sequence_logprob, abs=1e-2)
+
+
+def test_temperature_overlay_on_the_real_model(lm):
+    ids = lm.tokenizer(PROMPTS[0])["input_ids"]
+    dist = step_distribution(lm.model, lm.tokenizer, ids, temperatures=(0.5, 1.0, 2.0), top_p=0.9)
+    h = [t["entropy"] for t in dist["temperatures"]]
+    assert h[0] < h[1] < h[2]
+    top = [t["probs"][0] for t in dist["temperatures"]]
+    assert top[0] > top[1] > top[2]  # a colder distribution is peakier
+    survivors = [t["survivors_top_p"] for t in dist["temperatures"]]
+    assert survivors[0] <= survivors[1] <= survivors[2]
+
+
+def test_chat_template_answers(lm):
+    res = decode(lm.model, lm.tokenizer, "What is the capital of France?",
+                 {"strategy": "greedy", "max_new_tokens": 24, "chat_template": True})
+    assert "<|im_start|>assistant" in res.prompt_text
+    assert "Paris" in res.text
