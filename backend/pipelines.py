@@ -1,0 +1,338 @@
+"""Task runners for the Pipelines tab: the book's chapter 1 tasks and what happens underneath.
+
+Each runner takes a loaded model (`backend.models.LoadedModel`, or anything with `.model`,
+`.tokenizer`, `.method`, `.checkpoint`) plus plain inputs, dispatches on *how* the model
+serves the task, and returns one JSON-able dict:
+
+    {"task", "model": <provenance>, "method", "seconds", "notices": [...], ...task fields}
+
+methods: "model" (a checkpoint fine-tuned for the task), "embedding-similarity" (sentiment
+and zero-shot by cosine to label descriptions), "instruct-fallback" (the instruct decoder
+prompted for the task, its reply parsed into the same shape).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+from backend import config
+from backend.errors import InputError
+from backend import pipelines_encoders as enc
+from backend import pipelines_instruct as ins
+from backend import pipelines_similarity as sim
+from backend.pipelines_metrics import bleu, rouge
+from backend.pipelines_qa import answer_question
+from backend.pipelines_seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
+from backend.pipelines_util import check_batch, check_text, split_lines  # noqa: F401 (re-export)
+
+METHOD_MODEL = config.METHOD_MODEL
+METHOD_EMBEDDING = config.METHOD_EMBEDDING
+METHOD_INSTRUCT = config.METHOD_INSTRUCT
+
+# What a dedicated checkpoint's `config.architectures` must end with, per task.
+_HEADS = {
+    "sentiment": ("ForSequenceClassification",),
+    "zero_shot": ("ForSequenceClassification",),
+    "ner": ("ForTokenClassification",),
+    "qa": ("ForQuestionAnswering",),
+    "summarization": ("ForConditionalGeneration", "MTModel", "Seq2SeqLM"),
+    "translation": ("ForConditionalGeneration", "MTModel", "Seq2SeqLM"),
+    "fill_mask": ("ForMaskedLM", "ForPreTraining"),
+    "text_generation": ("ForCausalLM", "LMHeadModel"),
+}
+_TASK_WORDS = {
+    "sentiment": "text classification", "zero_shot": "zero-shot classification (NLI)",
+    "ner": "named entity recognition", "qa": "extractive question answering",
+    "summarization": "summarization", "translation": "translation", "fill_mask": "fill-mask",
+    "text_generation": "text generation",
+}
+
+
+def describe(lm) -> dict:
+    if hasattr(lm, "describe"):
+        return lm.describe()
+    return {"checkpoint": getattr(lm, "checkpoint", "?"), "source": getattr(lm, "source", "?"),
+            "method": getattr(lm, "method", METHOD_MODEL)}
+
+
+def check_head(lm, role: str) -> None:
+    """Refuse a dedicated checkpoint trained for another task (its head would be random)."""
+    if getattr(lm, "method", METHOD_MODEL) != METHOD_MODEL:
+        return
+    archs = list(getattr(lm.model.config, "architectures", None) or [])
+    if archs and not any(a.endswith(suffix) for a in archs for suffix in _HEADS[role]):
+        example = config.BOOK[role].checkpoint
+        raise InputError(
+            f"'{getattr(lm, 'checkpoint', '?')}' is a {archs[0]}, not a model for {_TASK_WORDS[role]}: "
+            f"its task head would be untrained. Use a checkpoint fine-tuned for it, e.g. '{example}'."
+        )
+
+
+def _method(lm, role: str, allowed: tuple[str, ...]) -> str:
+    method = getattr(lm, "method", METHOD_MODEL)
+    if method not in allowed:
+        raise InputError(f"The {_TASK_WORDS[role]} task cannot be served by method '{method}'.")
+    check_head(lm, role)
+    return method
+
+
+@contextmanager
+def _envelope(task: str, lm, method: str):
+    result = {"task": task, "model": describe(lm), "method": method, "notices": []}
+    start = time.perf_counter()
+    yield result
+    result["seconds"] = round(time.perf_counter() - start, 4)
+
+
+# ------------------------------------------------------------------------ classification
+
+def classify(lm, texts, label_descriptions: dict[str, str] | None = None,
+             temperature: float = sim.DEFAULT_TEMPERATURE) -> dict:
+    """Sentiment / text classification for one or more texts."""
+    texts = check_batch(texts)
+    method = _method(lm, "sentiment", (METHOD_MODEL, METHOD_EMBEDDING))
+    with _envelope("classify", lm, method) as r:
+        if method == METHOD_EMBEDDING:
+            desc = label_descriptions or dict(sim.SENTIMENT_DESCRIPTIONS)
+            if len(desc) > sim.MAX_LABELS:
+                raise InputError(f"{len(desc)} labels given; at most {sim.MAX_LABELS} are allowed.")
+            r["results"] = sim.classify_by_similarity(lm.model, lm.tokenizer, texts, desc,
+                                                      temperature=temperature)
+            r["notices"] += sim.truncation_notices(lm.tokenizer, texts)
+            r["label_descriptions"] = desc
+            r["scoring"] = f"softmax(cosine / {temperature}) over the label descriptions"
+        else:
+            if label_descriptions:
+                r["notices"].append("Label descriptions are ignored: this checkpoint has its own trained labels.")
+            r["results"], notes = enc.classify_sequences(lm.model, lm.tokenizer, texts)
+            r["notices"] += notes
+            r["scoring"] = "softmax over the classifier's logits"
+    return r
+
+
+def zero_shot(lm, texts, labels, multi_label: bool = False, template: str = sim.DEFAULT_TEMPLATE,
+              descriptions: dict[str, str] | None = None) -> dict:
+    """Zero-shot classification into candidate labels (NLI model, or embedding similarity)."""
+    texts = check_batch(texts)
+    labels = sim.parse_labels(labels)
+    template = (template or sim.DEFAULT_TEMPLATE).strip()
+    if "{}" not in template:
+        raise InputError("The hypothesis template needs a '{}' where the label goes, e.g. 'This text is about {}.'")
+    method = _method(lm, "zero_shot", (METHOD_MODEL, METHOD_EMBEDDING))
+    with _envelope("zero_shot", lm, method) as r:
+        r["multi_label"] = bool(multi_label)
+        if method == METHOD_EMBEDDING:
+            desc = {lab: (descriptions or {}).get(lab) or template.format(lab) for lab in labels}
+            r["results"] = sim.classify_by_similarity(lm.model, lm.tokenizer, texts, desc, multi_label=multi_label)
+            r["notices"] += sim.truncation_notices(lm.tokenizer, texts)
+            r["label_descriptions"] = desc
+            r["scoring"] = (
+                f"independent per label: sigmoid((cosine - {sim.DEFAULT_THRESHOLD}) / {sim.DEFAULT_TEMPERATURE})"
+                if multi_label else f"softmax(cosine / {sim.DEFAULT_TEMPERATURE}) across the labels"
+            )
+        else:
+            label2id = {k.lower(): v for k, v in (getattr(lm.model.config, "label2id", None) or {}).items()}
+            if not any(k.startswith("entail") for k in label2id):
+                raise InputError(
+                    f"'{getattr(lm, 'checkpoint', '?')}' has no 'entailment' label: zero-shot needs an NLI "
+                    f"model, e.g. '{config.BOOK['zero_shot'].checkpoint}'."
+                )
+            r["results"] = enc.zero_shot_with_pipeline(lm.model, lm.tokenizer, texts, labels, multi_label, template)
+            r["scoring"] = ("entailment vs contradiction per label" if multi_label
+                            else "softmax of the entailment logits across labels")
+    return r
+
+
+# ------------------------------------------------------------------------------------ NER
+
+def ner(lm, texts, aggregation: str = "simple", max_new_tokens: int = 96) -> dict:
+    """Named entities with character offsets, per text."""
+    texts = check_batch(texts)
+    method = _method(lm, "ner", (METHOD_MODEL, METHOD_INSTRUCT))
+    with _envelope("ner", lm, method) as r:
+        r["aggregation"] = aggregation if method == METHOD_MODEL else "instruct-fallback"
+        if method == METHOD_MODEL:
+            entities, notes = enc.ner_with_pipeline(lm.model, lm.tokenizer, texts, aggregation)
+            r["notices"] += notes
+            r["results"] = [{"text": t, "entities": e} for t, e in zip(texts, entities)]
+        else:
+            results = []
+            for text in texts:
+                gen = ins.chat_generate(lm.model, lm.tokenizer, ins.ner_messages(text), max_new_tokens)
+                pairs = ins.parse_ner_output(gen["text"])
+                entities, dropped = ins.ground_entities(text, pairs)
+                results.append({"text": text, "entities": entities, "raw_output": gen["text"],
+                                "dropped": dropped})
+            r["results"] = results
+            r["notices"].append("Instruct-model fallback: entities are what the small chat model listed, "
+                                "kept only where they occur in the text; no per-entity scores.")
+    return r
+
+
+# ------------------------------------------------------------------------------------- QA
+
+def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
+       max_answer_tokens: int = 30, max_new_tokens: int = 32) -> dict:
+    """Extractive QA: the answer span in the context, with top-n alternatives."""
+    question = check_text(question, "question")
+    context = check_text(context, "context")
+    if not 1 <= int(top_n) <= 20:
+        raise InputError("top_n must be between 1 and 20.")
+    method = _method(lm, "qa", (METHOD_MODEL, METHOD_INSTRUCT))
+    with _envelope("qa", lm, method) as r:
+        r["question"], r["context"] = question, context
+        if method == METHOD_MODEL:
+            out = answer_question(lm.model, lm.tokenizer, question, context, top_n=int(top_n),
+                                  stride=int(stride), max_answer_tokens=int(max_answer_tokens))
+            r.update(out)
+            if out["windows"] > 1:
+                r["notices"].append(f"The context was read in {out['windows']} overlapping windows "
+                                    f"of {out['max_length']} tokens (stride {out['stride']}).")
+            answers = out["answers"]
+            for a in answers:
+                a["match"] = "exact"
+        else:
+            gen = ins.chat_generate(lm.model, lm.tokenizer, ins.qa_messages(question, context), max_new_tokens)
+            answer = ins.parse_qa_output(gen["text"])
+            loc = ins.locate_answer(context, answer)
+            answers = [{"answer": answer, "score": ins.probability(gen["mean_logprob"]),
+                        "start": loc["start"], "end": loc["end"], "match": loc["match"], "window": 0}]
+            r.update({"answers": answers, "raw_output": gen["text"], "windows": 1})
+            r["notices"].append("Instruct-model fallback: the answer is generated, not extracted; "
+                                "its score is the model's mean token probability. Only one answer.")
+            if loc["match"] == "partial":
+                r["notices"].append("The answer does not occur verbatim in the context: the longest "
+                                    "matching part is highlighted.")
+            elif loc["match"] == "none":
+                r["notices"].append("The answer does not occur in the context.")
+        best = answers[0] if answers else {"answer": "", "score": None, "start": None, "end": None}
+        r.update({"answer": best["answer"], "score": best["score"], "start": best["start"], "end": best["end"]})
+    return r
+
+
+# ------------------------------------------------------------------------------ seq2seq
+
+def _instruct_settings(settings: dict | None, default_new: int) -> tuple[int, dict]:
+    s = dict(settings or {})
+    max_new = int(s.pop("max_new_tokens", default_new) or default_new)
+    gen = {k: v for k, v in s.items() if k in ("do_sample", "temperature", "top_k", "top_p",
+                                                  "repetition_penalty", "num_beams", "min_new_tokens")}
+    if not gen.get("do_sample"):
+        for k in ("temperature", "top_k", "top_p"):
+            gen.pop(k, None)
+    if s.get("seed") is not None and gen.get("do_sample"):
+        import torch
+
+        torch.manual_seed(int(s["seed"]))
+    return max_new, gen
+
+
+def _check_lengths(settings: dict | None) -> None:
+    s = settings or {}
+    max_new = s.get("max_new_tokens")
+    if max_new is not None and not 1 <= int(max_new) <= 512:
+        raise InputError("max_new_tokens must be between 1 and 512.")
+    min_new = s.get("min_new_tokens")
+    if min_new is not None and max_new is not None and int(min_new) > int(max_new):
+        raise InputError("The minimum length is larger than the maximum length: lower the minimum.")
+
+
+def summarize(lm, text: str, settings: dict | None = None, reference: str | None = None) -> dict:
+    """A summary of `text`; ROUGE-1/2/L against `reference` when one is given."""
+    text = check_text(text)
+    _check_lengths(settings)
+    method = _method(lm, "summarization", (METHOD_MODEL, METHOD_INSTRUCT))
+    with _envelope("summarize", lm, method) as r:
+        if method == METHOD_MODEL:
+            out = seq2seq_generate(lm.model, lm.tokenizer, text, "summarization", settings)
+            r["notices"] += out.pop("notices")
+            r["summary"] = out.pop("text")
+            r.update(out)
+        else:
+            max_new, gen = _instruct_settings(settings, 80)
+            out = ins.chat_generate(lm.model, lm.tokenizer, ins.summary_messages(text), max_new, **gen)
+            r["summary"] = ins.parse_free_text(out["text"])
+            r.update({"raw_output": out["text"], "input_tokens": out["prompt_tokens"],
+                      "output_tokens": out["new_tokens"]})
+            r["notices"].append("Instruct-model fallback: a small chat model prompted to summarise.")
+        if reference and reference.strip():
+            r["reference"] = reference.strip()
+            r["rouge"] = rouge(r["summary"], reference)
+    return r
+
+
+def translate(lm, text: str, source: str = "en", target: str = "de", settings: dict | None = None,
+              reference: str | None = None) -> dict:
+    """A translation of `text`; BLEU against `reference` when one is given."""
+    text = check_text(text)
+    _check_lengths(settings)
+    method = _method(lm, "translation", (METHOD_MODEL, METHOD_INSTRUCT))
+    source, target = (source or "en").lower(), (target or "de").lower()
+    with _envelope("translate", lm, method) as r:
+        if method == METHOD_MODEL:
+            src, tgt = language_pair(lm.model, lm.tokenizer, getattr(lm, "checkpoint", ""))
+            if tgt and (src, tgt) != (source, target):
+                r["notices"].append(f"This checkpoint translates {src or '?'} -> {tgt}; "
+                                    f"the requested {source} -> {target} pair was not used.")
+            source, target = src or source, tgt or target
+            key = f"translation_{source}_to_{target}"
+            out = seq2seq_generate(lm.model, lm.tokenizer, text, key, settings)
+            r["notices"] += out.pop("notices")
+            r["translation"] = out.pop("text")
+            r.update(out)
+        else:
+            if source not in LANGUAGE_NAMES or target not in LANGUAGE_NAMES:
+                raise InputError(f"Unknown language code; choose from {', '.join(sorted(LANGUAGE_NAMES))}.")
+            if source == target:
+                raise InputError("Source and target language are the same: pick another target.")
+            max_new, gen = _instruct_settings(settings, 160)
+            msgs = ins.translation_messages(text, LANGUAGE_NAMES[source], LANGUAGE_NAMES[target])
+            out = ins.chat_generate(lm.model, lm.tokenizer, msgs, max_new, **gen)
+            r["translation"] = ins.parse_free_text(out["text"])
+            r.update({"raw_output": out["text"], "input_tokens": out["prompt_tokens"],
+                      "output_tokens": out["new_tokens"]})
+            r["notices"].append("Instruct-model fallback: a 135M chat model is a poor translator; "
+                                "the book's model is Helsinki-NLP's Marian en-de.")
+        r["source_lang"], r["target_lang"] = source, target
+        r["language_pair"] = f"{LANGUAGE_NAMES.get(source, source)} -> {LANGUAGE_NAMES.get(target, target)}"
+        if reference and reference.strip():
+            r["reference"] = reference.strip()
+            r["bleu"] = bleu(r["translation"], reference)
+    return r
+
+
+# ------------------------------------------------------------------------ fill-mask, gen
+
+def fill_mask(lm, text: str, top_k: int = 5) -> dict:
+    """Top-k tokens for the one [MASK] in `text`."""
+    text = check_text(text)
+    method = _method(lm, "fill_mask", (METHOD_MODEL,))
+    with _envelope("fill_mask", lm, method) as r:
+        r["text"] = text
+        r.update(enc.fill_mask(lm.model, lm.tokenizer, text, int(top_k)))
+    return r
+
+
+def generate_text(lm, prompt: str, settings: dict | None = None) -> dict:
+    """Continue `prompt` with the Decoding tab's backend and its settings (`DecodeSettings` keys:
+    strategy greedy|sample|beam, max_new_tokens, temperature, top_k, top_p, num_beams, seed, ...)."""
+    prompt = check_text(prompt, "prompt")
+    method = _method(lm, "text_generation", (METHOD_MODEL,))
+    with _envelope("generate_text", lm, method) as r:
+        r["prompt"] = prompt
+        out = _decode(lm, prompt, settings or {})
+        r.update(out)
+    return r
+
+
+def _decode(lm, prompt: str, settings: dict) -> dict:
+    """The Decoding tab's backend: same settings (strategy, temperature, top-k/p, beams, seed)."""
+    from backend import decoding
+
+    res = decoding.decode(lm.model, lm.tokenizer, prompt, dict(settings))
+    full = res.to_dict()
+    keep = ("label", "settings", "n_new_tokens", "sequence_logprob", "perplexity", "tokens_per_s",
+            "finish_reason", "warnings", "truncated_prompt")
+    return {"generated_text": prompt + res.text, "completion": res.text,
+            "decoding": {k: full[k] for k in keep if k in full}}

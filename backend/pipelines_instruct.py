@@ -1,0 +1,276 @@
+"""The instruct-model fallback: a small chat model prompted for a task it was not built for.
+
+Under the `local` profile there is no dedicated NER, QA, summarisation or translation model,
+so the instruct decoder (SmolLM2-135M-Instruct) gets a task prompt through its chat template.
+Its free text is parsed into the same result shapes as the dedicated models: NER entities
+with character offsets found in the input, QA answers located in the context. A 135M model
+is weak at this: the parsers are forgiving, and what cannot be grounded in the input is
+dropped (NER) or flagged (QA), never invented.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import torch
+
+from backend.errors import InputError
+from backend.pipelines_util import device_of, model_max_length
+
+NER_TYPES = ("PER", "ORG", "LOC", "MISC")
+_TYPE_SYNONYMS = {
+    "PER": "PER", "PERSON": "PER", "PERSONS": "PER", "PEOPLE": "PER", "PERSONA": "PER", "NAME": "PER",
+    "CHARACTER": "PER",
+    "ORG": "ORG", "ORGANIZATION": "ORG", "ORGANISATION": "ORG", "COMPANY": "ORG", "CORPORATION": "ORG",
+    "BRAND": "ORG",
+    "LOC": "LOC", "LOCATION": "LOC", "PLACE": "LOC", "GPE": "LOC", "CITY": "LOC", "COUNTRY": "LOC",
+    "MISC": "MISC", "PRODUCT": "MISC", "OTHER": "MISC", "EVENT": "MISC", "WORK_OF_ART": "MISC",
+}
+_CONNECTORS = {"of", "the", "de", "von", "van", "der", "and", "&", "la", "le", "du", "da", "di"}
+
+NER_INSTRUCTION = (
+    "List the named entities in the text, one per line as TYPE: name. TYPE is PER (person), "
+    "ORG (organization), LOC (location) or MISC (other names, e.g. products).\n\nText: "
+)
+NER_DEMO = [
+    {"role": "user", "content": NER_INSTRUCTION
+     + "Angela Merkel visited the Siemens plant in Munich and tried the new iPhone."},
+    {"role": "assistant", "content": "PER: Angela Merkel\nORG: Siemens\nLOC: Munich\nMISC: iPhone"},
+]
+QA_INSTRUCTION = "Answer the question with the exact words from the text. Keep the answer short.\n\n"
+QA_DEMO = [
+    {"role": "user", "content": QA_INSTRUCTION + "Text: Ada Lovelace wrote the first program for the "
+     "Analytical Engine in 1843.\n\nQuestion: When did Ada Lovelace write the first program?"},
+    {"role": "assistant", "content": "in 1843"},
+]
+
+
+def ner_messages(text: str) -> list[dict]:
+    return NER_DEMO + [{"role": "user", "content": NER_INSTRUCTION + text}]
+
+
+def qa_messages(question: str, context: str) -> list[dict]:
+    return QA_DEMO + [
+        {"role": "user", "content": f"{QA_INSTRUCTION}Text: {context}\n\nQuestion: {question}"}
+    ]
+
+
+def summary_messages(text: str, sentences: int = 2) -> list[dict]:
+    n = "one sentence" if sentences == 1 else f"{sentences} sentences"
+    return [{"role": "user", "content": f"Summarize the following text in {n}.\n\n{text}"}]
+
+
+def translation_messages(text: str, source: str, target: str) -> list[dict]:
+    return [{"role": "user", "content": f"Translate the following text from {source} to {target}. "
+             f"Reply with the {target} translation only.\n\n{text}"}]
+
+
+def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 96,
+                  **generate_kwargs) -> dict:
+    """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob}."""
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+    limit = model_max_length(model, tokenizer, default=2048)
+    n_prompt = int(enc["input_ids"].shape[1])
+    if n_prompt + max_new_tokens > limit:
+        raise InputError(
+            f"The prompt for the instruct model is {n_prompt} tokens; with {max_new_tokens} new tokens it "
+            f"exceeds the model's {limit}-token window. Shorten the text."
+        )
+    enc = {k: v.to(device_of(model)) for k, v in enc.items()}
+    kwargs = dict(do_sample=False, repetition_penalty=1.1)
+    kwargs.update(generate_kwargs)
+    if tokenizer.pad_token_id is None:
+        kwargs.setdefault("pad_token_id", tokenizer.eos_token_id)
+    with torch.inference_mode():
+        out = model.generate(**enc, max_new_tokens=max_new_tokens, return_dict_in_generate=True,
+                             output_scores=True, **kwargs)
+        new = out.sequences[0, enc["input_ids"].shape[1]:]
+        steps = torch.stack([s[0].float().log_softmax(-1) for s in out.scores])  # (steps, vocab)
+        logps = steps[torch.arange(len(new)), new[: len(steps)]]
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    keep = [i for i, t in enumerate(new.tolist()) if t not in special]
+    mean_lp = float(logps[keep].mean()) if keep else float("nan")
+    return {
+        "text": tokenizer.decode(new, skip_special_tokens=True).strip(),
+        "prompt_tokens": int(enc["input_ids"].shape[1]),
+        "new_tokens": len(keep),
+        "mean_logprob": mean_lp,
+    }
+
+
+# ---------------------------------------------------------------- parsers (pure functions)
+
+def _clean(s: str) -> str:
+    s = s.strip().strip("*").strip()
+    s = re.sub(r"^[-*\u2022\d.)\s]+", "", s)  # bullets and numbering
+    s = s.strip().strip("\"'`“”‘’").strip()
+    return s.rstrip(".,;:!?").strip()
+
+
+def _type_of(word: str) -> str | None:
+    key = re.sub(r"[^A-Za-z_]", "", word).upper()
+    return _TYPE_SYNONYMS.get(key)
+
+
+def _looks_like_name(s: str) -> bool:
+    words = s.split()
+    if not words or len(words) > 6 or not words[0][:1].isupper():
+        return False
+    return all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _CONNECTORS for w in words)
+
+
+def parse_ner_output(raw: str) -> list[tuple[str, str]]:
+    """Model text -> [(TYPE, surface)], forgiving about the format.
+
+    Understands `TYPE: name`, `name: TYPE`, `name (TYPE)`, `name - TYPE`, bullets, numbering,
+    several names after one type separated by commas, and bare capitalised names (MISC).
+    """
+    pairs: list[tuple[str, str]] = []
+    for line in (raw or "").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        m = re.match(r"^(.*?)\s*\(([A-Za-z_ ]+)\)\s*[.,;]?$", line)
+        if m and _type_of(m.group(2)):
+            pairs.append((_type_of(m.group(2)), _clean(m.group(1))))
+            continue
+        parts = re.split(r"\s*(?::|\s-\s|\s–\s|=)\s*", line, maxsplit=1)
+        if len(parts) == 2:
+            left, right = _clean(parts[0]), parts[1].strip()
+            if _type_of(left):
+                for name in re.split(r"\s*[,;]\s*", right):
+                    if _clean(name):
+                        pairs.append((_type_of(left), _clean(name)))
+                continue
+            if _type_of(_clean(right)):
+                pairs.append((_type_of(_clean(right)), left))
+                continue
+            # Unknown label on either side: keep whichever side looks like a name.
+            for side in (left, _clean(right)):
+                if _looks_like_name(side) and not side.isupper():
+                    pairs.append(("MISC", side))
+            continue
+        cleaned = _clean(line)
+        if _looks_like_name(cleaned):
+            pairs.append(("MISC", cleaned))
+    seen, unique = set(), []
+    for typ, name in pairs:
+        if name and (typ, name) not in seen:
+            seen.add((typ, name))
+            unique.append((typ, name))
+    return unique
+
+
+def find_all(text: str, needle: str) -> list[tuple[int, int]]:
+    """Every occurrence of `needle` in `text` on word boundaries: exact case first, else any case."""
+    if not needle:
+        return []
+    pattern = r"(?<!\w)" + re.escape(needle) + r"(?!\w)"
+    spans = [(m.start(), m.end()) for m in re.finditer(pattern, text)]
+    if not spans:
+        spans = [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
+    return spans
+
+
+def ground_entities(text: str, pairs: list[tuple[str, str]]) -> tuple[list[dict], list[dict]]:
+    """Map (TYPE, surface) pairs to character spans in `text` -> (entities, dropped).
+
+    Every occurrence is tagged; overlaps keep the longer (earlier-listed on ties) entity.
+    Names that do not occur in the text are returned in `dropped`, not invented.
+    """
+    candidates, dropped = [], []
+    for order, (typ, name) in enumerate(pairs):
+        spans = find_all(text, name)
+        if not spans:
+            dropped.append({"entity_group": typ, "word": name, "reason": "not found in the text"})
+        for s, e in spans:
+            candidates.append((s, e, typ, order))
+    candidates.sort(key=lambda c: (-(c[1] - c[0]), c[3]))
+    taken: list[tuple[int, int, str]] = []
+    for s, e, typ, _ in candidates:
+        if all(e <= ts or s >= te for ts, te, _ in taken):
+            taken.append((s, e, typ))
+    taken.sort()
+    entities = [
+        {"entity_group": typ, "word": text[s:e], "start": s, "end": e, "score": None}
+        for s, e, typ in taken
+    ]
+    return entities, dropped
+
+
+_ANSWER_PREFIX = re.compile(r"^(the\s+)?(short\s+)?answer( is)?\s*[:\-]?\s*", re.IGNORECASE)
+
+
+def parse_qa_output(raw: str) -> str:
+    """Model text -> the answer string (first line, prefixes, quotes and final period removed)."""
+    lines = [ln for ln in (raw or "").strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    answer = _ANSWER_PREFIX.sub("", lines[0].strip())
+    return _clean(answer)
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer(r"\w+", text)]
+
+
+def locate_answer(context: str, answer: str) -> dict:
+    """Where `answer` sits in `context`.
+
+    match "exact": the answer occurs verbatim (any case); "partial": the longest run of
+    consecutive words shared with the context (two words at least; else the first
+    capitalised word or number of the answer that occurs capitalised in the context) is
+    highlighted; "none": nothing of it is in the context.
+    """
+    if not answer:
+        return {"match": "none", "start": None, "end": None}
+    spans = find_all(context, answer)
+    if spans:
+        s, e = spans[0]
+        return {"match": "exact", "start": s, "end": e}
+    cw, aw = _words(context), _words(answer)
+    best = (0, 0, 0)  # (length, context word index, answer word index)
+    prev = [0] * (len(aw) + 1)
+    for i in range(1, len(cw) + 1):
+        cur = [0] * (len(aw) + 1)
+        for j in range(1, len(aw) + 1):
+            if cw[i - 1][0] == aw[j - 1][0]:
+                cur[j] = prev[j - 1] + 1
+                if cur[j] > best[0]:
+                    best = (cur[j], i, j)
+        prev = cur
+    length, i_end, _ = best
+    if length >= 2:
+        first, last = cw[i_end - length], cw[i_end - 1]
+        return {"match": "partial", "start": first[1], "end": last[2]}
+    # One word in common at most: only a name or a number is worth pointing at.
+    raw_answer_words = [m.group(0) for m in re.finditer(r"\w+", answer)]
+    for word in raw_answer_words:
+        if word[:1].isupper() or word.isdigit():
+            spans = find_all(context, word)
+            if spans and (context[spans[0][0]].isupper() or word.isdigit()):
+                return {"match": "partial", "start": spans[0][0], "end": spans[0][1]}
+    return {"match": "none", "start": None, "end": None}
+
+
+_PREAMBLE = re.compile(
+    r"^(here is|here's|sure[,!]?|summary|the summary|in summary|translation|german|french|"
+    r"spanish|the translation)[^\n:]{0,60}:\s*",
+    re.IGNORECASE,
+)
+
+
+def parse_free_text(raw: str) -> str:
+    """Summary / translation text: drop a leading 'Here is the summary:'-style preamble."""
+    text = (raw or "").strip()
+    text = _PREAMBLE.sub("", text, count=1).strip()
+    return text.strip("\"“”").strip()
+
+
+def probability(mean_logprob: float) -> float | None:
+    """exp(mean token log-prob): the model's own confidence in its reply (not calibrated)."""
+    if mean_logprob is None or math.isnan(mean_logprob):
+        return None
+    return float(math.exp(mean_logprob))

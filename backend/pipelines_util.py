@@ -1,0 +1,88 @@
+"""Small helpers shared by the Pipelines task runners (input checks, lengths, devices)."""
+
+from __future__ import annotations
+
+import inspect
+
+from backend.errors import InputError
+
+MAX_TEXT_CHARS = 20_000  # one text box; longer input is refused before tokenisation
+MAX_BATCH_LINES = 64  # batch mode: lines per request
+
+
+def check_text(text, what: str = "text", max_chars: int = MAX_TEXT_CHARS) -> str:
+    """Return `text` stripped, or raise InputError saying what is wrong and what to do."""
+    if text is None or not isinstance(text, str) or not text.strip():
+        raise InputError(f"The {what} is empty: type or paste some text, or pick an example.")
+    if len(text) > max_chars:
+        raise InputError(
+            f"The {what} has {len(text):,} characters; the limit is {max_chars:,}. Shorten it."
+        )
+    return text.strip()
+
+
+def check_batch(texts, what: str = "text") -> list[str]:
+    """A batch of texts: non-empty lines, at most MAX_BATCH_LINES."""
+    if isinstance(texts, str):
+        texts = [texts]
+    lines = [t.strip() for t in (texts or []) if isinstance(t, str) and t.strip()]
+    if not lines:
+        raise InputError(f"The {what} is empty: type or paste some text, or pick an example.")
+    if len(lines) > MAX_BATCH_LINES:
+        raise InputError(
+            f"{len(lines)} lines given; batch mode takes at most {MAX_BATCH_LINES}. Split the batch."
+        )
+    for line in lines:
+        check_text(line, what)
+    return lines
+
+
+def split_lines(text: str) -> list[str]:
+    """Batch mode input: one text per non-empty line."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def model_max_length(model, tokenizer, default: int = 512) -> int:
+    """Tokens the model can read: the smaller of the tokenizer's and the position table's."""
+    candidates = []
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
+        candidates.append(tok_max)
+    cfg = getattr(model, "config", None)
+    for name in ("max_position_embeddings", "n_positions", "max_seq_len"):
+        value = getattr(cfg, name, None)
+        if isinstance(value, int) and value > 0:
+            candidates.append(value)
+            break
+    return min(candidates) if candidates else default
+
+
+def device_of(model):
+    try:
+        return next(model.parameters()).device
+    except (StopIteration, AttributeError):
+        return "cpu"
+
+
+def forward_inputs(model, enc) -> dict:
+    """Keep only the tensors `model.forward` accepts (DistilBert takes no token_type_ids)."""
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        params = {}
+    accepts_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    device = device_of(model)
+    out = {}
+    for key, value in dict(enc).items():
+        if key in ("offset_mapping", "overflow_to_sample_mapping", "special_tokens_mask"):
+            continue
+        if key in params or (accepts_kwargs and key in ("input_ids", "attention_mask")):
+            out[key] = value.to(device) if hasattr(value, "to") else value
+    return out
+
+
+def truncation_notice(n_tokens: int, limit: int, what: str = "text") -> str:
+    return (
+        f"The {what} is {n_tokens} tokens long; the model reads at most {limit}, "
+        f"so only the first {limit} tokens were used."
+    )
