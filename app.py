@@ -1,0 +1,114 @@
+"""Transformers Lab: the book "Natural Language Processing with Transformers", to run and poke.
+
+Builds the Gradio Blocks UI from components/ and launches it. Flags mirror environment
+variables (TLAB_PROFILE, ...) so backend code reads one source of settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no phone-home: works offline
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
+    p.add_argument("--share", action="store_true", help="ask Gradio for a public link (needs network)")
+    p.add_argument("--profile", choices=("auto", "book", "local"), default=os.environ.get("TLAB_PROFILE", "auto"))
+    p.add_argument("--preload", action="store_true", help="load the encoder, decoder and embedder at start-up")
+    return p.parse_args(argv)
+
+
+def status_rows() -> list[list]:
+    from backend.models import get_hub
+
+    return [
+        [r["role"], r.get("checkpoint") or "-", r.get("source") or "-", r.get("method") or "-",
+         "yes" if r.get("loaded") else "no", r.get("error") or r.get("reason") or ""]
+        for r in get_hub().status()
+    ]
+
+
+def status_header() -> str:
+    from backend.config import get_settings
+    from backend.models import on_zerogpu, pick_device
+
+    s = get_settings()
+    gpu = " (ZeroGPU)" if on_zerogpu() else ""
+    return f"**Device:** {pick_device()}{gpu} · **Profile:** `{s.profile}` · **Cache:** `{s.cache_dir}`"
+
+
+def build_app():
+    import gradio as gr
+
+    from components import attention, decoding, pipelines, search, tokenizer
+
+    with gr.Blocks(title="Transformers Lab") as demo:
+        gr.Markdown(
+            "# Transformers Lab\nRun, poke and *see* what *Natural Language Processing with Transformers* "
+            "teaches: pipelines, attention, decoding strategies and semantic search, on real models."
+        )
+        with gr.Accordion("Models and device", open=False, elem_id="status-panel"):
+            header = gr.Markdown(status_header())
+            table = gr.Dataframe(
+                headers=["role", "checkpoint", "source", "method", "loaded", "why"],
+                value=status_rows(),
+                interactive=False,
+                wrap=True,
+            )
+            refresh = gr.Button("Refresh", size="sm")
+            refresh.click(lambda: (status_header(), status_rows()), None, [header, table], api_name="status")
+        with gr.Tab("Pipelines", elem_id="pipelines-tab"):
+            pipelines.build()
+        with gr.Tab("Tokenizers", elem_id="tokenizers-tab"):
+            tokenizer.build()
+        with gr.Tab("Attention", elem_id="attention-tab"):
+            attention.build()
+        with gr.Tab("Decoding", elem_id="decoding-tab"):
+            decoding.build()
+        with gr.Tab("Semantic search", elem_id="search-tab"):
+            search.build()
+    return demo
+
+
+def theme():
+    import gradio as gr
+
+    # System fonts only: the default theme would fetch web fonts, which fails offline.
+    system = ["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "sans-serif"]
+    mono = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"]
+    return gr.themes.Default(font=system, font_mono=mono)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    os.environ["TLAB_PROFILE"] = args.profile
+    from backend.models import get_hub, on_zerogpu
+
+    if args.preload or on_zerogpu():
+        hub = get_hub()
+        for role in ("encoder", "embedder", "decoder"):
+            try:
+                hub.load(role)
+            except Exception as exc:  # a failed model fails only its tabs
+                print(f"preload {role}: {exc}", file=sys.stderr)
+    demo = build_app()
+    demo.queue(default_concurrency_limit=4)
+    demo.launch(
+        server_name=args.host,
+        server_port=args.port,
+        share=args.share,
+        theme=theme(),
+        max_file_size="60mb",
+        show_error=True,
+        footer_links=["api", "settings"],
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
