@@ -67,7 +67,7 @@ def test_head_and_model_view_draw_offline(tab):
     page.locator("#attention-summary .main-svg").first.wait_for(timeout=TIMEOUT)
     page.ui.get_by_role("tab", name="Positions").click()
     page.ui.get_by_role("button", name="Show positional encodings").click()
-    page.ui.get_by_text("Learned position embeddings").wait_for(timeout=TIMEOUT)
+    page.ui.get_by_text("Learned position embeddings", exact=True).wait_for(timeout=TIMEOUT)
     _shot(page, "positions_encoder")
     assert page.frame_requests == []  # the views fetched nothing (no CDN, no font)
     blocked = [u for u in getattr(page, "blocked_requests", []) if any(k in u for k in ("d3", "jquery", "require"))]
@@ -89,7 +89,7 @@ def test_decoder_view_and_math(tab):
     _shot(page, "math")
     page.ui.get_by_role("tab", name="Positions").click()
     page.ui.get_by_role("button", name="Show positional encodings").click()
-    page.ui.get_by_text("Rotary (RoPE)").wait_for(timeout=TIMEOUT)
+    page.ui.get_by_text("Rotary (RoPE)").first.wait_for(timeout=TIMEOUT)
     assert page.locator(".js-plotly-plot").count() >= 2  # sinusoids + rotary frequencies
     _shot(page, "positions_decoder")
 
