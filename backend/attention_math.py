@@ -19,7 +19,13 @@ import torch.nn.functional as F
 from backend import positions
 from backend.errors import InputError, LabError
 
-ARCHITECTURES = ("bert", "llama", "gpt2")
+# Attention recipes by architecture family, each named after the transformers model types it covers.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "bert": ("bert", "roberta", "xlm-roberta", "camembert"),  # post-norm, bidirectional
+    "llama": ("llama", "mistral", "qwen2", "smollm3"),  # pre-norm, rotary, grouped KV heads
+    "gpt": ("gpt2",),  # pre-norm, fused c_attn projection, learned positions
+}
+ARCHITECTURES = tuple(FAMILIES)
 
 
 class UnsupportedModel(LabError):
@@ -27,14 +33,11 @@ class UnsupportedModel(LabError):
 
 
 def architecture(model) -> str:
-    """Which attention recipe applies to `model` ("bert", "llama" or "gpt2")."""
+    """Which attention recipe applies to `model` (a key of FAMILIES)."""
     model_type = getattr(model.config, "model_type", "")
-    if model_type in ("bert", "roberta", "xlm-roberta", "camembert"):
-        return "bert"
-    if model_type in ("llama", "mistral", "qwen2", "smollm3"):
-        return "llama"
-    if model_type == "gpt2":
-        return "gpt2"
+    for family, model_types in FAMILIES.items():
+        if model_type in model_types:
+            return family
     raise UnsupportedModel(
         f"The step-by-step attention supports BERT-, llama- and GPT-2-style models; "
         f"this one is {model_type!r}. Choose the default encoder or decoder."
@@ -229,7 +232,7 @@ def layer_math(model, layer_index: int, hidden: torch.Tensor, attention_mask: to
             k_rot = apply_rotary(k, cos[None, None], sin[None, None])
             k_rep = repeat_kv(k_rot, h // h_kv)
             v_rep = repeat_kv(v, h // h_kv)
-        else:  # gpt2
+        else:  # gpt
             attn = layer.attn
             x = F.layer_norm(x, x.shape[-1:], layer.ln_1.weight.float(), layer.ln_1.bias.float(), layer.ln_1.eps)
             qkv = torch.addmm(attn.c_attn.bias.float(), x.reshape(-1, x.shape[-1]), attn.c_attn.weight.float())
@@ -240,7 +243,7 @@ def layer_math(model, layer_index: int, hidden: torch.Tensor, attention_mask: to
         mask = build_mask(attention_mask, causal=arch != "bert")
         query = q_rot if q_rot is not None else q
         output, weights, scores, scaled = scaled_dot_product_attention(query, k_rep, v_rep, mask)
-        if arch == "gpt2":  # GPT-2's optional extra scalings, applied the same way the model does
+        if arch == "gpt":  # GPT-2's optional extra scalings, applied the same way the model does
             extra = 1.0 if getattr(cfg, "scale_attn_weights", True) else math.sqrt(d)
             if getattr(cfg, "scale_attn_by_inverse_layer_idx", False):
                 extra /= float(layer_index + 1)

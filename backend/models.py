@@ -169,7 +169,7 @@ def _resolve_override(role: str, value: str) -> Resolved:
         if not path.is_dir() or not (path / "config.json").is_file():
             raise ModelLoadError(
                 f"'{value}' is not a model directory: it has no config.json. Give a folder saved "
-                "with save_pretrained(), or a Hub id such as 'distilbert-base-uncased'.",
+                "with save_pretrained(), or a Hub id of the form 'organisation/model'.",
                 role=role,
                 checkpoint=value,
             )

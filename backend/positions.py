@@ -120,8 +120,6 @@ def position_report(model, n_positions: int = 128) -> dict:
     table = learned_position_embeddings(model)
     if table is not None:
         report["learned_similarity"] = cosine_similarity_matrix(table[:n_positions])
-    if getattr(cfg, "model_type", "") not in ("bert", "gpt2", "roberta") and hasattr(
-        getattr(model, model.base_model_prefix, model), "rotary_emb"
-    ):
+    if hasattr(getattr(model, model.base_model_prefix, model), "rotary_emb"):  # only rotary models have one
         report["rotary"] = rotary_summary(cfg)
     return report

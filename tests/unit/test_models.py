@@ -40,9 +40,10 @@ def test_book_profile_offline_says_what_to_do(monkeypatch):
 
 def test_book_profile_uses_cache_when_present(monkeypatch):
     monkeypatch.setenv("TLAB_PROFILE", "book")
-    monkeypatch.setattr(models, "in_hf_cache", lambda repo: repo == "gpt2")
+    gpt = config.BOOK["decoder"].checkpoint
+    monkeypatch.setattr(models, "in_hf_cache", lambda repo: repo == gpt)
     r = models.resolve("decoder")
-    assert (r.checkpoint, r.source, r.location) == ("gpt2", "cache", "gpt2")
+    assert (r.checkpoint, r.source, r.location) == (gpt, "cache", gpt)
 
 
 def test_auto_falls_back_to_local_offline_without_waiting(monkeypatch):
@@ -55,8 +56,9 @@ def test_auto_falls_back_to_local_offline_without_waiting(monkeypatch):
 
 def test_auto_prefers_cached_book_checkpoint(monkeypatch):
     monkeypatch.setenv("TLAB_PROFILE", "auto")
-    monkeypatch.setattr(models, "in_hf_cache", lambda repo: repo == "bert-base-uncased")
-    assert models.resolve("encoder").checkpoint == "bert-base-uncased"
+    bert = config.BOOK["encoder"].checkpoint
+    monkeypatch.setattr(models, "in_hf_cache", lambda repo: repo == bert)
+    assert models.resolve("encoder").checkpoint == bert
     assert models.resolve("decoder").source == "package"
 
 
