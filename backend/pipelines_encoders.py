@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from backend.errors import InputError
-from backend.pipelines_util import forward_inputs, model_max_length, truncation_notice
+from backend.pipelines_util import forward_inputs, model_max_length, ranked_labels, truncation_notice
 
 MASK_PLACEHOLDER = "[MASK]"
 AGGREGATIONS = ("none", "simple", "first", "average", "max")
@@ -47,15 +47,7 @@ def classify_sequences(model, tokenizer, texts: list[str], batch_size: int = 32)
             logits = model(**forward_inputs(model, enc)).logits.float()
             p = torch.sigmoid(logits) if multi else logits.softmax(-1)
             probs[idx] = p.cpu().numpy()
-    results = []
-    for i, text in enumerate(texts):
-        order_i = np.argsort(-probs[i], kind="stable")
-        results.append({
-            "sequence": text,
-            "labels": [labels[j] for j in order_i],
-            "scores": [float(probs[i, j]) for j in order_i],
-        })
-    return results, notices
+    return [ranked_labels(text, labels, probs[i]) for i, text in enumerate(texts)], notices
 
 
 def _plain(value):

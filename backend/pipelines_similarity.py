@@ -13,6 +13,7 @@ import numpy as np
 
 from backend.embedding import DEFAULT_MAX_LENGTH, embed_texts
 from backend.errors import InputError
+from backend.pipelines_util import ranked_labels
 
 DEFAULT_TEMPERATURE = 0.05
 DEFAULT_THRESHOLD = 0.25
@@ -96,13 +97,4 @@ def classify_by_similarity(
     text_vecs, label_vecs = vecs[: len(texts)], vecs[len(texts):]
     cos = text_vecs @ label_vecs.T
     scores = scores_from_cosines(cos, multi_label, temperature, threshold)
-    results = []
-    for i, text in enumerate(texts):
-        order = np.argsort(-scores[i], kind="stable")
-        results.append({
-            "sequence": text,
-            "labels": [labels[j] for j in order],
-            "scores": [float(scores[i, j]) for j in order],
-            "cosines": [float(cos[i, j]) for j in order],
-        })
-    return results
+    return [ranked_labels(text, labels, scores[i], cosines=cos[i]) for i, text in enumerate(texts)]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from backend.errors import InputError
+from backend.validation import require_text
 
 MAX_TEXT_CHARS = 20_000  # one text box; longer input is refused before tokenisation
 MAX_BATCH_LINES = 64  # batch mode: lines per request
@@ -12,13 +15,7 @@ MAX_BATCH_LINES = 64  # batch mode: lines per request
 
 def check_text(text, what: str = "text", max_chars: int = MAX_TEXT_CHARS) -> str:
     """Return `text` stripped, or raise InputError saying what is wrong and what to do."""
-    if text is None or not isinstance(text, str) or not text.strip():
-        raise InputError(f"The {what} is empty: type or paste some text, or pick an example.")
-    if len(text) > max_chars:
-        raise InputError(
-            f"The {what} has {len(text):,} characters; the limit is {max_chars:,}. Shorten it."
-        )
-    return text.strip()
+    return require_text(text, what, max_chars)
 
 
 def check_batch(texts, what: str = "text") -> list[str]:
@@ -35,6 +32,15 @@ def check_batch(texts, what: str = "text") -> list[str]:
     for line in lines:
         check_text(line, what)
     return lines
+
+
+def ranked_labels(text: str, labels, scores, **per_label) -> dict:
+    """One classification result: labels best first, with their scores (and any other per-label rows)."""
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    result = {"sequence": text, "labels": [labels[j] for j in order], "scores": [float(scores[j]) for j in order]}
+    for name, values in per_label.items():
+        result[name] = [float(values[j]) for j in order]
+    return result
 
 
 def split_lines(text: str) -> list[str]:

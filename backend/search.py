@@ -25,6 +25,7 @@ from backend import search_index as si
 from backend.corpora import Corpus, Limits, load_glossary
 from backend.embedding import embed_texts  # noqa: F401  (re-exported for other tabs)
 from backend.errors import InputError
+from backend.validation import require_text
 from backend.search_index import IndexSettings
 
 BUILTIN_CORPORA = ("glossary", "docstrings")
@@ -308,12 +309,7 @@ class SearchService:
         if entry is None:
             raise InputError("No index in this session yet: build one first (choose a corpus "
                              "and press 'Build index', or call /build_index).")
-        query = (query or "").strip()
-        if not query:
-            raise InputError("The query is empty. Type what you are looking for.")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InputError(f"The query is {len(query):,} characters long; the limit is "
-                             f"{MAX_QUERY_CHARS:,}. Shorten it to the gist of what you look for.")
+        query = require_text(query, "query", MAX_QUERY_CHARS, "type what you are looking for.")
         try:
             k = int(k)
         except (TypeError, ValueError):

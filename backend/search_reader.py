@@ -15,6 +15,7 @@ import re
 import torch
 
 from backend.errors import InputError
+from backend.validation import require_text
 
 MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
 MAX_QUESTION_CHARS = 500
@@ -41,13 +42,7 @@ def parse_citations(answer: str, n_passages: int) -> list[int]:
 
 
 def check_question(question: str) -> str:
-    q = (question or "").strip()
-    if not q:
-        raise InputError("The question is empty. Type a question about the corpus.")
-    if len(q) > MAX_QUESTION_CHARS:
-        raise InputError(f"The question is {len(q)} characters long; keep it under "
-                         f"{MAX_QUESTION_CHARS}.")
-    return q
+    return require_text(question, "question", MAX_QUESTION_CHARS, "type a question about the corpus.")
 
 
 def generative_answer(model, tokenizer, question: str, passages: list[dict],
