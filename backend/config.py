@@ -117,6 +117,18 @@ LOCAL: dict[str, ModelSpec | None] = {
 # Kind a role needs when the user overrides its checkpoint with any model.
 ROLE_KIND: dict[str, str] = {role: spec.kind for role, spec in BOOK.items()}
 
+# Which role serves each Pipelines task (the task is the api_name).
+TASK_ROLES: dict[str, str] = {
+    "classify": "sentiment",
+    "zero_shot": "zero_shot",
+    "ner": "ner",
+    "qa": "qa",
+    "summarize": "summarization",
+    "translate": "translation",
+    "fill_mask": "fill_mask",
+    "generate_text": "text_generation",
+}
+
 FILL_MASK_HINT = (
     "No masked language model is available offline. Fill-mask needs one, e.g. "
     "'bert-base-uncased': run `python -m backend.models pull --profile book` on a machine "
@@ -127,6 +139,13 @@ FILL_MASK_HINT = (
 def _env_int(name: str, default: int) -> int:
     try:
         return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
     except ValueError:
         return default
 
@@ -155,6 +174,57 @@ class Settings:
             device=os.environ.get("TLAB_DEVICE", "auto"),
             model_concurrency=max(1, _env_int("TLAB_MODEL_CONCURRENCY", 1)),
             max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS", 20_000)),
+        )
+
+
+@dataclass(frozen=True)
+class TextRule:
+    """How one kind of text input is checked: its name as the user sees it, its limit, and
+    whether it may be empty or must keep its whitespace (a prompt's trailing space matters)."""
+
+    what: str
+    max_chars: int
+    allow_empty: bool = False
+    strip: bool = True
+    hint: str = "type or paste some text, or pick an example."
+
+
+# Every free-text input of the app, by use; `backend.validation.check_text` applies them.
+TEXT_RULES: dict[str, TextRule] = {
+    "text": TextRule("text", 20_000),
+    "question": TextRule("question", 20_000, hint="type a question about the context."),
+    "context": TextRule("context", 20_000, hint="paste the text the answer should come from."),
+    "prompt": TextRule("prompt", 100_000, strip=False, hint="type some text for the model to continue."),
+    "attention": TextRule("text", 20_000, allow_empty=True, strip=False),
+    "query": TextRule("query", 2_000, hint="type what you are looking for."),
+    "corpus_question": TextRule("question", 500, hint="type a question about the corpus."),
+    # The tokenizer explorer shows what an empty text becomes (just the special tokens).
+    "tokenize": TextRule("text", 20_000, allow_empty=True, strip=False),
+}
+
+
+def text_rule(use: str) -> TextRule:
+    """The rule for one use; the tokenizer explorer's limit comes from TLAB_MAX_TOKENIZE_CHARS."""
+    rule = TEXT_RULES[use]
+    if use == "tokenize":
+        from dataclasses import replace
+
+        rule = replace(rule, max_chars=get_settings().max_tokenize_chars)
+    return rule
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """Corpus limits: TLAB_SEARCH_MAX_MB (default 50) and TLAB_SEARCH_MAX_PASSAGES (200k)."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    max_passages: int = 200_000
+
+    @classmethod
+    def from_env(cls) -> "SearchLimits":
+        return cls(
+            max_bytes=int(_env_float("TLAB_SEARCH_MAX_MB", 50) * 1024 * 1024),
+            max_passages=int(_env_float("TLAB_SEARCH_MAX_PASSAGES", 200_000)),
         )
 
 

@@ -485,6 +485,20 @@ def get_hub() -> ModelHub:
         return _HUB
 
 
+def load(role: str, override: str | None = None, progress: Callable | None = None) -> LoadedModel:
+    """The model serving `role`: what every backend entry point calls, so tabs never load models.
+
+    `progress(fraction, desc)` (a `gr.Progress` fits) hears about the first, slow load.
+    """
+    if override is not None and not isinstance(override, str):
+        raise ModelLoadError(f"The model box must be text, got {type(override).__name__}.", role=role)
+    override = (override or "").strip() or None
+    hub = get_hub()
+    if progress is not None and not hub.is_loaded(role, override):
+        progress(0.05, f"Loading the {role} model (first use only)")
+    return hub.load(role, override=override)
+
+
 # ----------------------------------------------------------------------------- ZeroGPU
 
 

@@ -6,24 +6,14 @@ with each token's character span, so the tab can colour the original text.
 
 from __future__ import annotations
 
-from backend.config import get_settings
-from backend.errors import InputError
+from backend.validation import check_text as _check
 
 EXPLORER_ROLES = ("encoder", "decoder")
 
 
 def check_text(text) -> str:
-    if text is None:
-        text = ""
-    if not isinstance(text, str):
-        raise InputError(f"Text must be a string, got {type(text).__name__}.")
-    limit = get_settings().max_tokenize_chars
-    if len(text) > limit:
-        raise InputError(
-            f"The text has {len(text):,} characters; the tokenizer explorer takes at most {limit:,}. "
-            "Paste a shorter passage."
-        )
-    return text
+    """Empty text is allowed here: it shows what the special tokens alone look like."""
+    return _check(text, "tokenize")
 
 
 def explore(text: str, tokenizer, add_special_tokens: bool = True) -> dict:

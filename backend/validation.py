@@ -1,17 +1,99 @@
-"""One check for a required text field, so every tab words 'empty' and 'too long' alike."""
+"""One check for every free-text input, so every tab words 'empty' and 'too long' alike.
+
+The limits and wording per use live in `config.TEXT_RULES`; this applies them.
+"""
 
 from __future__ import annotations
 
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from backend.config import text_rule
 from backend.errors import InputError
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
-def require_text(text, what: str, max_chars: int, hint: str = "type or paste some text, or pick an example.") -> str:
-    """Return `text` stripped, or raise InputError saying what is wrong and what to do."""
-    if text is not None and not isinstance(text, str):
+
+def check_text(text, use: str = "text", what: str | None = None) -> str:
+    """Return `text` fit for a tokenizer, or raise InputError saying what is wrong and what to do.
+
+    Lone surrogates (which no UTF-8 encoder accepts) become U+FFFD; `what` renames the field
+    in messages when one use serves two boxes (the attention tab's second sentence).
+    """
+    rule = text_rule(use)
+    what = what or rule.what
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
         raise InputError(f"The {what} must be text, got {type(text).__name__}.")
-    stripped = (text or "").strip()
-    if not stripped:
-        raise InputError(f"The {what} is empty: {hint}")
-    if len(text) > max_chars:
-        raise InputError(f"The {what} is {len(text):,} characters long; the limit is {max_chars:,}. Shorten it.")
-    return stripped
+    if len(text) > rule.max_chars:
+        raise InputError(
+            f"The {what} is {len(text):,} characters long; the limit is {rule.max_chars:,}. Shorten it."
+        )
+    text = _LONE_SURROGATE.sub("\ufffd", text)
+    if not text.strip() and not rule.allow_empty:
+        raise InputError(f"The {what} is empty: {rule.hint}")
+    return text.strip() if rule.strip else text
+
+
+# Numbers and flags arrive as floats from sliders, as strings or NaN from JSON: one way to read them.
+
+
+def as_int(name: str, value: Any, what: str = "a whole number", lo: int | None = None, hi: int | None = None) -> int:
+    """Accept 3, 3.0 and "3" (Gradio numbers arrive as floats, JSON may carry strings); refuse
+    NaN, bools and fractions, and values outside [lo, hi] when given."""
+    out = _whole(name, value, what)
+    if (lo is not None and out < lo) or (hi is not None and out > hi):
+        raise InputError(f"{name} must be between {lo} and {hi}, got {out}.")
+    return out
+
+
+def _whole(name: str, value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise InputError(f"{name} must be {what}, got {value!r}.")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text) if text else None
+        except ValueError:
+            raise InputError(f"{name} must be {what}, got {value!r}.") from None
+        if value is None:
+            raise InputError(f"{name} must be {what}, got an empty value.")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    raise InputError(f"{name} must be {what}, got {value!r}.")
+
+
+def as_float(name: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
+    """A finite number, within [lo, hi] when given."""
+    out = _finite(name, value)
+    if (lo is not None and out < lo) or (hi is not None and out > hi):
+        raise InputError(f"{name} must be between {lo:g} and {hi:g}, got {out:g}.")
+    return out
+
+
+def _finite(name: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise InputError(f"{name} must be a number, got {value!r}.")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {value!r}.") from None
+    if not math.isfinite(out):
+        raise InputError(f"{name} must be a finite number, got {value!r}.")
+    return out
+
+
+def as_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    raise InputError(f"{name} must be true or false, got {value!r}.")

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from backend import attention as A  # noqa: E402
-from backend import attention_math as am  # noqa: E402
-from backend import attention_views as V  # noqa: E402
+from backend.attention import extract as A  # noqa: E402
+from backend.attention import math as am  # noqa: E402
+from backend.attention import views as V  # noqa: E402
 from backend import models  # noqa: E402
 
 PARAGRAPH = (

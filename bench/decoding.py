@@ -25,7 +25,7 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 import torch  # noqa: E402
 
 from backend import models  # noqa: E402
-from backend.decoding import UNICORN, DecodeSettings, decode  # noqa: E402
+from backend.decoding.generate import UNICORN, DecodeSettings, decode  # noqa: E402
 
 STRATEGIES = [
     ("greedy", {"strategy": "greedy"}, {"do_sample": False}, 1.2),

@@ -35,7 +35,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from transformers import pipeline  # noqa: E402
 
-from backend import pipelines as P  # noqa: E402
+from backend.pipelines import tasks as P  # noqa: E402
 from backend.models import package_dir  # noqa: E402
 from components.pipelines_examples import (  # noqa: E402
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, QUESTION,

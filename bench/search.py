@@ -31,8 +31,8 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 
 import faiss  # noqa: E402
 
-from backend import search_index as si  # noqa: E402
-from backend.search_index import IndexSettings  # noqa: E402
+from backend.search import index as si  # noqa: E402
+from backend.search.index import IndexSettings  # noqa: E402
 
 K = 10
 
@@ -68,7 +68,7 @@ def table(headers, rows) -> str:
 # ---------------------------------------------------------------------------- 1. embedding
 def bench_embedding(n_texts: int) -> tuple[str, dict]:
     from backend import models
-    from backend.corpora import load_glossary
+    from backend.search.corpora import load_glossary
     from backend.embedding import embed_texts
 
     lm = models.get_hub().load("embedder")
@@ -177,8 +177,8 @@ def bench_indexes(sizes) -> tuple[str, list[dict]]:
 
 # ---------------------------------------------------------------------------- 3. end to end
 def bench_e2e(n_queries: int) -> tuple[str, dict]:
-    from backend.search import SearchService, hub_embedder
-    from backend.search_docstrings import docstring_corpus
+    from backend.search.service import SearchService, hub_embedder
+    from backend.search.docstrings import docstring_corpus
 
     from backend.config import get_settings
     cache = str(get_settings().cache_dir)  # the app's cache: a second run (and the app) reuse it
@@ -235,8 +235,8 @@ def bench_reload(n: int) -> tuple[str, dict]:
 
 def bench_service_reload(ctx: dict) -> str:
     """Whole-corpus path: embed + build vs a restarted service reading the cache."""
-    from backend.search import SearchService, hub_embedder
-    from backend.corpora import Corpus
+    from backend.search.service import SearchService, hub_embedder
+    from backend.search.corpora import Corpus
     emb = hub_embedder()
     corpus = Corpus("docstrings-1000", ctx["corpus"].passages[:1000])
     with tempfile.TemporaryDirectory() as d:

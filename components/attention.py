@@ -13,10 +13,10 @@ from collections import OrderedDict
 
 import gradio as gr
 
-from backend import attention as A
-from backend import attention_views as V
+from backend.attention import extract as A
+from backend.attention import views as V
 from backend import models
-from backend import positions as P
+from backend.attention import positions as P
 from backend.errors import InputError
 from components import attention_plots as plots
 from components.common import MODEL_QUEUE, model_badge, user_errors

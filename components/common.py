@@ -47,6 +47,11 @@ def user_errors(fn):
     return wrapper
 
 
+def short(text: str, n: int = 40) -> str:
+    """Text cut to `n` characters with an ellipsis, for legends and table cells."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def model_badge(described: dict | None, seconds: float | None = None) -> str:
     """One markdown line naming the checkpoint that served a result, where from, and how."""
     if not described:

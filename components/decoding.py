@@ -13,7 +13,7 @@ import json
 import gradio as gr
 import pandas as pd
 
-from backend import decoding as D
+from backend.decoding import generate as D
 from backend.errors import LabError
 from components.common import MODEL_QUEUE, model_badge, user_errors
 from components.decoding_plots import (

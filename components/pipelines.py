@@ -12,9 +12,9 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from backend import models
-from backend import pipelines as P
-from backend.pipelines_similarity import SENTIMENT_DESCRIPTIONS, parse_label_descriptions
-from components.common import MODEL_QUEUE, model_badge, user_errors
+from backend.pipelines import tasks as P
+from backend.pipelines.similarity import SENTIMENT_DESCRIPTIONS, parse_label_descriptions
+from components.common import MODEL_QUEUE, model_badge, short, user_errors
 from components.pipelines_examples import (
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, QUESTION, REPLY_PROMPT,
 )
@@ -57,15 +57,12 @@ def _texts(text: str, batch: bool) -> list[str]:
     return P.split_lines(text) if batch else [P.check_text(text)]
 
 
-def _short(text: str, n: int = 40) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
 
 def _bars(results: list[dict], title: str, xaxis: str = "score") -> go.Figure:
     fig = go.Figure()
     for res in results[:8]:
         fig.add_bar(y=res["labels"][::-1], x=res["scores"][::-1], orientation="h",
-                    name=_short(res["sequence"]),
+                    name=short(res["sequence"]),
                     text=[f"{s:.3f}" for s in res["scores"][::-1]], textposition="auto")
     fig.update_layout(title=title, xaxis_title=xaxis, barmode="group", height=280 + 24 * len(results[0]["labels"]),
                       margin=dict(l=10, r=10, t=40, b=10), showlegend=len(results) > 1,
@@ -77,7 +74,7 @@ def _label_table(results: list[dict]) -> list[list]:
     rows = []
     for i, res in enumerate(results, 1):
         scores = dict(zip(res["labels"], res["scores"]))
-        rows.append([i, _short(res["sequence"], 80), res["labels"][0], round(res["scores"][0], 4),
+        rows.append([i, short(res["sequence"], 80), res["labels"][0], round(res["scores"][0], 4),
                      ", ".join(f"{k}: {v:.3f}" for k, v in scores.items())])
     return rows
 

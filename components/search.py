@@ -11,9 +11,9 @@ import html
 
 import gradio as gr
 
-from backend import corpora as C
-from backend import search as S
-from backend.search_index import INDEX_LABELS, IndexSettings
+from backend.search import corpora as C
+from backend.search import service as S
+from backend.search.index import INDEX_LABELS, IndexSettings
 from components.common import MODEL_QUEUE, model_badge, user_errors
 from components.search_plots import map_figure, tradeoff_figure
 
@@ -149,7 +149,7 @@ def search(query, k, request: gr.Request):
 @user_errors
 def ask(question, k, request: gr.Request, progress=gr.Progress()):
     from backend import models
-    from backend.search_reader import check_question, read
+    from backend.search.reader import check_question, read
 
     sid = _session(request)
     question = check_question(question)

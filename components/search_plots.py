@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from components.common import short
 
-def _short(text: str, n: int = 60) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def map_figure(m: dict) -> go.Figure:
@@ -15,7 +14,7 @@ def map_figure(m: dict) -> go.Figure:
     fig.add_trace(go.Scattergl(
         x=m["x"], y=m["y"], mode="markers", name="passages",
         marker=dict(size=5, color="rgba(120,130,160,0.45)"),
-        text=[_short(t) for t in m["titles"]], hovertemplate="%{text}<extra></extra>"))
+        text=[short(t, 60) for t in m["titles"]], hovertemplate="%{text}<extra></extra>"))
     if m["neighbours"]:
         nb = m["neighbours"]
         fig.add_trace(go.Scatter(
@@ -23,7 +22,7 @@ def map_figure(m: dict) -> go.Figure:
             name="top results", text=[str(i + 1) for i in range(len(nb))],
             textposition="top center",
             marker=dict(size=11, color="rgba(230,120,20,0.9)", line=dict(width=1, color="black")),
-            customdata=[_short(p["title"]) for p in nb],
+            customdata=[short(p["title"], 60) for p in nb],
             hovertemplate="#%{text}: %{customdata}<extra></extra>"))
     if m.get("query"):
         fig.add_trace(go.Scatter(

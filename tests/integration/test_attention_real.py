@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from backend import attention as A
-from backend import attention_math as am
-from backend import attention_views as V
+from backend.attention import extract as A
+from backend.attention import math as am
+from backend.attention import views as V
 from backend import models
-from backend import positions as P
+from backend.attention import positions as P
 
 TOL = 1e-4
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from backend.decoding import decode, step_distribution
+from backend.decoding.generate import decode, step_distribution
 
 PROMPTS = [
     "Transformers are the",

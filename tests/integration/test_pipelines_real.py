@@ -31,7 +31,7 @@ def hub():
 
 @pytest.fixture(scope="module")
 def P():
-    from backend import pipelines
+    from backend.pipelines import tasks as pipelines
 
     return pipelines
 

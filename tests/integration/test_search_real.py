@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from backend import corpora as C
-from backend.search import Embedder, SearchService
-from backend.search_index import IndexSettings
+from backend.search import corpora as C
+from backend.search.service import Embedder, SearchService
+from backend.search.index import IndexSettings
 
 # Passages and paraphrased queries that share few words with them.
 PAIRS = [
@@ -78,7 +78,7 @@ def test_glossary_answers_paraphrased_questions(glossary_cache, embedder):
 
 
 def test_docstring_corpus_builds_and_answers(tmp_path, embedder, monkeypatch):
-    from backend import search_docstrings as D
+    from backend.search import docstrings as D
     # Bounded for test speed; faiss comes first in the library order.
     corpus = D.docstring_corpus(str(tmp_path / "corpora"), max_entries=400, max_seconds=20)
     assert len(corpus) >= 300
@@ -110,7 +110,7 @@ def test_restart_reuses_persisted_index(tmp_path, embedder, monkeypatch):
 
 def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, embedder):
     from backend import models
-    from backend.search_reader import read
+    from backend.search.reader import read
     svc = SearchService(glossary_cache)
     svc.build("s", C.load_glossary(), IndexSettings("flat"), embedder, shared=True)
     q = "How many layers does DistilBERT have?"

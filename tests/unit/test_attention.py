@@ -18,10 +18,11 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
-from backend import attention as A
-from backend import attention_math as am
-from backend import attention_views as V
-from backend import positions as P
+from backend import config
+from backend.attention import extract as A
+from backend.attention import math as am
+from backend.attention import views as V
+from backend.attention import positions as P
 from backend.errors import InputError
 
 INJECTION = '</script><img src=x onerror=alert(1)> "q" \\ back \u2028 \u2029 end'
@@ -228,7 +229,7 @@ def test_token_cap(bert, bert_tok):
     ok = A.compute_attention(bert, bert_tok, "word " * (A.MAX_TOKENS - 2))
     assert ok.attention.shape[-1] == A.MAX_TOKENS
     with pytest.raises(InputError, match="characters"):
-        A.compute_attention(bert, bert_tok, "x" * (A.MAX_CHARS + 1))
+        A.compute_attention(bert, bert_tok, "x" * (config.TEXT_RULES["attention"].max_chars + 1))
 
 
 # ---------------------------------------------------------------------------- payloads

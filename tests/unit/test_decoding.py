@@ -11,8 +11,8 @@ import pytest
 import torch
 from transformers import LlamaForCausalLM
 
-from backend import decoding_filters as F
-from backend.decoding import (
+from backend.decoding import filters as F
+from backend.decoding.generate import (
     MAX_NEW_TOKENS_CAP,
     PRESETS,
     DecodeSettings,
@@ -24,7 +24,7 @@ from backend.decoding import (
     parse_strategies,
     step_distribution,
 )
-from backend.decoding_record import StepRecorder, Tap
+from backend.decoding.record import StepRecorder, Tap
 from backend.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
 

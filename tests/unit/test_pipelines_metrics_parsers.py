@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from backend import pipelines_instruct as ins
-from backend import pipelines_similarity as sim
+from backend.pipelines import instruct as ins
+from backend.pipelines import similarity as sim
 from backend.errors import InputError
-from backend.pipelines_metrics import bleu, rouge
+from backend.pipelines.metrics import bleu, rouge
 
 LETTER = ("Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "
           "Germany. I found an Optimus Prime figure instead! Sincerely, Bumblebee")

@@ -20,9 +20,9 @@ from transformers import (
     DistilBertForSequenceClassification, LlamaConfig, LlamaForCausalLM, MarianConfig, MarianMTModel,
 )
 
-from backend import pipelines as P
+from backend.pipelines import tasks as P
 from backend.errors import InputError
-from backend.pipelines_qa import answer_question, best_spans
+from backend.pipelines.qa import answer_question, best_spans
 
 LETTER = ("Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "
           "Germany. When I opened the parcel I found an Optimus Prime figure instead! Sincerely, Bumblebee")

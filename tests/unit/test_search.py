@@ -10,13 +10,13 @@ import faiss
 import numpy as np
 import pytest
 
-from backend import corpora as C
-from backend import search_index as si
+from backend.search import corpora as C
+from backend.search import index as si
 from backend.embedding import embed_texts
 from backend.errors import InputError
-from backend.search import Embedder, SearchService, pca_2d
-from backend.search_index import IndexSettings
-from backend.search_reader import build_messages, overlap_citations, parse_citations
+from backend.search.service import Embedder, SearchService, pca_2d
+from backend.search.index import IndexSettings
+from backend.search.reader import build_messages, overlap_citations, parse_citations
 
 
 # ------------------------------------------------------------------ fixtures
@@ -510,7 +510,7 @@ def test_generative_reader_with_tiny_llama():
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2)
     model = LlamaForCausalLM(cfg).eval()
-    from backend.search_reader import read
+    from backend.search.reader import read
     out = read(model, tok, "instruct-fallback", "what?", [{"title": "A", "text": "alpha"}])
     assert out["reader_method"] == "instruct-fallback" and isinstance(out["answer"], str)
     assert all(c == 1 for c in out["cited"])

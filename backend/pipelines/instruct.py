@@ -16,7 +16,7 @@ import re
 import torch
 
 from backend.errors import InputError
-from backend.pipelines_util import device_of, model_max_length
+from backend.pipelines.util import device_of, model_max_length
 
 NER_TYPES = ("PER", "ORG", "LOC", "MISC")
 _TYPE_SYNONYMS = {

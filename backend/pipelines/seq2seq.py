@@ -12,7 +12,7 @@ import re
 
 import torch
 
-from backend.pipelines_util import device_of, model_max_length, truncation_notice
+from backend.pipelines.util import device_of, model_max_length, truncation_notice
 
 LANGUAGE_NAMES = {
     "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",

@@ -21,15 +21,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backend import search_index as si
-from backend.corpora import Corpus, Limits, load_glossary
+from backend.search import index as si
+from backend.search.corpora import Corpus, Limits, load_glossary
 from backend.embedding import embed_texts  # noqa: F401  (re-exported for other tabs)
+from backend.config import SearchLimits
 from backend.errors import InputError
-from backend.validation import require_text
-from backend.search_index import IndexSettings
+from backend.validation import check_text
+from backend.search.index import IndexSettings
 
 BUILTIN_CORPORA = ("glossary", "docstrings")
-MAX_QUERY_CHARS = 2000
 MAX_K = 100
 MAP_MAX_POINTS = 20_000
 
@@ -37,14 +37,9 @@ ProgressFn = Callable[[float, str], None]  # (fraction 0..1, description)
 
 
 def limits_from_env() -> Limits:
-    """Corpus limits: TLAB_SEARCH_MAX_MB (default 50) and TLAB_SEARCH_MAX_PASSAGES (200k)."""
-    def num(name, default):
-        try:
-            return float(os.environ.get(name, default))
-        except ValueError:
-            return default
-    return Limits(max_bytes=int(num("TLAB_SEARCH_MAX_MB", 50) * 1024 * 1024),
-                  max_passages=int(num("TLAB_SEARCH_MAX_PASSAGES", 200_000)))
+    """Corpus limits as `config.SearchLimits` reads them from the environment."""
+    env = SearchLimits.from_env()
+    return Limits(max_bytes=env.max_bytes, max_passages=env.max_passages)
 
 
 @dataclass
@@ -119,7 +114,7 @@ class SearchService:
         if name == "glossary":
             corpus = load_glossary()
         elif name == "docstrings":
-            from backend.search_docstrings import docstring_corpus
+            from backend.search.docstrings import docstring_corpus
             corpus = docstring_corpus(os.path.join(self.cache_dir, "corpora"), progress=progress)
         else:
             raise InputError(f"Unknown built-in corpus '{name}'. Choose one of: "
@@ -309,7 +304,7 @@ class SearchService:
         if entry is None:
             raise InputError("No index in this session yet: build one first (choose a corpus "
                              "and press 'Build index', or call /build_index).")
-        query = require_text(query, "query", MAX_QUERY_CHARS, "type what you are looking for.")
+        query = check_text(query, "query")
         try:
             k = int(k)
         except (TypeError, ValueError):

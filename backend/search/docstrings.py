@@ -17,8 +17,8 @@ import re
 import time
 from typing import Callable
 
-from backend.corpora import Corpus, Passage
-from backend.search_index import atomic_write_bytes
+from backend.search.corpora import Corpus, Passage
+from backend.search.index import atomic_write_bytes
 
 # (import name, distribution name, subfolders to read first). Order = priority.
 LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend import attention_math as am
+from backend.attention import math as am
 from backend.errors import InputError
+from backend.validation import as_int, check_text
 
 MAX_TOKENS = 256  # heatmaps, summary, math: beyond this the T x T matrices stop being readable
 VIEW_MAX_TOKENS = 96  # bertviz head/model views
 MAX_ARRAY_VALUES = 6 * 12 * 96 * 96  # all-layers array in /attention: MiniLM at 96 tokens (~4.5 MB JSON)
 DECIMALS = 4  # attention values in the API
 MATH_DECIMALS = 4
-MAX_CHARS = 20_000
 TOLERANCE = 1e-4  # ours vs the model's own attention weights, float32
 HALF_TOLERANCE = 2e-2  # the same for a bf16/fp16 model  # refuse before tokenizing a huge paste
 
@@ -50,16 +50,7 @@ class AttentionResult:
 
 
 def _clean(text: str | None, what: str) -> str:
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        raise InputError(f"The {what} must be a string.")
-    if len(text) > MAX_CHARS:
-        raise InputError(
-            f"The {what} has {len(text):,} characters; the attention tab takes at most {MAX_CHARS:,} "
-            f"(and {MAX_TOKENS} tokens). Paste a shorter passage."
-        )
-    return text
+    return check_text(text, "attention", what=what)
 
 
 def readable_tokens(tokenizer, ids: list[int]) -> list[str]:
@@ -217,24 +208,14 @@ def check_layer_head(result_or_shape, layer: int | None, head: int | None) -> tu
     shape = result_or_shape.attention.shape if hasattr(result_or_shape, "attention") else result_or_shape
     n_layers, n_heads = shape[0], shape[1]
     if layer is not None:
-        layer = _as_int(layer, "layer")
+        layer = as_int("layer", layer)
         if not 0 <= layer < n_layers:
             raise InputError(f"Layer {layer} does not exist: this model has layers 0 to {n_layers - 1}.")
     if head is not None:
-        head = _as_int(head, "head")
+        head = as_int("head", head)
         if not 0 <= head < n_heads:
             raise InputError(f"Head {head} does not exist: this model has heads 0 to {n_heads - 1}.")
     return layer, head
-
-
-def _as_int(value, what: str) -> int:
-    try:
-        as_float = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"The {what} must be a whole number, got {value!r}.") from None
-    if as_float != int(as_float):
-        raise InputError(f"The {what} must be a whole number, got {value!r}.")
-    return int(as_float)
 
 
 def attention_payload(result: AttentionResult, layer: int | None = None) -> dict:
@@ -307,7 +288,7 @@ def attention_math(
     t = len(enc.token_ids)
     if query_index is None or query_index == "":
         query_index = t - 1
-    query_index = _as_int(query_index, "query token index")
+    query_index = as_int("query token index", query_index)
     if -t <= query_index < 0:  # Python-style: -1 is the last token
         query_index += t
     if not 0 <= query_index < t:

@@ -15,10 +15,9 @@ import re
 import torch
 
 from backend.errors import InputError
-from backend.validation import require_text
+from backend.validation import check_text
 
 MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
-MAX_QUESTION_CHARS = 500
 
 
 def build_messages(question: str, passages: list[dict]) -> list[dict]:
@@ -42,7 +41,7 @@ def parse_citations(answer: str, n_passages: int) -> list[int]:
 
 
 def check_question(question: str) -> str:
-    return require_text(question, "question", MAX_QUESTION_CHARS, "type a question about the corpus.")
+    return check_text(question, "corpus_question")
 
 
 def generative_answer(model, tokenizer, question: str, passages: list[dict],
@@ -95,7 +94,7 @@ def overlap_citations(answer: str, passages: list[dict], min_shared: int = 2) ->
 
 def extractive_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
     """Best span over the passages (each read separately); cites the passage it came from."""
-    from backend.pipelines_qa import answer_question
+    from backend.pipelines.qa import answer_question
 
     question = check_question(question)
     best = None

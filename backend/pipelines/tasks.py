@@ -18,13 +18,14 @@ from contextlib import contextmanager
 
 from backend import config
 from backend.errors import InputError
-from backend import pipelines_encoders as enc
-from backend import pipelines_instruct as ins
-from backend import pipelines_similarity as sim
-from backend.pipelines_metrics import bleu, rouge
-from backend.pipelines_qa import answer_question
-from backend.pipelines_seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
-from backend.pipelines_util import check_batch, check_text, split_lines  # noqa: F401 (re-export)
+from backend.pipelines import encoders as enc
+from backend.pipelines import instruct as ins
+from backend.pipelines import similarity as sim
+from backend.pipelines.metrics import bleu, rouge
+from backend.pipelines.qa import answer_question
+from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
+from backend.pipelines.util import check_batch, split_lines  # noqa: F401 (re-export)
+from backend.validation import check_text
 
 METHOD_MODEL = config.METHOD_MODEL
 METHOD_EMBEDDING = config.METHOD_EMBEDDING
@@ -328,7 +329,7 @@ def generate_text(lm, prompt: str, settings: dict | None = None) -> dict:
 
 def _decode(lm, prompt: str, settings: dict) -> dict:
     """The Decoding tab's backend: same settings (strategy, temperature, top-k/p, beams, seed)."""
-    from backend import decoding
+    from backend.decoding import generate as decoding
 
     res = decoding.decode(lm.model, lm.tokenizer, prompt, dict(settings))
     full = res.to_dict()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from backend import positions
+from backend.attention import positions as positions
 from backend.errors import InputError, LabError
 
 # Attention recipes by architecture family, each named after the transformers model types it covers.

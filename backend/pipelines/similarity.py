@@ -13,7 +13,7 @@ import numpy as np
 
 from backend.embedding import DEFAULT_MAX_LENGTH, embed_texts
 from backend.errors import InputError
-from backend.pipelines_util import ranked_labels
+from backend.pipelines.util import ranked_labels
 
 DEFAULT_TEMPERATURE = 0.05
 DEFAULT_THRESHOLD = 0.25

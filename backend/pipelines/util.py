@@ -7,15 +7,9 @@ import inspect
 import numpy as np
 
 from backend.errors import InputError
-from backend.validation import require_text
+from backend.validation import check_text
 
-MAX_TEXT_CHARS = 20_000  # one text box; longer input is refused before tokenisation
 MAX_BATCH_LINES = 64  # batch mode: lines per request
-
-
-def check_text(text, what: str = "text", max_chars: int = MAX_TEXT_CHARS) -> str:
-    """Return `text` stripped, or raise InputError saying what is wrong and what to do."""
-    return require_text(text, what, max_chars)
 
 
 def check_batch(texts, what: str = "text") -> list[str]:
@@ -30,7 +24,7 @@ def check_batch(texts, what: str = "text") -> list[str]:
             f"{len(lines)} lines given; batch mode takes at most {MAX_BATCH_LINES}. Split the batch."
         )
     for line in lines:
-        check_text(line, what)
+        check_text(line)
     return lines
 
 

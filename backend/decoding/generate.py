@@ -46,14 +46,17 @@ from transformers import (
 )
 from transformers.generation.streamers import BaseStreamer
 
-from backend.decoding_filters import cumulative_curve, distinct_n, entropy, perplexity, softmax, top_k_mask, top_p_mask
-from backend.decoding_record import BeamRecorder, StepRecorder, Tap
+from backend.decoding.filters import cumulative_curve, distinct_n, entropy, perplexity, softmax, top_k_mask, top_p_mask
+from backend.decoding.record import BeamRecorder, StepRecorder, Tap
 from backend.errors import InputError
+from backend.validation import as_bool as _as_bool
+from backend.validation import as_float as _as_float
+from backend.validation import as_int as _as_int
+from backend.validation import check_text
 
 STRATEGIES = ("greedy", "beam", "sample")
 MAX_NEW_TOKENS_CAP = 512
 MAX_CONTEXT_TOKENS = 2048  # prompt + new tokens; eager attention on CPU stays interactive
-MAX_PROMPT_CHARS = 100_000
 MAX_BEAMS = 16
 MAX_SAMPLES = 8
 MAX_TOP_N = 20
@@ -62,47 +65,6 @@ MAX_COMPARE = 4
 
 
 # ----------------------------------------------------------------------------- settings
-
-
-def _as_int(name: str, value: Any, what: str = "a whole number") -> int:
-    """Accept 3, 3.0 and "3" (Gradio numbers arrive as floats, JSON may carry strings)."""
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be {what}, got {value!r}.")
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            value = float(text) if text else None
-        except ValueError:
-            raise InputError(f"{name} must be {what}, got {value!r}.") from None
-        if value is None:
-            raise InputError(f"{name} must be {what}, got an empty value.")
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
-    raise InputError(f"{name} must be {what}, got {value!r}.")
-
-
-def _as_float(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be a number, got {value!r}.")
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}.") from None
-    if not math.isfinite(out):
-        raise InputError(f"{name} must be a finite number, got {value!r}.")
-    return out
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.strip().lower() in ("true", "1", "yes")
-    raise InputError(f"{name} must be true or false, got {value!r}.")
 
 
 @dataclass
@@ -319,10 +281,7 @@ def build_prompt(tokenizer, prompt: str, settings: DecodeSettings, context_limit
     prompt that leaves no room for `max_new_tokens` inside `context_limit` is cut from the left
     (the end of a prompt matters most for what comes next), and a warning says so.
     """
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise InputError("The prompt is empty: type some text for the model to continue.")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise InputError(f"The prompt has {len(prompt):,} characters; the playground takes at most {MAX_PROMPT_CHARS:,}.")
+    prompt = check_text(prompt, "prompt")
     warnings: list[str] = []
     text = prompt
     if settings.chat_template:

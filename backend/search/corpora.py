@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from backend.errors import InputError
 
-ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets")
+ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 GLOSSARY_PATH = os.path.join(ASSETS_DIR, "corpus", "glossary.jsonl")
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024

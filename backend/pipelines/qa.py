@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from backend.errors import InputError
-from backend.pipelines_util import forward_inputs, model_max_length
+from backend.validation import check_text
+from backend.pipelines.util import forward_inputs, model_max_length
 
 
 @dataclass
@@ -76,10 +77,8 @@ def answer_question(
     max_answer_tokens: int = 30,
 ) -> dict:
     """Top-n answer spans of `question` in `context` -> dict with spans and window count."""
-    if not (question or "").strip():
-        raise InputError("The question is empty: type a question about the context.")
-    if not (context or "").strip():
-        raise InputError("The context is empty: paste the text the answer should come from.")
+    question = check_text(question, "question")
+    context = check_text(context, "context")
     if top_n < 1:
         raise InputError("top_n must be at least 1.")
     limit = max_length or min(model_max_length(model, tokenizer), 384)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-VENDOR_DIR = Path(__file__).resolve().parent.parent / "assets" / "vendor"
+VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
 VENDOR_FILES = ("jquery-3.7.1.min.js", "d3-5.7.0.min.js", "require-2.3.8.js")
 SCALE = 10000  # uint16 fixed point: 4 decimals
 FONT = "font-family:'Helvetica Neue', Helvetica, Arial, sans-serif;"

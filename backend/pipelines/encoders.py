@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from backend.errors import InputError
-from backend.pipelines_util import forward_inputs, model_max_length, ranked_labels, truncation_notice
+from backend.pipelines.util import forward_inputs, model_max_length, ranked_labels, truncation_notice
 
 MASK_PLACEHOLDER = "[MASK]"
 AGGREGATIONS = ("none", "simple", "first", "average", "max")
