@@ -76,3 +76,30 @@ def tiny_llama(vocab_size: int | None = None, seed: int = 0, **overrides):
     )
     cfg.update(overrides)
     return LlamaForCausalLM(LlamaConfig(**cfg)).eval()
+
+
+def tiny_gpt2(vocab_size: int | None = None, seed: int = 0, **overrides):
+    """GPT-2 (learned positions, fused qkv Conv1D) with the SmolLM2 tokenizer's vocabulary."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    cfg = dict(
+        vocab_size=vocab_size or len(smollm2_tokenizer()),
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=512,
+        bos_token_id=0,
+        eos_token_id=0,
+        attn_implementation="eager",
+    )
+    cfg.update(overrides)
+    return GPT2LMHeadModel(GPT2Config(**cfg)).eval()
+
+
+def save_tiny(model, tokenizer, folder: Path) -> Path:
+    """Save a tiny model with a real tokenizer, so the hub can load it as a role override."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
