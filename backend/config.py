@@ -150,6 +150,39 @@ def _env_float(name: str, default: float) -> float:
         return default
 
 
+# Public mode: the only Hub ids a visitor may type in a model box (the book's checkpoints, plus
+# a few well-known ones fine-tuned for the same tasks). Local folders only under TLAB_MODEL_DIRS.
+OVERRIDE_ALLOWLIST: tuple[str, ...] = tuple(sorted({spec.checkpoint for spec in BOOK.values()} | {
+    "distilbert-base-uncased",
+    "distilgpt2",
+    "deepset/roberta-base-squad2",
+    "facebook/bart-large-cnn",
+    "cardiffnlp/twitter-roberta-base-sentiment-latest",
+}))
+MAX_OVERRIDE_CHARS = 200  # a Hub id or a folder path; longer is refused before any file system call
+MAX_RESIDENT_OVERRIDES = 2  # models loaded from model boxes kept in memory, least recently used evicted
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def public_mode() -> bool:
+    """TLAB_PUBLIC decides; unset, a Space (SPACE_ID) is public. app.py sets it for --share and
+    for a non-loopback host."""
+    value = os.environ.get("TLAB_PUBLIC", "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def model_dirs() -> list[Path]:
+    """Folders whose models a visitor may load in public mode (TLAB_MODEL_DIRS, os.pathsep-separated)."""
+    raw = os.environ.get("TLAB_MODEL_DIRS", "")
+    return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
+
+
 @dataclass
 class Settings:
     """Run-time settings, read from the environment (flags in app.py set the same vars)."""
@@ -215,16 +248,19 @@ def text_rule(use: str) -> TextRule:
 
 @dataclass(frozen=True)
 class SearchLimits:
-    """Corpus limits: TLAB_SEARCH_MAX_MB (default 50) and TLAB_SEARCH_MAX_PASSAGES (200k)."""
+    """Corpus limits: TLAB_SEARCH_MAX_MB (default 50), TLAB_SEARCH_MAX_PASSAGES (200k), and the
+    memory all sessions' private indexes may hold, TLAB_SEARCH_SESSION_MB (2048)."""
 
     max_bytes: int = 50 * 1024 * 1024
     max_passages: int = 200_000
+    session_bytes: int = 2048 * 1024 * 1024  # all private indexes together (TLAB_SEARCH_SESSION_MB)
 
     @classmethod
     def from_env(cls) -> "SearchLimits":
         return cls(
             max_bytes=int(_env_float("TLAB_SEARCH_MAX_MB", 50) * 1024 * 1024),
             max_passages=int(_env_float("TLAB_SEARCH_MAX_PASSAGES", 200_000)),
+            session_bytes=int(_env_float("TLAB_SEARCH_SESSION_MB", 2048) * 1024 * 1024),
         )
 
 

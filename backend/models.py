@@ -5,8 +5,8 @@ Every tab asks `get_hub().load(role)` and gets a `LoadedModel`. Weights load laz
 failure raises `ModelLoadError` with what to do and is not cached, so the next call retries.
 
 GGUF checkpoints (the packaged SmolLM2) are dequantised once into a safetensors folder in the
-cache dir (atomic rename, cross-process file lock); later loads read that folder (MEASURED.md:
-~8x faster than the GGUF load).
+cache dir (atomic rename, cross-process file lock); later loads read that folder
+(bench/results/load.md: 0.4 s instead of 34 s for the plain GGUF load).
 
 CLI: `python -m backend.models list` and `python -m backend.models pull --profile book`.
 """
@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -179,10 +180,64 @@ def _resolve_override(role: str, value: str) -> Resolved:
     return _resolve_hub_id(role, value, kind, METHOD_MODEL, "chosen by you")
 
 
+PUBLIC_REFUSAL = (
+    "That model is not available on this public app. The model box takes one of: {allowed}; "
+    "or leave it empty for the profile's model."
+)
+
+
+def _refuse(role: str, value: str) -> ModelLoadError:
+    """One message for every refused override, so a caller learns nothing about the server's files."""
+    return ModelLoadError(PUBLIC_REFUSAL.format(allowed=", ".join(config.OVERRIDE_ALLOWLIST)), role=role)
+
+
+def _under(path: Path, folders: list[Path]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
+
+
+def check_public_override(role: str, value: str) -> None:
+    """In public mode, a visitor's override must be an allowlisted Hub id or lie under TLAB_MODEL_DIRS.
+
+    Decided from the string alone (paths are normalised, not looked up), so an existing and a
+    missing folder get the same answer.
+    """
+    if value in config.OVERRIDE_ALLOWLIST:
+        return
+    folders = config.model_dirs()
+    if folders and ("/" in value or value.startswith("~")):
+        if _under(Path(os.path.realpath(os.path.expanduser(value))), folders):
+            return
+    raise _refuse(role, value)
+
+
+def check_override_text(role: str, value) -> str | None:
+    """The model box as typed: text of sane length, stripped; None when empty."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ModelLoadError(f"The model box must be text, got {type(value).__name__}.", role=role)
+    value = value.strip()
+    if len(value) > config.MAX_OVERRIDE_CHARS:
+        raise ModelLoadError(
+            f"The model box takes a Hub id or a folder path of at most {config.MAX_OVERRIDE_CHARS} characters.",
+            role=role,
+        )
+    if "\x00" in value:
+        raise ModelLoadError("The model box holds a NUL character: type a Hub id or a folder path.", role=role)
+    return value or None
+
+
 def resolve(role: str, override: str | None = None, profile: str | None = None) -> Resolved:
-    """Decide which checkpoint serves `role`: override > TLAB_MODEL_<ROLE> > profile."""
+    """Decide which checkpoint serves `role`: a visitor's override > TLAB_MODEL_<ROLE> > profile.
+
+    The environment's override is the operator's and is trusted; a visitor's (the model box)
+    passes the public-mode check first.
+    """
     _check_role(role)
-    override = (override or "").strip() or config.role_override(role)
+    override = check_override_text(role, override)
+    if override and config.public_mode():
+        check_public_override(role, override)
+    override = override or config.role_override(role)
     if override:
         return _resolve_override(role, override)
     profile = profile or config.get_settings().profile
@@ -217,7 +272,7 @@ def _dtype_for(device: str):
     import torch
 
     if device != "cuda":
-        return torch.float32  # bf16 is slower than fp32 on CPU (MEASURED.md)
+        return torch.float32  # bf16 decodes 1.2-1.3x slower than fp32 on a CPU without bf16 units
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
@@ -365,6 +420,7 @@ class ModelHub:
     """Loads each (location, kind, device) once and hands out `LoadedModel` views of it."""
 
     def __init__(self) -> None:
+        self._overrides: OrderedDict[tuple, None] = OrderedDict()  # override-loaded keys, oldest first
         self._weights: dict[tuple, _Weights] = {}
         self._locks: dict[tuple, threading.Lock] = {}
         self._tokenizers: dict[tuple, Any] = {}
@@ -405,6 +461,8 @@ class ModelHub:
                     with self._guard:
                         self._weights[key] = weights
                         self.load_count += 1
+        if (override or "").strip() and key != self._default_key(role, device):
+            self._touch_override(key)
         return LoadedModel(
             role=role,
             checkpoint=r.checkpoint,
@@ -419,6 +477,32 @@ class ModelHub:
             load_s=weights.load_s,
             note=r.note,
         )
+
+    def _default_key(self, role: str, device: str) -> tuple | None:
+        """The key of the model the role has without a visitor's override (None if it has none)."""
+        try:
+            return self._key(self.resolve(role), device)
+        except ModelLoadError:
+            return None
+
+    def _touch_override(self, key: tuple) -> None:
+        """Keep at most MAX_RESIDENT_OVERRIDES models loaded from model boxes; drop the least recently used.
+
+        A request still holding an evicted model keeps its own reference until it finishes.
+        """
+        with self._guard:
+            if key in self._overrides:
+                self._overrides.move_to_end(key)
+            else:
+                self._overrides[key] = None
+            while len(self._overrides) > config.MAX_RESIDENT_OVERRIDES:
+                old, _ = self._overrides.popitem(last=False)
+                self._weights.pop(old, None)
+                self._locks.pop(old, None)
+
+    def resident_overrides(self) -> int:
+        with self._guard:
+            return sum(1 for key in self._overrides if key in self._weights)
 
     def tokenizer(self, role: str, override: str | None = None) -> tuple[Any, Resolved]:
         """Only the tokenizer of a role's checkpoint (the tokenizer explorer needs no weights)."""
@@ -467,6 +551,7 @@ class ModelHub:
 
     def clear(self) -> None:
         with self._guard:
+            self._overrides.clear()
             self._weights.clear()
             self._tokenizers.clear()
             self._locks.clear()

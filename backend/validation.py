@@ -31,7 +31,7 @@ def check_text(text, use: str = "text", what: str | None = None) -> str:
         raise InputError(f"The {what} must be text, got {type(text).__name__}.")
     if len(text) > rule.max_chars:
         raise InputError(
-            f"The {what} is {len(text):,} characters long; the limit is {rule.max_chars:,}. Shorten it."
+            f"The {what} is {len(text):,} characters long; at most {rule.max_chars:,} are allowed. Shorten it."
         )
     text = _LONE_SURROGATE.sub("\ufffd", text)
     if not text.strip() and not rule.allow_empty:
@@ -46,9 +46,18 @@ def as_int(name: str, value: Any, what: str = "a whole number", lo: int | None =
     """Accept 3, 3.0 and "3" (Gradio numbers arrive as floats, JSON may carry strings); refuse
     NaN, bools and fractions, and values outside [lo, hi] when given."""
     out = _whole(name, value, what)
-    if (lo is not None and out < lo) or (hi is not None and out > hi):
-        raise InputError(f"{name} must be between {lo} and {hi}, got {out}.")
+    _check_bounds(name, out, lo, hi)
     return out
+
+
+def _check_bounds(name: str, value, lo, hi) -> None:
+    if (lo is None or value >= lo) and (hi is None or value <= hi):
+        return
+    if lo is not None and hi is not None:
+        raise InputError(f"{name} must be between {lo:g} and {hi:g}, got {value:g}.")
+    if lo is not None:
+        raise InputError(f"{name} must be at least {lo:g}, got {value:g}.")
+    raise InputError(f"{name} must be at most {hi:g}, got {value:g}.")
 
 
 def _whole(name: str, value: Any, what: str) -> int:
@@ -72,8 +81,7 @@ def _whole(name: str, value: Any, what: str) -> int:
 def as_float(name: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
     """A finite number, within [lo, hi] when given."""
     out = _finite(name, value)
-    if (lo is not None and out < lo) or (hi is not None and out > hi):
-        raise InputError(f"{name} must be between {lo:g} and {hi:g}, got {out:g}.")
+    _check_bounds(name, out, lo, hi)
     return out
 
 

@@ -77,4 +77,4 @@ def build() -> None:
         out_json = gr.JSON()
     outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, out_json]
     go.click(run, [text, special], outputs, api_name="tokenize")
-    text.submit(run, [text, special], outputs, api_name=False)
+    text.submit(run, [text, special], outputs, api_visibility="private")

@@ -102,14 +102,9 @@ def test_override_errors_are_clear(tmp_path):
 
 
 def _tiny_bert_dir(tmp_path):
-    from tests.tiny_models import minilm_dir, tiny_bert
-    import shutil
+    from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 
-    out = tmp_path / "tiny-bert"
-    tiny_bert().save_pretrained(out)
-    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-        shutil.copy(minilm_dir() / name, out / name)
-    return out
+    return save_tiny(tiny_bert(), minilm_tokenizer(), tmp_path / "tiny-bert")
 
 
 def test_hub_returns_the_same_model_and_loads_once_under_8_threads(tmp_path):
@@ -179,3 +174,99 @@ def test_cli_list_prints_every_role(capsys, monkeypatch):
     for role in config.ROLES:
         assert role in out
     assert "package" in out and "masked language model" in out
+
+
+def test_device_choice_follows_cuda_and_its_precision(monkeypatch):
+    """CUDA when there is one (bf16, fp16 where bf16 is unsupported); fp32 on CPU; TLAB_DEVICE wins."""
+    import torch
+
+    monkeypatch.delenv("TLAB_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert models.pick_device() == "cpu" and models._dtype_for("cpu") is torch.float32
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert models.pick_device() == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert models._dtype_for("cuda") is torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert models._dtype_for("cuda") is torch.float16
+    monkeypatch.setenv("TLAB_DEVICE", "cpu")
+    assert models.pick_device() == "cpu"
+
+
+# ------------------------------------------------------------------ public mode and overrides
+
+
+@pytest.fixture
+def public(monkeypatch):
+    monkeypatch.setenv("TLAB_PUBLIC", "1")
+    monkeypatch.delenv("TLAB_MODEL_DIRS", raising=False)
+    return monkeypatch
+
+
+def test_public_mode_refuses_paths_and_unlisted_ids_with_one_message(public, tmp_path):
+    folder = _tiny_bert_dir(tmp_path)
+    messages = set()
+    for value in ("/etc", "~", "/usr/lib", "/nonexistent/dir", str(folder), "someone/some-model", "../..",
+                  str(tmp_path / "missing")):
+        with pytest.raises(ModelLoadError) as err:
+            models.resolve("encoder", override=value)
+        messages.add(str(err.value))
+    assert len(messages) == 1
+    (message,) = messages
+    assert "not available on this public app" in message and "/etc" not in message
+
+
+def test_public_mode_allows_model_dirs_and_the_allowlist(public, tmp_path, monkeypatch):
+    folder = _tiny_bert_dir(tmp_path)
+    public.setenv("TLAB_MODEL_DIRS", str(tmp_path))
+    assert models.resolve("encoder", override=str(folder)).source == "local-dir"
+    with pytest.raises(ModelLoadError, match="not available on this public app"):
+        models.resolve("encoder", override=str(tmp_path / ".." / "elsewhere"))
+    # An allowlisted Hub id passes the public check (here it then fails as uncached and offline).
+    with pytest.raises(ModelLoadError, match="cannot be reached"):
+        models.resolve("encoder", override=config.OVERRIDE_ALLOWLIST[0])
+
+
+def test_public_mode_defaults(monkeypatch):
+    monkeypatch.delenv("TLAB_PUBLIC", raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert config.public_mode() is False
+    monkeypatch.setenv("SPACE_ID", "someone/lab")
+    assert config.public_mode() is True
+    monkeypatch.setenv("TLAB_PUBLIC", "0")
+    assert config.public_mode() is False
+
+
+def test_operator_overrides_are_trusted_in_public_mode(public, tmp_path):
+    folder = _tiny_bert_dir(tmp_path)
+    public.setenv("TLAB_MODEL_ENCODER", str(folder))
+    assert models.resolve("encoder").source == "local-dir"
+
+
+def test_model_box_length_and_type_are_checked_before_the_file_system():
+    with pytest.raises(ModelLoadError, match="at most 200 characters"):
+        models.resolve("encoder", override="x" * 1_000_000)
+    with pytest.raises(ModelLoadError, match="must be text"):
+        models.resolve("encoder", override={"a": 1})
+    with pytest.raises(ModelLoadError, match="NUL"):
+        models.resolve("encoder", override="a\x00b")
+
+
+def test_override_models_are_evicted_least_recently_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("TLAB_PUBLIC", raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
+
+    folders = [save_tiny(tiny_bert(seed=i), minilm_tokenizer(), tmp_path / f"m{i}") for i in range(3)]
+    hub = models.ModelHub()
+    first = hub.load("encoder", override=str(folders[0]))
+    hub.load("encoder", override=str(folders[1]))
+    hub.load("encoder", override=str(folders[0]))  # 0 is now the most recent
+    hub.load("encoder", override=str(folders[2]))  # evicts 1
+    assert hub.resident_overrides() == 2
+    loads = hub.load_count
+    hub.load("encoder", override=str(folders[0]))
+    assert hub.load_count == loads  # still resident
+    hub.load("encoder", override=str(folders[1]))
+    assert hub.load_count == loads + 1  # was evicted, loaded again
+    assert first.model is not None  # a caller holding an evicted model keeps it

@@ -51,7 +51,7 @@ def test_empty_text_gives_only_special_tokens():
 
 def test_huge_text_is_refused_quickly_with_a_clear_limit():
     start = time.perf_counter()
-    with pytest.raises(InputError, match="the limit is 20,000"):
+    with pytest.raises(InputError, match="at most 20,000"):
         explore("x" * 100_000, minilm_tokenizer())
     assert time.perf_counter() - start < 1.0
 
