@@ -11,8 +11,9 @@
    - NER: `pipelines.ner` vs `pipeline("token-classification", aggregation_strategy="simple")`;
    - QA: `pipelines.qa` (stride windows + span search) vs the bare model forward on the same windows;
    - summarisation: `pipelines.summarize` vs `model.generate` with the same settings.
-2. Latency per task on CPU with the `local` profile's real models, on the book's letter
-   (one warm-up per model; "first load" is the hub's load time, 0 when already loaded).
+2. Latency per task on CPU with the `local` profile's real models, on the book's letter, through
+   the entry points the tab calls (one warm-up per model; "first load" is the hub's load time,
+   0 when already loaded).
 
 Writes the tables to bench/results/pipelines.md. Ratios, not absolute times, are the point:
 this machine is shared and noisy (about +-15%).
@@ -161,35 +162,34 @@ def overhead_rows(repeats: int, full: bool) -> list[list]:
 
 
 def local_latency_rows() -> list[list]:
+    """Each task through its entry point (by role, as the tab calls it), after one warm-up per model."""
     os.environ["TLAB_PROFILE"] = "local"
-    from backend import models
+    from backend import config, models, pipelines
 
-    hub = models.get_hub()
     jobs = [
-        ("classify (1 text)", "sentiment", lambda lm: P.classify(lm, [LETTER])),
-        ("classify (batch 32)", "sentiment", lambda lm: P.classify(lm, batch_of(32))),
+        ("classify (1 text)", "classify", lambda: pipelines.classify(LETTER)),
+        ("classify (batch 32)", "classify", lambda: pipelines.classify(batch_of(32))),
         ("zero-shot (4 labels)", "zero_shot",
-         lambda lm: P.zero_shot(lm, [LETTER], "complaint, praise, question, wrong item delivered")),
-        ("NER", "ner", lambda lm: P.ner(lm, [LETTER])),
-        ("QA", "qa", lambda lm: P.qa(lm, "What does the customer want?", LETTER)),
-        ("summarization (60 new tokens max)", "summarization",
-         lambda lm: P.summarize(lm, LETTER, {"max_new_tokens": 60}, reference=LETTER_SUMMARY)),
-        ("translation (120 new tokens max)", "translation",
-         lambda lm: P.translate(lm, LETTER_START, "en", "de", {"max_new_tokens": 120}, reference=LETTER_GERMAN_START)),
-        ("text generation (48 tokens, greedy)", "text_generation",
-         lambda lm: P.generate_text(lm, LETTER + "\n\nCustomer service response:\nDear Bumblebee,",
-                                    {"strategy": "greedy", "max_new_tokens": 48})),
+         lambda: pipelines.zero_shot(LETTER, "complaint, praise, question, wrong item delivered")),
+        ("NER", "ner", lambda: pipelines.ner(LETTER)),
+        ("QA", "qa", lambda: pipelines.qa(LETTER, "What does the customer want?")),
+        ("summarization (60 new tokens max)", "summarize",
+         lambda: pipelines.summarize(LETTER, 60, 0, 0, LETTER_SUMMARY)),
+        ("translation (120 new tokens max)", "translate",
+         lambda: pipelines.translate(LETTER_START, "en", "de", 120, 0, LETTER_GERMAN_START)),
+        ("text generation (48 tokens, greedy)", "generate_text",
+         lambda: pipelines.generate_text(LETTER + "\n\nCustomer service response:\nDear Bumblebee,", "greedy", 48)),
     ]
     rows, warm = [], set()
-    for name, role, job in jobs:
+    for name, task, job in jobs:
         t = time.perf_counter()
-        lm = hub.load(role)
+        lm = models.load(config.TASK_ROLES[task])
         load_s = time.perf_counter() - t
         if lm.checkpoint not in warm:  # one warm-up per model, not per task
-            job(lm)
+            job()
             warm.add(lm.checkpoint)
         t = time.perf_counter()
-        r = job(lm)
+        r = job()
         rows.append([name, r["model"]["checkpoint"].split("/")[-1], r["method"], load_s, time.perf_counter() - t])
     return rows
 

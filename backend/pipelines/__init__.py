@@ -1,1 +1,31 @@
-"""pipelines package."""
+"""The book's chapter 1 tasks: `from backend import pipelines; pipelines.classify(...)`.
+
+The entry points (one per api_name) take plain values and a role override, and load their
+model themselves; the model-level runners they call live in `tasks`. (Extractive QA's span
+search is `extractive_qa`, so no submodule is shadowed by the `qa` entry point.)
+"""
+
+from backend.pipelines.api import (
+    classify,
+    fill_mask,
+    generate_text,
+    ner,
+    qa,
+    summarize,
+    translate,
+    zero_shot,
+)
+from backend.pipelines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT
+
+__all__ = [
+    "classify",
+    "zero_shot",
+    "ner",
+    "qa",
+    "summarize",
+    "translate",
+    "fill_mask",
+    "generate_text",
+    "DEFAULT_TEMPLATE",
+    "SENTIMENT_DEFAULT",
+]

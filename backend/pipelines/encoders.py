@@ -14,9 +14,11 @@ import torch
 
 from backend.errors import InputError
 from backend.pipelines.util import forward_inputs, model_max_length, ranked_labels, truncation_notice
+from backend.validation import as_int
 
 MASK_PLACEHOLDER = "[MASK]"
 AGGREGATIONS = ("none", "simple", "first", "average", "max")
+MAX_TOP_K = 50  # fill-mask candidates
 
 
 def _labels(model) -> list[str]:
@@ -128,8 +130,7 @@ def fill_mask(model, tokenizer, text: str, top_k: int = 5) -> dict:
         raise InputError(f"The text has no {MASK_PLACEHOLDER}: put {MASK_PLACEHOLDER} where the missing word goes.")
     if count > 1:
         raise InputError(f"The text has {count} {MASK_PLACEHOLDER} tokens; use exactly one.")
-    if not 1 <= top_k <= 50:
-        raise InputError("top_k must be between 1 and 50.")
+    top_k = as_int("top_k", top_k, lo=1, hi=MAX_TOP_K)
     model_text = text.replace(MASK_PLACEHOLDER, mask_token)
     limit = model_max_length(model, tokenizer)
     enc = tokenizer(model_text, return_tensors="pt", truncation=True, max_length=limit)

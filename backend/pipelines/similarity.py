@@ -23,6 +23,8 @@ SENTIMENT_DESCRIPTIONS = {
     "POSITIVE": "A happy, satisfied, positive message: the writer is pleased and thankful.",
     "NEGATIVE": "An angry, disappointed, negative complaint: the writer is unhappy about a problem.",
 }
+# The same descriptions as editable text (the tab's default box content, `LABEL: description` lines).
+SENTIMENT_DEFAULT = "\n".join(f"{k}: {v}" for k, v in SENTIMENT_DESCRIPTIONS.items())
 DEFAULT_TEMPLATE = "This text is about {}."
 
 

@@ -1,4 +1,7 @@
-"""Task runners for the Pipelines tab: the book's chapter 1 tasks and what happens underneath.
+"""Model-level task runners: the book's chapter 1 tasks and what happens underneath.
+
+`api` (the entry points the tab calls) loads the role's model and calls these; unit tests
+call them directly with tiny models.
 
 Each runner takes a loaded model (`backend.models.LoadedModel`, or anything with `.model`,
 `.tokenizer`, `.method`, `.checkpoint`) plus plain inputs, dispatches on *how* the model
@@ -22,14 +25,19 @@ from backend.pipelines import encoders as enc
 from backend.pipelines import instruct as ins
 from backend.pipelines import similarity as sim
 from backend.pipelines.metrics import bleu, rouge
-from backend.pipelines.qa import answer_question
+from backend.pipelines.extractive_qa import answer_question
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
-from backend.pipelines.util import check_batch, split_lines  # noqa: F401 (re-export)
-from backend.validation import check_text
+from backend.pipelines.util import check_batch
+from backend.validation import as_int, check_text
 
 METHOD_MODEL = config.METHOD_MODEL
 METHOD_EMBEDDING = config.METHOD_EMBEDDING
 METHOD_INSTRUCT = config.METHOD_INSTRUCT
+
+# Ranges of the numbers a caller sets (the tab's sliders stay inside them).
+MAX_TOP_N = 20  # QA answer spans
+MAX_NEW_TOKENS = 512  # summarisation / translation
+MAX_BEAMS = 8  # summarisation / translation; 0 = the checkpoint's default
 
 # What a dedicated checkpoint's `config.architectures` must end with, per task.
 _HEADS = {
@@ -178,13 +186,12 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
     """Extractive QA: the answer span in the context, with top-n alternatives."""
     question = check_text(question, "question")
     context = check_text(context, "context")
-    if not 1 <= int(top_n) <= 20:
-        raise InputError("top_n must be between 1 and 20.")
+    top_n = as_int("top_n", top_n, lo=1, hi=MAX_TOP_N)
     method = _method(lm, "qa", (METHOD_MODEL, METHOD_INSTRUCT))
     with _envelope("qa", lm, method) as r:
         r["question"], r["context"] = question, context
         if method == METHOD_MODEL:
-            out = answer_question(lm.model, lm.tokenizer, question, context, top_n=int(top_n),
+            out = answer_question(lm.model, lm.tokenizer, question, context, top_n=top_n,
                                   stride=int(stride), max_answer_tokens=int(max_answer_tokens))
             r.update(out)
             if out["windows"] > 1:
@@ -229,20 +236,26 @@ def _instruct_settings(settings: dict | None, default_new: int) -> tuple[int, di
     return max_new, gen
 
 
-def _check_lengths(settings: dict | None) -> None:
-    s = settings or {}
-    max_new = s.get("max_new_tokens")
-    if max_new is not None and not 1 <= int(max_new) <= 512:
-        raise InputError("max_new_tokens must be between 1 and 512.")
-    min_new = s.get("min_new_tokens")
-    if min_new is not None and max_new is not None and int(min_new) > int(max_new):
+def _check_lengths(settings: dict | None) -> dict:
+    """The settings with their lengths and beam count read as whole numbers in range."""
+    s = dict(settings or {})
+    bounds = {"max_new_tokens": (1, MAX_NEW_TOKENS), "min_new_tokens": (0, MAX_NEW_TOKENS),
+              "num_beams": (0, MAX_BEAMS)}
+    for name, (lo, hi) in bounds.items():
+        if s.get(name) is not None:
+            s[name] = as_int(name, s[name], lo=lo, hi=hi)
+    max_new, min_new = s.get("max_new_tokens"), s.get("min_new_tokens")
+    if min_new is not None and max_new is not None and min_new > max_new:
         raise InputError("The minimum length is larger than the maximum length: lower the minimum.")
+    if s.get("num_beams") == 0:
+        del s["num_beams"]  # 0: the checkpoint's default
+    return s
 
 
 def summarize(lm, text: str, settings: dict | None = None, reference: str | None = None) -> dict:
     """A summary of `text`; ROUGE-1/2/L against `reference` when one is given."""
     text = check_text(text)
-    _check_lengths(settings)
+    settings = _check_lengths(settings)
     method = _method(lm, "summarization", (METHOD_MODEL, METHOD_INSTRUCT))
     with _envelope("summarize", lm, method) as r:
         if method == METHOD_MODEL:
@@ -267,7 +280,7 @@ def translate(lm, text: str, source: str = "en", target: str = "de", settings: d
               reference: str | None = None) -> dict:
     """A translation of `text`; BLEU against `reference` when one is given."""
     text = check_text(text)
-    _check_lengths(settings)
+    settings = _check_lengths(settings)
     method = _method(lm, "translation", (METHOD_MODEL, METHOD_INSTRUCT))
     source, target = (source or "en").lower(), (target or "de").lower()
     with _envelope("translate", lm, method) as r:
@@ -311,7 +324,7 @@ def fill_mask(lm, text: str, top_k: int = 5) -> dict:
     method = _method(lm, "fill_mask", (METHOD_MODEL,))
     with _envelope("fill_mask", lm, method) as r:
         r["text"] = text
-        r.update(enc.fill_mask(lm.model, lm.tokenizer, text, int(top_k)))
+        r.update(enc.fill_mask(lm.model, lm.tokenizer, text, top_k))
     return r
 
 

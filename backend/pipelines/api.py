@@ -1,0 +1,138 @@
+"""The Pipelines tasks by role: what the tab and scripts call, one entry point per api_name.
+
+Each entry point takes the widgets' plain values, reads its numbers and flags first (so a typo
+is refused before any model loads), asks the hub for the task's role (`config.TASK_ROLES`, or
+the model box's override), and hands the loaded model to the model-level runner in `tasks`
+(which unit tests call with tiny models). The result is the runner's JSON-able dict,
+`"model": <provenance>` included.
+"""
+
+from __future__ import annotations
+
+from backend import config, models
+from backend.errors import InputError
+from backend.pipelines import tasks
+from backend.pipelines.encoders import MAX_TOP_K
+from backend.pipelines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
+from backend.pipelines.util import split_lines
+from backend.validation import as_bool, as_int, check_text
+
+
+def _load(task: str, override: str | None, progress):
+    lm = models.load(config.TASK_ROLES[task], override, progress)
+    if progress is not None:
+        progress(0.4, "Running")
+    return lm
+
+
+def _texts(text, batch) -> list[str]:
+    """Batch mode: one text per line; else the whole box is one text. A list is taken as is."""
+    if isinstance(text, (list, tuple)):
+        return list(text)
+    if not as_bool("batch", batch):
+        return [check_text(text)]
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"The text must be text, got {type(text).__name__}.")
+    return split_lines(text)
+
+
+def _seq2seq_settings(max_new_tokens, min_new_tokens=0, num_beams=0) -> dict:
+    """The length and beam widgets -> generate() settings; 0 leaves the checkpoint's default."""
+    settings = {"max_new_tokens": as_int("max_new_tokens", max_new_tokens, lo=1, hi=tasks.MAX_NEW_TOKENS)}
+    min_new = as_int("min_new_tokens", min_new_tokens, lo=0, hi=tasks.MAX_NEW_TOKENS)
+    beams = as_int("num_beams", num_beams, lo=0, hi=tasks.MAX_BEAMS)
+    if min_new:
+        settings["min_new_tokens"] = min_new
+    if beams:
+        settings["num_beams"] = beams
+    return settings
+
+
+@models.gpu_task(duration=60)
+def classify(text, batch: bool = False, label_descriptions: str | None = None,
+             override: str | None = None, progress=None) -> dict:
+    """Sentiment of one text (or one per line in batch mode).
+
+    `label_descriptions` (`LABEL: description` lines) steer the embedding-similarity method;
+    empty means the sentiment defaults. A dedicated classifier has its own labels: it ignores
+    them, and says so unless they are the untouched defaults.
+    """
+    texts = _texts(text, batch)
+    if label_descriptions is not None and not isinstance(label_descriptions, str):
+        raise InputError(f"The label descriptions must be text, got {type(label_descriptions).__name__}.")
+    raw = (label_descriptions or "").strip()
+    desc = parse_label_descriptions(raw) if raw else None
+    lm = _load("classify", override, progress)
+    if lm.method != config.METHOD_EMBEDDING and raw == SENTIMENT_DEFAULT:
+        desc = None  # the default descriptions only matter for the embedding method
+    return tasks.classify(lm, texts, label_descriptions=desc)
+
+
+@models.gpu_task(duration=60)
+def zero_shot(text, labels, multi_label: bool = False, template: str = DEFAULT_TEMPLATE, batch: bool = False,
+              override: str | None = None, progress=None) -> dict:
+    """Scores of comma-separated candidate `labels` for one text (or one per line)."""
+    texts = _texts(text, batch)
+    multi_label = as_bool("multi_label", multi_label)
+    lm = _load("zero_shot", override, progress)
+    return tasks.zero_shot(lm, texts, labels, multi_label=multi_label, template=template)
+
+
+@models.gpu_task(duration=120)
+def ner(text, aggregation: str = "simple", batch: bool = False, override: str | None = None,
+        progress=None) -> dict:
+    """Named entities with character offsets, per text."""
+    texts = _texts(text, batch)
+    lm = _load("ner", override, progress)
+    return tasks.ner(lm, texts, aggregation=aggregation)
+
+
+@models.gpu_task(duration=60)
+def qa(context, question, top_n=3, override: str | None = None, progress=None) -> dict:
+    """The answer to `question` in `context`, with up to `top_n` alternative spans."""
+    top_n = as_int("top_n", top_n, lo=1, hi=tasks.MAX_TOP_N)
+    lm = _load("qa", override, progress)
+    return tasks.qa(lm, question, context, top_n=top_n)
+
+
+@models.gpu_task(duration=120)
+def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference: str | None = None,
+              override: str | None = None, progress=None) -> dict:
+    """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
+    settings = _seq2seq_settings(max_new_tokens, min_new_tokens, num_beams)
+    lm = _load("summarize", override, progress)
+    return tasks.summarize(lm, text, settings, reference=reference)
+
+
+@models.gpu_task(duration=120)
+def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, num_beams=0,
+              reference: str | None = None, override: str | None = None, progress=None) -> dict:
+    """A translation; BLEU against `reference` when one is given. num_beams 0: the checkpoint's default."""
+    settings = _seq2seq_settings(max_new_tokens, 0, num_beams)
+    lm = _load("translate", override, progress)
+    return tasks.translate(lm, text, source, target, settings, reference=reference)
+
+
+@models.gpu_task(duration=60)
+def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict:
+    """The `top_k` likeliest tokens for the one [MASK] in `text`."""
+    top_k = as_int("top_k", top_k, lo=1, hi=MAX_TOP_K)
+    lm = _load("fill_mask", override, progress)
+    return tasks.fill_mask(lm, text, top_k=top_k)
+
+
+@models.gpu_task(duration=120)
+def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50, top_p=0.9,
+                  num_beams=4, seed=0, override: str | None = None, progress=None) -> dict:
+    """Continue `prompt` with the Decoding tab's backend (which checks the strategy's numbers).
+
+    `seed` None or empty: a random one, reported in the result.
+    """
+    if seed is None or (isinstance(seed, str) and not seed.strip()):
+        seed = None
+    else:
+        seed = as_int("seed", seed)
+    settings = {"strategy": strategy, "max_new_tokens": max_new_tokens, "temperature": temperature,
+                "top_k": top_k, "top_p": top_p, "num_beams": num_beams, "seed": seed}
+    lm = _load("generate_text", override, progress)
+    return tasks.generate_text(lm, prompt, settings)
