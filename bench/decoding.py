@@ -25,7 +25,7 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 import torch  # noqa: E402
 
 from backend import models  # noqa: E402
-from backend.decoding.generate import UNICORN, DecodeSettings, decode  # noqa: E402
+from backend.decoding.generate import UNICORN, decode  # noqa: E402
 
 STRATEGIES = [
     ("greedy", {"strategy": "greedy"}, {"do_sample": False}, 1.2),
@@ -89,7 +89,7 @@ def main() -> None:
     sections = set(args.sections.split(","))
     torch.set_num_threads(args.threads or max(1, os.cpu_count() or 1))
 
-    lm = models.get_hub().load("decoder")
+    lm = models.load("decoder")
     tok = lm.tokenizer
     prompt = UNICORN
     ids = torch.tensor([tok(prompt)["input_ids"]], device=lm.model.device)

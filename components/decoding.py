@@ -13,8 +13,8 @@ import json
 import gradio as gr
 import pandas as pd
 
-from backend.decoding import generate as D
-from backend.errors import LabError
+from backend import decoding
+from backend.errors import InputError, LabError
 from components.common import MODEL_QUEUE, model_badge, user_errors
 from components.decoding_plots import (
     beam_tree_figure,
@@ -42,12 +42,6 @@ COMPARE_HEADERS = ["strategy", "text", "log-prob", "perplexity", "distinct-2", "
 DEFAULT_TEMPS = "0.5, 1.0, 2.0"
 
 
-def _decoder():
-    from backend import models
-
-    return models.get_hub().load("decoder")
-
-
 def _settings(strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty, no_repeat_ngram_size,
               early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n) -> dict:
     return {
@@ -65,15 +59,15 @@ def _parse_temps(text: str) -> list[float]:
     if not parts:
         return [0.5, 1.0, 2.0]
     if len(parts) > 6:
-        raise D.InputError("Give at most 6 temperatures for the overlay, e.g. 0.5, 1, 2.")
+        raise InputError("Give at most 6 temperatures for the overlay, e.g. 0.5, 1, 2.")
     temps = []
     for p in parts:
         try:
             t = float(p)
         except ValueError:
-            raise D.InputError(f"{p.strip()!r} is not a temperature; write numbers like 0.5, 1, 2.") from None
+            raise InputError(f"{p.strip()!r} is not a temperature; write numbers like 0.5, 1, 2.") from None
         if t <= 0:
-            raise D.InputError(f"Temperatures must be > 0 (got {t:g}); T -> 0 is greedy decoding.")
+            raise InputError(f"Temperatures must be > 0 (got {t:g}); T -> 0 is greedy decoding.")
         temps.append(t)
     return temps
 
@@ -118,11 +112,9 @@ def stats_markdown(result: dict) -> str:
     return "\n\n".join(lines)
 
 
-def _dist_plots(lm, ids: list[int], temps: list[float], top_p: float, temperature: float, step: int = 0):
-    dist = D.step_distribution(lm.model, lm.tokenizer, ids, temperatures=temps, top_p=top_p,
-                               cumulative_temperature=temperature)
-    dist["step"] = step
-    return temperature_figure(dist), cumulative_figure(dist), dist
+def _dist_plots(ids: list[int], temps: list[float], top_p: float, temperature: float, step: int = 0):
+    dist = decoding.step_distribution(ids, temperatures=temps, top_p=top_p, temperature=temperature, step=step)
+    return temperature_figure(dist), cumulative_figure(dist)
 
 
 def _cut_params(settings: dict) -> tuple[float, float]:
@@ -140,26 +132,23 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         top_n, temps_text):
     """Stream one run into the UI, then fill the table, plots and JSON."""
     try:
-        settings = D.DecodeSettings.from_dict(_settings(
+        settings = decoding.DecodeSettings.from_dict(_settings(
             strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty, no_repeat_ngram_size,
             early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n))
         temps = _parse_temps(temps_text)
-        lm = _decoder()
         skip = [gr.skip()] * 9
         if settings.strategy == "beam" or settings.num_return_sequences > 1:
             yield ["", f"Running {settings.label()} (beam search shows its text when done)…", *skip]
-        result = None
-        with contextlib.closing(D.decode_stream(lm.model, lm.tokenizer, prompt, settings)) as stream:
+        data = None
+        with contextlib.closing(decoding.decode_stream(prompt, settings)) as stream:
             for text, res in stream:
                 if res is None:
                     yield [text, gr.skip(), *skip]
                 else:
-                    result = res
-        data = result.to_dict()
-        data["model"] = lm.describe()
+                    data = res
         ids = data["prompt_token_ids"]
         top_p_cut, temp_cut = _cut_params(data["settings"])
-        temp_fig, cum_fig, _ = _dist_plots(lm, ids, temps, top_p_cut, temp_cut)
+        temp_fig, cum_fig = _dist_plots(ids, temps, top_p_cut, temp_cut)
         n = max(data["n_new_tokens"], 1)
         state = {"ids": ids + data["outputs"][0]["token_ids"], "plen": len(ids), "settings": data["settings"]}
         yield [
@@ -183,28 +172,27 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
 def show_step(state, step, temps_text):
     """Redraw the distribution plots for the context before generated token `step`."""
     if not state:
-        raise D.InputError("Run a generation first; then pick a step to inspect.")
+        raise InputError("Run a generation first; then pick a step to inspect.")
     temps = _parse_temps(temps_text)
     step = int(step or 0)
     ids = state["ids"][: state["plen"] + step]
     top_p_cut, temp_cut = _cut_params(state["settings"])
-    temp_fig, cum_fig, _ = _dist_plots(_decoder(), ids, temps, top_p_cut, temp_cut, step)
-    return temp_fig, cum_fig
+    return _dist_plots(ids, temps, top_p_cut, temp_cut, step)
 
 
 @user_errors
 def compare_ui(prompt, strategies_text, progress=gr.Progress()):
-    out = compare_decoding(prompt, strategies_text, progress=progress)
+    out = decoding.compare(prompt, strategies_text, progress=progress)
     rows = [[r["strategy"], r["text"], r["sequence_logprob"], r["perplexity"], r["distinct_2"], r["distinct_3"],
              r["n_new_tokens"], r["tokens_per_s"]] for r in out["rows"]]
     return rows, compare_figure(out["rows"]), out, model_badge(out["model"])
 
 
 def apply_preset(name):
-    preset = D.PRESETS.get(name)
+    preset = decoding.PRESETS.get(name)
     if not preset:
         return [gr.skip()] * 15
-    s = D.DecodeSettings.from_dict(preset["settings"])
+    s = decoding.DecodeSettings.from_dict(preset["settings"])
     return [preset["prompt"], s.strategy, s.max_new_tokens, s.temperature, s.top_k, s.top_p, s.num_beams,
             s.length_penalty, s.no_repeat_ngram_size, s.early_stopping, s.num_return_sequences,
             s.repetition_penalty, "" if s.seed is None else str(s.seed), s.chat_template, s.top_n]
@@ -219,41 +207,16 @@ def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
     (keys: strategy greedy|beam|sample, max_new_tokens, temperature, top_k, top_p, num_beams,
     length_penalty, no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty,
     seed, chat_template, top_n). Returns text, tokens, per-step candidates, log-prob, timing."""
-    if isinstance(settings, str):
-        try:
-            settings = json.loads(settings) if settings.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise D.InputError(f"settings is not valid JSON ({exc.msg}).") from None
-    s = D.DecodeSettings.from_dict(settings)
-    lm = _decoder()
-    data = D.decode(lm.model, lm.tokenizer, prompt, s).to_dict()
-    data["model"] = lm.describe()
-    return data
+    return decoding.decode(prompt, settings)
 
 
 @user_errors
-def compare_decoding(prompt: str, strategies: list | str, progress=gr.Progress()) -> dict:
-    """2-4 strategies on one prompt, side by side. strategies: a list of settings dicts (as /decode
-    takes) or its JSON text. Returns one row per strategy: text, log-prob, perplexity,
-    distinct-2/3, tokens/s."""
-    settings = D.parse_strategies(strategies)
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise D.InputError("The prompt is empty: type some text for the model to continue.")
-    lm = _decoder()
-
-    def tick(i, n, label):
-        progress((i, n), desc=f"running {label}")
-
-    rows = D.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick)
-    return {"prompt": prompt, "rows": rows, "model": lm.describe()}
-
-
 def _compare_api(prompt: str, strategies: list | str) -> dict:
     """2-4 strategies on one prompt, side by side. strategies: a list of settings dicts (as
     /decode takes) or its JSON text. Returns {"prompt", "rows": one per strategy with text,
     sequence_logprob, perplexity, distinct_2, distinct_3, n_new_tokens, tokens_per_s, settings},
     "model"}."""
-    return compare_decoding(prompt, strategies, progress=lambda *a, **k: None)
+    return decoding.compare(prompt, strategies)
 
 
 # ----------------------------------------------------------------------------- layout
@@ -265,13 +228,13 @@ def build() -> None:
         with gr.Column(scale=3):
             prompt = gr.Textbox(label="Prompt", lines=4, value="Transformers are the", elem_id="decoding-prompt")
             with gr.Row():
-                preset = gr.Dropdown(choices=list(D.PRESETS), value=None, label="Book examples (presets)",
+                preset = gr.Dropdown(choices=list(decoding.PRESETS), value=None, label="Book examples (presets)",
                                      elem_id="decoding-preset")
                 chat = gr.Checkbox(label="Use the model's chat template (instruct models)", value=False)
         with gr.Column(scale=2):
-            strategy = gr.Radio(choices=list(D.STRATEGIES), value="greedy", label="Strategy",
+            strategy = gr.Radio(choices=list(decoding.STRATEGIES), value="greedy", label="Strategy",
                                 elem_id="decoding-strategy")
-            max_new = gr.Slider(1, D.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens")
+            max_new = gr.Slider(1, decoding.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens")
             seed = gr.Textbox(label="seed (sampling; empty = random, reported)", value="", max_lines=1)
     with gr.Row():
         with gr.Column():
@@ -281,15 +244,15 @@ def build() -> None:
             top_p = gr.Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)")
         with gr.Column():
             gr.Markdown("**Beam search**")
-            num_beams = gr.Slider(2, D.MAX_BEAMS, value=4, step=1, label="num_beams")
+            num_beams = gr.Slider(2, decoding.MAX_BEAMS, value=4, step=1, label="num_beams")
             length_penalty = gr.Slider(-2, 3, value=1.0, step=0.1, label="length_penalty")
             early_stopping = gr.Checkbox(label="early_stopping", value=False)
         with gr.Column():
             gr.Markdown("**All strategies**")
             no_repeat = gr.Slider(0, 6, value=0, step=1, label="no_repeat_ngram_size (0 = off)")
             rep_pen = gr.Slider(0.5, 2.0, value=1.0, step=0.05, label="repetition_penalty (1 = off)")
-            n_return = gr.Slider(1, D.MAX_BEAMS, value=1, step=1, label="num_return_sequences")
-            top_n = gr.Slider(1, D.MAX_TOP_N, value=5, step=1, label="candidates per step in the table")
+            n_return = gr.Slider(1, decoding.MAX_BEAMS, value=1, step=1, label="num_return_sequences")
+            top_n = gr.Slider(1, decoding.MAX_TOP_N, value=5, step=1, label="candidates per step in the table")
     with gr.Row():
         run_btn = gr.Button("Generate", variant="primary", elem_id="decoding-run")
         stop_btn = gr.Button("Stop", variant="stop", elem_id="decoding-stop")
@@ -316,7 +279,7 @@ def build() -> None:
     state = gr.State(None)
 
     with gr.Accordion("Compare 2-4 strategies on this prompt", open=False, elem_id="decoding-compare"):
-        strategies = gr.Code(value=json.dumps(D.COMPARE_DEFAULT, indent=1), language="json",
+        strategies = gr.Code(value=json.dumps(decoding.COMPARE_DEFAULT, indent=1), language="json",
                              label="strategies (a JSON list of settings, as /decode takes)")
         cmp_btn = gr.Button("Compare", elem_id="decoding-compare-run")
         cmp_df = gr.Dataframe(headers=COMPARE_HEADERS, interactive=False, wrap=True, elem_id="decoding-compare-table")

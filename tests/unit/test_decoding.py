@@ -9,22 +9,19 @@ import threading
 import numpy as np
 import pytest
 import torch
-from transformers import LlamaForCausalLM
 
 from backend.decoding import filters as F
 from backend.decoding.generate import (
-    MAX_NEW_TOKENS_CAP,
-    PRESETS,
-    DecodeSettings,
     build_processors,
     compare,
     decode,
     decode_stream,
     generation_config,
-    parse_strategies,
     step_distribution,
 )
+from backend.decoding.presets import PRESETS
 from backend.decoding.record import StepRecorder, Tap
+from backend.decoding.settings import MAX_NEW_TOKENS_CAP, DecodeSettings, parse_strategies
 from backend.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
 
@@ -36,15 +33,13 @@ def tok():
     return smollm2_tokenizer()
 
 
-def _tiny(tok, max_positions: int = 256, seed: int = 0) -> LlamaForCausalLM:
-    """A 2-layer llama whose random weights give peaked (not uniform) next-token distributions."""
-    return tiny_llama(seed=seed, max_position_embeddings=max_positions, initializer_range=0.5,
-                      pad_token_id=tok.eos_token_id)
+# initializer_range 0.5: random weights that give peaked (not uniform) next-token distributions
+PEAKED = {"initializer_range": 0.5, "max_position_embeddings": 256}
 
 
 @pytest.fixture(scope="module")
 def model(tok):
-    return _tiny(tok)
+    return tiny_llama(seed=0, pad_token_id=tok.eos_token_id, **PEAKED)
 
 
 def _ids(tok, text=PROMPT):
@@ -281,7 +276,7 @@ def test_recorder_keeps_only_top_candidates(model, tok):
 
 
 def test_long_prompt_is_truncated_from_the_left(tok):
-    small = _tiny(tok, max_positions=48)
+    small = tiny_llama(seed=0, pad_token_id=tok.eos_token_id, **{**PEAKED, "max_position_embeddings": 48})
     text = " ".join(f"word{i}" for i in range(200))
     res = decode(small, tok, text, {"strategy": "greedy", "max_new_tokens": 8})
     full = tok(text)["input_ids"]
@@ -325,6 +320,13 @@ BAD = [
     ({"no_repeat_ngram_size": -2}, "no_repeat_ngram_size"),
     ({"max_new_tokens": 8, "min_new_tokens": 9}, "min_new_tokens must be between 0 and max_new_tokens"),
     ({"num_beams": "four", "strategy": "beam"}, "num_beams must be a whole number"),
+    ({"strategy": "beam", "length_penalty": 1e9}, "length_penalty must be between -10 and 10"),
+    ({"strategy": "beam", "length_penalty": -11}, "length_penalty must be between -10 and 10"),
+    ({"length_penalty": "inf"}, "length_penalty must be a finite number"),
+    ({"strategy": "sample", "top_p": "most"}, "top_p must be a number"),
+    ({"early_stopping": "maybe"}, "early_stopping must be true or false"),
+    ({"seed": -1}, "seed must be between 0 and 2**63-1"),
+    ({"top_n": 21}, "top_n (candidates shown per step) must be between 1 and 20"),
 ]
 
 
@@ -346,7 +348,7 @@ def test_lenient_number_forms_are_accepted():
 
 def test_min_new_tokens_holds_eos_back(tok):
     # a model that likes EOS: without min_new_tokens it stops early
-    eos_model = _tiny(tok)
+    eos_model = tiny_llama(seed=0, pad_token_id=tok.eos_token_id, **PEAKED)
     with torch.no_grad():
         eos_model.lm_head.weight[tok.eos_token_id] = eos_model.model.norm.weight * 50
     assert decode(eos_model, tok, PROMPT, {"strategy": "greedy", "max_new_tokens": 6}).finish_reason == "eos"
@@ -355,9 +357,17 @@ def test_min_new_tokens_holds_eos_back(tok):
 
 
 def test_sampling_settings_ignored_for_greedy(model, tok):
-    # a greedy run does not fail on a sampling knob it does not use
-    res = decode(model, tok, PROMPT, {"strategy": "greedy", "temperature": 0, "max_new_tokens": 2})
+    # a greedy run does not fail on a sampling or beam knob it does not use
+    res = decode(model, tok, PROMPT, {"strategy": "greedy", "temperature": 0, "top_p": 5, "num_beams": 99,
+                                      "length_penalty": 1e9, "max_new_tokens": 2})
     assert res.n_new_tokens == 2
+
+
+def test_length_penalty_at_the_bounds_runs(model, tok):
+    for penalty in (-10, 10):
+        res = decode(model, tok, PROMPT, {"strategy": "beam", "num_beams": 2, "length_penalty": penalty,
+                                          "max_new_tokens": 3})
+        assert res.settings["length_penalty"] == penalty and res.label == f"beam 2 len-pen {penalty}"
 
 
 # ----------------------------------------------------------------------------- stop, stream, compare

@@ -1,0 +1,97 @@
+"""Role-level entry points: what the Decoding tab and scripts call.
+
+Each takes plain values and a role (default "decoder"), checks its input before any model
+loads, asks the hub for the role's model inside the ZeroGPU-wrapped call, and returns plain
+JSON-able data with `"model"`: which checkpoint served the result. The model-level functions
+they call live in `generate` (unit tests drive those with tiny models).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from backend import models
+from backend.decoding import generate
+from backend.decoding.settings import parse_settings, parse_strategies
+from backend.validation import as_float, as_int, check_text
+
+ROLE = "decoder"
+
+Progress = Callable[[float, str], Any] | None
+
+
+@models.gpu_task(duration=120)
+def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, progress: Progress = None) -> dict:
+    """One generation: text, tokens, per-step candidates, sequence log-prob, timing, model.
+
+    settings: a dict of `DecodeSettings` keys, its JSON text, or None (greedy, 64 tokens).
+    """
+    s = parse_settings(settings)
+    check_text(prompt, "prompt")
+    lm = models.load(role, progress=progress)
+    data = generate.decode(lm.model, lm.tokenizer, prompt, s).to_dict()
+    data["model"] = lm.describe()
+    return data
+
+
+@models.gpu_task(duration=120)
+def decode_stream(prompt: str, settings: dict | str | None = None, role: str = ROLE,
+                  progress: Progress = None) -> Iterator[tuple[str, dict | None]]:
+    """Yield (text so far, None) as tokens arrive, then (final text, the `decode` payload).
+
+    Beam search and several return sequences yield only the final pair. Closing the generator
+    (the UI's Stop) stops generation; the model is free again when `close()` returns.
+    """
+    s = parse_settings(settings)
+    check_text(prompt, "prompt")
+    lm = models.load(role, progress=progress)
+    with contextlib.closing(generate.decode_stream(lm.model, lm.tokenizer, prompt, s)) as stream:
+        for text, result in stream:
+            if result is None:
+                yield text, None
+            else:
+                data = result.to_dict()
+                data["model"] = lm.describe()
+                yield text, data
+
+
+@models.gpu_task(duration=180)
+def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Progress = None) -> dict:
+    """2-4 strategies (settings dicts, or their JSON list) on one prompt, side by side.
+
+    Returns {"prompt", "rows": one per strategy (text, sequence_logprob, perplexity,
+    distinct_2/3, n_new_tokens, tokens_per_s, settings, ...), "model"}.
+    """
+    settings = parse_strategies(strategies)
+    check_text(prompt, "prompt")
+    lm = models.load(role, progress=progress)
+
+    def tick(i: int, n: int, label: str) -> None:
+        if progress is not None:
+            progress(i / n, f"running {label}")
+
+    rows = generate.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick)
+    return {"prompt": prompt, "rows": rows, "model": lm.describe()}
+
+
+@models.gpu_task(duration=60)
+def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = (0.5, 1.0, 2.0), top_p: float = 0.9,
+                      temperature: float = 1.0, step: int | None = None, role: str = ROLE,
+                      progress: Progress = None) -> dict:
+    """The next-token distribution after `token_ids`: the data behind the tab's two plots.
+
+    Top tokens' probabilities at each of `temperatures`, and the cumulative curve at
+    `temperature` with where `top_p` cuts it. `step` (which generated token the context
+    precedes) is passed through for the plot's title.
+    """
+    ids = [as_int("token_ids", i) for i in (token_ids if token_ids is not None else ())]
+    top_p = as_float("top_p", top_p)
+    temperature = as_float("temperature", temperature)
+    lm = models.load(role, progress=progress)
+    dist = generate.step_distribution(lm.model, lm.tokenizer, ids, temperatures=temperatures, top_p=top_p,
+                                      cumulative_temperature=temperature)
+    dist["step"] = step
+    dist["model"] = lm.describe()
+    return dist
