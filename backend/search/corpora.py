@@ -17,13 +17,12 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from backend.config import SearchLimits
 from backend.errors import InputError
 
 ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 GLOSSARY_PATH = os.path.join(ASSETS_DIR, "corpus", "glossary.jsonl")
 
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
-DEFAULT_MAX_PASSAGES = 200_000
 DEFAULT_CHUNK_WORDS = 120
 DEFAULT_OVERLAP_WORDS = 30
 SUPPORTED_EXTENSIONS = (".txt", ".csv", ".tsv", ".jsonl")
@@ -54,12 +53,6 @@ class Corpus:
     def texts_for_embedding(self) -> list[str]:
         """Title and text together: the title is often the best summary of a passage."""
         return [f"{p.title}: {p.text}" if p.title else p.text for p in self.passages]
-
-
-@dataclass
-class Limits:
-    max_bytes: int = DEFAULT_MAX_BYTES
-    max_passages: int = DEFAULT_MAX_PASSAGES
 
 
 def content_hash(passages: list[Passage]) -> str:
@@ -94,10 +87,10 @@ def chunk_text(text: str, max_words: int = DEFAULT_CHUNK_WORDS,
 
 
 def documents_to_corpus(name: str, docs: list[tuple[str, str]], *, max_words: int = DEFAULT_CHUNK_WORDS,
-                        overlap: int = DEFAULT_OVERLAP_WORDS, limits: Limits | None = None,
+                        overlap: int = DEFAULT_OVERLAP_WORDS, limits: SearchLimits | None = None,
                         notes: list[str] | None = None) -> Corpus:
     """(title, text) documents -> deduplicated, chunked, size-checked corpus."""
-    limits = limits or Limits()
+    limits = limits or SearchLimits()
     notes = list(notes or [])
     docs = [(t.strip(), " ".join(x.split())) for t, x in docs]
     docs = [(t, x) for t, x in docs if x]
@@ -159,7 +152,7 @@ def decode_bytes(data: bytes, filename: str = "the file") -> str:
     return text
 
 
-def check_size(nbytes: int, limits: Limits, what: str = "The corpus") -> None:
+def check_size(nbytes: int, limits: SearchLimits, what: str = "The corpus") -> None:
     if nbytes > limits.max_bytes:
         raise InputError(f"{what} is {nbytes / 1e6:.1f} MB, over the limit of "
                          f"{limits.max_bytes / 1e6:.0f} MB. Upload a smaller file or split it.")
@@ -293,10 +286,10 @@ class UploadOptions:
 
 
 def corpus_from_bytes(data: bytes, filename: str, options: UploadOptions | None = None,
-                      limits: Limits | None = None) -> Corpus:
+                      limits: SearchLimits | None = None) -> Corpus:
     """Parse an uploaded file by its extension."""
     options = options or UploadOptions()
-    limits = limits or Limits()
+    limits = limits or SearchLimits()
     base = os.path.basename(filename or "upload")
     ext = os.path.splitext(base)[1].lower()
     if ext not in SUPPORTED_EXTENSIONS:
@@ -318,8 +311,8 @@ def corpus_from_bytes(data: bytes, filename: str, options: UploadOptions | None 
 
 
 def corpus_from_file(path: str, options: UploadOptions | None = None,
-                     limits: Limits | None = None) -> Corpus:
-    limits = limits or Limits()
+                     limits: SearchLimits | None = None) -> Corpus:
+    limits = limits or SearchLimits()
     try:
         size = os.path.getsize(path)
     except OSError:
@@ -332,9 +325,9 @@ def corpus_from_file(path: str, options: UploadOptions | None = None,
 
 
 def corpus_from_paste(text: str, options: UploadOptions | None = None,
-                      limits: Limits | None = None) -> Corpus:
+                      limits: SearchLimits | None = None) -> Corpus:
     options = options or UploadOptions()
-    limits = limits or Limits()
+    limits = limits or SearchLimits()
     if not text or not text.strip():
         raise InputError("The pasted text is empty. Paste documents, one per line or "
                          "separated by blank lines.")

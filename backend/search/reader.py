@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 
-import torch
-
 from backend.errors import InputError
+from backend.pipelines.instruct import chat_generate
 from backend.validation import check_text
 
 MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
@@ -46,20 +45,13 @@ def check_question(question: str) -> str:
 
 def generative_answer(model, tokenizer, question: str, passages: list[dict],
                       max_new_tokens: int = 64) -> dict:
-    """Instruct decoder, greedy; -> answer text and the passage numbers it cited."""
+    """Instruct decoder, greedy; -> answer text and the passage numbers it cited.
+
+    `chat_generate` is the one chat path of the app: it refuses a prompt past the context window."""
     question = check_question(question)
-    messages = build_messages(question, passages)
-    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-    device = next(model.parameters()).device
-    enc = {k: v.to(device) for k, v in enc.items()}
-    kwargs = {}
-    if tokenizer.pad_token_id is None:
-        kwargs["pad_token_id"] = tokenizer.eos_token_id
-    with torch.inference_mode():
-        out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
-                             repetition_penalty=1.1, **kwargs)
-    text = tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+    reply = chat_generate(model, tokenizer, build_messages(question, passages),
+                          max_new_tokens=max_new_tokens)
+    text = reply["text"]
     cited = parse_citations(text, len(passages))
     source = "reader"
     if not cited and text:
@@ -68,7 +60,7 @@ def generative_answer(model, tokenizer, question: str, passages: list[dict],
         cited = overlap_citations(text, passages)
         source = "word overlap (the reader cited no passage)"
     return {"answer": text, "cited": cited, "citations_from": source,
-            "reader_method": "instruct-fallback", "prompt_tokens": int(enc["input_ids"].shape[1])}
+            "reader_method": "instruct-fallback", "prompt_tokens": reply["prompt_tokens"]}
 
 
 _STOP = set("""a an the of to in on for and or is are was were be been by with as at from that this
@@ -94,7 +86,7 @@ def overlap_citations(answer: str, passages: list[dict], min_shared: int = 2) ->
 
 def extractive_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
     """Best span over the passages (each read separately); cites the passage it came from."""
-    from backend.pipelines.qa import answer_question
+    from backend.pipelines.extractive_qa import answer_question
 
     question = check_question(question)
     best = None

@@ -6,7 +6,7 @@ uploads lives only in that person's session (keyed by the caller's session id) a
 evicted when idle. Embeddings and indexes persist in the cache dir, keyed by corpus content
 hash + embedder + build settings, written atomically, so a restart reuses them.
 
-Re-exports `embed_texts` (backend.embedding) for other tabs.
+Model-level: it takes an `Embedder`; `backend.search.api` gets one from the hub.
 """
 
 from __future__ import annotations
@@ -21,25 +21,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backend.search import index as si
-from backend.search.corpora import Corpus, Limits, load_glossary
-from backend.embedding import embed_texts  # noqa: F401  (re-exported for other tabs)
-from backend.config import SearchLimits
+from backend.config import SearchLimits, get_settings
+from backend.embedding import embed_texts
 from backend.errors import InputError
-from backend.validation import check_text
+from backend.search import index as si
+from backend.search.corpora import Corpus, load_glossary
 from backend.search.index import IndexSettings
+from backend.validation import check_text
 
 BUILTIN_CORPORA = ("glossary", "docstrings")
 MAX_K = 100
 MAP_MAX_POINTS = 20_000
 
 ProgressFn = Callable[[float, str], None]  # (fraction 0..1, description)
-
-
-def limits_from_env() -> Limits:
-    """Corpus limits as `config.SearchLimits` reads them from the environment."""
-    env = SearchLimits.from_env()
-    return Limits(max_bytes=env.max_bytes, max_passages=env.max_passages)
 
 
 @dataclass
@@ -85,11 +79,11 @@ class SessionState:
 
 
 class SearchService:
-    def __init__(self, cache_dir: str | os.PathLike, limits: Limits | None = None,
+    def __init__(self, cache_dir: str | os.PathLike, limits: SearchLimits | None = None,
                  idle_s: float = 3600.0, max_sessions: int = 64, persist: bool = True,
                  max_private_bytes: int | None = None, max_shared: int = 8):
         self.cache_dir = os.path.join(str(cache_dir), "search")
-        self.limits = limits or limits_from_env()
+        self.limits = limits or SearchLimits.from_env()
         self.idle_s = idle_s
         self.max_sessions = max_sessions
         self.persist = persist
@@ -98,12 +92,7 @@ class SearchService:
         self._builtin: dict[str, Corpus] = {}
         self._lock = threading.RLock()
         self._build_locks: dict[str, threading.Lock] = {}
-        if max_private_bytes is None:
-            try:
-                max_private_bytes = int(float(os.environ.get("TLAB_SEARCH_SESSION_MB", 2048)) * 1e6)
-            except ValueError:
-                max_private_bytes = int(2048e6)
-        self.max_private_bytes = max_private_bytes
+        self.max_private_bytes = self.limits.session_bytes if max_private_bytes is None else max_private_bytes
         self.max_shared = max_shared
 
     # ------------------------------------------------------------------ corpora
@@ -480,13 +469,5 @@ def get_service() -> SearchService:
     global _SERVICE
     with _SERVICE_LOCK:
         if _SERVICE is None:
-            from backend.config import get_settings
             _SERVICE = SearchService(get_settings().cache_dir)
         return _SERVICE
-
-
-def hub_embedder() -> Embedder:
-    """The `embedder` role from the model hub (raises ModelLoadError with what to do)."""
-    from backend import models
-    lm = models.get_hub().load("embedder")
-    return Embedder(lm.model, lm.tokenizer, lm.checkpoint, lm.describe())
