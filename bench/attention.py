@@ -1,6 +1,6 @@
 """Attention tab benchmark: bertviz view size and build time vs token count, ours vs bertviz's own.
 
-Ours: `attention_views.head_view_html` / `model_view_html` (libraries inlined, attention as
+Ours: `backend.attention.views.head_view_html` / `model_view_html` (libraries inlined, attention as
 base64 uint16, offline and escaped). Plain library: `bertviz.head_view/model_view(...,
 html_action="return")` on the same tensors (CDN script tags, full-precision JSON; it would
 still need the ~0.4 MB of libraries from the network). Also: the model forward with
@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
+from backend import models  # noqa: E402
 from backend.attention import extract as A  # noqa: E402
 from backend.attention import math as am  # noqa: E402
 from backend.attention import views as V  # noqa: E402
-from backend import models  # noqa: E402
 
 PARAGRAPH = (
     "Time flies like an arrow; fruit flies like a banana. The transformer reads every token at once "
@@ -104,9 +104,8 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="also 128 and 256 tokens")
     args = ap.parse_args()
     torch.set_grad_enabled(False)
-    hub = models.get_hub()
-    enc = hub.load("encoder")
-    dec = hub.load("decoder")
+    enc = models.load("encoder")
+    dec = models.load("decoder")
     sizes = [16, 32, 64, 96] + ([128, 256] if args.full else [])
     rows = [row(enc, n) for n in sizes] + [row(dec, 64)]
     if args.full:

@@ -1,8 +1,8 @@
 """Attention extraction for the Attention tab and the `/attention`, `/attention_math` APIs.
 
 Functions take a model and its tokenizer (so unit tests pass tiny random models) and return
-plain data: numpy arrays and JSON-able dicts. The from-scratch math lives in
-`attention_math`, positional encodings in `positions`, the bertviz HTML in `attention_views`.
+plain data: numpy arrays and JSON-able dicts. The from-scratch math lives in `math`,
+positional encodings in `encodings`, the bertviz HTML in `views`; `api` serves them by role.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from backend.attention import positions as positions
+from backend.attention import encodings
 from backend.errors import InputError, LabError
 
 # Attention recipes by architecture family, each named after the transformers model types it covers.
@@ -227,7 +227,7 @@ def layer_math(model, layer_index: int, hidden: torch.Tensor, attention_mask: to
                 q = _rms_norm(attn.q_norm, q.transpose(1, 2)).transpose(1, 2)
                 k = _rms_norm(attn.k_norm, k.transpose(1, 2)).transpose(1, 2)
             t = x.shape[1]
-            cos, sin = positions.rotary_cos_sin_for(model, t, device=x.device)
+            cos, sin = encodings.rotary_cos_sin_for(model, t, device=x.device)
             q_rot = apply_rotary(q, cos[None, None], sin[None, None])
             k_rot = apply_rotary(k, cos[None, None], sin[None, None])
             k_rep = repeat_kv(k_rot, h // h_kv)

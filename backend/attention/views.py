@@ -71,7 +71,7 @@ def _bertviz_js(view: str) -> str:
     code = (importlib.resources.files("bertviz") / f"{view}_view.js").read_text(encoding="utf-8")
     code, n = re.subn(r"require\.config\(\{.*?\}\);", "", code, count=1, flags=re.DOTALL)
     if n != 1 or code.count("PYTHON_PARAMS") < 1:
-        raise RuntimeError(f"bertviz {view}_view.js changed shape; update attention_views.py")
+        raise RuntimeError(f"bertviz {view}_view.js changed shape; update backend/attention/views.py")
     return code
 
 
@@ -210,3 +210,25 @@ def head_view_height(n_tokens: int) -> int:
 def message_html(text: str) -> str:
     """A plain notice shown where a view would be (e.g. over the token cap)."""
     return f'<div class="tlab-attention-note" style="padding:12px;{FONT}">{html.escape(text)}</div>'
+
+
+def tab_views(attention, tokens: list[str], sentence_b_start: int | None, checkpoint: str,
+              max_tokens: int) -> tuple[str, str]:
+    """The Attention tab's head and model views as iframes, or one notice for both over `max_tokens`
+    (every layer x head x token^2 line would make the page unusable)."""
+    t = len(tokens)
+    if t > max_tokens:
+        msg = (f"The text has {t} tokens; the bertviz views draw at most {max_tokens} "
+               f"(every layer x head x token^2 line). Use the Heatmap and Head summary tabs, or shorten the text.")
+        return message_html(msg), message_html(msg)
+    head = iframe(
+        head_view_html(attention, tokens, sentence_b_start,
+                       title=f"{checkpoint}: head view. Colours are heads (click to toggle); "
+                             "hover a token to see where it attends."),
+        height=head_view_height(t), title="bertviz head view")
+    model = iframe(
+        model_view_html(attention, tokens, sentence_b_start,
+                        title=f"{checkpoint}: model view, every layer (rows) and head (columns). "
+                              "Click a thumbnail to enlarge."),
+        height=720, title="bertviz model view")
+    return head, model

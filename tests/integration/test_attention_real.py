@@ -8,23 +8,23 @@ import numpy as np
 import pytest
 import torch
 
+from backend import attention, models
+from backend.attention import encodings as P
 from backend.attention import extract as A
 from backend.attention import math as am
 from backend.attention import views as V
-from backend import models
-from backend.attention import positions as P
 
 TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
 def encoder():
-    return models.get_hub().load("encoder")
+    return models.load("encoder")
 
 
 @pytest.fixture(scope="module")
 def decoder():
-    return models.get_hub().load("decoder")
+    return models.load("decoder")
 
 
 def _batch(tok, texts, pairs=None):
@@ -93,3 +93,16 @@ def test_decoder_attention_causal_and_views(decoder):
     assert r.attention.shape[:2] == (30, 9) and np.all(np.triu(r.attention, 1) == 0)
     doc = V.head_view_html(r.attention, r.tokens, r.sentence_b_start)
     assert "cdnjs" not in doc and len(doc) < 2_000_000
+
+
+def test_entry_points_serve_the_packaged_models(encoder, decoder):
+    """By role, through the hub: the same weights as the fixtures, the views and the math."""
+    r = attention.attention(*A.FIRST_EXAMPLE, role="encoder")
+    assert r["model"] == encoder.describe() and (r["num_layers"], r["num_heads"], r["num_tokens"]) == (6, 12, 13)
+    assert r["payload"]["tokens"][r["payload"]["sentence_b_start"]] == "fruit" and "<iframe" in r["head_view"]
+    h = attention.heatmap(*A.FIRST_EXAMPLE, "encoder", 5, 11)
+    assert h["matrix"].shape == (13, 13) and np.allclose(h["matrix"].sum(-1), 1, atol=1e-5)
+    m = attention.attention_math("time flies like an arrow", "", "decoder", 29, 8, -1)
+    assert m["model"] == decoder.describe() and m["kv_head"] == 2 and m["within_tolerance"]
+    pos = attention.positions("decoder")
+    assert pos["learned_similarity"] is None and pos["rotary"]["head_dim"] == 64

