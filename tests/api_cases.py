@@ -1,0 +1,39 @@
+"""One cheap, valid call of every public api_name, for the tests that must touch them all.
+
+The ZeroGPU test and the Space start test drive every endpoint with these; both fail when an
+endpoint exists that has no case here, so a new tab cannot skip them.
+"""
+
+from __future__ import annotations
+
+LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
+SEARCH = ("glossary", None, "", None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8)
+
+# api_name -> positional args of one cheap, valid call.
+CASES: dict[str, tuple] = {
+    "/classify": (LETTER, False, "", ""),
+    "/zero_shot": (LETTER, "complaint, praise", False, "This text is about {}.", False, ""),
+    "/ner": ("Bumblebee lives in Detroit.", "simple", False, ""),
+    "/qa": (LETTER, "What did the customer get?", 1, ""),
+    "/summarize": (LETTER, 8, 0, 0, "", ""),
+    "/translate": ("Hello.", "en", "de", 8, 0, "", ""),
+    "/generate_text": ("Dear Bumblebee,", "greedy", 4, 0.7, 50, 0.9, 1, 0, ""),
+    "/tokenize": ("Tokenizing text", True),
+    "/attention": ("time flies like an arrow", "", "encoder", -1),
+    "/attention_math": ("time flies like an arrow", "", "decoder", 0, 0, None),
+    "/decode": ("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}),
+    "/compare_decoding": ("Once upon a time", [{"strategy": "greedy", "max_new_tokens": 3},
+                                               {"strategy": "beam", "num_beams": 2, "max_new_tokens": 3}]),
+    "/build_index": SEARCH,
+    "/search": ("What does top-p sampling keep?", 3),
+    "/compare_indexes": (5,),
+    "/ask_corpus": ("What does top-p sampling keep?", 2),
+    "/status": (),
+}
+# No local masked LM: fill-mask must fail, but with the app's message, not a GPU error.
+EXPECTED_ERRORS = {"/fill_mask": (("I ordered a Megatron action [MASK].", 3, ""), "masked language model")}
+MODEL_FREE = {"/tokenize", "/status"}
+
+
+def all_api_names() -> set[str]:
+    return set(CASES) | set(EXPECTED_ERRORS)

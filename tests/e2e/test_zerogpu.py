@@ -1,0 +1,69 @@
+"""ZeroGPU: every api_name that runs a model does so inside `spaces.GPU`.
+
+The app is started with a fake `spaces` package (tests/fake_spaces) that raises whenever a
+torch module runs outside a `spaces.GPU` call, as ZeroGPU would find no CUDA there, and logs
+what it wrapped; arguments and results cross pickle, as they cross processes there. One call
+of every public api_name must then succeed (or fail only with the
+app's own readable message), and the log must show no forward outside a wrapped call. An
+endpoint added later without a case here fails `test_every_endpoint_has_a_case`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+from tests.api_cases import CASES, EXPECTED_ERRORS, all_api_names
+from tests.conftest import ARTIFACTS, ROOT, running_app
+
+@pytest.fixture(scope="module")
+def zerogpu(tmp_path_factory):
+    log = tmp_path_factory.mktemp("spaces") / "spaces.jsonl"
+    env = {
+        "SPACES_ZERO_GPU": "1",
+        "FAKE_SPACES_LOG": str(log),
+        "PYTHONPATH": str(ROOT / "tests" / "fake_spaces"),
+    }
+    with running_app("app-zerogpu.log", env) as url:
+        yield Client(url, verbose=False), log
+
+
+def _events(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_every_endpoint_has_a_case(zerogpu):
+    client, _ = zerogpu
+    named = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
+    assert named == all_api_names()
+
+
+def test_every_endpoint_runs_its_models_inside_spaces_gpu(zerogpu):
+    client, log = zerogpu
+    failures = {}
+    for api_name, args in CASES.items():
+        try:
+            client.predict(*args, api_name=api_name)
+        except Exception as exc:  # collect them all: one report names every unwrapped handler
+            failures[api_name] = str(exc)[:300]
+    for api_name, (args, message) in EXPECTED_ERRORS.items():
+        with pytest.raises(Exception, match=message):
+            client.predict(*args, api_name=api_name)
+    outside = [e for e in _events(log) if e["event"] in ("outside", "unpicklable")]
+    (ARTIFACTS / "spaces-events.jsonl").write_text(log.read_text() if log.exists() else "")
+    assert failures == {}
+    assert outside == []
+
+
+def test_model_work_is_what_gets_wrapped(zerogpu):
+    _, log = zerogpu
+    events = _events(log)
+    wrapped = {e["fn"] for e in events if e["event"] == "wrap"}
+    called = {e["fn"] for e in events if e["event"] == "call"}
+    assert wrapped, "nothing was wrapped: gpu_task never saw the fake spaces package"
+    assert called <= wrapped
+    assert all(e["duration"] > 0 for e in events if e["event"] == "wrap")
+    assert not any(fn.startswith("backend.tokens") for fn in called), "the tokenizer explorer needs no GPU"

@@ -1,0 +1,33 @@
+"""The README's Space front matter says what the code does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend import config
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def front_matter() -> list[str]:
+    lines = README.read_text().splitlines()
+    assert lines[0] == "---"
+    return lines[1 : lines.index("---", 1)]
+
+
+def test_preload_from_hub_lists_exactly_the_book_checkpoints():
+    lines = front_matter()
+    start = lines.index("preload_from_hub:") + 1
+    listed = []
+    for line in lines[start:]:
+        if not line.startswith("  - "):
+            break
+        listed.append(line[4:].split()[0])
+    assert sorted(listed) == sorted({spec.checkpoint for spec in config.BOOK.values()})
+
+
+def test_space_runs_our_app_on_the_pinned_gradio():
+    fields = dict(line.split(": ", 1) for line in front_matter() if ": " in line and not line.startswith(("#", " ")))
+    requirements = (README.parent / "requirements.txt").read_text()
+    assert fields["sdk"] == "gradio" and fields["app_file"] == "app.py"
+    assert f"gradio=={fields['sdk_version']}" in requirements
