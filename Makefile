@@ -17,7 +17,7 @@ PROFILE ?= local
 SPACE_VENV := .space-venv
 SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench install install-dev chromium unit integration e2e browser space space-venv clean
+.PHONY: run test bench install install-dev chromium unit integration e2e browser fuzz space space-venv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,12 +59,12 @@ run: install
 
 # Every tier; -p no:cacheprovider keeps the clone clean.
 test: install-dev space-venv
-	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/space
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/fuzz tests/space
 
 space: install-dev space-venv
 	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/space
 
-unit integration e2e browser: install-dev
+unit integration e2e browser fuzz: install-dev
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/$@
 
 bench: install-dev

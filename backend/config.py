@@ -193,6 +193,8 @@ class Settings:
     device: str = "auto"  # auto | cpu | cuda
     model_concurrency: int = 1
     max_tokenize_chars: int = 20_000
+    time_budget_s: float = 120.0  # per request; work stops cooperatively after it (backend/budget.py)
+    public_max_passages: int = 20_000  # passages per index build in public mode
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -207,6 +209,8 @@ class Settings:
             device=os.environ.get("TLAB_DEVICE", "auto"),
             model_concurrency=max(1, _env_int("TLAB_MODEL_CONCURRENCY", 1)),
             max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS", 20_000)),
+            time_budget_s=_env_float("TLAB_TIME_BUDGET_S", 120.0),
+            public_max_passages=max(1, _env_int("TLAB_PUBLIC_MAX_PASSAGES", 20_000)),
         )
 
 
@@ -233,6 +237,12 @@ TEXT_RULES: dict[str, TextRule] = {
     "corpus_question": TextRule("question", 500, hint="type a question about the corpus."),
     # The tokenizer explorer shows what an empty text becomes (just the special tokens).
     "tokenize": TextRule("text", 20_000, allow_empty=True, strip=False),
+    # Optional texts of the Pipelines tab, named as the API lists them.
+    "reference": TextRule("reference", 20_000, allow_empty=True),
+    "labels": TextRule("labels", 5_000, hint="give comma-separated labels, e.g. 'complaint, praise'."),
+    "label_descriptions": TextRule("label_descriptions", 10_000, allow_empty=True),
+    # A pasted corpus: its real limit is TLAB_SEARCH_MAX_MB, checked in bytes by the corpus reader.
+    "paste": TextRule("paste", 200_000_000, allow_empty=True, strip=False),
 }
 
 

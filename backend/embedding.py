@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from backend import budget
 from backend.errors import InputError
 
 ProgressFn = Callable[[int, int], None]  # (done, total)
@@ -28,7 +29,11 @@ def embed_texts(
     progress: ProgressFn | None = None,
     max_length: int | None = None,
 ) -> np.ndarray:
-    """Embed `texts` -> float32 array (n, dim), each row L2-normalised (cosine = dot)."""
+    """Embed `texts` -> float32 array (n, dim), each row L2-normalised (cosine = dot).
+
+    Checks the request's budget (backend.budget) before each batch: past its deadline or on a
+    cancel it raises BudgetExceeded / Cancelled saying how many texts were embedded.
+    """
     texts = list(texts)
     if batch_size < 1:
         raise InputError("batch_size must be at least 1.")
@@ -46,6 +51,7 @@ def embed_texts(
     done = 0
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
+            budget.check(f"embedded {done:,} of {len(texts):,} texts", "Embed fewer texts in one request.")
             idx = order[start:start + batch_size]
             batch = [texts[i] for i in idx]
             enc = tokenizer(batch, padding=True, truncation=True, max_length=max_length,

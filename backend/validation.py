@@ -105,3 +105,64 @@ def as_bool(name: str, value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
         return value.strip().lower() in ("true", "1", "yes")
     raise InputError(f"{name} must be true or false, got {value!r}.")
+
+
+def clean_text(text: str) -> str:
+    """Lone surrogates (from JSON escapes like "\\ud800") -> U+FFFD, so UTF-8 encoders and
+    tokenizers accept the text; for text that is not a form input (parsed files, titles)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def opt_text(name: str, value: Any, max_chars: int = 200) -> str | None:
+    """An optional short text parameter (a field name, a model box): None or stripped text."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{name} must be text, got {_kind(value)}.")
+    if len(value) > max_chars:
+        raise InputError(f"{name} is {len(value):,} characters long; at most {max_chars:,} are allowed.")
+    value = clean_text(value).strip()
+    return value or None
+
+
+def one_of(name: str, value: Any, choices, default: str | None = None) -> str:
+    """A choice parameter (a radio or dropdown): one of `choices` (case-insensitive); None or
+    empty -> `default` when one is given."""
+    choices = list(choices)
+    if (value is None or value == "") and default is not None:
+        return default
+    if isinstance(value, str):
+        for choice in choices:
+            if value.strip().lower() == str(choice).lower():
+                return choice
+    shown = repr(value) if isinstance(value, (str, int, float)) and len(repr(value)) <= 60 else _kind(value)
+    raise InputError(f"{name} must be one of {', '.join(map(str, choices))}; got {shown}.")
+
+
+def _kind(value: Any) -> str:
+    """How a wrong-typed value is named in a message (never its whole content)."""
+    return {dict: "an object", list: "a list", tuple: "a list", bool: "true/false",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def fill_template(name: str, template: Any, value: str, default: str) -> str:
+    """Put `value` where the template's one `{}` is: str.replace, never str.format (format would
+    read attributes, index arguments or pad to millions of characters)."""
+    return check_template(name, template, default).replace("{}", value)
+
+
+def check_template(name: str, template: Any, default: str, max_chars: int = 500) -> str:
+    """A label template: exactly one `{}` and no other brace; empty -> `default`."""
+    if template is None:
+        return default
+    if not isinstance(template, str):
+        raise InputError(f"{name} must be text with one {{}} where the label goes, got {_kind(template)}.")
+    template = clean_text(template).strip()
+    if not template:
+        return default
+    if len(template) > max_chars:
+        raise InputError(f"{name} is {len(template):,} characters long; at most {max_chars} are allowed.")
+    if template.count("{}") != 1 or template.replace("{}", "").count("{") or template.replace("{}", "").count("}"):
+        raise InputError(f"{name} must contain exactly one {{}} where the label goes and no other "
+                         f"braces, e.g. 'This text is about {{}}.'")
+    return template

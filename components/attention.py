@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import attention
 from components import attention_plots as plots
-from components.common import MODEL_QUEUE, model_badge, user_errors
+from components.common import MODEL_QUEUE, Number, Radio, Slider, Textbox, md_text, model_badge, user_errors
 
 ROLES = attention.ROLES
 INJECTION_EXAMPLE = '</script><img src=x onerror=alert(1)> "quotes" \\ backslash \u2028 end'
@@ -33,7 +33,7 @@ def run_attention(text, text_b, role, layer, progress=gr.Progress()):
     badge = model_badge(r["model"]) + (f"\n\n{r['num_tokens']} tokens · {r['num_layers']} layers × {r['num_heads']} heads"
                                        + (" · causal (decoder)" if r["causal"] else " · bidirectional (encoder)"))
     if r["note"]:
-        badge += f"\n\n> {r['note']}"
+        badge += f"\n\n> {md_text(r['note'])}"
     return (
         r["payload"],
         r["head_view"],
@@ -110,13 +110,13 @@ def build() -> None:
             "for a pair, and press *Show attention*."
         )
         with gr.Row():
-            text = gr.Textbox(label="Text (sentence A)", value=attention.FIRST_EXAMPLE[0], lines=2, scale=3)
-            text_b = gr.Textbox(label="Sentence B (optional: makes a pair)", value=attention.FIRST_EXAMPLE[1], lines=2, scale=3)
-            role = gr.Radio(list(ROLES), value="encoder", label="Model", scale=1)
+            text = Textbox(label="Text (sentence A)", value=attention.FIRST_EXAMPLE[0], lines=2, scale=3)
+            text_b = Textbox(label="Sentence B (optional: makes a pair)", value=attention.FIRST_EXAMPLE[1], lines=2, scale=3)
+            role = Radio(list(ROLES), value="encoder", label="Model", scale=1)
         with gr.Row():
             show = gr.Button("Show attention", variant="primary")
             with gr.Accordion("API option", open=False):
-                api_layer = gr.Number(value=-1, precision=0, label="Layer in the returned array (-1 = all layers)")
+                api_layer = Number(value=-1, precision=0, label="Layer in the returned array (-1 = all layers)")
         gr.Examples(
             [[attention.FIRST_EXAMPLE[0], attention.FIRST_EXAMPLE[1], "encoder"],
              ["The animal didn't cross the street because it was too tired", "", "encoder"],
@@ -133,8 +133,8 @@ def build() -> None:
                 model_html = gr.HTML(elem_id="attention-model-view")
             with gr.Tab("Heatmap"):
                 with gr.Row():
-                    hm_layer = gr.Slider(0, 5, value=0, step=1, label="Layer")
-                    hm_head = gr.Slider(0, 11, value=0, step=1, label="Head")
+                    hm_layer = Slider(0, 5, value=0, step=1, label="Layer")
+                    hm_head = Slider(0, 11, value=0, step=1, label="Head")
                 heatmap = gr.Plot(label="Attention weights", elem_id="attention-heatmap")
             with gr.Tab("Head summary"):
                 summary_plot = gr.Plot(label="Per-head summary", elem_id="attention-summary")
@@ -147,9 +147,9 @@ def build() -> None:
                 with gr.Row():
                     # Numbers, not sliders: a slider's bounds would change with the model and the
                     # API would refuse valid layers; the backend checks the range and says what is valid.
-                    m_layer = gr.Number(value=0, precision=0, label="Layer (0 = first)")
-                    m_head = gr.Number(value=0, precision=0, label="Head (0 = first)")
-                    m_query = gr.Number(value=-1, precision=0, label="Query token index (-1 = last)")
+                    m_layer = Number(value=0, precision=0, label="Layer (0 = first)")
+                    m_head = Number(value=0, precision=0, label="Head (0 = first)")
+                    m_query = Number(value=-1, precision=0, label="Query token index (-1 = last)")
                     m_run = gr.Button("Compute step by step")
                 m_md = gr.Markdown(elem_id="attention-math-summary")
                 m_plot = gr.Plot(label="Matrices")

@@ -2,16 +2,160 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import html
 import inspect
+import logging
+import re
+import sys
+import threading
 
 import gradio as gr
 
+from backend import budget
 from backend.config import get_settings
 from backend.errors import LabError
 
-# Model work shares one concurrency group so a CPU box is not oversubscribed.
+# ---------------------------------------------------------------- lanes
+# Two lanes, each a Gradio concurrency group with TLAB_MODEL_CONCURRENCY slots (1 by default):
+# - MODEL_QUEUE, the short lane: answers in a second or two (classify, tokenize, attention, a
+#   search, one decode of under 64 tokens), so it never waits behind a long job;
+# - LONG_LANE: index builds, the index comparison, the retriever-reader, summaries,
+#   translations, NER and QA by the instruct fallback, generation, the decoding comparison.
+# Two jobs at once share the cores: backend.budget.fair_threads gives each its share of torch
+# threads, and every job stops at its time budget (TLAB_TIME_BUDGET_S) or on a cancel.
+# - DECODE_LANE (`/decode` only): a decode is short or long depending on its settings, which a
+#   static group cannot know; it has 2 slots, and a long decode also takes the long lane's slot
+#   (`LONG_SLOT`, below) before it runs, so it queues behind long work, never in front of short work.
 MODEL_QUEUE: dict = {"concurrency_id": "model", "concurrency_limit": get_settings().model_concurrency}
+LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
+DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": get_settings().model_concurrency + 1}
+SHORT_DECODE_TOKENS = 64  # a greedy / sampled decode of fewer new tokens is short work
+LONG_SLOT = threading.BoundedSemaphore(get_settings().model_concurrency)  # held by every job of the long lane
+
+
+def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict) -> bool:
+    """Does this job belong to the long lane? A decode is long from 64 tokens, or with beams / samples."""
+    if concurrency_id == "long":
+        return True
+    if concurrency_id != "decode":
+        return False
+    from backend.decoding.settings import parse_settings
+
+    try:
+        s = parse_settings(kwargs.get("settings", args[1] if len(args) > 1 else None))
+    except LabError:
+        return False  # refused at once by the handler itself
+    return s.max_new_tokens >= SHORT_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
+
+
+@contextlib.contextmanager
+def _lane_slot(b: budget.Budget, long: bool):
+    """Hold the long lane's slot while a long job runs; wait for it, stopping on a cancel."""
+    if not long:
+        yield
+        return
+    while not LONG_SLOT.acquire(timeout=CANCEL_POLL_S):
+        if b.cancelled:
+            raise budget.Cancelled("The request was cancelled while it waited for the long-job lane.")
+    try:
+        b.restart()  # the time budget counts the work, not the wait
+        yield
+    finally:
+        LONG_SLOT.release()
+
+
+# ---------------------------------------------------------------- budget and cancel
+# A cancel (the Stop button, `job.cancel()` from gradio_client, a closed page) cancels the
+# event's asyncio task; a sync handler's worker thread is not told. Gradio forgets a cancelled
+# event at once (`blocks._queue.event_ids_to_events` loses its id, a closed session sets
+# `Event.alive = False`), so a watcher thread polls that and sets the request's stop flag;
+# the backend's checks then end the work within one step.
+CANCEL_POLL_S = 0.2
+_WATCHED: dict[int, tuple[budget.Budget, object, str, object]] = {}
+_WATCH_LOCK = threading.Lock()
+_WATCHER: threading.Thread | None = None
+
+
+def _gradio_event():
+    """(queue, event id, Event) of the event this thread runs, or None outside a queued event."""
+    from gradio.context import LocalContext
+
+    blocks = LocalContext.blocks.get(None)
+    event_id = LocalContext.event_id.get(None)
+    queue = getattr(blocks, "_queue", None)
+    events = getattr(queue, "event_ids_to_events", None)
+    if not event_id or events is None or event_id not in events:
+        return None
+    return queue, event_id, events[event_id]
+
+
+def _watch() -> None:
+    import time
+
+    while True:
+        time.sleep(CANCEL_POLL_S)
+        with _WATCH_LOCK:
+            watched = list(_WATCHED.values())
+        for b, queue, event_id, event in watched:
+            if not getattr(event, "alive", True) or queue.event_ids_to_events.get(event_id) is not event:
+                b.cancel()
+
+
+def _register(b: budget.Budget) -> str | None:
+    """Watch this thread's event for a cancel -> the event's concurrency id (None: no event)."""
+    global _WATCHER
+    found = _gradio_event()
+    if found is None:
+        return None
+    with _WATCH_LOCK:
+        _WATCHED[id(b)] = (b, *found)
+        if _WATCHER is None:
+            _WATCHER = threading.Thread(target=_watch, name="tlab-cancel-watch", daemon=True)
+            _WATCHER.start()
+    return getattr(found[2], "concurrency_id", None) or "?"
+
+
+def _unregister(b: budget.Budget) -> None:
+    with _WATCH_LOCK:
+        _WATCHED.pop(id(b), None)
+
+
+@contextlib.contextmanager
+def request_budget(args: tuple = (), kwargs: dict | None = None):
+    """The request's budget (deadline + stop flag), watched for a cancel while the handler runs;
+    a long job first waits for the long lane's slot."""
+    with budget.scope() as b:
+        lane = _register(b)
+        try:
+            with _lane_slot(b, _is_long(lane, args, kwargs or {})):
+                yield b
+        finally:
+            _unregister(b)
+
+
+def bounded_steps(gen, b: budget.Budget):
+    """Drive a handler's generator one step at a time under budget `b` (each step may run in
+    another worker thread, so the budget is entered per step); closing it stops the work."""
+    watched = False
+    slot = contextlib.ExitStack()
+    try:
+        while True:
+            with budget.scope(budget=b):
+                if not watched:
+                    watched = True
+                    slot.enter_context(_lane_slot(b, _register(b) == "long"))
+                try:
+                    item = next(gen)
+                except StopIteration:
+                    return
+            yield item
+    finally:
+        _unregister(b)
+        b.cancel()  # closed early (a cancel) or finished: nothing of it may keep running
+        gen.close()
+        slot.close()
 
 _SOURCE_WORDS = {
     "package": "packaged offline model",
@@ -24,6 +168,8 @@ _SOURCE_WORDS = {
 def user_errors(fn):
     """Show a LabError's message in the UI (gr.Error) instead of a traceback.
 
+    The handler runs under its request's time budget, and a cancel stops it (see above).
+
     `functools.wraps` keeps the signature so Gradio still injects gr.Request / gr.Progress.
     """
     if inspect.isgeneratorfunction(fn):
@@ -31,18 +177,19 @@ def user_errors(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
             try:
-                yield from fn(*args, **kwargs)
+                yield from bounded_steps(fn(*args, **kwargs), budget.Budget())
             except LabError as exc:
-                raise gr.Error(str(exc)) from exc
+                raise readable_error(exc, fn.__name__) from None
 
         return gen_wrapper
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with request_budget(args, kwargs):
+                return fn(*args, **kwargs)
         except LabError as exc:
-            raise gr.Error(str(exc)) from exc
+            raise readable_error(exc, fn.__name__) from None
 
     return wrapper
 
@@ -56,10 +203,10 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
     """One markdown line naming the checkpoint that served a result, where from, and how."""
     if not described:
         return ""
-    source = _SOURCE_WORDS.get(described.get("source") or "", described.get("source") or "?")
-    parts = [f"Served by **{described.get('checkpoint')}** ({source}"]
+    source = _SOURCE_WORDS.get(described.get("source") or "", md_text(described.get("source") or "?"))
+    parts = [f"Served by **{md_text(described.get('checkpoint'))}** ({source}"]
     if described.get("device"):
-        parts.append(f", {described['device']} {described.get('dtype') or ''}".rstrip())
+        parts.append(md_text(f", {described['device']} {described.get('dtype') or ''}".rstrip()))
     parts.append(")")
     method = described.get("method")
     if method == "instruct-fallback":
@@ -69,3 +216,116 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
     if seconds is not None:
         parts.append(f" · {seconds:.2f} s")
     return "".join(parts)
+
+
+# ---------------------------------------------------------------- input errors and escaping
+def _input_log() -> logging.Logger:
+    log = logging.getLogger("transformers_lab.input")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s input error in %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    return log
+
+
+def readable_error(exc: Exception, where: str = "") -> gr.Error:
+    """A LabError as a gr.Error: one log line, no traceback (`print_exception=False`; any
+    other exception is a bug, and Gradio logs it with its traceback).
+
+    Gradio renders an error message as HTML in the browser's toast and messages may quote
+    the caller's input, so < > & are escaped: a quoted value can never become markup."""
+    message = str(exc)
+    _input_log().info("%s: %s", where or "?", message.replace("\n", " ")[:300])
+    return gr.Error(html.escape(message, quote=False), print_exception=False)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()!#|~:@$])")  # CommonMark lets any ASCII punctuation be escaped
+
+
+def md_text(text) -> str:
+    """User or corpus text, safe inside Markdown: HTML escaped, and the characters that make
+    links, images, code or emphasis backslash-escaped (':' and '@' too, so no URL or address
+    is auto-linked): `![x](http://...)` shows as text and the browser fetches nothing."""
+    text = html.escape(str(text if text is not None else ""), quote=True)
+    text = _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+    return re.sub(r"(?i)\bwww\.", lambda m: m.group(0)[:-1] + "\\.", text)
+
+
+# ---------------------------------------------------------------- widgets for the API
+# Gradio's widgets check or convert a value before the handler sees it: a Slider refuses "abc"
+# with "Could not preprocess ... (named run_qa)", naming an internal handler; a Textbox turns a
+# dict into its repr. These pass what an API caller sent unchanged, so the backend's validation
+# layer reads it and names the parameter as the API lists it. In the browser (`is_template`:
+# the same front-end component) they behave exactly like Gradio's.
+class Slider(gr.Slider):
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
+class Number(gr.Number):
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
+class Checkbox(gr.Checkbox):
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
+class Radio(gr.Radio):
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
+class Dropdown(gr.Dropdown):
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
+class Textbox(gr.Textbox):
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
+def model_box(elem_id: str | None = None, info: str | None = None) -> gr.Textbox:
+    """The model box: empty by default, so an API caller may leave `model_box` out."""
+    return Textbox(label="Model", value="", placeholder="profile default", info=info, elem_id=elem_id)
+
+
+def File(**kwargs) -> gr.File:
+    """gr.File whose API value, when it is not an uploaded file (a bare path, a dict without
+    Gradio's file marker), gets a readable message naming `file` instead of a validation dump.
+    (A factory, not a subclass: Gradio reads a component's props from its __init__ signature.)"""
+    f = gr.File(**kwargs)
+    if f.data_model is FileData:
+        f.data_model = _UploadedFile
+    return f
+
+
+from gradio.data_classes import FileData  # noqa: E402
+
+
+class _UploadedFile(FileData):
+    model_config = {**FileData.model_config, "title": "FileData"}  # the API schema stays Gradio's
+
+    @classmethod
+    def model_validate(cls, obj, *args, **kwargs):
+        try:
+            return FileData.model_validate(obj, *args, **kwargs)
+        except ValueError:  # pydantic's ValidationError is a ValueError
+            raise gr.Error("file must be an uploaded file: in gradio_client, pass handle_file(path).",
+                           print_exception=False) from None

@@ -15,7 +15,11 @@ import pandas as pd
 
 from backend import decoding
 from backend.errors import InputError, LabError
-from components.common import MODEL_QUEUE, model_badge, user_errors
+from backend.validation import as_int
+from components.common import (
+    DECODE_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Radio, Slider, Textbox, md_text, model_badge, readable_error,
+    user_errors,
+)
 from components.decoding_plots import (
     beam_tree_figure,
     compare_figure,
@@ -99,16 +103,16 @@ def outputs_table(result: dict) -> list[list]:
 
 def stats_markdown(result: dict) -> str:
     finish = {"eos": "the model ended the text (EOS)", "length": "reached max_new_tokens",
-              "stopped": "stopped by you"}[result["finish_reason"]]
+              "stopped": "stopped by you", "time budget": "stopped at the time budget"}[result["finish_reason"]]
     lines = [
-        f"**{result['label']}** · **sequence log-prob** {result['sequence_logprob']:.3f} · "
+        f"**{md_text(result['label'])}** · **sequence log-prob** {result['sequence_logprob']:.3f} · "
         f"**perplexity** {result['perplexity']:.3f} · **distinct-2 / 3** {result['distinct_2']:.2f} / "
         f"{result['distinct_3']:.2f} · {result['n_new_tokens']} tokens in {result['generate_seconds']:.2f} s "
         f"(**{result['tokens_per_s']:.1f} tokens/s**) · {finish}",
     ]
     if result["settings"].get("seed") is not None and result["settings"]["strategy"] == "sample":
         lines.append(f"seed {result['settings']['seed']} (enter it to get the same text again)")
-    lines += [f"⚠️ {w}" for w in result["warnings"]]
+    lines += [f"⚠️ {md_text(w)}" for w in result["warnings"]]
     return "\n\n".join(lines)
 
 
@@ -127,6 +131,7 @@ def _cut_params(settings: dict) -> tuple[float, float]:
 # ----------------------------------------------------------------------------- handlers
 
 
+@user_errors  # the run's time budget, and a cancel (Stop) that stops generation
 def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty,
         no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty, seed, chat_template,
         top_n, temps_text):
@@ -165,7 +170,7 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
             gr.update(maximum=n - 1 if n > 1 else 1, value=0, interactive=n > 1),
         ]
     except LabError as exc:
-        raise gr.Error(str(exc)) from None
+        raise readable_error(exc, "run") from None
 
 
 @user_errors
@@ -174,7 +179,7 @@ def show_step(state, step, temps_text):
     if not state:
         raise InputError("Run a generation first; then pick a step to inspect.")
     temps = _parse_temps(temps_text)
-    step = int(step or 0)
+    step = as_int("step", step or 0, lo=0)
     ids = state["ids"][: state["plen"] + step]
     top_p_cut, temp_cut = _cut_params(state["settings"])
     return _dist_plots(ids, temps, top_p_cut, temp_cut, step)
@@ -211,12 +216,13 @@ def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
 
 
 @user_errors
-def _compare_api(prompt: str, strategies: list | str) -> dict:
+def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
     """2-4 strategies on one prompt, side by side. strategies: a list of settings dicts (as
-    /decode takes) or its JSON text. Returns {"prompt", "rows": one per strategy with text,
+    /decode takes) or its JSON text; left out, the book's greedy / beam / sampling trio.
+    Returns {"prompt", "rows": one per strategy with text,
     sequence_logprob, perplexity, distinct_2, distinct_3, n_new_tokens, tokens_per_s, settings},
     "model"}."""
-    return decoding.compare(prompt, strategies)
+    return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies)
 
 
 # ----------------------------------------------------------------------------- layout
@@ -226,38 +232,38 @@ def build() -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column(scale=3):
-            prompt = gr.Textbox(label="Prompt", lines=4, value="Transformers are the", elem_id="decoding-prompt")
+            prompt = Textbox(label="Prompt", lines=4, value="Transformers are the", elem_id="decoding-prompt")
             with gr.Row():
                 preset = gr.Dropdown(choices=list(decoding.PRESETS), value=None, label="Book examples (presets)",
                                      elem_id="decoding-preset")
-                chat = gr.Checkbox(label="Use the model's chat template (instruct models)", value=False)
+                chat = Checkbox(label="Use the model's chat template (instruct models)", value=False)
         with gr.Column(scale=2):
-            strategy = gr.Radio(choices=list(decoding.STRATEGIES), value="greedy", label="Strategy",
+            strategy = Radio(choices=list(decoding.STRATEGIES), value="greedy", label="Strategy",
                                 elem_id="decoding-strategy")
-            max_new = gr.Slider(1, decoding.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens")
-            seed = gr.Textbox(label="seed (sampling; empty = random, reported)", value="", max_lines=1)
+            max_new = Slider(1, decoding.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens")
+            seed = Textbox(label="seed (sampling; empty = random, reported)", value="", max_lines=1)
     with gr.Row():
         with gr.Column():
             gr.Markdown("**Sampling**")
-            temperature = gr.Slider(0, 3, value=1.0, step=0.05, label="temperature", elem_id="decoding-temperature")
-            top_k = gr.Slider(0, 200, value=0, step=1, label="top_k (0 = off)")
-            top_p = gr.Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)")
+            temperature = Slider(0, 3, value=1.0, step=0.05, label="temperature", elem_id="decoding-temperature")
+            top_k = Slider(0, 200, value=0, step=1, label="top_k (0 = off)")
+            top_p = Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)")
         with gr.Column():
             gr.Markdown("**Beam search**")
-            num_beams = gr.Slider(2, decoding.MAX_BEAMS, value=4, step=1, label="num_beams")
-            length_penalty = gr.Slider(-2, 3, value=1.0, step=0.1, label="length_penalty")
-            early_stopping = gr.Checkbox(label="early_stopping", value=False)
+            num_beams = Slider(2, decoding.MAX_BEAMS, value=4, step=1, label="num_beams")
+            length_penalty = Slider(-2, 3, value=1.0, step=0.1, label="length_penalty")
+            early_stopping = Checkbox(label="early_stopping", value=False)
         with gr.Column():
             gr.Markdown("**All strategies**")
-            no_repeat = gr.Slider(0, 6, value=0, step=1, label="no_repeat_ngram_size (0 = off)")
-            rep_pen = gr.Slider(0.5, 2.0, value=1.0, step=0.05, label="repetition_penalty (1 = off)")
-            n_return = gr.Slider(1, decoding.MAX_BEAMS, value=1, step=1, label="num_return_sequences")
-            top_n = gr.Slider(1, decoding.MAX_TOP_N, value=5, step=1, label="candidates per step in the table")
+            no_repeat = Slider(0, 6, value=0, step=1, label="no_repeat_ngram_size (0 = off)")
+            rep_pen = Slider(0.5, 2.0, value=1.0, step=0.05, label="repetition_penalty (1 = off)")
+            n_return = Slider(1, decoding.MAX_BEAMS, value=1, step=1, label="num_return_sequences")
+            top_n = Slider(1, decoding.MAX_TOP_N, value=5, step=1, label="candidates per step in the table")
     with gr.Row():
         run_btn = gr.Button("Generate", variant="primary", elem_id="decoding-run")
         stop_btn = gr.Button("Stop", variant="stop", elem_id="decoding-stop")
 
-    text = gr.Textbox(label="Generated text", lines=6, interactive=False, elem_id="decoding-text")
+    text = Textbox(label="Generated text", lines=6, interactive=False, elem_id="decoding-text")
     stats = gr.Markdown(elem_id="decoding-stats")
     badge = gr.Markdown(elem_id="decoding-badge")
     outputs_df = gr.Dataframe(headers=OUTPUT_HEADERS, label="All returned sequences", visible=False,
@@ -266,9 +272,9 @@ def build() -> None:
                             "after temperature and after the top-k/top-p cut)", interactive=False, wrap=True,
                             max_height=420, elem_id="decoding-steps")
     with gr.Row():
-        step = gr.Slider(0, 1, value=0, step=1, label="inspect the distribution before generated token #",
+        step = Slider(0, 1, value=0, step=1, label="inspect the distribution before generated token #",
                          interactive=False, elem_id="decoding-step")
-        temps = gr.Textbox(label="temperatures to overlay", value=DEFAULT_TEMPS, max_lines=1)
+        temps = Textbox(label="temperatures to overlay", value=DEFAULT_TEMPS, max_lines=1)
     with gr.Row():
         temp_plot = gr.Plot(label="Next-token distribution at several temperatures", elem_id="decoding-temp-plot")
         cum_plot = gr.Plot(label="Top-p cut on the cumulative distribution", elem_id="decoding-cum-plot")
@@ -294,15 +300,17 @@ def build() -> None:
     run_event = run_btn.click(
         run, [prompt, *knobs, temps],
         [text, stats, badge, steps_df, outputs_df, temp_plot, cum_plot, tree_plot, result_json, state, step],
-        api_visibility="private", **MODEL_QUEUE,
+        api_visibility="private", **LONG_LANE,
     )
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     step.release(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **MODEL_QUEUE)
     temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **MODEL_QUEUE)
     cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],
-                  api_visibility="private", **MODEL_QUEUE)
+                  api_visibility="private", **LONG_LANE)
 
     # gr.api takes only the queue/concurrency part of the shared event settings
-    api_queue = {k: v for k, v in MODEL_QUEUE.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
-    gr.api(decode_api, api_name="decode", **api_queue)
-    gr.api(_compare_api, api_name="compare_decoding", **api_queue)
+    def lane(q: dict) -> dict:
+        return {k: v for k, v in q.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
+
+    gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
+    gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))

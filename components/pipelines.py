@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import pipelines
 from components import pipelines_plots as show
-from components.common import MODEL_QUEUE, user_errors
+from components.common import LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, model_box, user_errors
 from components.pipelines_examples import (
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, QUESTION, REPLY_PROMPT,
 )
@@ -83,7 +83,7 @@ def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, nu
 # ------------------------------------------------------------------------------- build
 
 def _model_box(task: str):
-    return gr.Textbox(label="Model", placeholder="profile default", info=MODEL_BOX_INFO, elem_id=f"pl-{task}-model")
+    return model_box(elem_id=f"pl-{task}-model", info=MODEL_BOX_INFO)
 
 
 def _json(task: str):
@@ -91,15 +91,15 @@ def _json(task: str):
 
 
 def _batch_box():
-    return gr.Checkbox(label="Batch mode: one text per line", value=False)
+    return Checkbox(label="Batch mode: one text per line", value=False)
 
 
 def _build_classify() -> None:
     with gr.Row():
         with gr.Column():
-            text = gr.Textbox(label="Text", lines=6, value=LETTER)
+            text = Textbox(label="Text", lines=6, value=LETTER)
             batch = _batch_box()
-            desc = gr.Textbox(label="Label descriptions (embedding-similarity method only)", lines=2,
+            desc = Textbox(label="Label descriptions (embedding-similarity method only)", lines=2,
                               value=pipelines.SENTIMENT_DEFAULT,
                               info="LABEL: description, one per line. A dedicated classifier ignores them.")
             model = _model_box("classify")
@@ -119,11 +119,11 @@ def _build_classify() -> None:
 def _build_zero_shot() -> None:
     with gr.Row():
         with gr.Column():
-            text = gr.Textbox(label="Text", lines=6, value=LETTER)
-            labels = gr.Textbox(label="Candidate labels (comma-separated)",
+            text = Textbox(label="Text", lines=6, value=LETTER)
+            labels = Textbox(label="Candidate labels (comma-separated)",
                                 value="complaint, praise, question, wrong item delivered")
-            multi = gr.Checkbox(label="Multi-label: score each label on its own", value=False)
-            template = gr.Textbox(label="Hypothesis / description template", value=pipelines.DEFAULT_TEMPLATE,
+            multi = Checkbox(label="Multi-label: score each label on its own", value=False)
+            template = Textbox(label="Hypothesis / description template", value=pipelines.DEFAULT_TEMPLATE,
                                   info="NLI models: the hypothesis. Embedding method: the label's description.")
             batch = _batch_box()
             model = _model_box("zero_shot")
@@ -144,8 +144,8 @@ def _build_zero_shot() -> None:
 def _build_ner() -> None:
     with gr.Row():
         with gr.Column():
-            text = gr.Textbox(label="Text", lines=6, value=LETTER)
-            agg = gr.Radio(["simple", "first", "average", "max", "none"], value="simple",
+            text = Textbox(label="Text", lines=6, value=LETTER)
+            agg = Radio(["simple", "first", "average", "max", "none"], value="simple",
                            label="Aggregation of sub-word tokens (dedicated models)")
             batch = _batch_box()
             model = _model_box("ner")
@@ -157,15 +157,15 @@ def _build_ner() -> None:
             hl = gr.HighlightedText(label="Entities in the text", show_legend=True, elem_id="pl-ner-highlight")
             table = gr.Dataframe(headers=["#", "type", "entity", "score", "start", "end"], label="Entities")
             out = _json("ner")
-    go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **MODEL_QUEUE)
+    go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
 
 
 def _build_qa() -> None:
     with gr.Row():
         with gr.Column():
-            context = gr.Textbox(label="Context", lines=6, value=LETTER)
-            question = gr.Textbox(label="Question", value="What does the customer want?")
-            top_n = gr.Slider(1, 10, value=3, step=1, label="Top-n answer spans")
+            context = Textbox(label="Context", lines=6, value=LETTER)
+            question = Textbox(label="Question", value="What does the customer want?")
+            top_n = Slider(1, 10, value=3, step=1, label="Top-n answer spans")
             model = _model_box("qa")
             go_btn = gr.Button("Answer", variant="primary", elem_id="pl-qa-run")
             gr.Examples([[LETTER, "What does the customer want?"], [LETTER, "Where was the figure ordered from?"],
@@ -179,42 +179,42 @@ def _build_qa() -> None:
             table = gr.Dataframe(headers=["rank", "answer", "score", "start", "end", "match"], label="Top-n spans")
             out = _json("qa")
     go_btn.click(run_qa, [context, question, top_n, model], [badge, answer, hl, table, out],
-                 api_name="qa", **MODEL_QUEUE)
+                 api_name="qa", **LONG_LANE)
 
 
 def _build_summarize() -> None:
     with gr.Row():
         with gr.Column():
-            text = gr.Textbox(label="Text", lines=6, value=LETTER)
+            text = Textbox(label="Text", lines=6, value=LETTER)
             with gr.Row():
-                max_new = gr.Slider(8, 256, value=60, step=1, label="Max new tokens")
-                min_new = gr.Slider(0, 128, value=10, step=1, label="Min new tokens")
-                beams = gr.Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
-            reference = gr.Textbox(label="Reference summary (optional: gives ROUGE)", lines=2, value=LETTER_SUMMARY)
+                max_new = Slider(8, 256, value=60, step=1, label="Max new tokens")
+                min_new = Slider(0, 128, value=10, step=1, label="Min new tokens")
+                beams = Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
+            reference = Textbox(label="Reference summary (optional: gives ROUGE)", lines=2, value=LETTER_SUMMARY)
             model = _model_box("summarize")
             go_btn = gr.Button("Summarize", variant="primary", elem_id="pl-summarize-run")
             gr.Examples([[LETTER, LETTER_SUMMARY]], [text, reference], example_labels=["The complaint letter"],
                         cache_examples=False)
         with gr.Column():
             badge = gr.Markdown(elem_id="pl-summarize-badge")
-            summary = gr.Textbox(label="Summary", lines=4, interactive=False, elem_id="pl-summarize-output")
+            summary = Textbox(label="Summary", lines=4, interactive=False, elem_id="pl-summarize-output")
             plot = gr.Plot(label="ROUGE", elem_id="pl-summarize-plot")
             out = _json("summarize")
     go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], [badge, summary, plot, out],
-                 api_name="summarize", **MODEL_QUEUE)
+                 api_name="summarize", **LONG_LANE)
 
 
 def _build_translate() -> None:
     with gr.Row():
         with gr.Column():
-            text = gr.Textbox(label="Text", lines=4, value=LETTER_START)
+            text = Textbox(label="Text", lines=4, value=LETTER_START)
             with gr.Row():
-                src = gr.Dropdown(LANGUAGES, value="en", label="From")
-                tgt = gr.Dropdown(LANGUAGES, value="de", label="To")
+                src = Dropdown(LANGUAGES, value="en", label="From")
+                tgt = Dropdown(LANGUAGES, value="de", label="To")
             with gr.Row():
-                max_new = gr.Slider(8, 400, value=120, step=1, label="Max new tokens")
-                beams = gr.Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
-            reference = gr.Textbox(label="Reference translation (optional: gives BLEU)", lines=2,
+                max_new = Slider(8, 400, value=120, step=1, label="Max new tokens")
+                beams = Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
+            reference = Textbox(label="Reference translation (optional: gives BLEU)", lines=2,
                                    value=LETTER_GERMAN_START)
             model = _model_box("translate")
             go_btn = gr.Button("Translate", variant="primary", elem_id="pl-translate-run")
@@ -222,44 +222,44 @@ def _build_translate() -> None:
                         example_labels=["The letter's first sentence"], cache_examples=False)
         with gr.Column():
             badge = gr.Markdown(elem_id="pl-translate-badge")
-            translation = gr.Textbox(label="Translation", lines=4, interactive=False, elem_id="pl-translate-output")
+            translation = Textbox(label="Translation", lines=4, interactive=False, elem_id="pl-translate-output")
             pair = gr.Markdown(elem_id="pl-translate-pair")
             out = _json("translate")
     go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model], [badge, translation, pair, out],
-                 api_name="translate", **MODEL_QUEUE)
+                 api_name="translate", **LONG_LANE)
 
 
 def _build_generate_text() -> None:
     with gr.Row():
         with gr.Column():
-            prompt = gr.Textbox(label="Prompt", lines=6, value=REPLY_PROMPT)
-            strategy = gr.Radio(["greedy", "sample", "beam"], value="greedy", label="Strategy")
+            prompt = Textbox(label="Prompt", lines=6, value=REPLY_PROMPT)
+            strategy = Radio(["greedy", "sample", "beam"], value="greedy", label="Strategy")
             with gr.Row():
-                max_new = gr.Slider(1, 256, value=48, step=1, label="Max new tokens")
-                temperature = gr.Slider(0.05, 2.0, value=0.7, step=0.05, label="Temperature")
-                beams = gr.Slider(1, 8, value=4, step=1, label="Beams")
+                max_new = Slider(1, 256, value=48, step=1, label="Max new tokens")
+                temperature = Slider(0.05, 2.0, value=0.7, step=0.05, label="Temperature")
+                beams = Slider(1, 8, value=4, step=1, label="Beams")
             with gr.Row():
-                top_k = gr.Slider(0, 200, value=50, step=1, label="Top-k (0 = off)")
-                top_p = gr.Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p")
-                seed = gr.Number(value=0, precision=0, label="Seed")
+                top_k = Slider(0, 200, value=50, step=1, label="Top-k (0 = off)")
+                top_p = Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p")
+                seed = Number(value=0, precision=0, label="Seed")
             model = _model_box("generate_text")
             go_btn = gr.Button("Generate", variant="primary", elem_id="pl-generate_text-run")
             gr.Examples([[REPLY_PROMPT]], [prompt], example_labels=["Reply to the letter"], cache_examples=False)
         with gr.Column():
             badge = gr.Markdown(elem_id="pl-generate_text-badge")
-            generated = gr.Textbox(label="Generated text", lines=10, interactive=False,
+            generated = Textbox(label="Generated text", lines=10, interactive=False,
                                    elem_id="pl-generate_text-output")
             out = _json("generate_text")
     go_btn.click(run_generate, [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model],
-                 [badge, generated, out], api_name="generate_text", **MODEL_QUEUE)
+                 [badge, generated, out], api_name="generate_text", **LONG_LANE)
 
 
 def _build_fill_mask() -> None:
     with gr.Row():
         with gr.Column():
-            text = gr.Textbox(label="Text with one [MASK]", lines=3,
+            text = Textbox(label="Text with one [MASK]", lines=3,
                               value="I ordered a Megatron action [MASK] from your online store.")
-            top_k = gr.Slider(1, 20, value=5, step=1, label="Top-k tokens")
+            top_k = Slider(1, 20, value=5, step=1, label="Top-k tokens")
             model = _model_box("fill_mask")
             go_btn = gr.Button("Fill", variant="primary", elem_id="pl-fill_mask-run")
             gr.Examples([["I ordered a Megatron action [MASK] from your online store."],

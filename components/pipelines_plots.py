@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from components.common import model_badge, short
+from components.common import md_text, model_badge, short
 
 LABEL_HEADERS = ["#", "text", "top label", "score", "all scores"]
 
@@ -12,11 +12,11 @@ LABEL_HEADERS = ["#", "text", "top label", "score", "all scores"]
 def badge(result: dict) -> str:
     """Which checkpoint served the result (common badge), the method, and any notices."""
     text = model_badge(result["model"], result["seconds"])
-    text += f"\n\n**method:** `{result['method']}`"
+    text += f"\n\n**method:** {md_text(result['method'])}"
     if result.get("scoring"):
-        text += f" · scores: {result['scoring']}"
+        text += f" · scores: {md_text(result['scoring'])}"
     for note in result.get("notices", []):
-        text += f"\n\n> {note}"
+        text += f"\n\n> {md_text(note)}"
     return text
 
 
@@ -81,7 +81,7 @@ def answer_rows(r: dict) -> list[list]:
 
 
 def answer_markdown(r: dict) -> str:
-    text = f"### {r['answer'] or '(no answer)'}"
+    text = f"### {md_text(r['answer']) if r['answer'] else '(no answer)'}"
     if r["score"] is not None:
         text += f"\nscore {r['score']:.3f}"
     return text
@@ -101,7 +101,7 @@ def rouge_bars(rouge: dict | None):
 
 
 def bleu_line(r: dict) -> str:
-    info = f"**{r['language_pair']}**"
+    info = f"**{md_text(r['language_pair'])}**"
     if "bleu" in r:
         b = r["bleu"]
         info += (f" · **BLEU {b['bleu']:.1f}** (n-gram precisions "

@@ -12,7 +12,9 @@ import html
 import gradio as gr
 
 from backend import search
-from components.common import MODEL_QUEUE, model_badge, user_errors
+from components.common import (
+    LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, md_text, model_badge, user_errors,
+)
 from components.search_plots import map_figure, tradeoff_figure
 
 CORPUS_CHOICES = [("Glossary of the book's topics (built in)", "glossary"),
@@ -34,12 +36,6 @@ def _session(request: gr.Request | None) -> str:
     return sid
 
 
-def _settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits) -> search.IndexSettings:
-    return search.IndexSettings(kind=index_type or "flat", hnsw_m=m, ef_construction=efc,
-                                ef_search=efs, nlist=nlist, nprobe=nprobe, pq_m=pq_m,
-                                pq_bits=pq_bits)
-
-
 def _file_path(file) -> str | None:
     if file is None:
         return None
@@ -47,7 +43,7 @@ def _file_path(file) -> str | None:
         return file
     if isinstance(file, dict):
         return file.get("path") or file.get("name")
-    return getattr(file, "name", None) or getattr(file, "path", None)
+    return getattr(file, "path", None) or getattr(file, "name", None) or file
 
 
 def stats_markdown(st: dict) -> str:
@@ -56,7 +52,7 @@ def stats_markdown(st: dict) -> str:
              "IVF-Flat": f"nlist={s['nlist']}, nprobe={s['nprobe']}",
              "IVF-PQ": f"nlist={s['nlist']}, nprobe={s['nprobe']}, m={s['pq_m']}, bits={s['pq_bits']}"}[st["index_type"]]
     lines = [
-        f"### {st['index_type']} index over **{html.escape(st['corpus'])}** {('(' + knobs + ')') if knobs else ''}",
+        f"### {st['index_type']} index over **{md_text(st['corpus'])}** {('(' + knobs + ')') if knobs else ''}",
         "| passages | dims | embed | build | index memory | query latency (median / p95) | recall@{k} vs exact |".format(k=st["recall_k"]),
         "|---|---|---|---|---|---|---|",
         f"| {st['count']:,} | {st['dims']} | "
@@ -68,7 +64,7 @@ def stats_markdown(st: dict) -> str:
     notes = list(st.get("corpus_notes", [])) + list(st.get("notes", []))
     if st.get("shared"):
         notes.append("Built-in corpus: this index is shared by all sessions and built once.")
-    lines += [f"\n> {html.escape(n)}" for n in notes]
+    lines += [f"\n> {md_text(n)}" for n in notes]
     return "\n".join(lines)
 
 
@@ -92,18 +88,19 @@ def results_html(res: dict) -> str:
 
 # ------------------------------------------------------------------------- handlers
 @user_errors
-def build_index(choice, file, paste, text_field, title_field, keep_good, max_words, overlap,
-                index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits,
-                request: gr.Request, progress=gr.Progress()):
+def build_index(choice="glossary", file=None, paste="", text_field="", title_field="", keep_good=False,
+                max_words=search.DEFAULT_CHUNK_WORDS, overlap=search.DEFAULT_OVERLAP_WORDS,
+                index_type="flat", m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16, pq_bits=8,
+                request: gr.Request = None, progress=gr.Progress()):
     sid = _session(request)
-    settings = _settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits)
+    settings = search.index_settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits)
     stats = search.build_index(sid, choice, _file_path(file), paste, text_field, title_field,
                                keep_good, max_words, overlap, settings, progress=progress)
     return stats_markdown(stats), stats, model_badge(stats["model"])
 
 
 @user_errors
-def run_search(query, k, request: gr.Request):
+def run_search(query, k=5, request: gr.Request = None):
     res = search.search(_session(request), query, k)
     m = res["map"]
     out = {**res, "map": {key: m[key] for key in MAP_SUMMARY}}
@@ -111,23 +108,24 @@ def run_search(query, k, request: gr.Request):
 
 
 @user_errors
-def ask(question, k, request: gr.Request, progress=gr.Progress()):
+def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
     out = search.ask(_session(request), question, k, progress=progress)
     passages = out["passages"]
     how = ("an extractive QA model picked the answer span" if out["reader_method"] == "model"
            else "the instruct decoder was prompted with the passages (no extractive QA model "
                 "offline); check its citations")
-    cited = ", ".join(f"[{c}] {html.escape(passages[c - 1]['title'])}" for c in out["cited"])
-    src = "" if out.get("citations_from", "reader") == "reader" else f" (by {out['citations_from']})"
-    md = (f"**Answer:** {html.escape(out['answer']) or '(no answer)'}\n\n"
+    cited = ", ".join(f"\\[{c}\\] {md_text(passages[c - 1]['title'])}" for c in out["cited"])
+    src = "" if out.get("citations_from", "reader") == "reader" else f" (by {md_text(out['citations_from'])})"
+    md = (f"**Answer:** {md_text(out['answer']) or '(no answer)'}\n\n"
           f"**Cited passages{src}:** {cited or 'none'}\n\n*Reader: {how}.*")
     return md, out, model_badge(out["model"])
 
 
 @user_errors
-def compare(k, request: gr.Request, progress=gr.Progress()):
+def compare(k=5, request: gr.Request = None, progress=gr.Progress()):
     rows = search.compare_indexes(_session(request), k, progress=progress)
-    table = "| index | build s | memory MB | latency ms (median) | recall@{k} |\n|---|---|---|---|---|\n".format(k=int(k))
+    recall_k = rows[0]["recall_k"] if rows and "recall_k" in rows[0] else k
+    table = "| index | build s | memory MB | latency ms (median) | recall@{k} |\n|---|---|---|---|---|\n".format(k=recall_k)
     table += "\n".join(f"| {r['label']} | {r['build_s']:.3f} | {r['memory_mb']:.2f} | "
                        f"{r['query_ms_median']:.3f} | {r['recall_at_k']:.3f} |" for r in rows)
     return tradeoff_figure(rows), table, rows
@@ -161,42 +159,42 @@ def build() -> None:
         "your session only.")
     with gr.Row():
         with gr.Column(scale=1):
-            corpus = gr.Radio(CORPUS_CHOICES, value="glossary", label="Corpus",
+            corpus = Radio(CORPUS_CHOICES, value="glossary", label="Corpus",
                               elem_id="search-corpus")
-            file = gr.File(label="Upload", file_types=[".txt", ".csv", ".tsv", ".jsonl"],
+            file = File(label="Upload", file_types=[".txt", ".csv", ".tsv", ".jsonl"],
                            type="filepath", value=None, elem_id="search-file")
-            paste = gr.Textbox(label="Or paste documents (one per line, or separated by blank "
+            paste = Textbox(label="Or paste documents (one per line, or separated by blank "
                                "lines)", lines=4, value="", elem_id="search-paste")
             with gr.Row():
-                text_field = gr.Dropdown([], value="", label="Text column / field", allow_custom_value=True,
+                text_field = Dropdown([], value="", label="Text column / field", allow_custom_value=True,
                                          info="CSV/TSV column or JSONL field")
-                title_field = gr.Dropdown([], value="", label="Title column / field (optional)",
+                title_field = Dropdown([], value="", label="Title column / field (optional)",
                                           allow_custom_value=True)
-            keep_good = gr.Checkbox(False, label="JSONL: keep the good lines if some are broken")
+            keep_good = Checkbox(False, label="JSONL: keep the good lines if some are broken")
             with gr.Accordion("Passages", open=False):
-                max_words = gr.Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
+                max_words = Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
                                       label="Passage length (words)")
-                overlap = gr.Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
+                overlap = Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
                                     label="Overlap between passages (words)")
-            index_type = gr.Dropdown(INDEX_CHOICES, value="flat", label="Index type",
+            index_type = Dropdown(INDEX_CHOICES, value="flat", label="Index type",
                                      elem_id="search-index-type")
             with gr.Accordion("Index knobs", open=False):
-                m = gr.Slider(4, 64, value=32, step=4, label="HNSW M (neighbours per node)")
-                efc = gr.Slider(8, 400, value=40, step=8, label="HNSW efConstruction")
-                efs = gr.Slider(1, 512, value=16, step=1, label="HNSW efSearch (query time)")
-                nlist = gr.Slider(1, 4096, value=100, step=1, label="IVF nlist (lists)")
-                nprobe = gr.Slider(1, 256, value=8, step=1, label="IVF nprobe (query time)")
-                pq_m = gr.Slider(1, 96, value=16, step=1, label="PQ sub-quantizers m (divides 384)")
-                pq_bits = gr.Slider(4, 12, value=8, step=1, label="PQ bits per code")
+                m = Slider(4, 64, value=32, step=4, label="HNSW M (neighbours per node)")
+                efc = Slider(8, 400, value=40, step=8, label="HNSW efConstruction")
+                efs = Slider(1, 512, value=16, step=1, label="HNSW efSearch (query time)")
+                nlist = Slider(1, 4096, value=100, step=1, label="IVF nlist (lists)")
+                nprobe = Slider(1, 256, value=8, step=1, label="IVF nprobe (query time)")
+                pq_m = Slider(1, 96, value=16, step=1, label="PQ sub-quantizers m (divides 384)")
+                pq_bits = Slider(4, 12, value=8, step=1, label="PQ bits per code")
             build_btn = gr.Button("Build index", variant="primary", elem_id="search-build")
         with gr.Column(scale=2):
             stats_md = gr.Markdown(elem_id="search-stats")
             with gr.Accordion("Index stats (JSON)", open=False):
                 stats_json = gr.JSON(label="stats")
             with gr.Row():
-                query = gr.Textbox(label="Query", scale=4, elem_id="search-query",
+                query = Textbox(label="Query", scale=4, elem_id="search-query",
                                    placeholder=EXAMPLE_QUERIES[0])
-                k = gr.Slider(1, 50, value=5, step=1, label="k", scale=1)
+                k = Slider(1, 50, value=5, step=1, label="k", scale=1)
             search_btn = gr.Button("Search", variant="primary", elem_id="search-go")
             gr.Examples([[q] for q in EXAMPLE_QUERIES], inputs=[query])
             badge = gr.Markdown(elem_id="search-badge")
@@ -205,7 +203,7 @@ def build() -> None:
             with gr.Accordion("Results (JSON)", open=False):
                 results_json = gr.JSON(label="results")
             with gr.Accordion("Ask the corpus (retriever-reader)", open=False):
-                question = gr.Textbox(label="Question", elem_id="search-question",
+                question = Textbox(label="Question", elem_id="search-question",
                                       placeholder="What does a causal mask do?")
                 ask_btn = gr.Button("Ask", elem_id="search-ask")
                 answer_md = gr.Markdown(elem_id="search-answer")
@@ -222,14 +220,15 @@ def build() -> None:
     build_inputs = [corpus, file, paste, text_field, title_field, keep_good, max_words, overlap,
                     index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits]
     build_btn.click(build_index, build_inputs, [stats_md, stats_json, badge],
-                    api_name="build_index", **MODEL_QUEUE)
+                    api_name="build_index", **LONG_LANE)
     search_outputs = [results, plot, results_json, badge]
     search_btn.click(run_search, [query, k], search_outputs, api_name="search", **MODEL_QUEUE)
     query.submit(run_search, [query, k], search_outputs, api_visibility="private", **MODEL_QUEUE)
     ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
-                  api_name="ask_corpus", **MODEL_QUEUE)
+                  api_name="ask_corpus", **LONG_LANE)
     cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",
-                  **MODEL_QUEUE)
+                  **LONG_LANE)
+    search.prepare_cache()  # start-up: leftovers of crashed cache writes removed
     root = gr.context.Context.root_block
     if root is not None:
         root.unload(drop_session)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+import html
+
 from components.common import short
+
+
+def _label(text: str) -> str:
+    """Corpus text in a plotly label: plotly reads <a href>, <b> ... in labels, so escape it."""
+    return html.escape(short(text, 60))
 
 
 
@@ -14,7 +21,7 @@ def map_figure(m: dict) -> go.Figure:
     fig.add_trace(go.Scattergl(
         x=m["x"], y=m["y"], mode="markers", name="passages",
         marker=dict(size=5, color="rgba(120,130,160,0.45)"),
-        text=[short(t, 60) for t in m["titles"]], hovertemplate="%{text}<extra></extra>"))
+        text=[_label(t) for t in m["titles"]], hovertemplate="%{text}<extra></extra>"))
     if m["neighbours"]:
         nb = m["neighbours"]
         fig.add_trace(go.Scatter(
@@ -22,7 +29,7 @@ def map_figure(m: dict) -> go.Figure:
             name="top results", text=[str(i + 1) for i in range(len(nb))],
             textposition="top center",
             marker=dict(size=11, color="rgba(230,120,20,0.9)", line=dict(width=1, color="black")),
-            customdata=[short(p["title"], 60) for p in nb],
+            customdata=[_label(p["title"]) for p in nb],
             hovertemplate="#%{text}: %{customdata}<extra></extra>"))
     if m.get("query"):
         fig.add_trace(go.Scatter(

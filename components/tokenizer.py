@@ -5,7 +5,8 @@ from __future__ import annotations
 import gradio as gr
 
 from backend.tokens import tokenize
-from components.common import user_errors
+from backend.validation import as_bool
+from components.common import Checkbox, Textbox, user_errors
 
 EXAMPLES = [
     "Tokenizing text is a core task of NLP.",
@@ -38,7 +39,7 @@ def _table(result: dict) -> list[list]:
 
 @user_errors
 def run(text: str, special: bool):
-    data = tokenize(text, add_special_tokens=bool(special))
+    data = tokenize(text, add_special_tokens=as_bool("special", special))
     enc, dec = data["results"]["encoder"], data["results"]["decoder"]
     return (
         _summary("Encoder", enc),
@@ -58,9 +59,9 @@ def build() -> None:
         "word-continuations yellow."
     )
     with gr.Row():
-        text = gr.Textbox(label="Text", value=EXAMPLES[0], lines=3, elem_id="tok-text", scale=4)
+        text = Textbox(label="Text", value=EXAMPLES[0], lines=3, elem_id="tok-text", scale=4)
         with gr.Column(scale=1):
-            special = gr.Checkbox(label="Add special tokens", value=True)
+            special = Checkbox(label="Add special tokens", value=True)
             go = gr.Button("Tokenize", variant="primary", elem_id="tok-go")
     gr.Examples(EXAMPLES, inputs=text)
     headers = ["#", "token", "id", "chars", "text", "special"]

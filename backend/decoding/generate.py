@@ -20,6 +20,7 @@ computes it; perplexity = exp(-mean log-prob).
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import random
 import threading
@@ -44,6 +45,7 @@ from transformers import (
 )
 from transformers.generation.streamers import BaseStreamer
 
+from backend import budget as budgets
 from backend.decoding.beam_tree import BEAM_TREE_STEPS, beam_tree
 from backend.decoding.filters import cumulative_curve, entropy, softmax, top_k_mask, top_p_mask
 from backend.decoding.presets import COMPARE_DEFAULT, PRESETS, UNICORN
@@ -63,8 +65,8 @@ from backend.validation import as_float, check_text
 # Re-exports included: the Pipelines backend, bench and tests import these from here.
 __all__ = [
     "COMPARE_DEFAULT", "MAX_CONTEXT_TOKENS", "MAX_NEW_TOKENS_CAP", "PRESETS", "STRATEGIES", "UNICORN",
-    "DecodeResult", "DecodeSettings", "build_processors", "build_prompt", "compare", "context_limit", "decode",
-    "decode_stream", "generation_config", "parse_strategies", "score_sequence", "step_distribution",
+    "DecodeResult", "DecodeSettings", "StopCriterion", "build_processors", "build_prompt", "compare", "context_limit",
+    "decode", "decode_stream", "generation_config", "parse_strategies", "score_sequence", "step_distribution",
 ]
 
 MAX_CONTEXT_TOKENS = 2048  # prompt + new tokens; eager attention on CPU stays interactive
@@ -123,14 +125,43 @@ def context_limit(model) -> int:
 # ----------------------------------------------------------------------------- generation
 
 
-class _StopFlag(StoppingCriteria):
-    """Stops generation at the next step once `event` is set (the UI's Stop button)."""
+class StopCriterion(StoppingCriteria):
+    """Stops generation at the next step once `event` is set (the UI's Stop button) or the
+    request's budget (backend.budget: its deadline, or a cancel) has run out.
 
-    def __init__(self, event: threading.Event):
+    Generate then returns the tokens so far, so the caller gets the text up to that point.
+    """
+
+    def __init__(self, event: threading.Event | None = None, budget: budgets.Budget | None = None):
         self.event = event
+        self.budget = budget
+
+    def stop_now(self) -> bool:
+        if self.event is not None and self.event.is_set():
+            return True
+        if self.budget is not None:
+            budgets.fair_threads()
+            return self.budget.expired()
+        return False
 
     def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
-        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+        return torch.full((input_ids.shape[0],), self.stop_now(), dtype=torch.bool, device=input_ids.device)
+
+
+def stopping_criteria(event: threading.Event | None = None) -> StoppingCriteriaList | None:
+    """The stop criterion for this request (its budget, plus `event`), or None when neither exists."""
+    b = budgets.current()
+    if event is None and b is None:
+        return None
+    return StoppingCriteriaList([StopCriterion(event, b)])
+
+
+def early_finish(event: threading.Event | None = None) -> str | None:
+    """Why generation stopped before EOS / its length: "stopped", "time budget", or None."""
+    if event is not None and event.is_set():
+        return "stopped"
+    b = budgets.current()
+    return b.finish_reason if b is not None else None
 
 
 class _QueueStreamer(BaseStreamer):
@@ -292,8 +323,7 @@ def decode(
     started = time.perf_counter()
     wired = _wire(model, tokenizer, prompt, settings, stop_event, streamer)
     sequences, gen_seconds = _generate(model, wired)
-    stopped = stop_event is not None and stop_event.is_set()
-    return _collect(model, tokenizer, wired, sequences, gen_seconds, stopped, started)
+    return _collect(model, tokenizer, wired, sequences, gen_seconds, early_finish(stop_event), started)
 
 
 def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: threading.Event | None,
@@ -321,7 +351,7 @@ def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: t
         procs += warp_cut
         if sampling:
             procs.append(Tap(recorder, "final"))
-    stops = StoppingCriteriaList([_StopFlag(stop_event)]) if stop_event is not None else None
+    stops = stopping_criteria(stop_event)
     if streamer is not None and (beam or settings.num_return_sequences > 1):
         streamer = None
     return _Wired(settings, prompt_text, prompt_ids, warnings, gen_config, eos, recorder,
@@ -349,7 +379,7 @@ def _generate(model, wired: _Wired) -> tuple[torch.Tensor, float]:
     return sequences, time.perf_counter() - t0
 
 
-def _collect(model, tokenizer, wired: _Wired, sequences: torch.Tensor, gen_seconds: float, stopped: bool,
+def _collect(model, tokenizer, wired: _Wired, sequences: torch.Tensor, gen_seconds: float, early: str | None,
              started: float) -> DecodeResult:
     """The taps' record and the returned sequences -> outputs, step table, beam tree, timing."""
     settings = wired.settings
@@ -363,8 +393,11 @@ def _collect(model, tokenizer, wired: _Wired, sequences: torch.Tensor, gen_secon
 
     first = outputs[0] if outputs else output_summary([], [], False, tok, tokenizer)
     n_new = first["n_tokens"]
-    if stopped:
-        finish = "stopped"
+    if early == "stopped" or (early and not first["ended_with_eos"] and n_new < settings.max_new_tokens):
+        finish = early  # "stopped" (a cancel) or "time budget": the text so far
+        if early == "time budget":
+            wired.warnings.append(budgets.current().message(
+                f"{n_new} of {settings.max_new_tokens} new tokens", "Ask for fewer new tokens or beams."))
     elif first["ended_with_eos"]:
         finish = "eos"
     else:
@@ -448,7 +481,8 @@ def decode_stream(model, tokenizer, prompt: str, settings: DecodeSettings | dict
         except BaseException as exc:  # handed to the consumer thread
             q.put(("error", exc))
 
-    worker = threading.Thread(target=work, name="decode", daemon=True)
+    # The worker runs in this request's context, so it sees the request's budget.
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="decode", daemon=True)
     worker.start()
     ids: list[int] = []
     try:
@@ -480,6 +514,7 @@ def compare(model, tokenizer, prompt: str, strategies: Any, progress=None) -> li
     for i, s in enumerate(settings):
         if progress is not None:
             progress(i, len(settings), s.label())
+        budgets.check(f"{i} of {len(settings)} strategies ran", "Compare fewer strategies, or fewer tokens or beams.")
         res = decode(model, tokenizer, prompt, s)
         rows.append(
             {

@@ -21,6 +21,10 @@ MAX_BEAMS = 16
 MAX_SAMPLES = 8
 MAX_TOP_N = 20
 MAX_COMPARE = 4
+# /compare_decoding's total work: the sum over strategies of sequences x new tokens (beam: num_beams
+# sequences; sampling: num_return_sequences). 4096 = e.g. four beam-4 runs of 256 tokens; four
+# beam-16 runs of 512 tokens would be 32768, minutes of CPU.
+MAX_COMPARE_WORK = 4096
 LENGTH_PENALTY_RANGE = (-10.0, 10.0)  # beam scores divide by length**penalty: 1e9 overflows
 
 _ALIASES = {"greedy search": "greedy", "beam search": "beam", "sampling": "sample", "top-k": "sample",
@@ -222,4 +226,22 @@ def parse_strategies(strategies: Any) -> list[DecodeSettings]:
             out.append(DecodeSettings.from_dict(item))
         except InputError as exc:
             raise InputError(f"Strategy {i}: {exc}") from None
+    check_compare_work(out)
     return out
+
+
+def work(s: DecodeSettings) -> int:
+    """Token-steps one run costs: sequences decoded in parallel x new tokens."""
+    width = s.num_beams if s.strategy == "beam" else s.num_return_sequences
+    return width * s.max_new_tokens
+
+
+def check_compare_work(settings: list[DecodeSettings]) -> None:
+    """Refuse a comparison whose total work (sum of sequences x new tokens) is over MAX_COMPARE_WORK."""
+    total = sum(work(s) for s in settings)
+    if total > MAX_COMPARE_WORK:
+        parts = " + ".join(f"{work(s)}" for s in settings)
+        raise InputError(
+            f"These strategies ask for {total:,} token-steps in all ({parts}; beams or samples x max_new_tokens "
+            f"per strategy), over the comparison's limit of {MAX_COMPARE_WORK:,}. Lower max_new_tokens or "
+            "num_beams, or compare fewer strategies.")

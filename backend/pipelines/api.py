@@ -15,10 +15,16 @@ from backend.pipelines import tasks
 from backend.pipelines.encoders import MAX_TOP_K
 from backend.pipelines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
 from backend.pipelines.util import split_lines
-from backend.validation import as_bool, as_int, check_text
+from backend.pipelines.encoders import AGGREGATIONS
+from backend.pipelines.seq2seq import LANGUAGE_NAMES
+from backend.validation import as_bool, as_float, as_int, check_template, check_text, one_of, opt_text
+
+STRATEGIES = ("greedy", "sample", "beam")
+MAX_TEMPERATURE, MAX_GEN_TOP_K, MAX_GEN_BEAMS = 10.0, 1000, 16  # /generate_text
 
 
 def _load(task: str, override: str | None, progress):
+    override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
     lm = models.load(config.TASK_ROLES[task], override, progress)
     if progress is not None:
         progress(0.4, "Running")
@@ -28,12 +34,10 @@ def _load(task: str, override: str | None, progress):
 def _texts(text, batch) -> list[str]:
     """Batch mode: one text per line; else the whole box is one text. A list is taken as is."""
     if isinstance(text, (list, tuple)):
-        return list(text)
+        return [check_text(t) for t in text]
     if not as_bool("batch", batch):
         return [check_text(text)]
-    if text is not None and not isinstance(text, str):
-        raise InputError(f"The text must be text, got {type(text).__name__}.")
-    return split_lines(text)
+    return split_lines(check_text(text))
 
 
 def _seq2seq_settings(max_new_tokens, min_new_tokens=0, num_beams=0) -> dict:
@@ -58,9 +62,7 @@ def classify(text, batch: bool = False, label_descriptions: str | None = None,
     them, and says so unless they are the untouched defaults.
     """
     texts = _texts(text, batch)
-    if label_descriptions is not None and not isinstance(label_descriptions, str):
-        raise InputError(f"The label descriptions must be text, got {type(label_descriptions).__name__}.")
-    raw = (label_descriptions or "").strip()
+    raw = check_text(label_descriptions, "label_descriptions")
     desc = parse_label_descriptions(raw) if raw else None
     lm = _load("classify", override, progress)
     if lm.method != config.METHOD_EMBEDDING and raw == SENTIMENT_DEFAULT:
@@ -74,6 +76,8 @@ def zero_shot(text, labels, multi_label: bool = False, template: str = DEFAULT_T
     """Scores of comma-separated candidate `labels` for one text (or one per line)."""
     texts = _texts(text, batch)
     multi_label = as_bool("multi_label", multi_label)
+    labels = labels if isinstance(labels, (list, tuple)) else check_text(labels, "labels")
+    template = check_template("template", template, DEFAULT_TEMPLATE)
     lm = _load("zero_shot", override, progress)
     return tasks.zero_shot(lm, texts, labels, multi_label=multi_label, template=template)
 
@@ -83,6 +87,7 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
         progress=None) -> dict:
     """Named entities with character offsets, per text."""
     texts = _texts(text, batch)
+    aggregation = one_of("aggregation", aggregation, AGGREGATIONS, default="simple")
     lm = _load("ner", override, progress)
     return tasks.ner(lm, texts, aggregation=aggregation)
 
@@ -91,6 +96,7 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
 def qa(context, question, top_n=3, override: str | None = None, progress=None) -> dict:
     """The answer to `question` in `context`, with up to `top_n` alternative spans."""
     top_n = as_int("top_n", top_n, lo=1, hi=tasks.MAX_TOP_N)
+    context, question = check_text(context, "context"), check_text(question, "question")
     lm = _load("qa", override, progress)
     return tasks.qa(lm, question, context, top_n=top_n)
 
@@ -100,6 +106,7 @@ def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference
               override: str | None = None, progress=None) -> dict:
     """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
     settings = _seq2seq_settings(max_new_tokens, min_new_tokens, num_beams)
+    text, reference = check_text(text), check_text(reference, "reference")
     lm = _load("summarize", override, progress)
     return tasks.summarize(lm, text, settings, reference=reference)
 
@@ -109,6 +116,9 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
               reference: str | None = None, override: str | None = None, progress=None) -> dict:
     """A translation; BLEU against `reference` when one is given. num_beams 0: the checkpoint's default."""
     settings = _seq2seq_settings(max_new_tokens, 0, num_beams)
+    text, reference = check_text(text), check_text(reference, "reference")
+    source = one_of("source", source, LANGUAGE_NAMES, default="en")
+    target = one_of("target", target, LANGUAGE_NAMES, default="de")
     lm = _load("translate", override, progress)
     return tasks.translate(lm, text, source, target, settings, reference=reference)
 
@@ -117,6 +127,7 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
 def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict:
     """The `top_k` likeliest tokens for the one [MASK] in `text`."""
     top_k = as_int("top_k", top_k, lo=1, hi=MAX_TOP_K)
+    text = check_text(text)
     lm = _load("fill_mask", override, progress)
     return tasks.fill_mask(lm, text, top_k=top_k)
 
@@ -132,6 +143,13 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
         seed = None
     else:
         seed = as_int("seed", seed)
+    prompt = check_text(prompt, "prompt")
+    strategy = one_of("strategy", strategy, STRATEGIES, default="greedy")
+    # Checked whatever the strategy (the decoder ignores those another strategy uses).
+    temperature = as_float("temperature", temperature, lo=0, hi=MAX_TEMPERATURE)
+    top_k = as_int("top_k", top_k, lo=0, hi=MAX_GEN_TOP_K)
+    top_p = as_float("top_p", top_p, lo=0, hi=1)
+    num_beams = as_int("num_beams", num_beams, lo=1, hi=MAX_GEN_BEAMS)
     settings = {"strategy": strategy, "max_new_tokens": max_new_tokens, "temperature": temperature,
                 "top_k": top_k, "top_p": top_p, "num_beams": num_beams, "seed": seed}
     lm = _load("generate_text", override, progress)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from backend import budget
 from backend.errors import InputError
 from backend.validation import check_text
 from backend.pipelines.util import forward_inputs, model_max_length
@@ -66,6 +67,22 @@ def best_spans(
     return [(int(idx[x // n]), int(idx[x % n]), float(flat[x])) for x in best]
 
 
+WINDOW_BATCH = 8  # stride windows per forward pass; the request's budget is checked between batches
+
+
+def _window_logits(model, enc, n_windows: int, batch: int = WINDOW_BATCH) -> tuple[np.ndarray, np.ndarray]:
+    """Start/end logits of every window, `batch` windows per forward pass, checking the budget between."""
+    inputs = forward_inputs(model, enc)
+    starts, ends = [], []
+    with torch.inference_mode():
+        for lo in range(0, n_windows, batch):
+            budget.check(f"read {lo} of {n_windows} windows of the context", "Ask about a shorter context.")
+            out = model(**{k: v[lo:lo + batch] for k, v in inputs.items()})
+            starts.append(out.start_logits.float().cpu().numpy())
+            ends.append(out.end_logits.float().cpu().numpy())
+    return np.concatenate(starts), np.concatenate(ends)
+
+
 def answer_question(
     model,
     tokenizer,
@@ -102,10 +119,7 @@ def answer_question(
         return_tensors="pt",
     )
     n_windows = enc["input_ids"].shape[0]
-    with torch.inference_mode():
-        out = model(**forward_inputs(model, enc))
-    start_logits = out.start_logits.float().cpu().numpy()
-    end_logits = out.end_logits.float().cpu().numpy()
+    start_logits, end_logits = _window_logits(model, enc, n_windows)
     offsets = enc["offset_mapping"].cpu().numpy()
 
     merged: dict[tuple[int, int], Span] = {}

@@ -15,6 +15,8 @@ import re
 
 import torch
 
+from backend import budget
+from backend.decoding.generate import early_finish, stopping_criteria
 from backend.errors import InputError
 from backend.pipelines.util import device_of, model_max_length
 
@@ -68,7 +70,11 @@ def translation_messages(text: str, source: str, target: str) -> list[dict]:
 
 def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 96,
                   **generate_kwargs) -> dict:
-    """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob}."""
+    """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob, finish_reason}.
+
+    Runs under the request's budget: generation stops at the deadline (or a cancel) with the
+    text so far and finish_reason "time budget" ("stopped"); "eos" / "length" otherwise.
+    """
     prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
     limit = model_max_length(model, tokenizer, default=2048)
@@ -79,7 +85,8 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
             f"exceeds the model's {limit}-token window. Shorten the text."
         )
     enc = {k: v.to(device_of(model)) for k, v in enc.items()}
-    kwargs = dict(do_sample=False, repetition_penalty=1.1)
+    budget.check("nothing generated yet", "Ask for less work, e.g. fewer texts in one batch.")
+    kwargs = dict(do_sample=False, repetition_penalty=1.1, stopping_criteria=stopping_criteria())
     kwargs.update(generate_kwargs)
     if tokenizer.pad_token_id is None:
         kwargs.setdefault("pad_token_id", tokenizer.eos_token_id)
@@ -92,11 +99,14 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
     keep = [i for i, t in enumerate(new.tolist()) if t not in special]
     mean_lp = float(logps[keep].mean()) if keep else float("nan")
+    ended = bool(len(new)) and int(new[-1]) in special
+    finish = "eos" if ended else (early_finish() if len(new) < max_new_tokens else None) or "length"
     return {
         "text": tokenizer.decode(new, skip_special_tokens=True).strip(),
         "prompt_tokens": int(enc["input_ids"].shape[1]),
         "new_tokens": len(keep),
         "mean_logprob": mean_lp,
+        "finish_reason": finish,
     }
 
 

@@ -12,6 +12,8 @@ import re
 
 import torch
 
+from backend import budget
+from backend.decoding.generate import early_finish, stopping_criteria
 from backend.pipelines.util import device_of, model_max_length, truncation_notice
 
 LANGUAGE_NAMES = {
@@ -89,12 +91,17 @@ def seq2seq_generate(
     enc = {k: v.to(device_of(model)) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
     if seed is not None and gen.get("do_sample"):
         torch.manual_seed(int(seed))
+    budget.check("nothing generated yet", "Ask for a shorter text or fewer new tokens.")
     with torch.inference_mode():
-        out = model.generate(**enc, **gen)
+        out = model.generate(**enc, **gen, stopping_criteria=stopping_criteria())
     ids = out[0]
     text_out = tokenizer.decode(ids, skip_special_tokens=True).strip()
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    early = early_finish()
+    if early:  # stopped at the deadline (or a cancel): the text so far
+        notices.append(f"Generation stopped early ({early}): the text so far is shown.")
     return {
+        "finish_reason": early or "done",
         "text": text_out,
         "input_tokens": min(len(full), limit),
         "output_tokens": sum(1 for t in ids.tolist() if t not in special),

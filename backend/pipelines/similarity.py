@@ -14,10 +14,12 @@ import numpy as np
 from backend.embedding import DEFAULT_MAX_LENGTH, embed_texts
 from backend.errors import InputError
 from backend.pipelines.util import ranked_labels
+from backend.validation import clean_text
 
 DEFAULT_TEMPERATURE = 0.05
 DEFAULT_THRESHOLD = 0.25
 MAX_LABELS = 20
+MAX_LABEL_CHARS = 200
 
 SENTIMENT_DESCRIPTIONS = {
     "POSITIVE": "A happy, satisfied, positive message: the writer is pleased and thankful.",
@@ -31,7 +33,7 @@ DEFAULT_TEMPLATE = "This text is about {}."
 def parse_label_descriptions(text: str) -> dict[str, str]:
     """`LABEL: description` lines -> {label: description}; a bare line is its own description."""
     out: dict[str, str] = {}
-    for line in (text or "").splitlines():
+    for line in clean_text(text or "").splitlines():
         line = line.strip()
         if not line:
             continue
@@ -46,9 +48,15 @@ def parse_label_descriptions(text: str) -> dict[str, str]:
 def parse_labels(labels) -> list[str]:
     """Candidate labels from a comma-separated string or a list; checks count and duplicates."""
     if isinstance(labels, str):
-        items = [x.strip() for x in labels.replace("\n", ",").split(",")]
+        items = [x.strip() for x in clean_text(labels).replace("\n", ",").split(",")]
+    elif isinstance(labels, (list, tuple)):
+        items = [clean_text(x).strip() if isinstance(x, str) else "" for x in labels]
+    elif labels is None:
+        items = []
     else:
-        items = [str(x).strip() for x in (labels or [])]
+        raise InputError("labels must be comma-separated text or a list of texts.")
+    if any(len(x) > MAX_LABEL_CHARS for x in items):
+        raise InputError(f"A label is longer than {MAX_LABEL_CHARS} characters: keep labels short.")
     items = [x for x in items if x]
     if not items:
         raise InputError("No candidate labels: give at least one, e.g. 'complaint, praise, question'.")

@@ -28,7 +28,7 @@ from backend.pipelines.metrics import bleu, rouge
 from backend.pipelines.extractive_qa import answer_question
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
 from backend.pipelines.util import check_batch
-from backend.validation import as_int, check_text
+from backend.validation import as_int, check_template, check_text
 
 METHOD_MODEL = config.METHOD_MODEL
 METHOD_EMBEDDING = config.METHOD_EMBEDDING
@@ -125,14 +125,12 @@ def zero_shot(lm, texts, labels, multi_label: bool = False, template: str = sim.
     """Zero-shot classification into candidate labels (NLI model, or embedding similarity)."""
     texts = check_batch(texts)
     labels = sim.parse_labels(labels)
-    template = (template or sim.DEFAULT_TEMPLATE).strip()
-    if "{}" not in template:
-        raise InputError("The hypothesis template needs a '{}' where the label goes, e.g. 'This text is about {}.'")
+    template = check_template("template", template, sim.DEFAULT_TEMPLATE)
     method = _method(lm, "zero_shot", (METHOD_MODEL, METHOD_EMBEDDING))
     with _envelope("zero_shot", lm, method) as r:
         r["multi_label"] = bool(multi_label)
         if method == METHOD_EMBEDDING:
-            desc = {lab: (descriptions or {}).get(lab) or template.format(lab) for lab in labels}
+            desc = {lab: (descriptions or {}).get(lab) or template.replace("{}", lab) for lab in labels}
             r["results"] = sim.classify_by_similarity(lm.model, lm.tokenizer, texts, desc, multi_label=multi_label)
             r["notices"] += sim.truncation_notices(lm.tokenizer, texts)
             r["label_descriptions"] = desc
@@ -270,8 +268,9 @@ def summarize(lm, text: str, settings: dict | None = None, reference: str | None
             r.update({"raw_output": out["text"], "input_tokens": out["prompt_tokens"],
                       "output_tokens": out["new_tokens"]})
             r["notices"].append("Instruct-model fallback: a small chat model prompted to summarise.")
-        if reference and reference.strip():
-            r["reference"] = reference.strip()
+        reference = check_text(reference, "reference")
+        if reference:
+            r["reference"] = reference
             r["rouge"] = rouge(r["summary"], reference)
     return r
 
@@ -310,8 +309,9 @@ def translate(lm, text: str, source: str = "en", target: str = "de", settings: d
                                 "the book's model is Helsinki-NLP's Marian en-de.")
         r["source_lang"], r["target_lang"] = source, target
         r["language_pair"] = f"{LANGUAGE_NAMES.get(source, source)} -> {LANGUAGE_NAMES.get(target, target)}"
-        if reference and reference.strip():
-            r["reference"] = reference.strip()
+        reference = check_text(reference, "reference")
+        if reference:
+            r["reference"] = reference
             r["bleu"] = bleu(r["translation"], reference)
     return r
 

@@ -11,8 +11,10 @@ from backend.search.api import (
     build_index,
     compare_indexes,
     drop_session,
+    index_settings,
     inspect_upload,
     load_corpus,
+    prepare_cache,
     search,
 )
 from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
@@ -33,7 +35,9 @@ __all__ = [
     "build_index",
     "compare_indexes",
     "drop_session",
+    "index_settings",
     "inspect_upload",
     "load_corpus",
+    "prepare_cache",
     "search",
 ]

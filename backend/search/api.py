@@ -13,22 +13,26 @@ Between chunks a long build gives the GPU (and the model lane) back.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from backend import models
+from backend import budget, models
 from backend.embedding import embed_texts
 from backend.errors import InputError
+from backend.search import bounds
 from backend.search import corpora as C
-from backend.search.index import IndexSettings
+from backend.search.index import INDEX_KINDS, IndexSettings
 from backend.search.reader import check_question, read
-from backend.search.service import BUILTIN_CORPORA, Embedder, ProgressFn, get_service
-from backend.validation import as_int
+from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
+from backend.validation import as_bool, as_int, check_text, one_of, opt_text
 
 CORPUS_SOURCES = BUILTIN_CORPORA + ("upload", "paste")
 ASK_MAX_PASSAGES = 5  # the reader's prompt (or its span search) stays short
 EMBED_CHUNK = 256  # texts per GPU call: a second or two of work, then progress and the lease
 TEXT_FIELD_GUESSES = ("text", "body", "content", "passage")
 TITLE_FIELD_GUESSES = ("title", "name", "heading")
+MIN_WORDS, MAX_WORDS = 10, 1000  # passage length bounds (words)
 
 
 def _quiet(fraction: float, desc: str) -> None:
@@ -52,14 +56,10 @@ class HubEmbedder(Embedder):
     """The hub's `embedder`, run chunk by chunk inside GPU tasks; progress is told between."""
 
     def embed(self, texts, progress=None) -> np.ndarray:
-        texts = list(texts)
-        chunks = [texts[i:i + EMBED_CHUNK] for i in range(0, len(texts), EMBED_CHUNK)] or [texts]
-        out = []
-        for chunk in chunks:
-            out.append(_embed_chunk(chunk, self.batch_size))
-            if progress is not None and texts:
-                progress(sum(len(v) for v in out), len(texts))
-        return np.concatenate(out)
+        # Chunks, the measured rate, the estimate and the budget checks: backend.search.bounds.
+        vectors, self.plan = bounds.embed_in_chunks(texts, lambda chunk: _embed_chunk(chunk, self.batch_size),
+                                                    EMBED_CHUNK, progress, getattr(self, "say", None))
+        return vectors
 
 
 def load_embedder(progress: ProgressFn | None = None) -> Embedder:
@@ -75,24 +75,54 @@ def load_corpus(corpus: str = "glossary", file: str | None = None, paste: str = 
                 text_field: str | None = None, title_field: str | None = None,
                 keep_good: bool = False, max_words: int = C.DEFAULT_CHUNK_WORDS,
                 overlap: int = C.DEFAULT_OVERLAP_WORDS,
-                progress: ProgressFn | None = None) -> tuple[C.Corpus, bool]:
-    """-> (corpus, shared?): built-in corpora are shared by every session, the rest private."""
+                progress: ProgressFn | None = None, session_id: str | None = None) -> tuple[C.Corpus, bool]:
+    """-> (corpus, shared?): built-in corpora are shared by every session, the rest private.
+
+    Every parameter is checked here and named as the `/build_index` API lists it. An uploaded
+    file is deleted from the upload folder once read; its bytes stay in the session's memory
+    (only the last upload) so the same session can rebuild with other settings."""
     service = get_service()
+    corpus = one_of("choice", corpus, CORPUS_SOURCES, default="glossary")
+    paste = check_text(paste, "paste")
+    if file is not None and file != "" and not isinstance(file, str):
+        raise InputError("file must be an uploaded file: in gradio_client, pass handle_file(path).")
+    opts = C.UploadOptions(text_field=opt_text("text_field", text_field),
+                           title_field=opt_text("title_field", title_field),
+                           keep_good_lines=as_bool("keep_good", keep_good),
+                           max_words=as_int("max_words", max_words, lo=MIN_WORDS, hi=MAX_WORDS),
+                           overlap=as_int("overlap", overlap, lo=0, hi=MAX_WORDS - 1))
     if corpus in BUILTIN_CORPORA:
         return service.builtin_corpus(corpus, progress=progress), True
-    opts = C.UploadOptions(text_field=(text_field or "").strip() or None,
-                           title_field=(title_field or "").strip() or None,
-                           keep_good_lines=bool(keep_good),
-                           max_words=as_int("max_words", max_words),
-                           overlap=as_int("overlap", overlap))
     if corpus == "upload":
-        if not file:
+        if file is None or file == "":
             raise InputError("No file uploaded: choose a .txt, .csv, .tsv or .jsonl file, "
                              "or pick another corpus.")
-        return C.corpus_from_file(file, opts, service.limits), False
-    if corpus == "paste":
-        return C.corpus_from_paste(paste or "", opts, service.limits), False
-    raise InputError(f"Unknown corpus '{corpus}'. Choose one of: {', '.join(CORPUS_SOURCES)}.")
+        data = service.recall_upload(session_id, file) if session_id and not os.path.exists(file) else None
+        if data is None:
+            data = C.read_upload(file, service.limits)
+            if session_id:
+                service.remember_upload(session_id, file, data)
+        return C.corpus_from_bytes(data, file, opts, service.limits), False
+    return C.corpus_from_paste(paste, opts, service.limits), False
+
+
+def index_settings(index_type="flat", m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16,
+                   pq_bits=8) -> IndexSettings:
+    """The index knobs as `/build_index` names them -> IndexSettings; FAISS's ranges sized for a
+    CPU box (an HNSW of M=256 or 65,536 IVF lists would only burn the shared machine)."""
+    kind = one_of("index_type", index_type, tuple(INDEX_KINDS), default="flat")
+    return IndexSettings(kind=kind, hnsw_m=as_int("m", m, lo=2, hi=128),
+                         ef_construction=as_int("efc", efc, lo=1, hi=1024),
+                         ef_search=as_int("efs", efs, lo=1, hi=1024),
+                         nlist=as_int("nlist", nlist, lo=1, hi=16384),
+                         nprobe=as_int("nprobe", nprobe, lo=1, hi=16384),
+                         pq_m=as_int("pq_m", pq_m, lo=1, hi=384),
+                         pq_bits=as_int("pq_bits", pq_bits, lo=1, hi=12))
+
+
+def prepare_cache() -> None:
+    """At start-up: the service on its cache dir, leftovers of crashed writes removed."""
+    get_service()
 
 
 def inspect_upload(path: str | None) -> dict | None:
@@ -150,15 +180,23 @@ def build_index(session_id: str, corpus: str = "glossary", file: str | None = No
                 progress: ProgressFn | None = None) -> dict:
     """Embed + index a corpus and make it the session's current index -> its stats.
 
-    The corpus is read before the embedder loads, so a bad upload fails fast."""
+    The corpus is read before the embedder loads, so a bad upload fails fast. A private corpus
+    is de-duplicated and held to the public passage cap; the build runs under the request's
+    time budget and tells the estimated time first (backend.search.bounds)."""
     say = progress or _quiet
     say(0.0, "Reading the corpus")
-    source, shared = load_corpus(corpus, file, paste, text_field, title_field, keep_good,
-                                 max_words, overlap, progress=progress)
-    index_settings = _index_settings(settings)
-    emb = load_embedder(progress)
-    return get_service().build(session_id, source, index_settings, emb, shared=shared,
-                               progress=progress)
+    with budget.scope():
+        source, shared = load_corpus(corpus, file, paste, text_field, title_field, keep_good,
+                                     max_words, overlap, progress=progress, session_id=session_id)
+        source = bounds.prepare(source, shared)
+        index_settings = _index_settings(settings)
+        emb = load_embedder(progress)
+        teller = bounds.Teller(progress)
+        emb.say = teller.say
+        stats = get_service().build(session_id, source, index_settings, emb, shared=shared,
+                                    progress=teller)
+    stats["embedding"] = getattr(emb, "plan", None)  # passages, estimated_s, rate_per_s, seconds; None if cached
+    return stats
 
 
 def search(session_id: str, query: str, k: int = 5) -> dict:
@@ -176,7 +214,7 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     """Retriever-reader: the embedder finds up to 5 passages, the `qa` role answers from them."""
     say = progress or _quiet
     question = check_question(question)
-    k = as_int("k", k)
+    k = as_int("k", k, lo=1, hi=MAX_K)
     say(0.1, "Retrieving passages")
     emb = load_embedder()
     passages = get_service().search(session_id, question, min(k, ASK_MAX_PASSAGES),
@@ -194,7 +232,5 @@ def compare_indexes(session_id: str, k: int = 10, progress: ProgressFn | None = 
     """Every index type over the session's stored vectors: build time, memory, latency, recall@k.
 
     No model runs (the vectors are already embedded), so no GPU is asked for."""
-    k = as_int("k", k)
-    if k < 1:
-        raise InputError("k must be at least 1.")
+    k = as_int("k", k, lo=1, hi=MAX_K)
     return get_service().sweep(session_id, recall_k=k, progress=progress)

@@ -15,10 +15,12 @@ import io
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 
 from backend.config import SearchLimits
 from backend.errors import InputError
+from backend.validation import clean_text
 
 ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 GLOSSARY_PATH = os.path.join(ASSETS_DIR, "corpus", "glossary.jsonl")
@@ -92,7 +94,8 @@ def documents_to_corpus(name: str, docs: list[tuple[str, str]], *, max_words: in
     """(title, text) documents -> deduplicated, chunked, size-checked corpus."""
     limits = limits or SearchLimits()
     notes = list(notes or [])
-    docs = [(t.strip(), " ".join(x.split())) for t, x in docs]
+    # JSON escapes can carry lone surrogates ("\ud800"): U+FFFD, so hashing and tokenizers accept them
+    docs = [(clean_text(t).strip(), " ".join(clean_text(x).split())) for t, x in docs]
     docs = [(t, x) for t, x in docs if x]
     if not docs:
         raise InputError("The corpus is empty: no text was found. Upload a file with text in it "
@@ -310,25 +313,56 @@ def corpus_from_bytes(data: bytes, filename: str, options: UploadOptions | None 
                                overlap=options.overlap, limits=limits, notes=notes)
 
 
-def corpus_from_file(path: str, options: UploadOptions | None = None,
-                     limits: SearchLimits | None = None) -> Corpus:
-    limits = limits or SearchLimits()
+def upload_dir() -> str:
+    """Where the web app keeps the files visitors upload (Gradio's GRADIO_TEMP_DIR)."""
+    return os.path.realpath(os.environ.get("GRADIO_TEMP_DIR")
+                            or os.path.join(tempfile.gettempdir(), "gradio"))
+
+
+def discard_upload(path: str) -> bool:
+    """Delete a visitor's uploaded file (and its now empty folder) once it is read, so a
+    private corpus leaves nothing in the upload folder. Files elsewhere (a script's own
+    file) are never touched. -> whether it was deleted."""
+    real, folder = os.path.realpath(path), upload_dir()
+    if os.path.commonpath([real, folder]) != folder or real == folder:
+        return False
     try:
-        size = os.path.getsize(path)
+        os.unlink(real)
+        parent = os.path.dirname(real)
+        if parent != folder and not os.listdir(parent):
+            os.rmdir(parent)
+    except OSError:
+        pass
+    return not os.path.exists(real)
+
+
+def read_upload(path: str, limits: SearchLimits | None = None) -> bytes:
+    """An uploaded file's bytes; a file in the upload folder is deleted once read, good or bad."""
+    limits = limits or SearchLimits()
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise InputError("file must be an uploaded file: in gradio_client, pass handle_file(path).")
+    try:
+        check_size(os.path.getsize(path), limits, os.path.basename(path))
+        with open(path, "rb") as f:
+            return f.read()
     except OSError:
         raise InputError(f"The uploaded file could not be read: {os.path.basename(path)}. "
                          f"Upload it again.") from None
-    check_size(size, limits, os.path.basename(path))
-    with open(path, "rb") as f:
-        data = f.read()
-    return corpus_from_bytes(data, path, options, limits)
+    finally:
+        discard_upload(path)
+
+
+def corpus_from_file(path: str, options: UploadOptions | None = None,
+                     limits: SearchLimits | None = None) -> Corpus:
+    return corpus_from_bytes(read_upload(path, limits), path, options, limits)
 
 
 def corpus_from_paste(text: str, options: UploadOptions | None = None,
                       limits: SearchLimits | None = None) -> Corpus:
     options = options or UploadOptions()
     limits = limits or SearchLimits()
-    if not text or not text.strip():
+    text = clean_text(text or "")
+    if not text.strip():
         raise InputError("The pasted text is empty. Paste documents, one per line or "
                          "separated by blank lines.")
     check_size(len(text.encode("utf-8")), limits, "The pasted text")

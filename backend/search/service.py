@@ -3,8 +3,11 @@
 `SearchService` owns the indexes. Built-in corpora (the glossary, the docstrings) are shared
 by every session and built once per (corpus, embedder, index settings); a corpus a person
 uploads lives only in that person's session (keyed by the caller's session id) and is
-evicted when idle. Embeddings and indexes persist in the cache dir, keyed by corpus content
-hash + embedder + build settings, written atomically, so a restart reuses them.
+evicted when idle. Embeddings and indexes of built-in corpora persist in the cache dir, keyed
+by corpus content hash + embedder + build settings, written atomically, so a restart reuses
+them. A private corpus never touches the disk: its vectors and index live in its session's
+memory only, so they go with the session (closed page, idle eviction, memory pressure), and
+nobody can learn from a cache hit that the same content was uploaded before.
 
 Model-level: it takes an `Embedder`; `backend.search.api` gets one from the hub.
 """
@@ -27,7 +30,7 @@ from backend.errors import InputError
 from backend.search import index as si
 from backend.search.corpora import Corpus, load_glossary
 from backend.search.index import IndexSettings
-from backend.validation import check_text
+from backend.validation import as_int, check_text
 
 BUILTIN_CORPORA = ("glossary", "docstrings")
 MAX_K = 100
@@ -76,6 +79,7 @@ class SessionState:
     entry: IndexEntry | None = None
     query_params: tuple = (16, 8)
     last_used: float = field(default_factory=time.monotonic)
+    upload: tuple[str, bytes] | None = None  # the last uploaded file (its temp copy is deleted once read)
 
 
 class SearchService:
@@ -94,6 +98,8 @@ class SearchService:
         self._build_locks: dict[str, threading.Lock] = {}
         self.max_private_bytes = self.limits.session_bytes if max_private_bytes is None else max_private_bytes
         self.max_shared = max_shared
+        if persist:
+            clean_stale_temp_files(self.cache_dir)
 
     # ------------------------------------------------------------------ corpora
     def builtin_corpus(self, name: str, progress: ProgressFn | None = None) -> Corpus:
@@ -142,13 +148,23 @@ class SearchService:
         forget the oldest shared indexes beyond max_shared (sessions using them keep them)."""
         def private_bytes():
             return sum(st.entry.vectors.nbytes * 2 for st in self._sessions.values()
-                       if st.entry is not None and not st.entry.shared)
+                       if st.entry is not None and not st.entry.shared) + sum(
+                len(st.upload[1]) for st in self._sessions.values() if st.upload)
         by_age = sorted((s for s in self._sessions if s != keep),
                         key=lambda s: self._sessions[s].last_used)
         while by_age and private_bytes() > self.max_private_bytes:
             del self._sessions[by_age.pop(0)]
         while len(self._shared) > self.max_shared:
             self._shared.pop(next(iter(self._shared)))
+
+    def remember_upload(self, session_id: str, path: str, data: bytes) -> None:
+        self._session(session_id).upload = (path, data)
+
+    def recall_upload(self, session_id: str, path: str) -> bytes | None:
+        """The bytes of this session's last upload when `path` names it (a rebuild)."""
+        with self._lock:
+            st = self._sessions.get(session_id)
+            return st.upload[1] if st is not None and st.upload and st.upload[0] == path else None
 
     def drop_session(self, session_id: str) -> None:
         with self._lock:
@@ -224,9 +240,10 @@ class SearchService:
             raise InputError(f"The corpus has {len(corpus):,} passages, over the limit of "
                              f"{self.limits.max_passages:,}. Use a smaller corpus.")
         paths = self._paths(corpus, embedder, settings)
+        persist = self.persist and shared  # a private corpus stays in memory, in its session only
         notes: list[str] = []
         vectors, emb_cached, embed_s = None, False, 0.0
-        if self.persist and os.path.exists(paths["vectors"]):
+        if persist and os.path.exists(paths["vectors"]):
             try:
                 v = si.load_vectors(paths["vectors"])
                 if v.shape[0] == len(corpus):
@@ -242,14 +259,14 @@ class SearchService:
                     progress(0.9 * done / max(total, 1), f"Embedding passages {done}/{total}")
             vectors = embedder.embed(corpus.texts_for_embedding(), progress=cb)
             embed_s = time.perf_counter() - t0
-            if self.persist:
+            if persist:
                 si.save_vectors(vectors, paths["vectors"])
             if progress is not None:
                 progress(0.9, f"Embedded {n} passages in {embed_s:.1f} s")
         if progress is not None:
             progress(0.92, "Building the index")
         built, idx_cached, load_s = None, False, 0.0
-        if self.persist and os.path.exists(paths["index"]):
+        if persist and os.path.exists(paths["index"]):
             t0 = time.perf_counter()
             try:
                 index = si.load_index(paths["index"])
@@ -265,7 +282,7 @@ class SearchService:
                 notes.append("The cached index could not be read; rebuilt it.")
         if built is None:
             built = si.build_index(vectors, settings)
-            if self.persist:
+            if persist:
                 si.save_index(built.index, paths["index"])
                 si.save_json({"settings": asdict(built.settings), "notes": built.notes,
                               "build_s": built.build_s, "count": int(built.index.ntotal)},
@@ -289,17 +306,12 @@ class SearchService:
     def search(self, session_id: str, query: str, k: int, embedder: Embedder) -> dict:
         """Top-k passages of the session's current index for `query`, best first."""
         t_start = time.perf_counter()
+        query = check_text(query, "query")
+        k = as_int("k", k, lo=1)
         entry = self.current(session_id)
         if entry is None:
             raise InputError("No index in this session yet: build one first (choose a corpus "
                              "and press 'Build index', or call /build_index).")
-        query = check_text(query, "query")
-        try:
-            k = int(k)
-        except (TypeError, ValueError):
-            raise InputError(f"k must be a whole number, got {k!r}.") from None
-        if k < 1:
-            raise InputError("k must be at least 1.")
         notes = []
         n = len(entry.corpus)
         if k > MAX_K:
@@ -450,6 +462,27 @@ def pca_2d(vectors: np.ndarray, max_fit: int = 50_000, seed: int = 0) -> dict:
     coords = (x - mean) @ comps.T
     return {"mean": mean, "components": comps.astype(np.float32), "coords": coords,
             "explained": explained}
+
+
+STALE_TEMP_S = 60.0  # no atomic write takes this long; an older `.tmp-*` file is a crash's leftover
+
+
+def clean_stale_temp_files(folder: str, older_than_s: float = STALE_TEMP_S) -> int:
+    """Delete `.tmp-*` files a crashed atomic write left under `folder` -> how many. Recent ones
+    are kept: another process sharing the cache may be writing them right now."""
+    removed, now = 0, time.time()
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if not name.startswith(".tmp-"):
+                continue
+            path = os.path.join(root, name)
+            try:
+                if now - os.path.getmtime(path) > older_than_s:
+                    os.unlink(path)
+                    removed += 1
+            except OSError:
+                pass
+    return removed
 
 
 def _read_json(path: str) -> dict:

@@ -179,7 +179,7 @@ def test_ner_per_line(saved):
     assert [x["text"] for x in simple["results"]] == [whole] and simple["aggregation"] == "simple"
     assert [(e["entity_group"], e["start"], e["end"]) for e in simple["results"][0]["entities"]] == [
         ("LOC", 0, len(whole))]
-    with pytest.raises(InputError, match="Unknown aggregation"):
+    with pytest.raises(InputError, match="aggregation must be one of none, simple, first, average, max"):
         pipelines.ner(LETTER, "loudest", override=saved["ner"])
 
 

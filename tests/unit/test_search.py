@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import faiss
 import numpy as np
@@ -338,7 +339,7 @@ def test_atomic_write_crash_leaves_old_index_usable(tmp_path, monkeypatch):
 def test_service_build_search_and_cache_reuse(tmp_path, embedder):
     svc = SearchService(tmp_path)
     corpus = make_corpus([f"document number {i} about topic {i % 7}" for i in range(60)])
-    stats = svc.build("s1", corpus, IndexSettings("flat"), embedder)
+    stats = svc.build("s1", corpus, IndexSettings("flat"), embedder, shared=True)
     assert stats["count"] == 60 and stats["dims"] == 32 and stats["recall_at_k"] == 1.0
     assert not stats["embeddings_from_cache"] and not stats["index_from_cache"]
     res = svc.search("s1", corpus.texts_for_embedding()[3], 5, embedder)
@@ -347,21 +348,50 @@ def test_service_build_search_and_cache_reuse(tmp_path, embedder):
     json.dumps({k: v for k, v in res.items() if not k.startswith("_")})
     # A new service (a restart) on the same cache dir reuses embeddings and index.
     svc2 = SearchService(tmp_path)
-    stats2 = svc2.build("s9", corpus, IndexSettings("flat"), embedder)
+    stats2 = svc2.build("s9", corpus, IndexSettings("flat"), embedder, shared=True)
     assert stats2["embeddings_from_cache"] and stats2["index_from_cache"]
     assert svc2.search("s9", corpus.texts_for_embedding()[3], 1, embedder)["results"][0]["id"] == 3
+
+
+def test_service_private_corpus_never_touches_the_disk(tmp_path, embedder):
+    """A private (uploaded) corpus lives in its session only: no file, and no cache hit that
+    would tell a second user the same content was uploaded before."""
+    svc = SearchService(tmp_path)
+    corpus = make_corpus([f"private note {i}" for i in range(30)])
+    a = svc.build("alice", corpus, IndexSettings("hnsw", hnsw_m=8), embedder)
+    b = svc.build("bob", corpus, IndexSettings("hnsw", hnsw_m=8), embedder)
+    assert not a["embeddings_from_cache"] and not b["embeddings_from_cache"] and not b["index_from_cache"]
+    assert [f for _, _, files in os.walk(tmp_path) for f in files] == []
+    query = corpus.texts_for_embedding()[3]
+    assert svc.search("bob", query, 1, embedder)["results"][0]["id"] == 3
+    svc.drop_session("alice")
+    with pytest.raises(InputError, match="build one first"):
+        svc.search("alice", query, 1, embedder)
+
+
+def test_service_cleans_stale_temp_files_at_start(tmp_path):
+    folder = tmp_path / "search" / "emb"
+    folder.mkdir(parents=True)
+    stale, fresh, kept = folder / ".tmp-abc", folder / ".tmp-now", folder / "x.npy"
+    for p in (stale, fresh, kept):
+        p.write_bytes(b"x")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    os.utime(kept, (old, old))
+    SearchService(tmp_path)
+    assert not stale.exists() and fresh.exists() and kept.exists()
 
 
 def test_service_corrupt_cache_is_rebuilt(tmp_path, embedder):
     svc = SearchService(tmp_path)
     corpus = make_corpus([f"passage {i}" for i in range(20)])
-    svc.build("s", corpus, IndexSettings("hnsw", hnsw_m=8), embedder)
+    svc.build("s", corpus, IndexSettings("hnsw", hnsw_m=8), embedder, shared=True)
     for root, _, files in os.walk(tmp_path):
         for f in files:
             if f.endswith(".faiss"):
                 with open(os.path.join(root, f), "wb") as fh:
                     fh.write(b"garbage")
-    stats = SearchService(tmp_path).build("s", corpus, IndexSettings("hnsw", hnsw_m=8), embedder)
+    stats = SearchService(tmp_path).build("s", corpus, IndexSettings("hnsw", hnsw_m=8), embedder, shared=True)
     assert not stats["index_from_cache"] and any("rebuilt" in n for n in stats["notes"])
 
 

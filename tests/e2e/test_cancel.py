@@ -1,0 +1,104 @@
+"""A cancel from gradio_client stops the work on the server, and short work does not wait for long.
+
+The app runs in its own subprocess (a long time budget, so only the cancel can stop the work);
+its CPU time is read with psutil. After `job.cancel()` the worker must stop within a few
+seconds: the process's CPU time then grows by well under one core-second per second. Each
+test loads its model first: loading weights is one library call and cannot be interrupted.
+"""
+
+from __future__ import annotations
+
+import time
+
+import psutil
+import pytest
+from gradio_client import Client
+
+from tests.conftest import running_app
+
+SETTLE_S = 5.0  # a cancel must have stopped the work by then
+WINDOW_S = 3.0  # CPU time measured over this window after SETTLE_S
+IDLE_CPU = 0.25  # core-seconds per second: a busy worker uses ~1-2 on this box
+
+
+@pytest.fixture(scope="module")
+def app():
+    env = {"TLAB_TIME_BUDGET_S": "7200", "TLAB_PUBLIC": "0"}  # only the cancel may stop the work
+    with running_app("app-cancel.log", extra_env=env) as url:
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        procs = [p for p in psutil.Process().children(recursive=True)
+                 if any(port == a for a in p.cmdline())]
+        assert len(procs) == 1, procs
+        yield url, procs[0]
+
+
+def cpu_s(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
+def cpu_rate(proc: psutil.Process, seconds: float) -> float:
+    before = cpu_s(proc)
+    time.sleep(seconds)
+    return (cpu_s(proc) - before) / seconds
+
+
+def wait_busy(proc: psutil.Process, job, timeout: float = 120) -> None:
+    """Until the server is clearly working on the job (the model may load first)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        assert not job.done(), job.result()
+        if cpu_rate(proc, 1.0) > 0.8:
+            return
+    raise AssertionError("the job never kept the server busy")
+
+
+def assert_stops(proc: psutil.Process, job) -> float:
+    job.cancel()
+    time.sleep(SETTLE_S)
+    rate = cpu_rate(proc, WINDOW_S)
+    assert rate < IDLE_CPU, f"still {rate:.2f} core-s/s of CPU {SETTLE_S} s after the cancel"
+    return rate
+
+
+def many_passages(n: int) -> str:
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    return "\n".join(f"passage {i}: " + " ".join(words[(i * 7 + j) % len(words)] for j in range(30))
+                     for i in range(n))
+
+
+def test_cancel_stops_a_long_build(app):
+    url, proc = app
+    client = Client(url, verbose=False)
+    client.predict("paste", None, "warm\nup", None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8,
+                   api_name="/build_index")  # the embedder is loaded: loading a model is not cancellable
+    job = client.submit("paste", None, many_passages(40_000), None, "", False, 120, 30, "flat", 32, 40, 16,
+                        100, 8, 16, 8, api_name="/build_index")
+    wait_busy(proc, job)
+    assert_stops(proc, job)
+    # The lane is free again: a short build answers.
+    stats = client.predict("paste", None, "one line\nanother line", None, "", False, 120, 30, "flat", 32, 40,
+                           16, 100, 8, 16, 8, api_name="/build_index")[1]
+    assert stats["count"] == 2
+
+
+def test_cancel_stops_a_long_generation(app):
+    url, proc = app
+    client = Client(url, verbose=False)
+    settings = {"strategy": "beam", "num_beams": 8, "max_new_tokens": 512, "min_new_tokens": 512}
+    client.predict("Once", {"max_new_tokens": 1}, api_name="/decode")  # the decoder is loaded first
+    job = client.submit("Once upon a time", settings, api_name="/decode")
+    wait_busy(proc, job)
+    assert_stops(proc, job)
+    r = client.predict("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}, api_name="/decode")
+    assert r["n_new_tokens"] == 4
+
+
+def test_compare_decoding_refuses_too_much_work_readably(app):
+    """Four beam-16 runs of 512 tokens (the issue's example) are refused before any model runs."""
+    url, _ = app
+    client = Client(url, verbose=False)
+    heavy = [{"strategy": "beam", "num_beams": 16, "max_new_tokens": 512}] * 4
+    with pytest.raises(Exception) as err:
+        client.predict("Once upon a time", heavy, api_name="/compare_decoding")
+    assert "token-steps" in str(err.value) and "Traceback" not in str(err.value)

@@ -1,0 +1,41 @@
+"""Raw calls to the app's HTTP API, for what gradio_client cannot send: NaN and infinity
+(its JSON encoder refuses them) and lone surrogates (it encodes to UTF-8 first). JSON escapes
+carry both (`NaN`, `"\\ud800"`), and a hostile caller is not bound to a client."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+
+# What a readable message never contains: an exception class, a traceback, Gradio internals.
+UNREADABLE = re.compile(r"Traceback|preprocess|\b[A-Z]\w*(Error|Exception)\b|object has no attribute|"
+                        r"<class |validation error for|NoneType|not supported between")
+
+
+def call(url: str, api_name: str, data: list, session_hash: str | None = None,
+         timeout: float = 300) -> tuple[str, object]:
+    """POST /gradio_api/call/<api_name> and read its event stream -> ("complete", outputs)
+    or ("error", message)."""
+    body = {"data": data}
+    if session_hash:
+        body["session_hash"] = session_hash
+    raw = json.dumps(body, allow_nan=True, ensure_ascii=True).encode()
+    name = api_name.strip("/")
+    req = urllib.request.Request(f"{url}gradio_api/call/{name}", data=raw,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        event_id = json.loads(resp.read())["event_id"]
+    with urllib.request.urlopen(f"{url}gradio_api/call/{name}/{event_id}", timeout=timeout) as resp:
+        text = resp.read().decode("utf-8", "replace")
+    event, payload = None, None
+    for line in text.splitlines():
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            payload = line[5:].strip()
+    value = json.loads(payload) if payload not in (None, "", "null") else None
+    if event == "error":
+        message = value.get("error") if isinstance(value, dict) else value
+        return "error", str(message)
+    return event or "?", value
