@@ -1,0 +1,344 @@
+"""Role-level entry points of the Train tab (and of scripts): train a classifier three ways on
+the same split, compare them, keep the result in the caller's session, and use it.
+
+Methods (the book's chapters 2 and 9):
+- `zero_shot`: no training; cosine similarity between the text and each label (the
+  Pipelines' embedding-similarity classifier), the baseline;
+- `probe`: feature extraction: the frozen embedder's mean-pooled hidden states into a
+  logistic regression;
+- `finetune`: the whole encoder + a classification head trained for a few epochs, bounded
+  by epochs, examples and seconds, stoppable, keeping the best checkpoint.
+
+Models run only in stateless GPU tasks (features.py, finetune.py); the sessions, the
+training state and the loop live here, in the app's process. The logistic regression fits on
+the CPU in this process (a fraction of a second; no model runs).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterator
+
+import numpy as np
+
+from backend import models
+from backend.config import public_mode
+from backend.errors import InputError
+from backend.pipelines.similarity import DEFAULT_TEMPLATE
+from backend.training import datasets as D
+from backend.training import features as F
+from backend.training import finetune as FT
+from backend.training import metrics as M
+from backend.training import probe as P
+from backend.training.store import Trained, get_store
+from backend.validation import as_bool, as_float, as_int, check_text
+
+METHODS = ("zero_shot", "probe", "finetune")
+METHOD_NAMES = {"zero_shot": "zero-shot (embedding similarity)", "probe": "feature extraction + logistic regression",
+                "finetune": "fine-tuning"}
+CURVE_SIZES = (8, 16, 32, 64, 128)
+HARDEST_K = 10
+MAP_MAX_POINTS = 2000
+MAX_SECONDS = 900
+MAX_SECONDS_PUBLIC = 180
+ProgressFn = Callable[[float, str], None]
+
+
+def _quiet(fraction: float, desc: str) -> None:
+    pass
+
+
+# ----------------------------------------------------------------------------- inputs
+def list_datasets() -> list[dict]:
+    """The shipped sets: name, labels, sizes and counts per split."""
+    return [D.load_shipped(n).describe() for n in D.SHIPPED]
+
+
+def load_dataset(dataset: str = "emotion", file: str | None = None, text_column: str | None = "",
+                 label_column: str | None = "") -> D.Dataset:
+    """A shipped set by name, or (dataset="upload") a CSV/JSONL file with text and label columns."""
+    if dataset == "upload":
+        return D.read_upload(file, text_column, label_column)
+    if not isinstance(dataset, str) or dataset not in D.SHIPPED:
+        raise InputError(f"Unknown dataset {dataset!r}. Choose one of: {', '.join(D.SHIPPED)}, or "
+                         "'upload' with a file.")
+    return D.load_shipped(dataset)
+
+
+def _methods(methods) -> list[str]:
+    if isinstance(methods, str):
+        methods = [m.strip() for m in methods.replace(";", ",").split(",")]
+    items = [str(m).strip() for m in (methods or []) if str(m).strip()]
+    if not items:
+        raise InputError(f"Choose at least one method: {', '.join(METHODS)}.")
+    bad = [m for m in items if m not in METHODS]
+    if bad:
+        raise InputError(f"Unknown method(s) {', '.join(map(repr, bad))}. Methods: {', '.join(METHODS)}.")
+    return [m for m in METHODS if m in items]
+
+
+def _budget(epochs, max_examples, max_seconds, learning_rate, batch_size, seed) -> FT.Budget:
+    cap = MAX_SECONDS_PUBLIC if public_mode() else MAX_SECONDS
+    return FT.Budget(epochs=as_int("epochs", epochs, lo=1, hi=20),
+                     max_examples=as_int("max_examples", max_examples, lo=8, hi=D.MAX_ROWS),
+                     max_seconds=as_float("max_seconds", max_seconds, lo=1, hi=cap),
+                     learning_rate=as_float("learning_rate", learning_rate, lo=1e-7, hi=1e-2),
+                     batch_size=as_int("batch_size", batch_size, lo=2, hi=128),
+                     seed=as_int("seed", seed, lo=0, hi=2**31 - 1))
+
+
+def estimate(dataset: str = "emotion", file: str | None = None, text_column: str | None = "",
+             label_column: str | None = "", epochs: int = 3, max_examples: int = 2000,
+             max_seconds: float = 60, override: str | None = None) -> dict:
+    """How long fine-tuning should take, before it starts (no model runs)."""
+    ds = load_dataset(dataset, file, text_column, label_column)
+    b = _budget(epochs, max_examples, max_seconds, 5e-5, 16, 0)
+    n = min(len(ds.train), b.max_examples)
+    est = FT.estimate_seconds(n, b.epochs, models.pick_device(), override)
+    est.update(examples=n, epochs=b.epochs, budget_s=b.max_seconds,
+               fits_budget=est["seconds"] <= b.max_seconds, dataset=ds.describe())
+    return est
+
+
+# ----------------------------------------------------------------------------- helpers
+def _xy(rows):
+    return [t for t, _ in rows], np.array([y for _, y in rows], dtype=np.int64)
+
+
+def _summary(report: dict) -> dict:
+    return {k: report[k] for k in ("accuracy", "macro_f1", "loss", "n")}
+
+
+def _map(feats: np.ndarray, ys: np.ndarray, texts: list[str], labels: list[str], title: str) -> dict:
+    idx = np.arange(len(texts))[:MAP_MAX_POINTS]
+    coords, explained = M.pca_2d(feats[idx])
+    return {"method": "PCA", "of": title, "explained_variance": explained,
+            "x": np.round(coords[:, 0], 4).tolist(), "y": np.round(coords[:, 1], 4).tolist(),
+            "labels": [labels[int(ys[i])] for i in idx], "texts": [texts[i][:120] for i in idx]}
+
+
+def _curve_sizes(ds: D.Dataset) -> tuple[list[int | None], list[str]]:
+    counts = ds.counts()["train"].values()
+    most = max(counts)
+    sizes: list[int | None] = [n for n in CURVE_SIZES if n < most]
+    notes = [f"{n} per label: the train split has at most {most} per label, so it is the 'all' point."
+             for n in CURVE_SIZES if n >= most]
+    return sizes + [None], notes
+
+
+# ----------------------------------------------------------------------------- training
+def train_iter(session_id: str, dataset: str = "emotion", file: str | None = None,
+               text_column: str | None = "", label_column: str | None = "",
+               methods=METHODS, epochs: int = 3, max_examples: int = 2000, max_seconds: float = 60,
+               learning_rate: float = 1e-4, batch_size: int = 16, learning_curve: bool = True,
+               curve_finetune: bool = False, seed: int = 0, override: str | None = None,
+               progress: ProgressFn | None = None) -> Iterator[dict]:
+    """Train and compare; yields events as it goes ({"event": "stage" | "estimate" | "step" |
+    "epoch", ...}) and finally {"event": "done", "result": {...}}. The session keeps the model."""
+    say = progress or _quiet
+    t_start = time.perf_counter()
+    chosen = _methods(methods)
+    budget = _budget(epochs, max_examples, max_seconds, learning_rate, batch_size, seed)
+    learning_curve, curve_finetune = as_bool("learning_curve", learning_curve), as_bool("curve_finetune", curve_finetune)
+    say(0.0, "Reading the data")
+    ds = load_dataset(dataset, file, text_column, label_column)  # a bad upload fails before any model loads
+    store = get_store()
+    session = store.begin(session_id)
+    trained = None
+    try:
+        lm = models.load(F.ROLE, override, progress)
+        labels, shipped = ds.labels, ds.source == "shipped"
+        (tr_x, tr_y), (va_x, va_y), (te_x, te_y) = _xy(ds.train), _xy(ds.validation), _xy(ds.test)
+        result = {"dataset": ds.describe(), "methods": {}, "hardest": {}, "model": lm.describe(),
+                  "budget": budget.__dict__.copy(), "notes": []}
+        trained = Trained(labels=labels, dataset=ds.describe(), checkpoint=lm.checkpoint, override=override)
+
+        def stage(fraction, desc):
+            say(fraction, desc)
+            return {"event": "stage", "fraction": round(fraction, 3), "desc": desc}
+
+        yield stage(0.05, "Extracting features (mean-pooled hidden states)")
+        t0 = time.perf_counter()
+        feats = {name: F.extract(x, lm.checkpoint, override, cache=shipped)
+                 for name, x in (("train", tr_x), ("validation", va_x), ("test", te_x))}
+        features_s = time.perf_counter() - t0
+        result["map"] = _map(feats["train"], tr_y, tr_x, labels, "the frozen encoder's hidden states (train split)")
+
+        zs_test = None
+        if "zero_shot" in chosen:
+            yield stage(0.2, "Zero-shot baseline (embedding similarity)")
+            t0 = time.perf_counter()
+            zs_test = F.zero_shot_probs(te_x, labels, DEFAULT_TEMPLATE, override)
+            rep = M.report(te_y, zs_test, labels)
+            result["methods"]["zero_shot"] = {**rep, "seconds": round(time.perf_counter() - t0, 3),
+                                              "template": DEFAULT_TEMPLATE}
+        if "probe" in chosen:
+            yield stage(0.25, "Fitting the logistic regression on the features")
+            t0 = time.perf_counter()
+            probe = P.fit(feats["train"], tr_y, len(labels), seed=budget.seed)
+            fit_s = time.perf_counter() - t0
+            rep = M.report(te_y, probe.predict_proba(feats["test"]), labels)
+            result["methods"]["probe"] = {**rep, "fit_s": round(fit_s, 4), "features_s": round(features_s, 3),
+                                          "iterations": probe.iterations}
+            result["hardest"]["probe"] = M.hardest(va_x, va_y, probe.predict_proba(feats["validation"]), labels, HARDEST_K)
+            trained.probe = probe
+            trained.scores["probe"] = _summary(rep)
+        if "finetune" in chosen:
+            yield stage(0.3, "Fine-tuning: measuring one step for the estimate")
+            ft_train = D.cap_examples(ds.train, budget.max_examples, budget.seed)
+            if len(ft_train) < len(ds.train):
+                result["notes"].append(f"Fine-tuning used {len(ft_train)} of {len(ds.train)} training "
+                                       f"examples (max_examples).")
+            gen = FT.run(ft_train, ds.validation, len(labels), budget, session.stop, override)
+            while True:
+                try:
+                    ev = next(gen)
+                except StopIteration as done:
+                    outcome: FT.Outcome = done.value
+                    break
+                if ev["event"] == "step":
+                    say(0.3 + 0.55 * ev["step"] / max(1, ev["total_steps"]),
+                        f"Fine-tuning: step {ev['step']}/{ev['total_steps']}, loss {ev['losses'][-1]:.3f}")
+                elif ev["event"] == "estimate":
+                    fits = "fits" if ev["fits_budget"] else "exceeds"
+                    say(0.3, f"Fine-tuning: about {ev['estimated_s']:.0f} s for {ev['steps']} steps "
+                             f"({fits} the {budget.max_seconds:.0f} s budget)")
+                yield {**ev, "event": ev["event"], "method": "finetune"}
+            ft = {"stopped": outcome.stopped, "steps": outcome.steps, "total_steps": outcome.total_steps,
+                  "seconds": outcome.seconds, "estimate": outcome.estimate, "losses": [round(l, 4) for l in outcome.losses],
+                  "epochs": outcome.epochs, "best_epoch": outcome.best_epoch, "best_validation": outcome.best_val,
+                  "examples": len(ft_train)}
+            if outcome.weights is not None:
+                yield stage(0.86, "Scoring the best fine-tuned checkpoint")
+                probs, pooled = FT.predict_proba(outcome.weights, te_x, len(labels), override)
+                ft.update(M.report(te_y, probs, labels))
+                va_probs, _ = FT.predict_proba(outcome.weights, va_x, len(labels), override)
+                result["hardest"]["finetune"] = M.hardest(va_x, va_y, va_probs, labels, HARDEST_K)
+                result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
+                trained.weights = outcome.weights
+                trained.scores["finetune"] = _summary(ft)
+            else:
+                ft["note"] = "Stopped before the first training step: no fine-tuned model."
+            result["methods"]["finetune"] = ft
+        if learning_curve:
+            yield stage(0.9, "Learning curve")
+            result["learning_curve"] = _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune,
+                                                       session.stop, override)
+        result["best_method"] = _best(trained)
+        result["seconds"] = round(time.perf_counter() - t_start, 2)
+        say(1.0, "Done")
+        yield {"event": "done", "result": result}
+    finally:  # also on an error or a cancel: what was trained so far stays in the session
+        store.end(session_id, trained if trained is not None and _best(trained) else None)
+
+
+def _best(trained: Trained) -> str | None:
+    """The trained method with the best test accuracy (probe wins a tie: it is cheaper)."""
+    usable = {m: trained.scores[m]["accuracy"] for m in trained.methods() if m in trained.scores}
+    trained.best = max(usable, key=usable.get) if usable else None
+    return trained.best
+
+
+def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, override) -> dict:
+    """Test accuracy of each method with 8, 16, 32... examples per label, and with all of them."""
+    sizes, notes = _curve_sizes(ds)
+    te_x, te_y = _xy(ds.test)
+    index = {t: i for i, (t, _) in enumerate(ds.train)}
+    out = {"sizes": ["all" if n is None else n for n in sizes], "examples": [], "notes": notes}
+    zs_acc = M.accuracy(te_y, zs_test.argmax(1)) if zs_test is not None else None
+    if "zero_shot" in chosen:
+        out["zero_shot"] = [round(zs_acc, 4)] * len(sizes)
+    if "probe" in chosen:
+        out["probe"] = []
+    do_ft = curve_finetune and "finetune" in chosen
+    if do_ft:
+        out["finetune"] = []
+        per_point = FT.Budget(**{**budget.__dict__, "max_seconds": max(1.0, budget.max_seconds / len(sizes))})
+    for n in sizes:
+        rows = D.subsample(ds.train, n, budget.seed)
+        out["examples"].append(len(rows))
+        x_idx = [index[t] for t, _ in rows]
+        y = np.array([y for _, y in rows], dtype=np.int64)
+        if "probe" in chosen:
+            probe = P.fit(feats["train"][x_idx], y, len(ds.labels), seed=budget.seed)
+            out["probe"].append(round(M.accuracy(te_y, probe.predict_proba(feats["test"]).argmax(1)), 4))
+        if do_ft:
+            if stop.is_set():
+                out["finetune"].append(None)
+                continue
+            gen = FT.run(rows, ds.validation, len(ds.labels), per_point, stop, override)
+            while True:
+                try:
+                    next(gen)
+                except StopIteration as done:
+                    res = done.value
+                    break
+            if res.weights is None:
+                out["finetune"].append(None)
+            else:
+                probs, _ = FT.predict_proba(res.weights, te_x, len(ds.labels), override)
+                out["finetune"].append(round(M.accuracy(te_y, probs.argmax(1)), 4))
+    if not do_ft and "finetune" in chosen:
+        out["notes"].append("Fine-tuning is not on the curve (turn on curve_finetune; it costs one "
+                            "fine-tuning run per point).")
+    return out
+
+
+def train(session_id: str, dataset: str = "emotion", file: str | None = None, text_column: str | None = "",
+          label_column: str | None = "", methods=METHODS, epochs: int = 3, max_examples: int = 2000,
+          max_seconds: float = 60, learning_rate: float = 1e-4, batch_size: int = 16,
+          learning_curve: bool = True, curve_finetune: bool = False, seed: int = 0,
+          override: str | None = None, progress: ProgressFn | None = None) -> dict:
+    """`train_iter` run to the end -> its result."""
+    result = None
+    for ev in train_iter(session_id, dataset, file, text_column, label_column, methods, epochs,
+                         max_examples, max_seconds, learning_rate, batch_size, learning_curve,
+                         curve_finetune, seed, override, progress):
+        if ev["event"] == "done":
+            result = ev["result"]
+    return result
+
+
+def stop(session_id: str) -> dict:
+    """Ask the session's running training to stop after its current chunk (it keeps the best
+    checkpoint so far)."""
+    return {"stopping": get_store().request_stop(session_id)}
+
+
+def predict_trained(session_id: str, text: str, method: str = "") -> dict:
+    """Classify `text` with the classifier trained in this session (`method` "" = its best)."""
+    text = check_text(text, "text")
+    t = get_store().trained(session_id)
+    method = (method or "").strip() or t.best
+    if method not in t.methods():
+        raise InputError(f"This session has no '{method}' classifier; it has: {', '.join(t.methods()) or 'none'}. "
+                         "Train with that method first.")
+    t0 = time.perf_counter()
+    if method == "probe":
+        probs = t.probe.predict_proba(F.extract([text], t.checkpoint, t.override))[0]
+    else:
+        probs = FT.predict_proba(t.weights, [text], len(t.labels), t.override)[0][0]
+    order = np.argsort(-probs, kind="stable")
+    score = t.scores.get(method, {})
+    return {"text": text, "labels": [t.labels[i] for i in order], "scores": [round(float(probs[i]), 4) for i in order],
+            "label": t.labels[int(order[0])], "method": method, "method_name": METHOD_NAMES[method],
+            "seconds": round(time.perf_counter() - t0, 3),
+            "model": {"role": F.ROLE, "checkpoint": t.checkpoint, "method": method, "source": "session",
+                      "trained_on": t.dataset["name"], "test_accuracy": score.get("accuracy"),
+                      "test_macro_f1": score.get("macro_f1"), "labels": list(t.labels)}}
+
+
+def session_model(session_id: str) -> dict | None:
+    """What the session holds: dataset, methods, test scores (None before any training)."""
+    s = get_store().session(session_id)
+    t = s.trained
+    if t is None:
+        return None
+    return {"dataset": t.dataset["name"], "labels": t.labels, "methods": t.methods(), "best": t.best,
+            "scores": t.scores, "checkpoint": t.checkpoint, "megabytes": round(t.nbytes / 1e6, 1)}
+
+
+def drop_session(session_id: str) -> None:
+    """Forget a session's trained model (a closed page); idle eviction covers the rest."""
+    if session_id:
+        get_store().drop(session_id)

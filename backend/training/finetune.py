@@ -1,0 +1,320 @@
+"""Fine-tuning the encoder with a classification head, chunk by chunk, stoppable, bounded.
+
+The book's second recipe (ch. 2): the whole encoder trains, with a linear head on the
+mean-pooled last hidden state, cross-entropy, AdamW and a linearly decaying learning rate.
+
+ZeroGPU runs a GPU task in a forked worker and keeps nothing it changed. So the training
+*state* (weights + AdamW moments, as tensors) lives in the app's process, and the GPU task
+`_train_chunk` is stateless: it loads the state into a scratch copy of the encoder, runs a
+few seconds of steps on the batches it is given, and returns the new state and the losses.
+Between chunks the loop (`run`, in the app's process) reports progress and live losses,
+checks the stop flag and the time budget, evaluates on the validation split at each epoch
+end and keeps the best checkpoint so far, so Stop or the budget always leaves a model.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import torch
+from torch import nn
+
+from backend import budget as request_budget
+from backend import models
+from backend.training.features import ROLE
+
+MAX_LENGTH = 128  # tokens per text while training (the sets' sentences are far shorter)
+CHUNK_SECONDS = 4.0  # target work per GPU call: progress and Stop every few seconds
+FIRST_CHUNK_STEPS = 2  # measured first, to estimate the run before the rest of it starts
+EVAL_BATCH = 64
+
+
+class EncoderClassifier(nn.Module):
+    """Encoder + dropout + linear head on the mean-pooled last hidden state."""
+
+    def __init__(self, encoder: nn.Module, n_labels: int, dropout: float = 0.1):
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(encoder.config.hidden_size, n_labels)
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return self.head(self.dropout(pooled)), pooled
+
+
+# ----------------------------------------------------------------------------- the scratch model
+# One float32 copy of the encoder + head per process, reused by every chunk (each chunk loads
+# its own state first, so whatever the previous chunk left in it does not matter).
+_SCRATCH: dict = {}
+_SCRATCH_LOCK = threading.Lock()
+
+
+def _scratch(lm, n_labels: int) -> EncoderClassifier:
+    key = (lm.checkpoint, lm.device, id(lm.model), n_labels)
+    if _SCRATCH.get("key") != key:
+        _SCRATCH.clear()
+        encoder = copy.deepcopy(lm.model).float()
+        _SCRATCH.update(key=key, model=EncoderClassifier(encoder, n_labels).to(lm.device))
+    return _SCRATCH["model"]
+
+
+def _reset(model: EncoderClassifier, lm, seed: int) -> None:
+    """Base encoder weights and a freshly seeded head."""
+    model.encoder.load_state_dict({k: v.float() for k, v in lm.model.state_dict().items()})
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        bound = 1.0 / math.sqrt(model.head.in_features)
+        model.head.weight.copy_(torch.empty_like(model.head.weight, device="cpu").uniform_(-bound, bound, generator=gen))
+        model.head.bias.zero_()
+
+
+def _load(model: EncoderClassifier, lm, state: dict | None, seed: int) -> None:
+    if state is None:
+        _reset(model, lm, seed)
+    else:
+        model.load_state_dict(state["model"])
+
+
+def _to_cpu(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to("cpu")
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_to_cpu(v) for v in obj]
+    return obj
+
+
+def _encode(tokenizer, texts: list[str], device: str) -> dict:
+    enc = tokenizer(list(texts), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
+    keep = ("input_ids", "attention_mask", "token_type_ids")
+    return {k: v.to(device) for k, v in enc.items() if k in keep}
+
+
+def lr_at(step: int, total_steps: int, lr: float) -> float:
+    """Linear decay from `lr` to 0 over the run (the Trainer's default schedule, no warm-up)."""
+    return lr * max(0.0, 1.0 - step / max(1, total_steps))
+
+
+# ----------------------------------------------------------------------------- model work (GPU)
+@models.gpu_task(duration=120)
+def _train_chunk(state: dict | None, batches: list[tuple[list[str], list[int]]], n_labels: int,
+                 lr: float, step0: int, total_steps: int, seed: int, time_limit_s: float,
+                 override: str | None = None) -> dict:
+    """Some optimiser steps from `state` (None = the base encoder) -> new state, losses, times."""
+    lm = models.load(ROLE, override)
+    with _SCRATCH_LOCK:
+        model = _scratch(lm, n_labels)
+        _load(model, lm, state, seed)
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+        if state is not None and state.get("optim"):
+            opt.load_state_dict(state["optim"])
+        model.train()
+        losses, times = [], []
+        start = time.perf_counter()
+        with torch.enable_grad():
+            for i, (texts, ys) in enumerate(batches):
+                t0 = time.perf_counter()
+                torch.manual_seed(seed * 100_003 + step0 + i)  # dropout: same run, same masks
+                for group in opt.param_groups:
+                    group["lr"] = lr_at(step0 + i, total_steps, lr)
+                logits, _ = model(**_encode(lm.tokenizer, texts, lm.device))
+                loss = nn.functional.cross_entropy(logits, torch.tensor(ys, device=lm.device))
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                losses.append(float(loss.detach()))
+                times.append(time.perf_counter() - t0)
+                if time.perf_counter() - start > time_limit_s:
+                    break
+        model.eval()
+        new = {"model": {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()},
+               "optim": _to_cpu(opt.state_dict())}
+    return {"state": new, "losses": losses, "step_s": times}
+
+
+@models.gpu_task(duration=60)
+def _forward_chunk(weights: dict, texts: list[str], n_labels: int,
+                   override: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Class probabilities and pooled hidden states of `texts` under fine-tuned `weights`."""
+    lm = models.load(ROLE, override)
+    probs, pooled = np.zeros((len(texts), n_labels)), None
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    with _SCRATCH_LOCK:
+        model = _scratch(lm, n_labels)
+        model.load_state_dict(weights)
+        model.eval()
+        with torch.inference_mode():
+            for s in range(0, len(texts), EVAL_BATCH):
+                idx = order[s:s + EVAL_BATCH]
+                logits, pool = model(**_encode(lm.tokenizer, [texts[i] for i in idx], lm.device))
+                if pooled is None:
+                    pooled = np.zeros((len(texts), pool.shape[1]), dtype=np.float32)
+                probs[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+                pooled[idx] = pool.float().cpu().numpy()
+    return probs, (pooled if pooled is not None else np.zeros((0, 0), dtype=np.float32))
+
+
+def predict_proba(weights: dict, texts: list[str], n_labels: int, override: str | None = None,
+                  chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    parts = [_forward_chunk(weights, list(texts[s:s + chunk]), n_labels, override)
+             for s in range(0, len(texts), chunk)]
+    if not parts:
+        return np.zeros((0, n_labels)), np.zeros((0, 0), dtype=np.float32)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+# ----------------------------------------------------------------------------- the loop (app process)
+@dataclass
+class Budget:
+    epochs: int = 3
+    max_examples: int = 2000
+    max_seconds: float = 60.0
+    learning_rate: float = 1e-4
+    batch_size: int = 16
+    seed: int = 0
+
+
+@dataclass
+class Outcome:
+    """What a run leaves: the best weights (None if it never stepped) and how it went."""
+
+    weights: dict | None = None
+    best_epoch: float | None = None
+    best_val: dict | None = None
+    losses: list[float] = field(default_factory=list)
+    epochs: list[dict] = field(default_factory=list)
+    stopped: str = "finished"  # finished | stopped | time budget
+    steps: int = 0
+    total_steps: int = 0
+    seconds: float = 0.0
+    estimate: dict | None = None
+
+
+def schedule(n: int, budget: Budget) -> list[list[int]]:
+    """Batches of example indices for every epoch, shuffled per epoch with a fixed seed."""
+    out = []
+    for epoch in range(budget.epochs):
+        order = list(range(n))
+        random.Random(budget.seed * 1000 + epoch).shuffle(order)
+        out += [order[s:s + budget.batch_size] for s in range(0, n, budget.batch_size)]
+    return out
+
+
+def _better(val: dict, best: dict | None) -> bool:
+    if best is None:
+        return True
+    return (val["accuracy"], -val["loss"]) > (best["accuracy"], -best["loss"])
+
+
+def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int, budget: Budget,
+        stop: threading.Event | None = None, override: str | None = None,
+        evaluate=None, reserve_s: float = 10.0) -> Iterator[dict]:
+    """Fine-tune; yields events ({"event": "estimate" | "step" | "epoch"}) and returns an Outcome.
+
+    `evaluate(weights) -> {"accuracy", "loss", ...}` scores a checkpoint on the validation
+    split (default: accuracy and mean cross-entropy of `val`). Inside a request with a time
+    budget (backend.budget) the run also ends `reserve_s` (or 15 %) before that budget, so
+    there is time left to score the model, and a cancel of the request stops it like Stop."""
+    from backend.training import metrics as M
+
+    if evaluate is None:
+        texts, ys = [t for t, _ in val], np.array([y for _, y in val])
+
+        def evaluate(weights):
+            probs, _ = predict_proba(weights, texts, n_labels, override)
+            return {"accuracy": round(M.accuracy(ys, probs.argmax(1)), 4),
+                    "loss": round(float(M.log_loss_each(probs, ys).mean()), 4)}
+
+    stop = stop or threading.Event()
+    t_start = time.perf_counter()
+    deadline = t_start + budget.max_seconds
+    outer = request_budget.current()  # the request's own budget (the app's), if any: stop before it
+    if outer is not None and outer.deadline != float("inf"):
+        left = outer.remaining()
+        deadline = min(deadline, t_start + left - max(reserve_s, 0.15 * left))
+    batches = schedule(len(train), budget)
+    per_epoch = math.ceil(len(train) / budget.batch_size)
+    out = Outcome(total_steps=len(batches))
+    state, step, chunk_steps, last_eval = None, 0, FIRST_CHUNK_STEPS, 0
+
+    def check(weights, at_step):
+        score = evaluate(weights)
+        epoch = round(at_step / per_epoch, 3)
+        row = {"epoch": epoch, "step": at_step, "val_accuracy": score["accuracy"], "val_loss": score["loss"],
+               "seconds": round(time.perf_counter() - t_start, 2)}
+        out.epochs.append(row)
+        if _better(score, out.best_val):
+            out.weights, out.best_val, out.best_epoch = weights, score, epoch
+        return row
+
+    while step < len(batches):
+        if stop.is_set() or (outer is not None and outer.cancelled):
+            out.stopped = "stopped"
+            break
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            out.stopped = "time budget"
+            break
+        epoch_end = (step // per_epoch + 1) * per_epoch
+        todo = batches[step:min(step + chunk_steps, epoch_end, len(batches))]
+        chunk = [([train[i][0] for i in b], [train[i][1] for i in b]) for b in todo]
+        res = _train_chunk(state, chunk, n_labels, budget.learning_rate, step, len(batches),
+                           budget.seed, left, override)
+        state, done = res["state"], len(res["losses"])
+        step += done
+        out.losses += res["losses"]
+        step_s = float(np.median(res["step_s"][1:] or res["step_s"]))
+        if out.estimate is None:
+            eval_s = step_s * len(val) / max(1, budget.batch_size) / 3  # a forward is ~1/3 of a step
+            total = step_s * len(batches) + eval_s * budget.epochs
+            out.estimate = {"seconds_per_step": round(step_s, 4), "steps": len(batches),
+                            "estimated_s": round(total, 1), "budget_s": budget.max_seconds,
+                            "fits_budget": total <= budget.max_seconds,
+                            "examples_per_s": round(budget.batch_size / step_s, 1) if step_s else None}
+            _remember_rate(override, step_s / budget.batch_size)
+            yield {"event": "estimate", **out.estimate}
+        chunk_steps = max(1, int(CHUNK_SECONDS / max(step_s, 1e-3)))
+        yield {"event": "step", "step": step, "total_steps": len(batches),
+               "epoch": round(step / per_epoch, 3), "losses": list(res["losses"]),
+               "seconds": round(time.perf_counter() - t_start, 2)}
+        if step % per_epoch == 0 or step == len(batches):
+            last_eval = step
+            yield {"event": "epoch", **check(state["model"], step)}
+        elif done < len(chunk):  # the chunk hit the time budget
+            out.stopped = "time budget"
+            break
+    if state is not None and last_eval != step:  # stopped mid-epoch: score what we have
+        yield {"event": "epoch", **check(state["model"], step)}
+    out.steps = step
+    out.seconds = round(time.perf_counter() - t_start, 2)
+    return out
+
+
+# ----------------------------------------------------------------------------- estimates
+_RATES: dict[str, float] = {}  # seconds per training example measured in this process, per model
+DEFAULT_RATE = {"cpu": 0.03, "cuda": 0.003}  # a rough guess before the first run
+
+
+def _remember_rate(override: str | None, seconds_per_example: float) -> None:
+    _RATES[override or ""] = seconds_per_example
+
+
+def estimate_seconds(n_examples: int, epochs: int, device: str, override: str | None = None) -> dict:
+    """Seconds a run should take, from the last measured rate (or a rough default)."""
+    rate = _RATES.get(override or "")
+    basis = "measured on this machine" if rate else "rough guess (no run measured yet)"
+    rate = rate or DEFAULT_RATE.get(device, DEFAULT_RATE["cpu"])
+    return {"seconds": round(rate * n_examples * epochs * 1.1, 1), "seconds_per_example": round(rate, 4),
+            "basis": basis}

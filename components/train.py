@@ -1,0 +1,236 @@
+"""The Train tab: train a classifier three ways on the same split and compare them (the book's
+chapters 2 and 9): zero-shot by embedding similarity, feature extraction + logistic
+regression, and fine-tuning; then use the trained model on your own text.
+
+The trained model belongs to the caller's Gradio session (`gr.Request.session_hash`), like a
+search index; the backend keeps it, bounded by idle eviction and a memory budget.
+"""
+
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from backend import training
+from backend.errors import LabError
+from components import common
+from components.common import MODEL_QUEUE, model_badge, user_errors
+from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
+
+LANE = getattr(common, "LONG_LANE", MODEL_QUEUE)  # training is long work: it queues with other long jobs
+DATASET_CHOICES = [("Emotion: 6 labels, 630 sentences (shipped)", "emotion"),
+                   ("Sentiment: positive / negative / neutral, 470 sentences (shipped)", "sentiment"),
+                   ("Upload a CSV or JSONL file (text + label columns)", "upload")]
+METHOD_CHOICES = [(METHOD_LABELS[m], m) for m in training.METHODS]
+PREDICT_CHOICES = [("best of this session", ""), ("features + logistic regression", "probe"),
+                   ("fine-tuned", "finetune")]
+HARDEST_HEADERS = ["method", "true", "predicted", "loss", "text"]
+EXAMPLES = ["I can't believe they cancelled the concert an hour before it started!",
+            "My little boy drew me a card that says I'm the best mum in the world.",
+            "The battery died after two days and support never answered."]
+
+
+def _session(request: gr.Request | None) -> str:
+    sid = getattr(request, "session_hash", None) if request is not None else None
+    if not sid:
+        raise gr.Error("No session: the Train tab keeps your model per browser session; reload the page.")
+    return sid
+
+
+def _file_path(file) -> str | None:
+    if file is None:
+        return None
+    if isinstance(file, str):
+        return file
+    if isinstance(file, dict):
+        return file.get("path") or file.get("name")
+    return getattr(file, "path", None) or getattr(file, "name", None)
+
+
+def summary_markdown(result: dict) -> str:
+    ds = result["dataset"]
+    sizes = ds["sizes"]
+    lines = [f"### {html.escape(ds['name'])}: {len(ds['labels'])} labels, "
+             f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test",
+             "| method | test accuracy | macro-F1 | time | notes |", "|---|---|---|---|---|"]
+    for m, r in result["methods"].items():
+        if m == "zero_shot":
+            t, note = f"{r['seconds']:.1f} s", f"template `{r['template']}`"
+        elif m == "probe":
+            t, note = f"fit {r['fit_s']:.2f} s", f"features {r['features_s']:.1f} s"
+        else:
+            t = f"{r['seconds']:.1f} s"
+            note = f"{r['steps']}/{r['total_steps']} steps, {r['stopped']}"
+            if r.get("best_epoch") is not None:
+                note += f", best checkpoint at epoch {r['best_epoch']}"
+        acc = f"{r['accuracy']:.3f}" if "accuracy" in r else "-"
+        f1 = f"{r['macro_f1']:.3f}" if "macro_f1" in r else "-"
+        best = " **(in use)**" if m == result.get("best_method") else ""
+        lines.append(f"| {METHOD_LABELS[m]}{best} | {acc} | {f1} | {t} | {html.escape(note)} |")
+    notes = list(ds.get("notes", [])) + list(result.get("notes", []))
+    lines += [f"\n> {html.escape(n)}" for n in notes]
+    return "\n".join(lines)
+
+
+def hardest_rows(result: dict) -> list[list]:
+    return [[METHOD_LABELS[m], h["true"], h["predicted"], h["loss"], h["text"]]
+            for m, rows in result.get("hardest", {}).items() for h in rows]
+
+
+# ------------------------------------------------------------------------- handlers
+@user_errors
+def run_training(dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds,
+                 learning_rate, batch_size, learning_curve, curve_finetune, seed,
+                 request: gr.Request, progress=gr.Progress()):
+    sid = _session(request)
+    losses, epochs_seen, total = [], [], None
+    skip = gr.update()
+    for ev in training.train_iter(sid, dataset, _file_path(file), text_column, label_column, methods,
+                                  epochs, max_examples, max_seconds, learning_rate, batch_size,
+                                  learning_curve, curve_finetune, seed, progress=progress):
+        kind = ev["event"]
+        if kind == "stage":
+            yield f"*{html.escape(ev['desc'])}...*", skip, skip, skip, skip, skip, skip, skip, skip
+        elif kind == "estimate":
+            fits = "fits in" if ev["fits_budget"] else "is more than"
+            yield (f"*Fine-tuning: {ev['steps']} steps at {ev['seconds_per_step']:.2f} s/step "
+                   f"≈ **{ev['estimated_s']:.0f} s**, which {fits} the {ev['budget_s']:.0f} s budget "
+                   f"(the budget stops it; the best checkpoint is kept).*",
+                   skip, skip, skip, skip, skip, skip, skip, skip)
+        elif kind in ("step", "epoch"):
+            if kind == "step":
+                losses += ev["losses"]
+                total = ev["total_steps"]
+            else:
+                epochs_seen.append(ev)
+            status = (f"*Fine-tuning: step {len(losses)}/{total}, loss {losses[-1]:.3f}"
+                      + (f", validation accuracy {epochs_seen[-1]['val_accuracy']:.3f}" if epochs_seen else "")
+                      + " · press Stop to keep the best checkpoint so far.*")
+            yield status, skip, loss_figure(losses, epochs_seen, total), skip, skip, skip, skip, skip, skip
+        elif kind == "done":
+            r = ev["result"]
+            ft = r["methods"].get("finetune")
+            loss = loss_figure(ft["losses"], ft["epochs"], ft["total_steps"]) if ft else skip
+            status = (f"Done in {r['seconds']:.1f} s. " + model_badge(r["model"]) +
+                      (f" · the session now classifies with **{METHOD_LABELS[r['best_method']]}**"
+                       if r.get("best_method") else ""))
+            yield (status, summary_markdown(r), loss, confusion_figure(r["methods"]),
+                   map_figure(r["map"]), map_figure(r.get("map_finetuned")), curve_figure(r.get("learning_curve")), hardest_rows(r), r)
+
+
+def stop_training(request: gr.Request):
+    """Set the session's stop flag: fine-tuning ends after its current chunk, keeping its best checkpoint."""
+    sid = getattr(request, "session_hash", None)
+    if sid and training.stop(sid)["stopping"]:
+        return "*Stopping after the current chunk; the best checkpoint so far is kept...*"
+    return "*Nothing is training in this session.*"
+
+
+@user_errors
+def predict(text, method, request: gr.Request):
+    r = training.predict_trained(_session(request), text, method or "")
+    m = r["model"]
+    rows = "".join(f"<tr><td>{html.escape(l)}</td><td>{s:.3f}</td>"
+                   f"<td><span style='display:inline-block;height:9px;width:{s * 160:.0f}px;"
+                   f"background:#e07b14;border-radius:3px'></span></td></tr>"
+                   for l, s in zip(r["labels"], r["scores"]))
+    md = (f"<div id='train-prediction'><b>{html.escape(r['label'])}</b> "
+          f"<i>by {html.escape(r['method_name'])} trained in this session on {html.escape(m['trained_on'])} "
+          f"(test accuracy {m['test_accuracy']:.3f}) over {html.escape(m['checkpoint'])}</i>"
+          f"<table>{rows}</table></div>")
+    return md, r
+
+
+def show_estimate(dataset, file, text_column, label_column, epochs, max_examples, max_seconds):
+    """Before training: how long fine-tuning should take (no model runs; a bad upload is named)."""
+    if dataset == "upload" and not _file_path(file):
+        return "*Upload a .csv or .jsonl file with a text and a label column.*"
+    try:
+        e = training.estimate(dataset, _file_path(file), text_column, label_column, epochs, max_examples, max_seconds)
+    except LabError as exc:  # shown in the box, not raised: this runs on every slider move
+        return f"**Cannot train on this data:** {html.escape(str(exc))}"
+    sizes = e["dataset"]["sizes"]
+    fits = "within" if e["fits_budget"] else "**over**"
+    return (f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test examples, "
+            f"labels: {', '.join(e['dataset']['labels'])}. Fine-tuning {e['examples']} examples x "
+            f"{e['epochs']} epochs: about **{e['seconds']:.0f} s** ({e['basis']}), {fits} the "
+            f"{e['budget_s']:.0f} s budget.")
+
+
+def drop_session(request: gr.Request):
+    sid = getattr(request, "session_hash", None) if request is not None else None
+    training.drop_session(sid)
+
+
+# ------------------------------------------------------------------------- layout
+def build() -> None:
+    gr.Markdown(
+        "## Train a classifier\n"
+        "Three ways to turn a transformer into a classifier, compared on the same split (the book's "
+        "chapters 2 and 9): **zero-shot** by similarity to the label names (no training), **feature "
+        "extraction** (the frozen encoder's mean-pooled hidden states into a logistic regression), and "
+        "**fine-tuning** the whole encoder with a classification head. The trained model stays in your "
+        "session only.")
+    with gr.Row():
+        with gr.Column(scale=1):
+            dataset = gr.Radio(DATASET_CHOICES, value="emotion", label="Data", elem_id="train-dataset")
+            file = gr.File(label="Upload (.csv, .tsv, .jsonl)", file_types=[".csv", ".tsv", ".jsonl"],
+                           type="filepath", value=None, elem_id="train-file")
+            with gr.Row():
+                text_column = gr.Textbox(label="Text column", placeholder="text", value="")
+                label_column = gr.Textbox(label="Label column", placeholder="label", value="")
+            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(training.METHODS), label="Methods",
+                                       elem_id="train-methods")
+            with gr.Accordion("Fine-tuning budget", open=False):
+                epochs = gr.Slider(1, 10, value=3, step=1, label="Epochs")
+                max_examples = gr.Slider(16, 5000, value=2000, step=16, label="Max training examples")
+                max_seconds = gr.Slider(5, 600, value=60, step=5, label="Max seconds", elem_id="train-seconds")
+                learning_rate = gr.Number(value=1e-4, label="Learning rate (AdamW, linear decay)")
+                batch_size = gr.Slider(2, 64, value=16, step=2, label="Batch size")
+                seed = gr.Number(value=0, precision=0, label="Seed")
+            learning_curve = gr.Checkbox(True, label="Learning curve (8 / 16 / 32 / 64 / 128 per label, all)")
+            curve_finetune = gr.Checkbox(False, label="...with fine-tuning on the curve (one run per point)")
+            estimate_md = gr.Markdown(elem_id="train-estimate")
+            with gr.Row():
+                train_btn = gr.Button("Train", variant="primary", elem_id="train-go")
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="train-stop")
+        with gr.Column(scale=2):
+            status = gr.Markdown(elem_id="train-status")
+            summary = gr.Markdown(elem_id="train-summary")
+            loss_plot = gr.Plot(label="Loss", elem_id="train-loss")
+            confusion_plot = gr.Plot(label="Confusion matrices", elem_id="train-confusion")
+            with gr.Row():
+                map_plot = gr.Plot(label="Hidden states of the frozen encoder (PCA)", elem_id="train-map")
+                map_ft_plot = gr.Plot(label="...and after fine-tuning", elem_id="train-map-finetuned")
+            curve_plot = gr.Plot(label="Learning curve", elem_id="train-curve")
+            hardest = gr.Dataframe(headers=HARDEST_HEADERS, label="Validation examples with the highest loss",
+                                   interactive=False, wrap=True, elem_id="train-hardest")
+            with gr.Accordion("Result (JSON)", open=False):
+                result_json = gr.JSON(label="result")
+            with gr.Group():
+                text = gr.Textbox(label="Try the trained model", elem_id="train-text", placeholder=EXAMPLES[0])
+                with gr.Row():
+                    method = gr.Dropdown(PREDICT_CHOICES, value="", label="Classifier")
+                    predict_btn = gr.Button("Classify", elem_id="train-predict")
+                gr.Examples([[e] for e in EXAMPLES], inputs=[text])
+                prediction = gr.HTML(elem_id="train-prediction-box")
+                prediction_json = gr.JSON(label="prediction", visible=False)
+
+    estimate_inputs = [dataset, file, text_column, label_column, epochs, max_examples, max_seconds]
+    for widget in (dataset, file, epochs, max_examples, max_seconds):
+        widget.change(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
+    file.upload(lambda: "upload", None, [dataset], api_visibility="private")
+    train_inputs = [dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds,
+                    learning_rate, batch_size, learning_curve, curve_finetune, seed]
+    train_outputs = [status, summary, loss_plot, confusion_plot, map_plot, map_ft_plot, curve_plot, hardest,
+                     result_json]
+    train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
+    stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
+    predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
+                      **MODEL_QUEUE)
+    text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **MODEL_QUEUE)
+    root = gr.context.Context.root_block
+    if root is not None:
+        root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
+        root.unload(drop_session)

@@ -1,0 +1,90 @@
+"""Plotly figures for the Train tab, built from the backend's plain dicts."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from components.common import short
+
+METHOD_LABELS = {"zero_shot": "zero-shot (similarity)", "probe": "features + logistic regression",
+                 "finetune": "fine-tuning"}
+METHOD_COLOURS = {"zero_shot": "#8c8c8c", "probe": "#1f77b4", "finetune": "#e07b14"}
+PALETTE = ["#1f77b4", "#e07b14", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def loss_figure(losses: list[float], epochs: list[dict] | None = None, total_steps: int | None = None) -> go.Figure:
+    """Training loss per step, with the validation loss at each evaluation."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(range(1, len(losses) + 1)), y=losses, mode="lines",
+                             name="training loss (per batch)", line=dict(color="#e07b14")))
+    if epochs:
+        fig.add_trace(go.Scatter(x=[e["step"] for e in epochs], y=[e["val_loss"] for e in epochs],
+                                 mode="markers+lines", name="validation loss",
+                                 marker=dict(size=9, color="#1f77b4"),
+                                 text=[f"epoch {e['epoch']}: val acc {e['val_accuracy']:.3f}" for e in epochs],
+                                 hovertemplate="%{text}<br>loss %{y:.3f}<extra></extra>"))
+    fig.update_layout(title="Fine-tuning loss", height=320, margin=dict(l=50, r=10, t=45, b=40),
+                      xaxis_title="step", yaxis_title="cross-entropy", legend=dict(orientation="h", y=-0.25))
+    if total_steps:
+        fig.update_xaxes(range=[0, total_steps + 1])
+    return fig
+
+
+def confusion_figure(methods: dict) -> go.Figure:
+    """The normalised confusion matrix of each method, side by side (rows = true label)."""
+    from plotly.subplots import make_subplots
+
+    names = [m for m in ("zero_shot", "probe", "finetune") if m in methods and "confusion" in methods[m]]
+    if not names:
+        return go.Figure()
+    fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.08,
+                        subplot_titles=[f"{METHOD_LABELS[m]}: acc {methods[m]['accuracy']:.2f}" for m in names])
+    for i, m in enumerate(names, start=1):
+        c = methods[m]["confusion"]
+        z = c["normalised"]
+        fig.add_trace(go.Heatmap(z=z, x=c["labels"], y=c["labels"], zmin=0, zmax=1, colorscale="Blues",
+                                 showscale=i == len(names), text=[[f"{v:.2f}" for v in row] for row in z],
+                                 texttemplate="%{text}", hovertemplate="true %{y}<br>predicted %{x}<br>%{z:.2f}<extra></extra>"),
+                      row=1, col=i)
+        fig.update_yaxes(autorange="reversed", row=1, col=i, title_text="true" if i == 1 else None)
+        fig.update_xaxes(title_text="predicted", row=1, col=i)
+    fig.update_layout(title="Normalised confusion matrices (test split)", height=380,
+                      margin=dict(l=60, r=10, t=70, b=50))
+    return fig
+
+
+def map_figure(m: dict | None) -> go.Figure:
+    """Hidden states in 2-D (PCA), one colour per label."""
+    fig = go.Figure()
+    if not m:
+        return fig
+    labels = list(dict.fromkeys(m["labels"]))
+    for i, label in enumerate(labels):
+        idx = [j for j, l in enumerate(m["labels"]) if l == label]
+        fig.add_trace(go.Scattergl(x=[m["x"][j] for j in idx], y=[m["y"][j] for j in idx], mode="markers",
+                                   name=label, marker=dict(size=6, color=PALETTE[i % len(PALETTE)], opacity=0.75),
+                                   text=[short(m["texts"][j], 80) for j in idx],
+                                   hovertemplate="%{text}<extra>" + label + "</extra>"))
+    ev = m.get("explained_variance", [0, 0])
+    fig.update_layout(title=f"{m['method']} of {m['of']}", height=420, margin=dict(l=40, r=10, t=50, b=40),
+                      xaxis_title=f"PC1 ({ev[0]:.0%} of variance)", yaxis_title=f"PC2 ({ev[1]:.0%})")
+    return fig
+
+
+def curve_figure(curve: dict | None) -> go.Figure:
+    """Test accuracy against training examples per label, one line per method (chapter 9)."""
+    fig = go.Figure()
+    if not curve:
+        return fig
+    ticks = [str(s) for s in curve["sizes"]]
+    for m in ("zero_shot", "probe", "finetune"):
+        if m in curve:
+            fig.add_trace(go.Scatter(x=ticks, y=curve[m], mode="lines+markers", name=METHOD_LABELS[m],
+                                     line=dict(color=METHOD_COLOURS[m], dash="dash" if m == "zero_shot" else None),
+                                     customdata=curve["examples"],
+                                     hovertemplate="%{x} per label (%{customdata} examples)<br>accuracy %{y:.3f}<extra></extra>"))
+    fig.update_layout(title="Learning curve: test accuracy vs training examples per label", height=360,
+                      margin=dict(l=50, r=10, t=50, b=40), xaxis_title="examples per label",
+                      yaxis_title="test accuracy", yaxis_range=[0, 1.02], legend=dict(orientation="h", y=-0.25))
+    return fig
