@@ -1,0 +1,106 @@
+"""Plotly figures for the Anatomy tab (plain data in, figures out; no model code here)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+FLOOR = 1e-10  # a log axis cannot show 0: exact layers are drawn here and labelled "exact"
+
+
+def _labels(tokens: list[str]) -> list[str]:
+    """Unique labels (plotly merges equal category names): 'i: token'."""
+    return [f"{i}: {t}"[:30] for i, t in enumerate(tokens)]
+
+
+def layer_diffs(layers: list[dict], tolerance: float, title: str) -> go.Figure:
+    """Max |ours - model's| per hidden state, log scale, against the tolerance line."""
+    names = [row["name"] for row in layers]
+    values = [row["max_abs_diff"] for row in layers]
+    colors = ["#2a9d8f" if v < tolerance else "#e63946" for v in values]
+    fig = go.Figure(go.Bar(
+        x=names, y=[max(v, FLOOR) for v in values], marker_color=colors,
+        text=["exact" if v == 0 else f"{v:.1e}" for v in values], textposition="outside",
+        hovertemplate="%{x}<br>max abs diff %{text}<extra></extra>",
+    ))
+    fig.add_hline(y=tolerance, line_dash="dash", line_color="#e63946",
+                  annotation_text=f"tolerance {tolerance:.0e}", annotation_position="top left")
+    fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=60, b=10),
+                      yaxis=dict(type="log", title="max |ours − model's|", range=[-10.5, 0]))
+    return fig
+
+
+def residual_stream(stream: dict, title: str) -> go.Figure:
+    """Three panels: the stream's norm, what attention and the MLP add, the turn between layers."""
+    n = len(stream["norm"])
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.07, subplot_titles=(
+        "|residual stream| after each layer", "size of what each sub-layer adds", "cosine with the previous layer"))
+    x_states = ["emb"] + [str(i) for i in range(1, n)]
+    x_layers = [str(i) for i in range(1, n)]
+    fig.add_trace(go.Scatter(x=x_states, y=stream["norm"], name=f"token {stream['token_index']}",
+                             mode="lines+markers"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=x_states, y=stream["mean_norm"], name="mean over tokens",
+                             mode="lines", line_dash="dot"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x_layers, y=stream["attn_added"], name="attention adds"), row=1, col=2)
+    fig.add_trace(go.Bar(x=x_layers, y=stream["mlp_added"], name="MLP adds"), row=1, col=2)
+    fig.add_trace(go.Scatter(x=x_layers, y=stream["cosine_prev"], name="cos(h_l, h_l−1)",
+                             mode="lines+markers"), row=1, col=3)
+    fig.update_layout(title=title, height=380, barmode="group", margin=dict(l=10, r=10, t=80, b=10),
+                      legend=dict(orientation="h", y=-0.15))
+    fig.update_xaxes(title_text="layer")
+    return fig
+
+
+def masked_attention(masks: dict, title: str) -> go.Figure:
+    """Scores before the mask, the mask, the softmax after it: three heatmaps of one head."""
+    labels = _labels(masks["tokens"])
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.05, subplot_titles=(
+        "scores QKᵀ/√d before the mask", "mask (1 = may look)", "softmax weights after the mask"))
+    hover = "query %{y}<br>key %{x}<br>%{z:.4f}<extra></extra>"
+    fig.add_trace(go.Heatmap(z=masks["scores"], x=labels, y=labels, colorscale="RdBu_r", zmid=0,
+                             showscale=False, hovertemplate=hover), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=masks["mask"], x=labels, y=labels, colorscale="Greys", zmin=0, zmax=1,
+                             showscale=False, hovertemplate=hover), row=1, col=2)
+    fig.add_trace(go.Heatmap(z=masks["weights"], x=labels, y=labels, colorscale="Blues", zmin=0,
+                             showscale=False, hovertemplate=hover), row=1, col=3)
+    size = min(620, max(360, 14 * len(labels) + 200))
+    fig.update_layout(title=title, height=size, margin=dict(l=10, r=10, t=90, b=10))
+    readable = len(labels) <= 40
+    fig.update_yaxes(autorange="reversed", showticklabels=False)
+    fig.update_yaxes(showticklabels=readable, row=1, col=1)
+    fig.update_xaxes(tickangle=-60, showticklabels=readable)
+    return fig
+
+
+def logit_lens(lens: dict, title: str) -> go.Figure:
+    """Layers (rows) x positions (columns): the top-1 next token and its probability; top-5 on hover."""
+    cols = _labels_at(lens["tokens"], lens["positions"])
+    rows = ["emb"] + [f"layer {i}" for i in lens["layers"][1:]]
+    hover = [["<br>".join(f"{w!r}: {p:.3f}" for w, p in cell) for cell in row] for row in lens["top5"]]
+    fig = go.Figure(go.Heatmap(
+        z=lens["top1_prob"], x=cols, y=rows, colorscale="Viridis", zmin=0, zmax=1,
+        text=[[t.strip() or repr(t) for t in row] for row in lens["top1"]], texttemplate="%{text}",
+        textfont=dict(size=10), customdata=hover,
+        hovertemplate="after %{y}, position %{x}<br>top-5 next tokens:<br>%{customdata}<extra></extra>",
+        colorbar=dict(title="p(top-1)"),
+    ))
+    fig.update_layout(title=title, height=max(420, 22 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10),
+                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", tickangle=-45))
+    return fig
+
+
+def _labels_at(tokens: list[str], positions: list[int]) -> list[str]:
+    return [f"{p}: {t}"[:30] for p, t in zip(positions, tokens)]
+
+
+def parameter_budget(budget: dict, title: str) -> go.Figure:
+    """Parameters per component: absolute (bar length) and as a percentage (label)."""
+    rows = [r for r in budget["rows"] if r["parameters"] > 0]
+    fig = go.Figure(go.Bar(
+        x=[r["parameters"] for r in rows], y=[r["component"] for r in rows], orientation="h",
+        text=[f"{r['parameters']:,} ({r['percent']:.1f}%)" for r in rows], textposition="auto",
+        marker_color="#457b9d", hovertemplate="%{y}: %{x:,} parameters<extra></extra>",
+    ))
+    fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=60, b=10),
+                      yaxis=dict(autorange="reversed"), xaxis=dict(title="parameters"))
+    return fig
