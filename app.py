@@ -72,12 +72,24 @@ def build_app():
             refresh.click(lambda: (status_header(), status_rows()), None, [header, table], api_name="status")
         with gr.Tab("Pipelines", elem_id="pipelines-tab"):
             pipelines.build()
+        with gr.Tab("Train", elem_id="train-tab"):
+            from components import train
+
+            train.build()
         with gr.Tab("Tokenizers", elem_id="tokenizers-tab"):
             tokenizer.build()
+        with gr.Tab("Anatomy", elem_id="anatomy-tab"):
+            from components import anatomy
+
+            anatomy.build()
         with gr.Tab("Attention", elem_id="attention-tab"):
             attention.build()
         with gr.Tab("Decoding", elem_id="decoding-tab"):
             decoding.build()
+        with gr.Tab("Efficiency", elem_id="efficiency-tab"):
+            from components import efficiency
+
+            efficiency.build()
         with gr.Tab("Semantic search", elem_id="search-tab"):
             search.build()
     return demo

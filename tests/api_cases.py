@@ -21,6 +21,7 @@ CASES: dict[str, tuple] = {
     "/tokenize": ("Tokenizing text", True),
     "/attention": ("time flies like an arrow", "", "encoder", -1),
     "/attention_math": ("time flies like an arrow", "", "decoder", 0, 0, None),
+    "/anatomy": ("time flies like an arrow", "", "decoder", 0, 0, -1, ""),
     "/decode": ("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}),
     "/compare_decoding": ("Once upon a time", [{"strategy": "greedy", "max_new_tokens": 3},
                                                {"strategy": "beam", "num_beams": 2, "max_new_tokens": 3}]),
@@ -29,6 +30,10 @@ CASES: dict[str, tuple] = {
     "/compare_indexes": (5,),
     "/ask_corpus": ("What does top-p sampling keep?", 2),
     "/status": (),
+    "/efficiency": (1, 1, 8, False),  # 1 prompt, 1 text, 8 tokens, no encoder (the int8 copy is built once)
+    # Train (tiny budget: 16 examples, 1 epoch, <= 5 s of fine-tuning), then use it in the same session.
+    "/train": ("sentiment", None, "", "", ["zero_shot", "probe", "finetune"], 1, 16, 5, 1e-4, 8, False, False, 0),
+    "/predict_trained": ("The delivery was late and the package arrived damaged.", ""),
 }
 # No local masked LM: fill-mask must fail, but with the app's message, not a GPU error.
 EXPECTED_ERRORS = {"/fill_mask": (("I ordered a Megatron action [MASK].", 3, ""), "masked language model")}

@@ -1,0 +1,133 @@
+"""The Efficiency tab (the book's chapter 8): the models as served (fp32) against int8 copies.
+
+One button runs `backend.efficiency.efficiency`; this module only formats its plain result:
+tables, the latency-against-quality scatters (marker area = model size), the per-prompt
+greedy comparison, and the model that served it. `/efficiency` is a public API (the first
+output is the JSON result).
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from backend import efficiency
+from components import efficiency_plots as plots
+from components.common import LONG_LANE, Checkbox, Slider, md_text, model_badge, user_errors
+
+DECODER_HEADERS = ["model", "disk MB", "memory MB", "greedy tok/s (median)", "perplexity", "greedy agreement"]
+ENCODER_HEADERS = ["model", "disk MB", "memory MB", "ms per text (median)", "labels equal to fp32"]
+PROMPT_HEADERS = ["prompt", "first divergence (token #)", "fp32 greedy", "int8 greedy"]
+
+INTRO = (
+    "### Efficiency: fewer bytes per token\nDecoding on a CPU is bound by memory bandwidth: each new token "
+    "reads every weight once. The book's chapter 8 shrinks the weights with **dynamic quantization**: each "
+    "Linear layer's weights stored as int8 (one scale per output row), activations quantized on the fly. "
+    "Here the served **fp32** models are compared with their **int8** copies (built once, the originals "
+    "untouched): size, greedy speed, perplexity on shipped texts, and how often greedy decoding still "
+    "picks the very same tokens. Fewer prompts and texts run faster; the benchmark runs all 20."
+)
+
+
+def _pct(share) -> str:
+    return "-" if share is None else f"{100 * share:.0f}%"
+
+
+def decoder_rows(dec: dict) -> list[list]:
+    n = dec["agreement"]["new_tokens"]
+    return [[r["name"], r["disk_mb"], r["memory_mb"], r["tokens_per_s"], r["perplexity"],
+             f"{_pct(r['agreement'])} of prompts, first {n} tokens"] for r in dec["rows"]]
+
+
+def encoder_rows(enc: dict) -> list[list]:
+    return [[r["name"], r["disk_mb"], r["memory_mb"], r["ms_per_text"], _pct(r["agreement"])] for r in enc["rows"]]
+
+
+def prompt_rows(dec: dict) -> list[list]:
+    return [[p["prompt"], "identical" if p["first_divergence"] is None else p["first_divergence"],
+             p["fp32"], p["int8"]] for p in dec["prompts"]]
+
+
+def summary_md(r: dict) -> str:
+    dec, enc = r["decoder"], r["encoder"]
+    a = dec["agreement"]
+    same_all = a[f"first_{a['new_tokens']}"]
+    lines = [
+        f"**Decoder** int8 / fp32: **{dec['speedup']:.2f}x** greedy tok/s · memory **{dec['memory_ratio']:.2f}x** · "
+        f"perplexity **{dec['perplexity_ratio']:.3f}x** ({dec['perplexity_tokens']} tokens) · greedy outputs identical on "
+        f"the first 8 tokens for **{a['first_8']}/{a['of']}** prompts, on the first {a['new_tokens']} for "
+        f"**{same_all}/{a['of']}**"
+        + ("" if a["earliest_divergence"] is None else f" (earliest divergence at token {a['earliest_divergence']})"),
+    ]
+    if enc:
+        t = enc["tasks"]
+        lines.append(
+            f"**Encoder** int8 / fp32: **{enc['speedup']:.2f}x** faster per text · memory **{enc['memory_ratio']:.2f}x** · "
+            f"same label: sentiment {t['sentiment']['same_label']}/{t['sentiment']['items']} sentences, topic "
+            f"{t['topic']['same_label']}/{t['topic']['items']} texts (max cosine change {max(x['max_abs_cosine_diff'] for x in t.values()):.4f})")
+    built = dec["int8_built_s"] + (enc["int8_built_s"] if enc else 0)
+    if built:
+        lines.append(f"The int8 copies were built for this run ({built:.1f} s, once per process).")
+    lines.append(f"Ran in {r['seconds']:.1f} s (fp32 on {md_text(dec['model']['device'])}, int8 on cpu). Timings are "
+                 "medians of interleaved runs (fp32, int8, fp32, ...) on a machine that may be busy: compare ratios.")
+    return "\n\n".join(lines)
+
+
+def badges(r: dict) -> str:
+    out = ["fp32: " + model_badge(r["decoder"]["model"]), "int8: " + md_text(r["decoder"]["int8_model"]["note"])]
+    if r["encoder"]:
+        out.append("Encoder fp32: " + model_badge(r["encoder"]["model"]))
+    return "\n\n".join(out)
+
+
+@user_errors
+def run_efficiency(prompts, texts, new_tokens, encoder, progress=gr.Progress()):
+    """/efficiency: fp32 vs int8 for the decoder (and the encoder): sizes, speed, perplexity, agreement."""
+    r = efficiency.efficiency(prompts, texts, new_tokens, encoder, progress=progress)
+    enc = r["encoder"]
+    return (
+        r,
+        badges(r),
+        summary_md(r),
+        decoder_rows(r["decoder"]),
+        plots.decoder_scatter(r["decoder"]),
+        encoder_rows(enc) if enc else [],
+        plots.encoder_scatter(enc) if enc else plots.empty_figure("Encoder comparison not run."),
+        prompt_rows(r["decoder"]),
+    )
+
+
+def build() -> None:
+    with gr.Column(elem_id="efficiency-tab"):
+        gr.Markdown(INTRO)
+        with gr.Row():
+            prompts = Slider(1, efficiency.MAX_ITEMS, value=efficiency.DEFAULT_PROMPTS, step=1,
+                             label="prompts for greedy agreement and speed", elem_id="efficiency-prompts")
+            texts = Slider(1, efficiency.MAX_ITEMS, value=efficiency.DEFAULT_TEXTS, step=1,
+                           label="texts for perplexity (and the encoder)", elem_id="efficiency-texts")
+            new_tokens = Slider(efficiency.AGREE_SHORT, 64, value=efficiency.DEFAULT_NEW_TOKENS, step=1,
+                                label="greedy tokens per prompt")
+            encoder = Checkbox(label="also compare the encoder (classification)", value=True)
+        run = gr.Button("Compare fp32 and int8", variant="primary", elem_id="efficiency-run")
+        badge = gr.Markdown(elem_id="efficiency-badge")
+        summary = gr.Markdown(elem_id="efficiency-summary")
+        with gr.Row():
+            dec_table = gr.Dataframe(headers=DECODER_HEADERS, label="Decoder", interactive=False, wrap=True,
+                                     elem_id="efficiency-decoder-table")
+            dec_plot = gr.Plot(label="Decoder: latency against perplexity (marker area = size)",
+                               elem_id="efficiency-decoder-plot")
+        with gr.Row():
+            enc_table = gr.Dataframe(headers=ENCODER_HEADERS, label="Encoder (embedding-similarity classifier)",
+                                     interactive=False, wrap=True, elem_id="efficiency-encoder-table")
+            enc_plot = gr.Plot(label="Encoder: latency against agreement (marker area = size)",
+                               elem_id="efficiency-encoder-plot")
+        prompt_table = gr.Dataframe(headers=PROMPT_HEADERS, label="Greedy outputs per prompt", interactive=False,
+                                    wrap=True, max_height=420, elem_id="efficiency-prompts-table")
+        with gr.Accordion("Result as JSON (what /efficiency returns)", open=False):
+            out_json = gr.JSON()
+        run.click(
+            run_efficiency,
+            inputs=[prompts, texts, new_tokens, encoder],
+            outputs=[out_json, badge, summary, dec_table, dec_plot, enc_table, enc_plot, prompt_table],
+            api_name="efficiency",
+            **LONG_LANE,
+        )

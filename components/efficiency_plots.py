@@ -1,0 +1,60 @@
+"""Plotly figures for the Efficiency tab: the book's chapter 8 scatter (latency against quality,
+marker area = model size), built from the backend's plain rows."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+COLORS = {"fp32": "#1f77b4", "int8": "#ff7f0e", "onnx": "#2ca02c"}
+
+
+def _marker_px(mb: float, largest: float) -> float:
+    """Marker diameter in pixels: area proportional to size, the largest model 60 px across."""
+    return max(8.0, 60.0 * (mb / largest) ** 0.5) if largest > 0 else 20.0
+
+
+def latency_quality(rows: list[dict], x_key: str, y_key: str, x_title: str, y_title: str, title: str,
+                    y_percent: bool = False) -> go.Figure:
+    """One marker per model: x = latency, y = quality, marker size = memory (MB), as the book plots it."""
+    largest = max((r["memory_mb"] for r in rows), default=0.0)
+    fig = go.Figure()
+    for r in rows:
+        y = r[y_key] * 100 if y_percent and r[y_key] is not None else r[y_key]
+        fig.add_trace(go.Scatter(
+            x=[r[x_key]], y=[y], mode="markers+text", name=f"{r['name']} ({r['memory_mb']:.0f} MB)",
+            text=[r["name"]], textposition="top center",
+            marker=dict(size=_marker_px(r["memory_mb"], largest), color=COLORS.get(r["precision"], "#7f7f7f"),
+                        opacity=0.6, line=dict(width=1, color="#333")),
+            hovertemplate=f"{r['name']}<br>{x_title}: %{{x:.2f}}<br>{y_title}: %{{y:.3f}}<br>"
+                          f"memory {r['memory_mb']:.1f} MB, disk {r['disk_mb']:.1f} MB<extra></extra>",
+        ))
+    xs = [r[x_key] for r in rows if r[x_key] is not None]
+    if xs:
+        fig.update_xaxes(range=[0, max(xs) * 1.3])
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=380, template="plotly_white",
+                      margin=dict(l=60, r=20, t=60, b=50),
+                      legend=dict(orientation="h", y=-0.25, x=0, title_text="marker area = size in memory"))
+    if y_percent:
+        ys = [r[y_key] * 100 for r in rows if r[y_key] is not None]
+        fig.update_yaxes(range=[min(ys + [100]) - 10, 105])
+    return fig
+
+
+def decoder_scatter(dec: dict) -> go.Figure:
+    rows = [dict(r, ms_per_token=1000.0 / r["tokens_per_s"] if r["tokens_per_s"] else None) for r in dec["rows"]]
+    return latency_quality(rows, "ms_per_token", "perplexity", "ms per generated token (greedy)",
+                           "perplexity on the shipped texts (lower is better)", "Decoder: latency against perplexity")
+
+
+def encoder_scatter(enc: dict) -> go.Figure:
+    return latency_quality(enc["rows"], "ms_per_text", "agreement", "ms per text (classification)",
+                           "labels equal to fp32's (%)", "Encoder: latency against agreement with fp32", y_percent=True)
+
+
+def empty_figure(message: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=14))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=240, template="plotly_white", margin=dict(l=20, r=20, t=20, b=20))
+    return fig

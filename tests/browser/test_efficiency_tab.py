@@ -1,0 +1,39 @@
+"""Efficiency tab in headless Chromium: a small fp32-vs-int8 run shows tables, scatters and the model."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import shot
+
+
+def _set_slider(page, elem_id, value):
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def test_small_run_shows_tables_plots_and_model(page, app_url):
+    page.goto(app_url)
+    page.get_by_role("tab", name=re.compile("^efficiency$", re.I)).first.click()
+    expect(page.locator("#efficiency-run")).to_be_visible(timeout=30_000)
+    _set_slider(page, "efficiency-prompts", 1)
+    _set_slider(page, "efficiency-texts", 1)
+    page.locator("#efficiency-run").click()
+    summary = page.locator("#efficiency-summary")
+    expect(summary).to_contain_text("greedy tok/s", timeout=240_000)
+    expect(summary).to_contain_text("identical on the first 8 tokens")
+    expect(page.locator("#efficiency-badge")).to_contain_text("SmolLM2")
+    expect(page.locator("#efficiency-badge")).to_contain_text("int8")
+    table = page.locator("#efficiency-decoder-table")
+    expect(table).to_contain_text("fp32")
+    expect(table).to_contain_text("int8")
+    expect(page.locator("#efficiency-encoder-table")).to_contain_text("int8")
+    for plot in ("efficiency-decoder-plot", "efficiency-encoder-plot"):
+        expect(page.locator(f"#{plot} .js-plotly-plot")).to_be_visible(timeout=30_000)
+    expect(page.locator("#efficiency-decoder-plot")).to_contain_text("perplexity")
+    assert page.locator("#efficiency-prompts-table tbody tr").count() == 1
+    assert page.blocked_requests == []
+    shot(page, "efficiency_tab")
