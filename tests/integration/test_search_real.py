@@ -97,12 +97,14 @@ def test_docstring_corpus_builds_and_answers(tmp_path, embedder, monkeypatch):
 
 
 def test_restart_reuses_persisted_index(tmp_path, embedder, monkeypatch):
+    """A shared (built-in) corpus persists across restarts; a private one never touches disk
+    (tests/fuzz/test_hosting_modes.py checks that side)."""
     corpus = C.documents_to_corpus("pairs", [("", p) for p, _ in PAIRS])
-    SearchService(tmp_path).build("s", corpus, IndexSettings("hnsw"), embedder)
+    SearchService(tmp_path).build("s", corpus, IndexSettings("hnsw"), embedder, shared=True)
     monkeypatch.setattr(embedder, "embed", lambda texts, progress=None:
                         pytest.fail("re-embedded") if len(texts) > 1 else Embedder.embed(embedder, texts))
     svc = SearchService(tmp_path)
-    stats = svc.build("s", corpus, IndexSettings("hnsw"), embedder)
+    stats = svc.build("s", corpus, IndexSettings("hnsw"), embedder, shared=True)
     assert stats["embeddings_from_cache"] and stats["index_from_cache"]
 
 
