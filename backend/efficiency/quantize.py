@@ -4,14 +4,15 @@ Dynamic quantization stores each `nn.Linear` weight as int8 with one scale per o
 (per-channel) and quantizes the activations on the fly at every call: a decode step reads
 about a quarter of the fp32 bytes, which is what bounds decoding on a CPU.
 
-Library choice (measured on this 2-core CPU, torch 2.13, SmolLM2-135M greedy; see
-bench/results/efficiency.md): `torch.ao.quantization.quantize_dynamic` runs fbgemm's int8
-kernels at ~2.5x the fp32 tok/s. torchao 0.18 (its announced successor) ships no x86 CPU int8
-kernels in its wheel: eager `Int8DynamicActivationInt8WeightConfig` ran at 0.42x fp32 and
-`Int8WeightOnlyConfig` at 0.73x (it dequantizes every weight at every call), and its import
-costs ~4 s. So we use torch.ao, deprecated but present in every torch that requirements.txt
-allows (<2.14), and say so when it is missing. Our Linear keeps torch.ao's packed weights
-and kernel and fixes two accuracy problems (see `TokenScaledInt8Linear`).
+Library choice (measured on this 2-core CPU, torch 2.13, SmolLM2-135M, 20 prompts x 32 greedy
+tokens; bench/results/efficiency.md, `bench/efficiency.py --variants`): torch.ao's dynamic int8
+Linear runs fbgemm's int8 kernels at 2.2-2.4x the fp32 tok/s. torchao 0.18 (its announced
+successor) ships no x86 CPU int8 kernels in its wheel: eager `Int8DynamicActivationInt8WeightConfig`
+ran at 0.36x fp32 and `Int8WeightOnlyConfig` at 0.52x (it dequantizes every weight at every
+call), and its import costs ~4 s. So we use torch.ao, deprecated but present in every torch that
+requirements.txt allows (<2.14), and say so when it is missing. Plain `quantize_dynamic` tripled
+perplexity (113 vs 31); our Linear keeps its packed weights and kernel and fixes that (perplexity
++4.9%, as torchao's per-token scales give: +4.9%; see `TokenScaledInt8Linear`).
 
 The shared fp32 model is never touched: we quantize a deep copy.
 """
@@ -85,7 +86,7 @@ def _token_scaled_class():
 
     - activations use the full 8 bits when the CPU has VNNI (torch.ao always passes
       reduce_range=True, 7 bits, against a 16-bit overflow that only pre-VNNI CPUs have):
-      perplexity +0.5% instead of +8%;
+      token-by-token perplexity on 4 texts +0.5% instead of +8%;
     - a multi-token input (a prompt, a perplexity text) is not quantized with one scale for all
       its tokens: rows are grouped by the power of two of their range, one scale per group
       (within 1 bit of per-token scales, as torchao's int8 dynamic activations do). SmolLM2's
@@ -186,6 +187,10 @@ def _tensor_bytes(t: torch.Tensor) -> tuple[Any, int]:
         if t.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric):
             extra = t.q_per_channel_scales().numel() * 8 + t.q_per_channel_zero_points().numel() * 8
         return None, t.numel() * t.element_size() + extra
+    if hasattr(t, "__tensor_flatten__"):  # a tensor subclass (torchao's int8 weights): its inner tensors
+        names, _ = t.__tensor_flatten__()
+        inner = [getattr(t, n) for n in names]
+        return ("subclass", id(t)), sum(_tensor_bytes(x)[1] for x in inner if isinstance(x, torch.Tensor))
     storage = t.untyped_storage()
     return (storage.data_ptr(), storage.device), storage.nbytes()
 
