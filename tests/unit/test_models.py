@@ -169,7 +169,9 @@ def test_gpu_task_is_a_noop_off_zerogpu(monkeypatch):
 
 def test_cli_list_prints_every_role(capsys, monkeypatch):
     monkeypatch.setenv("TLAB_PROFILE", "local")
-    assert models.main(["list"]) == 0
+    from backend import cli
+
+    assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     for role in config.ROLES:
         assert role in out

