@@ -194,6 +194,17 @@ def user_errors(fn):
     return wrapper
 
 
+def file_path(file):
+    """An upload as Gradio or a client hands it (path, FileData dict, object) -> its path.
+
+    Anything else comes back as it is, for the backend to refuse with a readable message."""
+    if file is None or isinstance(file, str):
+        return file
+    if isinstance(file, dict):
+        return file.get("path") or file.get("name")
+    return getattr(file, "path", None) or getattr(file, "name", None) or file
+
+
 def short(text: str, n: int = 40) -> str:
     """Text cut to `n` characters with an ellipsis, for legends and table cells."""
     return text if len(text) <= n else text[: n - 1] + "…"

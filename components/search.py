@@ -13,7 +13,8 @@ import gradio as gr
 
 from backend import search
 from components.common import (
-    LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, md_text, model_badge, user_errors,
+    LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, file_path, md_text, model_badge,
+    user_errors,
 )
 from components.search_plots import map_figure, tradeoff_figure
 
@@ -34,16 +35,6 @@ def _session(request: gr.Request | None) -> str:
         raise gr.Error("No session: the search tab keeps your index per browser session; "
                        "reload the page.")
     return sid
-
-
-def _file_path(file) -> str | None:
-    if file is None:
-        return None
-    if isinstance(file, str):
-        return file
-    if isinstance(file, dict):
-        return file.get("path") or file.get("name")
-    return getattr(file, "path", None) or getattr(file, "name", None) or file
 
 
 def stats_markdown(st: dict) -> str:
@@ -94,7 +85,7 @@ def build_index(choice="glossary", file=None, paste="", text_field="", title_fie
                 request: gr.Request = None, progress=gr.Progress()):
     sid = _session(request)
     settings = search.index_settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits)
-    stats = search.build_index(sid, choice, _file_path(file), paste, text_field, title_field,
+    stats = search.build_index(sid, choice, file_path(file), paste, text_field, title_field,
                                keep_good, max_words, overlap, settings, progress=progress)
     return stats_markdown(stats), stats, model_badge(stats["model"])
 
@@ -133,7 +124,7 @@ def compare(k=5, request: gr.Request = None, progress=gr.Progress()):
 
 def inspect_upload(file):
     """Fill the field dropdowns from an uploaded table / JSONL (no model, no API)."""
-    info = search.inspect_upload(_file_path(file))
+    info = search.inspect_upload(file_path(file))
     if info is None:
         return gr.update(), gr.update()
     if not info["table"]:

@@ -15,7 +15,7 @@ import gradio as gr
 from backend import training
 from backend.errors import LabError
 from components import common
-from components.common import MODEL_QUEUE, model_badge, user_errors
+from components.common import MODEL_QUEUE, file_path, model_badge, user_errors
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 
 LANE = getattr(common, "LONG_LANE", MODEL_QUEUE)  # training is long work: it queues with other long jobs
@@ -36,16 +36,6 @@ def _session(request: gr.Request | None) -> str:
     if not sid:
         raise gr.Error("No session: the Train tab keeps your model per browser session; reload the page.")
     return sid
-
-
-def _file_path(file) -> str | None:
-    if file is None:
-        return None
-    if isinstance(file, str):
-        return file
-    if isinstance(file, dict):
-        return file.get("path") or file.get("name")
-    return getattr(file, "path", None) or getattr(file, "name", None)
 
 
 def summary_markdown(result: dict) -> str:
@@ -86,7 +76,7 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
     sid = _session(request)
     losses, epochs_seen, total = [], [], None
     skip = gr.update()
-    for ev in training.train_iter(sid, dataset, _file_path(file), text_column, label_column, methods,
+    for ev in training.train_iter(sid, dataset, file_path(file), text_column, label_column, methods,
                                   epochs, max_examples, max_seconds, learning_rate, batch_size,
                                   learning_curve, curve_finetune, seed, progress=progress):
         kind = ev["event"]
@@ -144,10 +134,10 @@ def predict(text, method, request: gr.Request):
 
 def show_estimate(dataset, file, text_column, label_column, epochs, max_examples, max_seconds):
     """Before training: how long fine-tuning should take (no model runs; a bad upload is named)."""
-    if dataset == "upload" and not _file_path(file):
+    if dataset == "upload" and not file_path(file):
         return "*Upload a .csv or .jsonl file with a text and a label column.*"
     try:
-        e = training.estimate(dataset, _file_path(file), text_column, label_column, epochs, max_examples, max_seconds)
+        e = training.estimate(dataset, file_path(file), text_column, label_column, epochs, max_examples, max_seconds)
     except LabError as exc:  # shown in the box, not raised: this runs on every slider move
         return f"**Cannot train on this data:** {html.escape(str(exc))}"
     sizes = e["dataset"]["sizes"]
