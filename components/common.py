@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import html
@@ -241,6 +242,49 @@ def _input_log() -> logging.Logger:
     return log
 
 
+# ---------------------------------------------------------------- a failed event, in the page
+# Gradio marks every output of a failed event with a red "Error" badge and keeps the old result
+# under it. `clear_on_error` chains a `.failure` listener that blanks the outputs and shows the
+# message once, inline, where the result would be. The failed handler's message reaches that
+# listener through `_LAST_ERROR`, keyed by the browser session (bounded: a vanished session's
+# entry is pushed out by newer ones).
+_LAST_ERROR: "collections.OrderedDict[str, str]" = collections.OrderedDict()
+_LAST_ERROR_MAX = 512
+_UNEXPECTED = "Something went wrong on the server. Try again, or with a shorter input."
+
+
+def _remember_error(message: str) -> None:
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)
+    session = getattr(request, "session_hash", None)
+    if not session:
+        return
+    with _WATCH_LOCK:
+        _LAST_ERROR[session] = message
+        _LAST_ERROR.move_to_end(session)
+        while len(_LAST_ERROR) > _LAST_ERROR_MAX:
+            _LAST_ERROR.popitem(last=False)
+
+
+def error_box(elem_id: str | None = None) -> gr.Markdown:
+    """Where a tab's error shows, inline, above its results (hidden until an event fails)."""
+    return gr.Markdown("", visible=False, elem_id=elem_id, elem_classes=["tlab-error"])
+
+
+def clear_on_error(event, outputs: list, box: gr.Markdown) -> None:
+    """After `event` fails: blank `outputs` and show the error once in `box`; after it
+    succeeds: hide `box`. Put `box` (from `error_box()`) where the result would be."""
+
+    def failed(request: gr.Request):
+        with _WATCH_LOCK:
+            message = _LAST_ERROR.pop(getattr(request, "session_hash", None) or "", _UNEXPECTED)
+        return [None] * len(outputs) + [gr.update(value=f"**⚠️ {md_text(message)}**", visible=True)]
+
+    event.failure(failed, None, [*outputs, box], queue=False, api_visibility="private")
+    event.success(lambda: gr.update(value="", visible=False), None, box, queue=False, api_visibility="private")
+
+
 def readable_error(exc: Exception, where: str = "") -> gr.Error:
     """A LabError as a gr.Error: one log line, no traceback (`print_exception=False`; any
     other exception is a bug, and Gradio logs it with its traceback).
@@ -248,6 +292,7 @@ def readable_error(exc: Exception, where: str = "") -> gr.Error:
     Gradio renders an error message as HTML in the browser's toast and messages may quote
     the caller's input, so < > & are escaped: a quoted value can never become markup."""
     message = str(exc)
+    _remember_error(message)
     _input_log().info("%s: %s", where or "?", message.replace("\n", " ")[:300])
     return gr.Error(html.escape(message, quote=False), print_exception=False)
 
@@ -338,5 +383,12 @@ class _UploadedFile(FileData):
         try:
             return FileData.model_validate(obj, *args, **kwargs)
         except ValueError:  # pydantic's ValidationError is a ValueError
-            raise gr.Error("file must be an uploaded file: in gradio_client, pass handle_file(path).",
-                           print_exception=False) from None
+            message = "file must be an uploaded file: in gradio_client, pass handle_file(path)."
+            _remember_error(message)
+            raise gr.Error(message, print_exception=False) from None
+
+
+def raw_json(label: str = "Raw result (JSON: what the API returns)", **kwargs) -> gr.JSON:
+    """The API's raw result, one click away but collapsed: the formatted view comes first."""
+    with gr.Accordion(label, open=False):
+        return gr.JSON(label="JSON", **kwargs)

@@ -56,3 +56,36 @@ def page(browser):
     pg.blocked_requests = blocked
     yield pg
     context.close()
+
+
+# ---------------------------------------------------------------- what the ux checks share
+def overflowing_tables(page, scope: str = "body") -> list[str]:
+    """Result tables under `scope` wider than their box at this viewport (label: scroll vs client
+    width). A table that needs horizontal scrolling hides its key columns: it should wrap."""
+    return page.evaluate(
+        """(scope) => {
+            const root = document.querySelector(scope) || document.body;
+            const out = [];
+            for (const t of root.querySelectorAll('.virtual-table-viewport, .table-wrap, .prose table')) {
+                if (t.offsetParent === null) continue;  // hidden
+                if (t.scrollWidth > t.clientWidth + 2) {
+                    const label = t.closest('[id]') ? t.closest('[id]').id : t.className;
+                    out.push(`${label}: ${t.scrollWidth} > ${t.clientWidth}`);
+                }
+            }
+            return out;
+        }""",
+        scope,
+    )
+
+
+def open_raw_json(page, scope: str = "body") -> int:
+    """JSON viewers under `scope` that are open (visible) on arrival: the ux rule is none."""
+    return page.evaluate(
+        """(scope) => {
+            const root = document.querySelector(scope) || document.body;
+            return [...root.querySelectorAll('[data-testid="json"]')]
+                .filter(e => e.offsetParent !== null && e.getBoundingClientRect().height > 0).length;
+        }""",
+        scope,
+    )
