@@ -53,46 +53,59 @@ def status_header() -> str:
 def build_app():
     import gradio as gr
 
-    from components import attention, decoding, pipelines, search, tokenizer
-
     with gr.Blocks(title="Transformers Lab") as demo:
         gr.Markdown(
             "# Transformers Lab\nRun, poke and *see* what *Natural Language Processing with Transformers* "
             "teaches: pipelines, attention, decoding strategies and semantic search, on real models."
         )
-        with gr.Accordion("Models and device", open=False, elem_id="status-panel"):
-            header = gr.Markdown(status_header())
-            table = gr.Dataframe(
-                headers=["role", "checkpoint", "source", "method", "loaded", "why"],
-                value=status_rows(),
-                interactive=False,
-                wrap=True,
-            )
-            refresh = gr.Button("Refresh", size="sm")
-            refresh.click(lambda: (status_header(), status_rows()), None, [header, table], api_name="status")
+        _status_panel(gr)
+        _tabs(gr)
+    return demo
+
+
+def _status_panel(gr) -> None:
+    """Which model serves each role. While the panel is open it follows the hub every few
+    seconds (a model that a tab just loaded shows as loaded); closed, it costs nothing."""
+    with gr.Accordion("Models and device", open=False, elem_id="status-panel") as panel:
+        header = gr.Markdown(status_header())
+        table = gr.Dataframe(
+            headers=["role", "checkpoint", "source", "method", "loaded", "why"],
+            value=status_rows(),
+            interactive=False,
+            wrap=True,
+            elem_id="status-table",
+        )
+        refresh = gr.Button("Refresh", size="sm")
+    refresh.click(lambda: (status_header(), status_rows()), None, [header, table], api_name="status")
+    ticker = gr.Timer(3.0, active=False)
+    ticker.tick(lambda: (status_header(), status_rows()), None, [header, table],
+                api_visibility="private", queue=False, show_progress="hidden")
+    panel.expand(lambda: (status_header(), status_rows(), gr.Timer(active=True)), None,
+                 [header, table, ticker], api_visibility="private", queue=False)
+    panel.collapse(lambda: gr.Timer(active=False), None, ticker, api_visibility="private", queue=False)
+
+
+def _tabs(gr) -> None:
+    """The tabs; their row wraps on a phone instead of hiding tabs behind a "..." menu."""
+    from components import anatomy, attention, decoding, efficiency, pipelines, search, tokenizer, train
+
+    with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs"):
         with gr.Tab("Pipelines", elem_id="pipelines-tab"):
             pipelines.build()
         with gr.Tab("Train", elem_id="train-tab"):
-            from components import train
-
             train.build()
         with gr.Tab("Tokenizers", elem_id="tokenizers-tab"):
             tokenizer.build()
         with gr.Tab("Anatomy", elem_id="anatomy-tab"):
-            from components import anatomy
-
             anatomy.build()
         with gr.Tab("Attention", elem_id="attention-tab"):
             attention.build()
         with gr.Tab("Decoding", elem_id="decoding-tab"):
             decoding.build()
         with gr.Tab("Efficiency", elem_id="efficiency-tab"):
-            from components import efficiency
-
             efficiency.build()
         with gr.Tab("Semantic search", elem_id="search-tab"):
             search.build()
-    return demo
 
 
 def theme():
