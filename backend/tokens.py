@@ -6,9 +6,48 @@ with each token's character span, so the tab can colour the original text.
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from backend.validation import check_text as _check
 
 EXPLORER_ROLES = ("encoder", "decoder")
+
+
+@lru_cache(maxsize=1)
+def _unicode_to_byte() -> dict[str, int]:
+    """Byte-level BPE's printable alphabet, reversed: GPT-2 shows each of the 256 byte values as
+    one visible character (printable Latin-1 as itself, the rest shifted to U+0100...: a space
+    is 'Ġ', a newline 'Ċ'), so a token's characters spell its bytes."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+def token_bytes(token: str) -> bytes | None:
+    """The bytes a byte-level BPE token stands for (None if it is not spelled in that alphabet)."""
+    table = _unicode_to_byte()
+    if not token or any(c not in table for c in token):
+        return None
+    return bytes(table[c] for c in token)
+
+
+def decoded_piece(raw: bytes) -> tuple[str, bool]:
+    """(what the bytes read as, whether they are whole characters). A piece of a character
+    (the first 2 of the emoji's 4 bytes) shows as its hex bytes, e.g. '[F0 9F]'."""
+    text = raw.decode("utf-8", errors="surrogateescape")  # a stray byte b -> U+DC00 + b
+    if not _ESCAPED.search(text):
+        return text, True
+    return _ESCAPED.sub(lambda m: "[" + " ".join(f"{ord(c) - 0xDC00:02X}" for c in m.group(0)) + "]", text), False
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]+")
 
 
 def check_text(text) -> str:
@@ -24,6 +63,7 @@ def explore(text: str, tokenizer, add_special_tokens: bool = True) -> dict:
     offsets = [tuple(o) for o in enc["offset_mapping"]]
     special_ids = set(tokenizer.all_special_ids)
     tokens = tokenizer.convert_ids_to_tokens(ids)
+    byte_level = is_byte_level(tokenizer)
     rows = []
     for i, (tok, tid, (start, end)) in enumerate(zip(tokens, ids, offsets)):
         special = tid in special_ids
@@ -41,10 +81,17 @@ def explore(text: str, tokenizer, add_special_tokens: bool = True) -> dict:
                 "continuation": (not special) and _is_continuation(tok, text, start),
             }
         )
+        if byte_level and not special:
+            raw = token_bytes(tok)
+            if raw is not None:
+                rows[-1]["bytes"] = raw.hex(" ").upper()
+                rows[-1]["decoded"], complete = decoded_piece(raw)
+                rows[-1]["byte_fragment"] = not complete
     words = len(text.split())
     return {
         "tokenizer": type(tokenizer).__name__,
         "algorithm": _algorithm(tokenizer),
+        "byte_level": byte_level,
         "vocab_size": int(len(tokenizer)),
         "count": len(ids),
         "special_count": sum(r["special"] for r in rows),
@@ -62,6 +109,12 @@ def _is_continuation(token: str, text: str, start: int) -> bool:
     if start == 0:
         return False
     return not text[start - 1].isspace() and not token.startswith(("Ġ", "▁")) and text[start - 1].isalnum() and text[start].isalnum()
+
+
+def is_byte_level(tokenizer) -> bool:
+    """Does this tokenizer cut UTF-8 bytes (GPT-2, llama 3, SmolLM2) rather than characters?"""
+    decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
+    return type(decoder).__name__ == "ByteLevel"
 
 
 def _algorithm(tokenizer) -> str:

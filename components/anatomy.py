@@ -12,7 +12,8 @@ import gradio as gr
 
 from backend import anatomy
 from components import anatomy_plots as plots
-from components.common import MODEL_QUEUE, model_badge, user_errors
+from components.common import (MODEL_QUEUE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
+                               raw_json, user_errors)
 
 ROLES = anatomy.ROLES
 
@@ -55,7 +56,7 @@ def _lens_md(lens: dict | None) -> str:
     ok = "✅" if lens["last_layer_max_abs_diff"] < anatomy.TOLERANCE and lens["agrees_with_greedy"] else "❌"
     return (f"{ok} After the last layer the lens *is* the model: logits differ by at most "
             f"**{lens['last_layer_max_abs_diff']:.1e}**, and the top-1 next token "
-            f"**{lens['greedy_next_token']!r}** {'equals' if lens['agrees_with_greedy'] else 'differs from'} "
+            f"**{md_text(repr(lens['greedy_next_token']))}** {'equals' if lens['agrees_with_greedy'] else 'differs from'} "
             "greedy decoding's. Hover a cell for the top 5.")
 
 
@@ -64,7 +65,7 @@ def _pooling_md(pooling: dict | None) -> str:
         return "Mean pooling applies to the encoder; choose **encoder** to see a sentence vector being made."
     ok = "✅" if pooling["within_tolerance"] else "❌"
     return (f"{ok} Mean of the last layer's token vectors (padding excluded), scaled to length 1, on "
-            f"**{pooling['checkpoint']}**: {pooling['dims']} dimensions, max |ours − embedder's| "
+            f"**{md_text(pooling['checkpoint'])}**: {pooling['dims']} dimensions, max |ours − embedder's| "
             f"**{pooling['max_abs_diff']:.1e}**, cosine {pooling['cosine']:.6f}. First values: "
             f"`{pooling['head']}`")
 
@@ -121,17 +122,17 @@ def build() -> None:
             "layer is checked against the model's hidden states, and each step's code is shown beside its numbers."
         )
         with gr.Row():
-            text = gr.Textbox(label="Text (sentence A)", value=anatomy.FIRST_EXAMPLE[0], lines=2, scale=3)
+            text = Textbox(label="Text (sentence A)", value=anatomy.FIRST_EXAMPLE[0], lines=2, scale=3)
             # Empty by default: a decoder appends sentence B to the text (the encoder shows padding).
-            text_b = gr.Textbox(label="Sentence B (optional: the encoder shows its padding mask)",
+            text_b = Textbox(label="Sentence B (optional: the encoder shows its padding mask)",
                                 value="", lines=2, scale=3)
-            role = gr.Radio(list(ROLES), value="encoder", label="Model", scale=1)
+            role = Radio(list(ROLES), value="encoder", label="Model", scale=1)
         with gr.Row():
             # Numbers, not sliders: the range depends on the model; the backend says what is valid.
-            layer = gr.Number(value=0, precision=0, label="Layer for the mask view (0 = first)")
-            head = gr.Number(value=0, precision=0, label="Head for the mask view")
-            token_index = gr.Number(value=-1, precision=0, label="Token for the residual stream (-1 = last)")
-            override = gr.Textbox(label="Model (optional: a Hub id or folder; empty = the role's model)", value="")
+            layer = Number(value=0, precision=0, label="Layer for the mask view (0 = first)")
+            head = Number(value=0, precision=0, label="Head for the mask view")
+            token_index = Number(value=-1, precision=0, label="Token for the residual stream (-1 = last)")
+            override = Textbox(label="Model (optional: a Hub id or folder; empty = the role's model)", value="")
         run = gr.Button("Take it apart", variant="primary")
         gr.Examples(
             [[anatomy.FIRST_EXAMPLE[0], anatomy.FIRST_EXAMPLE[1], "encoder"],
@@ -140,6 +141,7 @@ def build() -> None:
             inputs=[text, text_b, role],
             label="Examples",
         )
+        box = error_box(elem_id="anatomy-error")
         badge = gr.Markdown(elem_id="anatomy-badge")
         verdict = gr.Markdown(elem_id="anatomy-verdict")
         with gr.Tabs():
@@ -160,14 +162,15 @@ def build() -> None:
             with gr.Tab("Parameter budget"):
                 budget_plot = gr.Plot(label="Parameters by component", elem_id="anatomy-budget")
                 budget_md = gr.Markdown()
-        with gr.Accordion("Raw result (JSON, the /anatomy API)", open=False):
-            out_json = gr.JSON()
+        out_json = raw_json(elem_id="anatomy-json")
 
-        run.click(
+        outputs = [out_json, badge, verdict, diff_plot, code_md, stream_plot, masks_plot, masks_md,
+                   lens_plot, lens_md, pooling_md, budget_plot, budget_md]
+        ev = run.click(
             run_anatomy,
             inputs=[text, text_b, role, layer, head, token_index, override],
-            outputs=[out_json, badge, verdict, diff_plot, code_md, stream_plot, masks_plot, masks_md,
-                     lens_plot, lens_md, pooling_md, budget_plot, budget_md],
+            outputs=outputs,
             api_name="anatomy",
             **MODEL_QUEUE,
         )
+        clear_on_error(ev, outputs, box)

@@ -12,18 +12,19 @@ import gradio as gr
 
 from backend import attention
 from components import attention_plots as plots
-from components.common import MODEL_QUEUE, Number, Radio, Slider, Textbox, md_text, model_badge, user_errors
+from components.common import (MODEL_QUEUE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
+                               model_badge, raw_json, user_errors)
 
 ROLES = attention.ROLES
-INJECTION_EXAMPLE = '</script><img src=x onerror=alert(1)> "quotes" \\ backslash \u2028 end'
+TOP_HEADS_HEADERS = ["metric", "head", "value", "what it measures"]
 
 
-def _top_heads_md(top_heads: dict) -> str:
-    lines = ["| metric | most extreme heads (layer, head: value) |", "|---|---|"]
-    for name, heads in top_heads.items():
-        cells = ", ".join(f"L{h['layer']} H{h['head']}: {h['value']:.3f}" for h in heads)
-        lines.append(f"| {attention.SUMMARY_METRICS[name]} | {cells} |")
-    return "\n".join(lines)
+def _top_heads_rows(top_heads: dict) -> list[list]:
+    """One row per listed head (a dataframe, not Markdown: a token like <|im_start|> in the
+    description would split a Markdown row at its '|')."""
+    return [[plots.SUMMARY_TITLES.get(name, name), f"L{h['layer']} H{h['head']}", round(h["value"], 3),
+             attention.SUMMARY_METRICS[name]]
+            for name, heads in top_heads.items() for h in heads]
 
 
 @user_errors
@@ -39,7 +40,7 @@ def run_attention(text, text_b, role, layer, progress=gr.Progress()):
         r["head_view"],
         r["model_view"],
         plots.summary_grid(r["summary"]),
-        _top_heads_md(r["top_heads"]),
+        _top_heads_rows(r["top_heads"]),
         badge,
         gr.update(maximum=r["num_layers"] - 1),
         gr.update(maximum=r["num_heads"] - 1),
@@ -92,11 +93,17 @@ def run_positions(role, progress=gr.Progress()):
                     "(the bright diagonal band): the model learned that order matters locally.")
     if rot is not None:
         text.append(f"**Rotary (RoPE)**: {rot['explanation']}")
+        if sim is None:
+            text.append("This model adds **no position vectors** to its input, so it has no learned position "
+                        "table to plot: it uses rotary positions, which act inside attention (frequencies below).")
+    # A plot with nothing to show is hidden, not left as an empty frame.
+    learned = (plots.similarity_heatmap(sim, f"{report['checkpoint']}: cosine similarity of learned position embeddings")
+               if sim is not None else None)
+    rotary = plots.rotary_plot(rot) if rot is not None else None
     return (
         plots.sinusoid_heatmap(report["sinusoidal"]),
-        plots.similarity_heatmap(sim, f"{report['checkpoint']}: cosine similarity of learned position embeddings")
-        if sim is not None else None,
-        plots.rotary_plot(rot) if rot is not None else None,
+        gr.update(value=learned, visible=learned is not None),
+        gr.update(value=rotary, visible=rotary is not None),
         "\n\n".join(text) or "This model has no learned or rotary position table to show.",
         model_badge(report["model"]),
     )
@@ -107,7 +114,8 @@ def build() -> None:
         gr.Markdown(
             "### Attention\nWhich tokens does each token look at? The book's chapter 3 on real models: "
             "the **encoder** (bidirectional) and the **decoder** (causal). Type a text, or two sentences "
-            "for a pair, and press *Show attention*."
+            "for a pair, and press *Show attention*: every view below, the step-by-step math and the "
+            "positions included, is drawn from that one press."
         )
         with gr.Row():
             text = Textbox(label="Text (sentence A)", value=attention.FIRST_EXAMPLE[0], lines=2, scale=3)
@@ -120,11 +128,11 @@ def build() -> None:
         gr.Examples(
             [[attention.FIRST_EXAMPLE[0], attention.FIRST_EXAMPLE[1], "encoder"],
              ["The animal didn't cross the street because it was too tired", "", "encoder"],
-             ["The cat sat on the mat because it was tired", "", "decoder"],
-             [INJECTION_EXAMPLE, "", "encoder"]],
+             ["The cat sat on the mat because it was tired", "", "decoder"]],
             inputs=[text, text_b, role],
             label="Examples",
         )
+        box = error_box(elem_id="attention-error")
         badge = gr.Markdown(elem_id="attention-badge")
         with gr.Tabs():
             with gr.Tab("Head view"):
@@ -135,14 +143,18 @@ def build() -> None:
                 with gr.Row():
                     hm_layer = Slider(0, 5, value=0, step=1, label="Layer")
                     hm_head = Slider(0, 11, value=0, step=1, label="Head")
-                heatmap = gr.Plot(label="Attention weights", elem_id="attention-heatmap")
+                # No component label: it would sit on top of the figure's own title.
+                heatmap = gr.Plot(show_label=False, elem_id="attention-heatmap")
             with gr.Tab("Head summary"):
-                summary_plot = gr.Plot(label="Per-head summary", elem_id="attention-summary")
-                top_md = gr.Markdown()
+                summary_plot = gr.Plot(show_label=False, elem_id="attention-summary")
+                top_df = gr.Dataframe(headers=TOP_HEADS_HEADERS, label="Most extreme heads per metric",
+                                      wrap=True, column_widths=["22%", "12%", "10%", "56%"], interactive=False, max_height=900,
+                                      elem_id="attention-top-heads")
             with gr.Tab("Step by step (the math)"):
                 gr.Markdown(
                     "The book's `scaled_dot_product_attention`, fed with this layer's real input and weights. "
-                    "Compare our softmax weights with the model's own."
+                    "Compare our softmax weights with the model's own. *Show attention* computes layer 0, head 0; "
+                    "pick another and recompute here."
                 )
                 with gr.Row():
                     # Numbers, not sliders: a slider's bounds would change with the model and the
@@ -150,42 +162,36 @@ def build() -> None:
                     m_layer = Number(value=0, precision=0, label="Layer (0 = first)")
                     m_head = Number(value=0, precision=0, label="Head (0 = first)")
                     m_query = Number(value=-1, precision=0, label="Query token index (-1 = last)")
-                    m_run = gr.Button("Compute step by step")
+                    m_run = gr.Button("Recompute step by step")
+                m_box = error_box(elem_id="attention-math-error")
                 m_md = gr.Markdown(elem_id="attention-math-summary")
-                m_plot = gr.Plot(label="Matrices")
-                m_query_plot = gr.Plot(label="One query token")
+                m_plot = gr.Plot(show_label=False, elem_id="attention-math-matrices")
+                m_query_plot = gr.Plot(show_label=False, elem_id="attention-math-query")
                 m_badge = gr.Markdown()
-                with gr.Accordion("Raw result (JSON, the /attention_math API)", open=False):
-                    m_json = gr.JSON()
+                m_json = raw_json("Raw result (JSON: what /attention_math returns)", elem_id="attention-math-json")
             with gr.Tab("Positions"):
-                pos_run = gr.Button("Show positional encodings")
-                pos_md = gr.Markdown()
-                pos_sin = gr.Plot(label="Sinusoidal")
-                pos_learned = gr.Plot(label="Learned positions")
-                pos_rot = gr.Plot(label="Rotary frequencies")
+                pos_md = gr.Markdown(elem_id="attention-positions")
+                pos_sin = gr.Plot(show_label=False, elem_id="attention-pos-sin")
+                pos_learned = gr.Plot(show_label=False, elem_id="attention-pos-learned")
+                pos_rot = gr.Plot(show_label=False, elem_id="attention-pos-rotary")
                 pos_badge = gr.Markdown()
-        with gr.Accordion("Raw result (JSON, the /attention API)", open=False):
-            out_json = gr.JSON()
+        out_json = raw_json(elem_id="attention-json")
 
-        show.click(
-            run_attention,
-            inputs=[text, text_b, role, api_layer],
-            outputs=[out_json, head_html, model_html, summary_plot, top_md, badge, hm_layer, hm_head],
-            api_name="attention",
-            **MODEL_QUEUE,
-        ).then(
-            run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
-            api_visibility="private", **MODEL_QUEUE,
-        )
+        outputs = [out_json, head_html, model_html, summary_plot, top_df, badge, hm_layer, hm_head]
+        ev = show.click(run_attention, inputs=[text, text_b, role, api_layer], outputs=outputs,
+                        api_name="attention", **MODEL_QUEUE)
+        math_in = [text, text_b, role, m_layer, m_head, m_query]
+        math_out = [m_json, m_plot, m_query_plot, m_md, m_badge]
+        pos_out = [pos_sin, pos_learned, pos_rot, pos_md, pos_badge]
+        # One press fills every view: the heatmap, the math and the positions follow the main result.
+        ev.success(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
+                   api_visibility="private", **MODEL_QUEUE)
+        ev.success(run_math, inputs=math_in, outputs=math_out, api_visibility="private", **MODEL_QUEUE)
+        ev.success(run_positions, inputs=[role], outputs=pos_out, api_visibility="private", **MODEL_QUEUE)
+        clear_on_error(ev, [out_json, head_html, model_html, summary_plot, top_df, badge, heatmap,
+                            *math_out, *pos_out], box)
         for slider in (hm_layer, hm_head):
             slider.release(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
                            api_visibility="private", **MODEL_QUEUE)
-        m_run.click(
-            run_math,
-            inputs=[text, text_b, role, m_layer, m_head, m_query],
-            outputs=[m_json, m_plot, m_query_plot, m_md, m_badge],
-            api_name="attention_math",
-            **MODEL_QUEUE,
-        )
-        pos_run.click(run_positions, inputs=[role], outputs=[pos_sin, pos_learned, pos_rot, pos_md, pos_badge],
-                      api_visibility="private", **MODEL_QUEUE)
+        m_ev = m_run.click(run_math, inputs=math_in, outputs=math_out, api_name="attention_math", **MODEL_QUEUE)
+        clear_on_error(m_ev, math_out, m_box)

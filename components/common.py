@@ -32,6 +32,11 @@ from backend.errors import LabError
 MODEL_QUEUE: dict = {"concurrency_id": "model", "concurrency_limit": get_settings().model_concurrency}
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": get_settings().model_concurrency + 1}
+# - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
+#   up to TLAB_BATCH_MAX of them run at once, and backend/batching.py gives the ones that arrive
+#   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
+BATCH_LANE: dict = {"concurrency_id": "batch",
+                    "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}
 SHORT_DECODE_TOKENS = 64  # a greedy / sampled decode of fewer new tokens is short work
 LONG_SLOT = threading.BoundedSemaphore(get_settings().model_concurrency)  # held by every job of the long lane
 
@@ -304,7 +309,7 @@ def md_text(text) -> str:
     """User or corpus text, safe inside Markdown: HTML escaped, and the characters that make
     links, images, code or emphasis backslash-escaped (':' and '@' too, so no URL or address
     is auto-linked): `![x](http://...)` shows as text and the browser fetches nothing."""
-    text = html.escape(str(text if text is not None else ""), quote=True)
+    text = html.escape(str(text if text is not None else ""), quote=False)  # no &#x27;: its # would be escaped
     text = _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
     return re.sub(r"(?i)\bwww\.", lambda m: m.group(0)[:-1] + "\\.", text)
 

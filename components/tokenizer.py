@@ -6,76 +6,114 @@ import gradio as gr
 
 from backend.tokens import tokenize
 from backend.validation import as_bool
-from components.common import Checkbox, Textbox, user_errors
+from components.common import Checkbox, Textbox, clear_on_error, error_box, raw_json, user_errors
 
 EXAMPLES = [
     "Tokenizing text is a core task of NLP.",
     "Transformers are émouvants 🤗 — unbelievably tokenizable!",
     "time flies like an arrow; fruit flies like a banana",
 ]
-COLORS = {"word": "#bfdbfe", "subword": "#fde68a", "special": "#fca5a5"}
+WORD, SUBWORD, SPECIAL, BYTES = "word start", "word continuation", "special", "byte piece (part of a character)"
+COLORS = {WORD: "#bfdbfe", SUBWORD: "#fde68a", SPECIAL: "#fca5a5", BYTES: "#d8b4fe"}
+HEADERS = ["#", "token", "text", "bytes", "id", "chars", "special"]
+BYTE_LEVEL_NOTE = (
+    "**Byte-level BPE** cuts the text's UTF-8 *bytes*, not its characters, and prints each byte as one "
+    "visible character: `Ġ` is a space, and a character outside ASCII (é, —, 🤗) takes 2-4 bytes, so its "
+    "pieces look like `Ã©` or `ðŁ`. Tick *Show decoded bytes* to see what each piece stands for.")
 
 
-def _pieces(result: dict) -> list[tuple[str, str]]:
-    pieces = []
-    for row in result["tokens"]:
-        label = "special" if row["special"] else ("subword" if row["continuation"] else "word")
-        pieces.append((row["token"], label))
-    return pieces
+def _label(row: dict) -> str:
+    if row["special"]:
+        return SPECIAL
+    if row.get("byte_fragment"):
+        return BYTES
+    return SUBWORD if row["continuation"] else WORD
+
+
+def _pieces(result: dict, show_bytes: bool) -> list[tuple[str, str]]:
+    """Chips for gr.HighlightedText: the token as the vocabulary spells it, or what its bytes read as."""
+    return [((row.get("decoded", row["token"]) if show_bytes else row["token"]), _label(row)) for row in result["tokens"]]
 
 
 def _summary(role: str, result: dict) -> str:
     m = result["model"]
+    fragments = sum(bool(r.get("byte_fragment")) for r in result["tokens"])
     return (
         f"**{role}**: `{m['checkpoint']}` ({m['source']}) · {result['algorithm']} · vocabulary "
-        f"{result['vocab_size']:,} · **{result['count']} tokens** ({result['special_count']} special) · "
-        f"{result['tokens_per_word']} tokens per word"
+        f"{result['vocab_size']:,} · **{result['count']} tokens** ({result['special_count']} special"
+        + (f", {fragments} byte pieces" if fragments else "") + f") · {result['tokens_per_word']} tokens per word"
     )
 
 
 def _table(result: dict) -> list[list]:
-    return [[r["index"], r["token"], r["id"], f"{r['start']}-{r['end']}", r["text"], r["special"]] for r in result["tokens"]]
+    return [[r["index"], r["token"], r["text"], r.get("bytes", ""), r["id"], f"{r['start']}-{r['end']}", r["special"]]
+            for r in result["tokens"]]
 
 
 @user_errors
-def run(text: str, special: bool):
+def run(text: str, special: bool = True):
+    """/tokenize: both tokenizers' tokens, ids, offsets (and bytes for byte-level BPE)."""
     data = tokenize(text, add_special_tokens=as_bool("special", special))
     enc, dec = data["results"]["encoder"], data["results"]["decoder"]
     return (
         _summary("Encoder", enc),
-        _pieces(enc),
+        _pieces(enc, False),
         _table(enc),
         _summary("Decoder", dec),
-        _pieces(dec),
+        _pieces(dec, False),
         _table(dec),
         data,
     )
 
 
+def redraw(data, show_bytes):
+    """The chips again from the result already on the page: raw tokens or their decoded bytes
+    (a display choice, so not an API parameter and no second tokenization)."""
+    if not isinstance(data, dict) or "results" not in data:
+        return gr.update(), gr.update()
+    show = bool(show_bytes)
+    return _pieces(data["results"]["encoder"], show), _pieces(data["results"]["decoder"], show)
+
+
+def _chips(label: str, elem_id: str) -> gr.HighlightedText:
+    # A long paragraph makes hundreds of chips: the row scrolls instead of growing without end.
+    with gr.Row(max_height=340, elem_id=f"{elem_id}-box"):
+        return gr.HighlightedText(label=label, color_map=COLORS, show_legend=True, show_inline_category=False,
+                                  elem_id=elem_id)
+
+
 def build() -> None:
     gr.Markdown(
         "Models read **tokens**, not characters. The encoder's WordPiece marks word pieces with `##`; "
-        "the decoder's byte-level BPE marks a leading space with `Ġ`. Special tokens are red, "
-        "word-continuations yellow."
+        "the decoder's byte-level BPE marks a leading space with `Ġ`. Colours: blue starts a word, yellow "
+        "continues one, red is a special token, purple is a piece of a character's bytes (legend above each list)."
     )
+    gr.Markdown(BYTE_LEVEL_NOTE, elem_id="tok-byte-note")
     with gr.Row():
         text = Textbox(label="Text", value=EXAMPLES[0], lines=3, elem_id="tok-text", scale=4)
         with gr.Column(scale=1):
             special = Checkbox(label="Add special tokens", value=True)
+            show_bytes = Checkbox(label="Show decoded bytes", value=False, elem_id="tok-bytes")
             go = gr.Button("Tokenize", variant="primary", elem_id="tok-go")
     gr.Examples(EXAMPLES, inputs=text)
-    headers = ["#", "token", "id", "chars", "text", "special"]
+    box = error_box(elem_id="tok-error")
+    widths = ["7%", "20%", "20%", "19%", "12%", "12%", "10%"]
     with gr.Row():
         with gr.Column():
             enc_md = gr.Markdown(elem_id="tok-enc-summary")
-            enc_hl = gr.HighlightedText(label="Encoder tokens", color_map=COLORS, elem_id="tok-enc")
-            enc_df = gr.Dataframe(headers=headers, label="Encoder ids and offsets", max_height=300)
+            enc_hl = _chips("Encoder tokens", "tok-enc")
+            enc_df = gr.Dataframe(headers=HEADERS, label="Encoder ids and offsets", max_height=300, wrap=True,
+                                  column_widths=widths, elem_id="tok-enc-table")
         with gr.Column():
             dec_md = gr.Markdown(elem_id="tok-dec-summary")
-            dec_hl = gr.HighlightedText(label="Decoder tokens", color_map=COLORS, elem_id="tok-dec")
-            dec_df = gr.Dataframe(headers=headers, label="Decoder ids and offsets", max_height=300)
-    with gr.Accordion("JSON (what /tokenize returns)", open=False):
-        out_json = gr.JSON()
+            dec_hl = _chips("Decoder tokens", "tok-dec")
+            dec_df = gr.Dataframe(headers=HEADERS, label="Decoder ids and offsets", max_height=300, wrap=True,
+                                  column_widths=widths, elem_id="tok-dec-table")
+    out_json = raw_json("Raw result (JSON: what /tokenize returns)", elem_id="tok-json")
     outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, out_json]
-    go.click(run, [text, special], outputs, api_name="tokenize")
-    text.submit(run, [text, special], outputs, api_visibility="private")
+    chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl], api_visibility="private")
+    for ev in (go.click(run, [text, special], outputs, api_name="tokenize"),
+               text.submit(run, [text, special], outputs, api_visibility="private")):
+        clear_on_error(ev, outputs, box)
+        ev.success(**chips)  # keep the chips as the toggle says
+    show_bytes.change(**chips)

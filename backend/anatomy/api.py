@@ -14,14 +14,14 @@ import time
 import numpy as np
 import torch
 
-from backend import embedding, models
+from backend import config, embedding, models
 from backend.anatomy import lens, ops, parameters, pooling, scratch, stream
-from backend.anatomy import llama as llama_recipe
+from backend.attention import encodings
 from backend.attention.api import check_role
 from backend.attention.extract import encode, readable_tokens
 from backend.attention.math import scaled_dot_product_attention
 from backend.errors import InputError
-from backend.validation import as_int, check_text
+from backend.validation import as_int, check_text, opt_text
 
 ROLES = ("encoder", "decoder")
 MAX_TOKENS = 128  # every layer's T x D states and one head's T x T matrices in the JSON
@@ -30,7 +30,7 @@ DECIMALS = 4
 FIRST_EXAMPLE = ("time flies like an arrow", "fruit flies")
 HELPERS = {
     "bert": (ops.layer_norm, scaled_dot_product_attention),
-    "llama": (ops.rms_norm, llama_recipe.rotary_tables, scaled_dot_product_attention),
+    "llama": (ops.rms_norm, encodings.rotary_inv_freq, encodings.rotary_cos_sin, scaled_dot_product_attention),
     "gpt": (ops.layer_norm, ops.conv1d, scaled_dot_product_attention),
 }
 
@@ -158,9 +158,10 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
     """
     role = check_role(role)
     text = check_text(text, "text")
-    text_b = check_text(text_b, "attention", what="second sentence")
+    text_b = check_text(text_b, "attention", what="second sentence (text_b)")
     for name, value in (("layer", layer), ("head", head), ("token_index", token_index)):
-        as_int(name, value)
+        as_int(name, value)  # the range depends on the model: _pick says what is valid
+    override = opt_text("override", override, max_chars=config.MAX_OVERRIDE_CHARS)
     lm = models.load(role, override, progress)
     fam = scratch.family(lm.model)
     causal = fam != "bert"

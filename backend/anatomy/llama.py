@@ -4,16 +4,14 @@ Four changes from the book's encoder: RMSNorm instead of LayerNorm, applied *bef
 sub-layer (pre-norm: x = x + sublayer(norm(x))); no position vectors at the input, but rotary
 positions that turn each query/key pair of dimensions; fewer key/value heads than query heads
 (grouped-query attention); and a gated MLP (SwiGLU). A causal mask keeps each token from
-looking ahead. Rotary tables and the attention itself come from backend/attention.
+looking ahead. Rotary tables (`encodings.rotary_cos_sin_for`) and the attention itself come
+from backend/attention.
 """
 
 from __future__ import annotations
 
-import torch
-
 from backend.anatomy.ops import (Context, UnsupportedModel, activation, attend, linear, merge_heads, rms_norm,
                                  split_heads)
-from backend.attention import encodings
 from backend.attention.math import apply_rotary, repeat_kv
 
 MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -24,23 +22,6 @@ def check(model) -> None:
     attn = model.layers[0].self_attn
     if getattr(attn, "q_norm", None) is not None:
         raise UnsupportedModel("This decoder normalises queries and keys per head; the recipe does not cover it.")
-
-
-def rotary_tables(model, n_positions: int, device=None):
-    """cos/sin (T, d) of the angles position x theta_i, theta_i = base^(-2i/d), in float32 like the model.
-
-    The model's frequencies are computed in float32; a float64 table differs in the last bit,
-    and that bit matters here: SmolLM2's residual stream reaches ~22,000 on the first token,
-    where one float32 step is 0.002. Scaled variants (llama3, yarn) use the model's own module.
-    """
-    params = encodings.rope_parameters(model.config)
-    if params.get("rope_type", "default") != "default":
-        return encodings.rotary_cos_sin_for(model, n_positions, device=device)
-    d = encodings.head_dim(model.config)
-    inv_freq = 1.0 / (float(params["rope_theta"]) ** (torch.arange(0, d, 2, dtype=torch.int64, device=device).float() / d))
-    angles = torch.arange(n_positions, device=device).float()[:, None] * inv_freq[None, :]
-    emb = torch.cat((angles, angles), dim=-1)
-    return emb.cos(), emb.sin()
 
 
 def embeddings(model, input_ids, token_type_ids=None):

@@ -15,6 +15,7 @@ import torch
 
 from backend.anatomy import bert, gpt2, llama
 from backend.anatomy.ops import Context, UnsupportedModel
+from backend.attention import encodings
 from backend.attention.math import build_mask
 
 RECIPES = {"bert": bert, "llama": llama, "gpt": gpt2}
@@ -47,7 +48,7 @@ def context(model, inputs: dict) -> Context:
     mask = build_mask(inputs["attention_mask"], causal=fam != "bert")
     cos = sin = None
     if fam == "llama":
-        cos, sin = llama.rotary_tables(model, inputs["input_ids"].shape[1], device=mask.device)
+        cos, sin = encodings.rotary_cos_sin_for(model, inputs["input_ids"].shape[1], device=mask.device)
     return Context(config=model.config, mask=mask, cos=cos, sin=sin)
 
 

@@ -60,10 +60,16 @@ def head_dim(config) -> int:
 
 
 def rotary_inv_freq(config) -> np.ndarray:
-    """theta_i = base^(-2i/d) for i < d/2: the rotation frequency (radians per position) of each pair."""
+    """theta_i = base^(-2i/d) for i < d/2: the rotation frequency (radians per position) of each pair.
+
+    Computed in float32, as transformers does: a float64 table differs in the last bit, and
+    that bit matters downstream (SmolLM2's residual stream reaches ~22,000 on the first token,
+    where one float32 step is 0.002), so the Anatomy tab could not match the model exactly.
+    """
     d = head_dim(config)
     base = float(rope_parameters(config)["rope_theta"])
-    return (1.0 / (base ** (np.arange(0, d, 2, dtype=np.float64) / d))).astype(np.float32)
+    exponents = torch.arange(0, d, 2, dtype=torch.int64).float() / d
+    return (1.0 / (base ** exponents)).numpy()
 
 
 def rotary_cos_sin(config, n_positions: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -72,7 +72,17 @@ def _bertviz_js(view: str) -> str:
     code, n = re.subn(r"require\.config\(\{.*?\}\);", "", code, count=1, flags=re.DOTALL)
     if n != 1 or code.count("PYTHON_PARAMS") < 1:
         raise RuntimeError(f"bertviz {view}_view.js changed shape; update backend/attention/views.py")
+    if view == "head":  # the lines between the token columns take the frame's width, not 115 px
+        code, n = re.subn(r"const MATRIX_WIDTH = \d+;", _HEAD_MATRIX_WIDTH, code, count=1)
+        if n != 1:
+            raise RuntimeError("bertviz head_view.js has no MATRIX_WIDTH; update backend/attention/views.py")
     return code
+
+
+# The head view's two token columns are BOXWIDTH (110 px) each; the lines between them get the
+# rest of the frame (at least bertviz's 115 px, at most 800 so the lines stay readable).
+_HEAD_MATRIX_WIDTH = ("const MATRIX_WIDTH = Math.max(115, Math.min(800, "
+                      "(document.documentElement.clientWidth || 0) - 2 * BOXWIDTH - 30));")
 
 
 # Expands {"__tlab": {blob, shape}} and each filter's {"rows": [a, b], "cols": [c, d]} into the
@@ -172,6 +182,9 @@ def render_view(view: str, attention: np.ndarray, tokens: list[str], sentence_b_
         select = f'Attention: <select id="filter">{options}</select>'
     layer_select = 'Layer: <select id="layer"></select>' if view == "head" else ""
     script = _bertviz_js(view).replace("PYTHON_PARAMS", f"tlabExpand({safe_json(params)})", 1)
+    if view == "head":  # draw once the frame has a width (a frame in a hidden tab has none yet)
+        script = ("(function tlabWhenSized() {\n  if ((document.documentElement.clientWidth || 0) < 50) "
+                  "{ setTimeout(tlabWhenSized, 100); return; }\n" + script + "\n})();")
     heading = f"<p style=\"{FONT}font-size:13px;margin:4px 0\">{html.escape(title)}</p>" if title else ""
     return (
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
@@ -203,8 +216,9 @@ def iframe(document: str, height: int = 600, title: str = "attention view") -> s
 
 
 def head_view_height(n_tokens: int) -> int:
-    """Tall enough for bertviz's token columns (22.5 px a token) plus the controls."""
-    return int(min(max(n_tokens * 22.5 + 110, 240), 2400))
+    """Tall enough for bertviz's token columns (22.5 px a token) plus the controls, with room
+    for the title and selects to wrap onto two more lines on a phone (else the last token is cut)."""
+    return int(min(max(n_tokens * 22.5 + 165, 240), 2400))
 
 
 def message_html(text: str) -> str:

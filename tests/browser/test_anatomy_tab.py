@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 TIMEOUT = 120_000  # first use loads the models
@@ -79,5 +80,29 @@ def test_error_is_readable(tab):
     page = tab
     page.ui.get_by_label("Text (sentence A)").fill("word " * 200)
     _run(page)
-    page.get_by_text(re.compile("at most 128")).first.wait_for(timeout=TIMEOUT)
+    page.locator("#anatomy-error").get_by_text(re.compile("at most 128")).wait_for(timeout=TIMEOUT)
     _shot(page, "over_cap")
+
+
+def test_a_good_result_then_an_error_leaves_no_stale_result(tab):
+    from tests.browser.conftest import open_raw_json, overflowing_tables
+
+    page = tab
+    _run(page)
+    page.locator("#anatomy-verdict").get_by_text(re.compile("every layer under")).wait_for(timeout=TIMEOUT)
+    _plot(page, "anatomy-diffs")
+    assert open_raw_json(page, "#anatomy-panel") == 0  # the JSON is one click away, collapsed
+    assert overflowing_tables(page, "#anatomy-panel") == []
+    page.ui.get_by_label("Text (sentence A)").fill("word " * 200)
+    _run(page)
+    error = page.locator("#anatomy-error")
+    error.get_by_text(re.compile("at most 128")).wait_for(timeout=TIMEOUT)
+    assert error.is_visible()
+    assert page.locator("#anatomy-verdict").inner_text().strip() == ""  # no stale verdict under the error
+    assert page.locator("#anatomy-badge").inner_text().strip() == ""
+    assert page.locator("#anatomy-diffs .main-svg").count() == 0
+    _shot(page, "error_after_result", "anatomy-error")
+    page.ui.get_by_label("Text (sentence A)").fill("time flies like an arrow")
+    _run(page)
+    page.locator("#anatomy-verdict").get_by_text(re.compile("every layer under")).wait_for(timeout=TIMEOUT)
+    expect(error).to_be_hidden(timeout=10_000)  # a success hides the message again

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.conftest import open_raw_json, overflowing_tables
+
 INJECTION = '</script><img src=x onerror=alert(1)> "quotes" \\ backslash \u2028 end'
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 TIMEOUT = 90_000  # first use loads the model
@@ -65,9 +67,9 @@ def test_head_and_model_view_draw_offline(tab):
     _shot(page, "heatmap")
     page.ui.get_by_role("tab", name="Head summary").click()
     page.locator("#attention-summary .main-svg").first.wait_for(timeout=TIMEOUT)
-    page.ui.get_by_role("tab", name="Positions").click()
-    page.ui.get_by_role("button", name="Show positional encodings").click()
+    page.ui.get_by_role("tab", name="Positions").click()  # filled by the same press: no second button
     page.ui.get_by_text("Learned position embeddings", exact=True).wait_for(timeout=TIMEOUT)
+    assert page.locator("#attention-pos-learned").is_visible() and not page.locator("#attention-pos-rotary").is_visible()
     _shot(page, "positions_encoder")
     assert page.frame_requests == []  # the views fetched nothing (no CDN, no font)
     blocked = [u for u in getattr(page, "blocked_requests", []) if any(k in u for k in ("d3", "jquery", "require"))]
@@ -81,17 +83,26 @@ def test_decoder_view_and_math(tab):
     _show(page)
     frame = _lines(page, "head")
     assert frame.locator("svg line").count() > 50
-    page.ui.get_by_role("tab", name="Step by step (the math)").click()
-    page.ui.get_by_role("button", name="Compute step by step").click()
+    page.ui.get_by_role("tab", name="Step by step (the math)").click()  # filled by Show attention
     summary = page.locator("#attention-math-summary")
     summary.get_by_text("under 1e-4").wait_for(timeout=TIMEOUT)
     assert "Grouped KV" in summary.inner_text()
+    page.locator("#attention-math-matrices .main-svg").first.wait_for(timeout=TIMEOUT)
     _shot(page, "math")
     page.ui.get_by_role("tab", name="Positions").click()
-    page.ui.get_by_role("button", name="Show positional encodings").click()
     page.ui.get_by_text("Rotary (RoPE)").first.wait_for(timeout=TIMEOUT)
-    assert page.locator(".js-plotly-plot").count() >= 2  # sinusoids + rotary frequencies
+    assert "no position vectors" in page.locator("#attention-positions").inner_text()
+    page.locator("#attention-pos-rotary .main-svg").first.wait_for(timeout=TIMEOUT)
+    assert not page.locator("#attention-pos-learned").is_visible()  # no empty "Learned positions" frame
     _shot(page, "positions_decoder")
+    page.ui.get_by_role("tab", name="Head summary").click()
+    rows = page.locator("#attention-top-heads .virtual-body [role=row]")
+    rows.first.wait_for(timeout=TIMEOUT)
+    assert rows.count() == 5 * 3  # one row per listed head: 3 per metric, none lost to a '|'
+    assert page.locator("#attention-top-heads").get_by_text("<|im_start|>", exact=False).count() >= 1
+    assert overflowing_tables(page, "#attention-tab") == []
+    assert open_raw_json(page, "#attention-tab") == 0
+    _shot(page, "head_summary_decoder")
 
 
 def test_injection_renders_as_text(tab):
@@ -119,5 +130,78 @@ def test_over_cap_shows_message(tab):
     page.locator("#attention-head-view").get_by_text("at most 96").wait_for(timeout=TIMEOUT)
     page.ui.get_by_label("Text (sentence A)").fill("word " * 300)
     _show(page)
-    page.get_by_text("256").first.wait_for(timeout=TIMEOUT)  # the error toast names the cap
+    error = page.locator("#attention-error")
+    error.get_by_text("256").wait_for(timeout=TIMEOUT)  # one inline message names the cap
+    assert "at most 96" not in page.locator("#attention-head-view").inner_text()  # the old result is gone
+    assert page.locator("#attention-badge").inner_text().strip() == ""
     _shot(page, "over_cap")
+
+
+def test_a_good_result_then_an_error_leaves_no_stale_result(tab):
+    page = tab
+    _show(page)
+    _lines(page, "head")
+    page.ui.get_by_label("Text (sentence A)").fill("")
+    page.ui.get_by_label("Sentence B (optional: makes a pair)").fill("")
+    _show(page)
+    page.locator("#attention-error").get_by_text(re.compile("empty|text", re.I)).wait_for(timeout=TIMEOUT)
+    assert page.locator("#attention-head-view iframe").count() == 0
+    assert page.locator("#attention-badge").inner_text().strip() == ""
+    assert page.locator("#attention-tab [data-testid='block-label'] + .error, #attention-tab .error-badge").count() == 0
+    _shot(page, "error_after_result")
+
+
+def test_examples_are_for_learners_only(tab):
+    """The injection string is a test input, not something to offer a learner."""
+    examples = tab.ui.locator(".gallery, table").first.inner_text()
+    assert "time flies like an arrow" in examples and "onerror" not in tab.ui.first.inner_text()
+
+
+def test_heatmap_title_is_not_covered_by_a_label(tab):
+    page = tab
+    _show(page)
+    page.ui.get_by_role("tab", name="Heatmap").click()
+    page.locator("#attention-heatmap .gtitle").first.wait_for(timeout=TIMEOUT)
+    overlap = page.evaluate("""() => {
+        const root = document.querySelector('#attention-heatmap');
+        const t = root.querySelector('.gtitle').getBoundingClientRect();
+        return [...root.querySelectorAll('[data-testid="block-label"]')].filter(l => {
+            const r = l.getBoundingClientRect();
+            return r.width > 0 && r.left < t.right && t.left < r.right && r.top < t.bottom && t.top < r.bottom;
+        }).length; }""")
+    assert overlap == 0
+    assert "layer 0, head 0" in page.locator("#attention-heatmap .gtitle").first.text_content()
+    _shot(page, "heatmap_title")
+
+
+def _frame_fit(page) -> dict:
+    frame = next(f for f in page.frames if f != page.main_frame and f.url.startswith("about:srcdoc"))
+    return frame.evaluate("""() => {
+        const texts = [...document.querySelectorAll('svg text')].map(t => t.getBoundingClientRect());
+        return {width: document.documentElement.clientWidth, height: window.innerHeight,
+                scroll: document.documentElement.scrollHeight,
+                right: Math.max(...texts.map(r => r.right)), bottom: Math.max(...texts.map(r => r.bottom))}; }""")
+
+
+def test_head_view_uses_the_width(tab):
+    page = tab
+    _show(page)
+    _lines(page, "head")
+    page.wait_for_timeout(500)
+    fit = _frame_fit(page)
+    assert fit["right"] > 0.6 * fit["width"], fit  # bertviz's fixed 335 px would be under 30% at 1400 px
+    assert fit["bottom"] <= fit["height"] and fit["scroll"] <= fit["height"], fit
+
+
+def test_phone_frame_shows_the_last_token(page, app_url):
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.goto(app_url)
+    page.get_by_role("tab", name=re.compile(r"^\W*Attention\W*$", re.I)).first.click()
+    page.ui = page.locator("#attention-tab")
+    page.get_by_role("button", name="Show attention").click()
+    _lines(page, "head")
+    page.wait_for_timeout(500)
+    fit = _frame_fit(page)
+    assert fit["bottom"] <= fit["height"] and fit["scroll"] <= fit["height"], fit  # nothing cut at the bottom
+    page.locator("#attention-head-view").scroll_into_view_if_needed()
+    _shot(page, "phone_head_view")

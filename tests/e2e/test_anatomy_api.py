@@ -44,7 +44,9 @@ def test_anatomy_errors_are_readable(client):
     assert "at most 128" in _error(client, "word " * 200)
     assert "Layer 6 does not exist" in _error(client, "hi", layer=6)
     assert "Head 9 does not exist" in _error(client, "hi", role="decoder", head=9)
-    assert "not in the list of choices" in _error(client, "hi", role="gpt9")  # the radio refuses it
+    assert "Role must be 'encoder' or 'decoder', got 'gpt9'" in _error(client, "hi", role="gpt9")  # the backend says it
+    assert "layer must be a whole number" in _error(client, "hi", layer="abc")
+    assert "override must be text" in _error(client, "hi", override=[1, 2])
 
 
 def test_anatomy_gpt2_and_a_model_without_recipe(client, tmp_path):

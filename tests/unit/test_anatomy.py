@@ -16,6 +16,7 @@ import torch
 from backend import anatomy, embedding
 from backend.anatomy import bert, gpt2, lens, llama, parameters, pooling, scratch
 from backend.anatomy.ops import UnsupportedModel
+from backend.attention import encodings
 from backend.errors import InputError, LabError
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 
@@ -79,13 +80,13 @@ def test_post_norm_in_llama_is_caught(models_, monkeypatch):
 
 
 def test_wrong_rotary_is_caught(models_, monkeypatch):
-    real = llama.rotary_tables
+    real = encodings.rotary_cos_sin_for
 
     def reversed_positions(model, n, device=None):
         cos, sin = real(model, n, device)
         return cos.flip(0), sin.flip(0)
 
-    monkeypatch.setattr(llama, "rotary_tables", reversed_positions)
+    monkeypatch.setattr(encodings, "rotary_cos_sin_for", reversed_positions)
     assert min(scratch.compare(models_["llama"], _decoder_batch())[1:]) > 1e-2
 
 
@@ -102,8 +103,11 @@ def test_gpt2_without_causal_mask_is_caught(models_, monkeypatch):
 
 
 def test_rotary_tables_equal_the_models_own_bit_for_bit(models_):
+    """The one rotary table (backend/attention/encodings.py), float32 like transformers."""
     model = models_["llama"]
-    cos, sin = llama.rotary_tables(model, 40)
+    cos, sin = encodings.rotary_cos_sin_for(model, 40)
+    assert encodings.rotary_inv_freq(model.config).dtype == np.float32
+    assert torch.equal(torch.from_numpy(encodings.rotary_inv_freq(model.config)), model.model.rotary_emb.inv_freq)
     their_cos, their_sin = model.model.rotary_emb(torch.zeros(1, 40, 1), torch.arange(40)[None])
     assert torch.equal(cos, their_cos[0]) and torch.equal(sin, their_sin[0])
 
@@ -221,7 +225,7 @@ def test_code_shown_is_the_code_that_runs():
     code = anatomy.api.code_of("llama")
     names = [c["name"] for c in code]
     assert names[:3] == ["embeddings", "grouped_query_attention", "attention_sublayer"]
-    assert "rms_norm" in names and "rotary_tables" in names and "scaled_dot_product_attention" in names
+    assert "rms_norm" in names and "rotary_cos_sin" in names and "scaled_dot_product_attention" in names
     src = {c["name"]: c["source"] for c in code}
     assert "x + added" in src["attention_sublayer"] and "rms_norm(layer.input_layernorm, x)" in src["attention_sublayer"]
     assert all(c["doc"] for c in code)

@@ -310,7 +310,9 @@ def test_head_view_document_is_offline_and_escaped(bert, bert_tok):
     scripts.feed(doc)
     # 3 vendored libraries, the AMD names, the decoder, bertviz: a token cannot end one early
     assert "require.config(" not in scripts.last and "default-src 'none'" in doc  # CSP: no fetch at all
-    assert scripts.count == 6 and "tlabExpand({" in scripts.last and scripts.last.rstrip().endswith("});")
+    # bertviz's whole script, inside the wrapper that waits for the frame to have a width
+    assert scripts.count == 6 and "tlabExpand({" in scripts.last and scripts.last.rstrip().endswith("});\n})();")
+    assert scripts.last.lstrip().startswith("(function tlabWhenSized()") and "const MATRIX_WIDTH = Math.max(115" in doc
     assert not scripts.other_tags - {"html", "head", "meta", "style", "body", "div", "span", "select", "option"}
     assert not re.search(r"<script[^>]*\bsrc=", doc) and "cdnjs" not in doc and "https://" not in doc.split("tlabExpand")[-1]
     assert "\u2028" not in doc and "\u2029" not in doc

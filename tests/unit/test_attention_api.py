@@ -235,13 +235,19 @@ def test_tab_handlers_format_the_backend_results():
     assert len(out) == 8 and out[0]["tokens"] == PAIR_TOKENS
     assert "13 tokens · 2 layers × 4 heads · bidirectional (encoder)" in out[5]
     assert out[6]["maximum"] == 1 and out[7]["maximum"] == 3
-    assert out[4].count("\n") == 1 + len(A.SUMMARY_METRICS)
+    rows = out[4]  # a dataframe, one row per listed head (Markdown split rows at '<|im_start|>')
+    assert len(rows) == sum(len(h) for h in out[0]["top_heads"].values()) == 3 * len(A.SUMMARY_METRICS)
+    assert [r[3] for r in rows if r[0] == "To special tokens"][0] == A.SUMMARY_METRICS["special"]
+    assert "<|im_start|>" in A.SUMMARY_METRICS["special"]
     fig = tab.run_heatmap(*A.FIRST_EXAMPLE, "encoder", 1, 2)
     assert fig.layout.title.text.endswith(": layer 1, head 2")
     payload, _, _, md, badge = tab.run_math("time flies", "", "decoder", 0, 1, -1, progress=lambda *a, **k: None)
     assert "**Grouped KV**: 6 query heads share 2 key/value heads" in md and "Served by" in badge
     sin, learned, rotary, text, _ = tab.run_positions("decoder", progress=lambda *a, **k: None)
-    assert learned is None and rotary is not None and text.startswith("**Rotary (RoPE)**")
+    assert learned["visible"] is False and learned["value"] is None  # hidden, not an empty frame
+    assert rotary["visible"] is True and text.startswith("**Rotary (RoPE)**") and "no position vectors" in text
+    _, learned, rotary, text, _ = tab.run_positions("encoder", progress=lambda *a, **k: None)
+    assert learned["visible"] is True and rotary["visible"] is False and "Learned position" in text
     import gradio as gr
 
     with pytest.raises(gr.Error, match="Role must be"):

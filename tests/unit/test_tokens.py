@@ -59,3 +59,32 @@ def test_huge_text_is_refused_quickly_with_a_clear_limit():
 def test_wrong_type_is_refused():
     with pytest.raises(InputError, match="must be text"):
         explore(123, minilm_tokenizer())
+
+
+def test_byte_level_pieces_decode_to_their_bytes():
+    """`Ã¤`, `ĠâĢĶ`, `ðŁ` are bytes shown as characters: each row says which bytes and what they read as."""
+    r = explore("Bänke — 🤗", smollm2_tokenizer())
+    assert r["byte_level"] is True
+    rows = {row["token"]: row for row in r["tokens"]}
+    assert rows["Ã¤"]["bytes"] == "C3 A4" and rows["Ã¤"]["decoded"] == "ä" and not rows["Ã¤"]["byte_fragment"]
+    assert rows["ĠâĢĶ"]["bytes"] == "20 E2 80 94" and rows["ĠâĢĶ"]["decoded"] == " —"
+    pieces = [row for row in r["tokens"] if row["byte_fragment"]]
+    assert [p["bytes"] for p in pieces] == ["20 F0 9F", "A4", "97"]  # 🤗 = F0 9F A4 97, cut in three
+    assert [p["decoded"] for p in pieces] == [" [F0 9F]", "[A4]", "[97]"]
+    assert b"".join(bytes.fromhex(row["bytes"]) for row in r["tokens"]).decode() == "Bänke — 🤗"
+
+
+def test_wordpiece_has_no_byte_fields():
+    r = explore("Bänke 🤗", minilm_tokenizer())
+    assert r["byte_level"] is False and all("bytes" not in row for row in r["tokens"])
+
+
+def test_tab_labels_byte_pieces_and_every_label_has_a_colour():
+    from components import tokenizer as tab
+
+    r = explore("I 🤗 Bänke", smollm2_tokenizer())
+    labels = {label for _, label in tab._pieces(r, show_bytes=False)}
+    assert tab.BYTES in labels and labels <= set(tab.COLORS)
+    assert all(label != tab.WORD for (_, label), row in zip(tab._pieces(r, False), r["tokens"]) if row["byte_fragment"])
+    assert [chip for chip, _ in tab._pieces(r, show_bytes=False)] == ["I", "ĠðŁ", "¤", "Ĺ", "ĠB", "Ã¤", "n", "ke"]
+    assert [chip for chip, _ in tab._pieces(r, show_bytes=True)] == ["I", " [F0 9F]", "[A4]", "[97]", " B", "ä", "n", "ke"]
