@@ -202,6 +202,8 @@ class Settings:
         if profile not in PROFILES:
             raise ValueError(f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.")
         cache = os.environ.get("TLAB_CACHE_DIR")
+    train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
+    batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
         return cls(
             profile=profile,
             cache_dir=Path(cache).expanduser() if cache else cls().cache_dir,
@@ -218,6 +220,8 @@ class Settings:
 class TextRule:
     """How one kind of text input is checked: its name as the user sees it, its limit, and
     whether it may be empty or must keep its whitespace (a prompt's trailing space matters)."""
+            train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
+            batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
 
     what: str
     max_chars: int

@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from backend import budget
+from backend import batching, budget
+from backend.config import get_settings
 from backend.errors import InputError
 
 ProgressFn = Callable[[int, int], None]  # (done, total)
@@ -44,6 +45,25 @@ def embed_texts(
         tok_max = getattr(tokenizer, "model_max_length", DEFAULT_MAX_LENGTH) or DEFAULT_MAX_LENGTH
         pos_max = getattr(model.config, "max_position_embeddings", DEFAULT_MAX_LENGTH)
         max_length = min(DEFAULT_MAX_LENGTH, int(tok_max), int(pos_max))
+    if progress is None and len(texts) <= batching.SMALL_REQUEST and batching.enabled():
+        budget.check("embedded 0 texts", "Send the request again.")
+        return _shared_forward(model, tokenizer, max_length).submit(texts)
+    return _embed(texts, model, tokenizer, batch_size, progress, max_length)
+
+
+def _shared_forward(model, tokenizer, max_length: int) -> batching.Coalescer:
+    """The coalescer that batches small requests to `model` with concurrent ones."""
+    limit = get_settings().batch_max
+
+    def make_run(m):
+        return lambda texts: _embed(texts, m, tokenizer, max(limit, len(texts)), None, max_length)
+
+    return batching.coalescer_for(model, (id(tokenizer), max_length), make_run, limit)
+
+
+def _embed(texts: list[str], model, tokenizer, batch_size: int, progress: ProgressFn | None,
+           max_length: int) -> np.ndarray:
+    dim = int(getattr(model.config, "hidden_size", 0))
     # Sort by length (characters are a cheap, good proxy of tokens) so batches pad little.
     order = np.argsort([-len(t) for t in texts], kind="stable")
     out = np.empty((len(texts), dim), dtype=np.float32)

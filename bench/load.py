@@ -10,6 +10,7 @@ Failures, p50/p95 per endpoint and the app's RSS go to bench/results/load.md.
     .venv/bin/python bench/load.py            # the full run (about 15-25 min on 2 busy cores)
     .venv/bin/python bench/load.py --quick    # 5 clients x 40, 150 sequential, a 5k build
     .venv/bin/python bench/load.py --models   # the model-loading table (bench/results/load_models.md)
+    .venv/bin/python bench/load.py --batching # serial vs batched short requests (bench/results/load_batching.md)
 """
 
 from __future__ import annotations
@@ -193,11 +194,16 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer clients and requests, a smaller build")
     p.add_argument("--models", action="store_true", help="the model-loading benchmark instead")
+    p.add_argument("--batching", action="store_true", help="serial vs batched short requests instead")
     args = p.parse_args(argv)
     if args.models:
         from bench.load_models import main as models_main
 
         return models_main()
+    if args.batching:
+        from bench.load_batching import main as batching_main
+
+        return batching_main([])
     clients, mixed, seq, build_n = (5, 40, 150, 5_000) if args.quick else (20, 200, 1_000, 20_000)
     (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
     # A long budget: this measures lanes and memory; a busy shared box would refuse the build up front.

@@ -1,0 +1,126 @@
+"""Concurrent short requests share one forward, and each gets its own rows or its own error."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from backend import batching
+from backend.embedding import _embed, embed_texts
+from tests.tiny_models import minilm_tokenizer, tiny_bert
+
+
+def _blocking_run(release: threading.Event, calls: list):
+    def run(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        if len(calls) == 1:
+            release.wait(10)  # the first forward is "slow": the others arrive meanwhile
+        return np.array([[len(t)] for t in texts], dtype=np.float32)
+
+    return run
+
+
+def _submit_all(c: batching.Coalescer, requests: list[list[str]], out: dict, errors: dict):
+    threads = []
+    for i, texts in enumerate(requests):
+        def go(i=i, texts=texts):
+            try:
+                out[i] = c.submit(texts)
+            except Exception as exc:  # noqa: BLE001 - the test reads it
+                errors[i] = exc
+
+        t = threading.Thread(target=go)
+        t.start()
+        threads.append(t)
+        if i == 0:
+            time.sleep(0.2)  # the first request is taken alone
+    return threads
+
+
+def test_requests_that_wait_during_a_forward_share_the_next_one():
+    release, calls = threading.Event(), []
+    c = batching.Coalescer(_blocking_run(release, calls), max_texts=16)
+    requests = [["a"], ["bb", "ccc"], ["dddd"], ["eeeee"], ["ffffff", "g"]]
+    out, errors = {}, {}
+    threads = _submit_all(c, requests, out, errors)
+    time.sleep(0.3)  # all four late requests are queued behind the running forward
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert not errors
+    assert (c.forwards, c.requests, c.largest) == (2, 5, 4)
+    assert calls == [["a"], ["bb", "ccc", "dddd", "eeeee", "ffffff", "g"]]
+    for i, texts in enumerate(requests):  # each caller gets its own rows, in its order
+        assert out[i][:, 0].tolist() == [len(t) for t in texts]
+    c.close()
+
+
+def test_a_forward_takes_at_most_max_texts_and_the_rest_wait_for_the_next():
+    release, calls = threading.Event(), []
+    c = batching.Coalescer(_blocking_run(release, calls), max_texts=3)
+    requests = [["a"], ["b", "c"], ["d"], ["e"], ["f"]]
+    out, errors = {}, {}
+    threads = _submit_all(c, requests, out, errors)
+    time.sleep(0.3)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert not errors
+    assert [len(x) for x in calls] == [1, 3, 2]
+    assert c.forwards == 3 and c.requests == 5
+    c.close()
+
+
+def test_an_error_reaches_every_caller_of_its_forward_and_the_next_forward_works():
+    calls = []
+
+    def run(texts):
+        calls.append(texts)
+        if "boom" in texts:
+            raise ValueError("forward failed")
+        return np.ones((len(texts), 1), dtype=np.float32)
+
+    c = batching.Coalescer(run, max_texts=8)
+    with pytest.raises(ValueError, match="forward failed"):
+        c.submit(["boom"])
+    assert c.submit(["fine", "too"]).shape == (2, 1)
+    c.close()
+
+
+def test_embed_texts_coalesced_rows_match_the_direct_forward(monkeypatch):
+    monkeypatch.setenv("TLAB_BATCH_MAX", "16")
+    tok = minilm_tokenizer()
+    model = tiny_bert(vocab_size=tok.vocab_size).eval()
+    texts = ["a short one", "a somewhat longer sentence about tokens and batches", "x"]
+    direct = _embed(texts, model, tok, 64, None, 64)
+    results: dict[int, np.ndarray] = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, embed_texts([texts[i]], model, tok)))
+               for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    for i in range(len(texts)):
+        np.testing.assert_allclose(results[i][0], direct[i], atol=1e-5)
+    live = batching._COALESCERS.get(model)
+    assert live and sum(c.requests for c in live.values()) == 3
+
+
+def test_batching_off_with_batch_max_one_and_the_coalescer_dies_with_its_model(monkeypatch):
+    monkeypatch.setenv("TLAB_BATCH_MAX", "1")
+    assert not batching.enabled()
+    monkeypatch.setenv("TLAB_BATCH_MAX", "16")
+    assert batching.enabled()
+    tok = minilm_tokenizer()
+    model = tiny_bert(vocab_size=tok.vocab_size).eval()
+    embed_texts(["hello"], model, tok)
+    (c,) = batching._COALESCERS[model].values()
+    thread = c._thread
+    del model
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
