@@ -1,7 +1,9 @@
 """Benchmark for the Semantic search tab: ratios against plain library calls, in one run.
 
   .venv/bin/python bench/search.py          # ~3 min: 10k and 100k vectors
-  .venv/bin/python bench/search.py --full   # adds 1M vectors (IVF-PQ only for memory)
+  .venv/bin/python bench/search.py --full   # adds 1M vectors: HNSW (time-capped), IVF, IVF-PQ (+ re-rank)
+  .venv/bin/python bench/search.py --single  # only 2b, appended to the results file
+  .venv/bin/python bench/search.py --million # only 2c, appended to the results file
 
 Prints markdown tables and writes them to bench/results/search.md.
 1. Embedding throughput: our `embed_texts` (AutoModel + mean pooling, length-sorted batches)
@@ -9,6 +11,8 @@ Prints markdown tables and writes them to bench/results/search.md.
    imports sentence_transformers: it costs ~10 s).
 2. FAISS index types on clustered synthetic 384-d vectors: build time, memory, latency
    (batched and single query), recall@10 vs exact; speed-up over Flat.
+2b. Single queries: the "auto" engine (one thread) vs a plain faiss Flat, glossary, docstrings, 100k.
+2c. (--full) 1M vectors: HNSW, IVF-Flat, IVF-PQ, IVF-PQ re-ranked by SQ8 / SQ6 / SQ4 / fp32 vectors.
 3. End-to-end search latency (encode query + search + format) on the docstring corpus.
 4. Reloading a persisted index vs rebuilding it.
 """
@@ -176,6 +180,172 @@ def bench_indexes(sizes) -> tuple[str, list[dict]]:
     return md, summary
 
 
+# ---------------------------------------------------------------------------- 2b. single query
+def _single_ms(search_one, q, reps: int = 200) -> float:
+    """Median ms of one query at a time (the app's case), over `reps` queries."""
+    lat = []
+    for row in q[:reps]:
+        row = np.ascontiguousarray(row[None, :])
+        t0 = time.perf_counter()
+        search_one(row)
+        lat.append(time.perf_counter() - t0)
+    return statistics.median(lat) * 1000
+
+
+def _real_vectors(name: str):
+    """The app's own vectors of a built-in corpus (from its cache after the first run)."""
+    from backend.config import get_settings
+    from backend.search.api import load_embedder
+    from backend.search.service import SearchService
+    svc = SearchService(get_settings().cache_dir)
+    emb = load_embedder()
+    svc.build("bench", svc.builtin_corpus(name), IndexSettings("flat"), emb, shared=True)
+    return svc.current("bench").vectors
+
+
+def bench_single(include_100k: bool = True) -> tuple[str, list[dict]]:
+    """One query at a time, vector search alone (the query is already embedded): the "auto"
+    engine as the app builds and calls it (si.build_index + si.search, one thread) beside a
+    plain faiss IndexFlatIP searched the default way (all OpenMP threads), same queries."""
+    sets = [("glossary", _real_vectors("glossary")), ("docstrings", _real_vectors("docstrings"))]
+    if include_100k:
+        sets.append(("synthetic 100k", REUSE.get("x") if REUSE.get("x") is not None else clustered(100_000)[0]))
+    rows, out = [], []
+    rng = np.random.default_rng(0)
+    for name, x in sets:
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        n, d = x.shape
+        q = x[rng.choice(n, size=min(200, n), replace=False)] + rng.normal(scale=0.05, size=(min(200, n), d)).astype(np.float32)
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        flat = plain_flat(x)
+        exact = flat.search(q, K)[1]
+        plain_ms = _single_ms(lambda r: flat.search(r, K), q)
+        faiss_1t = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        plain_1t_ms = _single_ms(lambda r: flat.search(r, K), q)
+        faiss.omp_set_num_threads(faiss_1t)
+        built = si.build_index(x, IndexSettings("auto"))
+        ours_ms = _single_ms(lambda r: si.search(built.index, r, K), q)
+        rec = si.recall_at_k(np.vstack([si.search(built.index, r[None, :], K)[1] for r in q]), exact, K)
+        r = {"corpus": name, "n": n, "engine": si.INDEX_LABELS[built.settings.kind], "build_s": built.build_s,
+             "ours_ms": ours_ms, "plain_ms": plain_ms, "plain_1t_ms": plain_1t_ms, "recall": rec,
+             "reason": built.engine["reason"]}
+        out.append(r)
+        rows.append([name, f"{n:,}", r["engine"], f"{built.build_s:.2f}", f"**{ours_ms:.3f}**",
+                     f"{plain_ms:.3f}", f"{plain_1t_ms:.3f}", f"**{plain_ms / ours_ms:.1f}x**", f"{rec:.3f}"])
+    md = table(["corpus", "vectors", "auto engine", "build s", "ours ms/query (one thread)",
+                "plain Flat ms/query (default threads)", "plain Flat ms/query (1 thread)",
+                "speed-up vs plain Flat", f"recall@{K}"], rows)
+    md += ("\n\nOne query at a time, vector search alone (queries embedded beforehand: the "
+           "embedder's ~10-70 ms is not in it), median of 200. Auto's reasons:\n\n"
+           + "\n".join(f"- {r['corpus']}: {r['reason']}" for r in out))
+    return md, out
+
+
+# ---------------------------------------------------------------------------- 2c. one million
+def _mem(index) -> int:
+    return int(faiss.serialize_index(index).nbytes)
+
+
+def bench_million(n: int = 1_000_000, hnsw_budget_s: float = 180.0) -> str:
+    """HNSW, IVF-Flat, IVF-PQ and IVF-PQ re-ranked (IndexRefine) on 1M clustered vectors.
+
+    Plain faiss calls (this row is about the library at scale, not our factory). IVF trains on a
+    64k sample (k-means on all 1M would take tens of minutes on 2 cores). HNSW is added in
+    chunks and stopped at `hnsw_budget_s`; a partial graph is reported as such."""
+    import gc
+    d = 384
+    x, q = clustered(n)
+    q = q[:200]
+    rows = []
+    flat_bytes = n * d * 4
+    t0 = time.perf_counter()
+    flat = plain_flat(x)
+    exact = flat.search(q, K)[1]
+    flat_build = time.perf_counter() - t0
+    flat_ms = _single_ms(lambda r: flat.search(r, K), q, 50)
+    rows.append(["Flat (exact, reference; plain faiss, default threads)", f"{flat_build:.1f}", f"{flat_bytes / 1e6:.0f}", "1.00",
+                 f"{flat_ms:.2f}", "1.000"])
+    del flat
+    gc.collect()
+    sample = x[np.random.default_rng(1).choice(n, size=64_000, replace=False)]
+
+    def row(label, index, build_s, note=""):
+        mem = _mem(index)
+        with si.one_thread():
+            ms = _single_ms(lambda r: index.search(r, K), q, 100)
+        ids = index.search(q, K)[1]
+        rec = si.recall_at_k(ids, exact, K)
+        rows.append([label + note, f"{build_s:.1f}", f"{mem / 1e6:.0f}", f"{mem / flat_bytes:.2f}",
+                     f"{ms:.3f}", f"{rec:.3f}"])
+        print(rows[-1], flush=True)
+
+    # IVF-PQ, then the same codes re-ranked by SQ8 / SQ6 / exact fp32 vectors.
+    nlist = 1024
+    t0 = time.perf_counter()
+    ivfpq = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, nlist, 48, 8, faiss.METRIC_INNER_PRODUCT)
+    ivfpq.train(sample)
+    ivfpq.add(x)
+    pq_build = time.perf_counter() - t0
+    centroids = ivfpq.quantizer.reconstruct_n(0, nlist)
+    ivfpq.nprobe = 16
+    row(f"IVF{nlist}-PQ48 nprobe16", ivfpq, pq_build)
+    # The PQ codes only pick a shortlist; re-ranking it by better vectors fixes the order. A
+    # shortlist of 80 loses neighbours the PQ ranked lower, so it is swept (k_factor x k).
+    for label, qt, factors in (("SQ8", faiss.ScalarQuantizer.QT_8bit, (8, 32, 128)),
+                               ("SQ6", faiss.ScalarQuantizer.QT_6bit, (32, 128)),
+                               ("SQ4", faiss.ScalarQuantizer.QT_4bit, (128,)),
+                               ("fp32", None, (8, 128))):
+        t0 = time.perf_counter()
+        if qt is None:
+            ref = faiss.IndexFlatIP(d)
+        else:
+            ref = faiss.IndexScalarQuantizer(d, qt, faiss.METRIC_INNER_PRODUCT)
+            ref.train(sample)
+        ref.add(x)
+        refined = faiss.IndexRefine(ivfpq, ref)
+        ref_build = time.perf_counter() - t0
+        for f in factors:
+            refined.k_factor = f
+            row(f"IVF{nlist}-PQ48 nprobe16 + re-rank by {label} (shortlist {f * K})", refined,
+                pq_build + ref_build)
+        refined.this.disown()  # ivfpq stays ours
+        del refined, ref
+        gc.collect()
+    del ivfpq
+    gc.collect()
+    t0 = time.perf_counter()
+    coarse = faiss.IndexFlatIP(d)  # IVF-PQ's trained centroids: the lists are the same
+    coarse.add(centroids)
+    ivf = faiss.IndexIVFFlat(coarse, d, nlist, faiss.METRIC_INNER_PRODUCT)
+    ivf.is_trained = True
+    ivf.add(x)
+    ivf.nprobe = 16
+    row(f"IVF{nlist}-Flat nprobe16", ivf, time.perf_counter() - t0, " (lists of the IVF-PQ: no k-means in its build s)")
+    del coarse
+    del ivf
+    gc.collect()
+    # HNSW: efConstruction 40 as in the app; added in chunks under a time cap.
+    t0 = time.perf_counter()
+    hnsw = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = 40
+    added = 0
+    while added < n and time.perf_counter() - t0 < hnsw_budget_s:
+        hnsw.add(x[added: added + 50_000])
+        added += 50_000
+    build = time.perf_counter() - t0
+    hnsw.hnsw.efSearch = 64
+    if added >= n:
+        row("HNSW M32 efC40 efS64", hnsw, build)
+    else:
+        rows.append([f"HNSW M32 efC40: stopped after {added:,} of {n:,} vectors at the {hnsw_budget_s:.0f} s cap",
+                     f"{build:.0f} (partial)", "", "", "", ""])
+    del hnsw, x
+    gc.collect()
+    return table(["index (1M x 384, 200 queries)", "build s", "memory MB", "memory / Flat",
+                  "ms/query (one at a time, 1 thread)", f"recall@{K}"], rows)
+
+
 # ---------------------------------------------------------------------------- 3. end to end
 def bench_e2e(n_queries: int) -> tuple[str, dict]:
     from backend.config import get_settings
@@ -252,10 +422,21 @@ def bench_service_reload(ctx: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--full", action="store_true", help="add 1M vectors (slow, ~2.5 GB RAM)")
+    ap.add_argument("--full", action="store_true", help="add 1M vectors (slow, ~5 GB RAM)")
+    ap.add_argument("--single", action="store_true", help="only the single-query section (2b)")
+    ap.add_argument("--million", action="store_true", help="only the 1M section (2c)")
     args = ap.parse_args(argv)
     faiss.omp_set_num_threads(os.cpu_count() or 1)
-    sizes = [10_000, 100_000] + ([1_000_000] if args.full else [])
+    if args.single or args.million:  # one section, appended to the results file
+        md = bench_single() if args.single else (bench_million(), None)
+        title = ("## 2b. Single queries: the auto engine vs plain Flat" if args.single
+                 else "## 2c. One million vectors (--full)")
+        text = title + "\n\n" + md[0]
+        print(text, flush=True)
+        with open(os.path.join(ROOT, "bench", "results", "search.md"), "a") as f:
+            f.write("\n" + text + "\n")
+        return 0
+    sizes = [10_000, 100_000]
     parts = [f"# Semantic search benchmark\n\nMachine: {os.cpu_count()} CPU cores, faiss "
              f"{faiss.__version__}. Ratios are measured in the same run.\n"]
     print(parts[0], flush=True)
@@ -265,6 +446,12 @@ def main(argv=None) -> int:
     md, summ = bench_indexes(sizes)
     parts.append(f"## 2. FAISS indexes on clustered synthetic 384-d vectors (1000 queries, recall@{K} vs exact)\n\n" + md)
     print(parts[-1], "\n", flush=True)
+    md, _ = bench_single()
+    parts.append("## 2b. Single queries: the auto engine vs plain Flat\n\n" + md)
+    print(parts[-1], "\n", flush=True)
+    if args.full:
+        parts.append("## 2c. One million vectors (--full)\n\n" + bench_million())
+        print(parts[-1], "\n", flush=True)
     md, ctx = bench_e2e(50)
     parts.append("## 3. End-to-end search latency on the docstring corpus (encode + search + format)\n\n" + md)
     print(parts[-1], "\n", flush=True)

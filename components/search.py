@@ -13,20 +13,31 @@ import gradio as gr
 
 from backend import search
 from components.common import (
-    LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, file_path, md_text, model_badge,
-    user_errors,
+    LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
+    md_text, model_badge, raw_json, user_errors,
 )
-from components.search_plots import map_figure, tradeoff_figure
+from components.search_plots import map_caption, map_figure, tradeoff_figure
 
 CORPUS_CHOICES = [("Glossary of the book's topics (built in)", "glossary"),
                   ("API docs: docstrings of installed libraries (built in)", "docstrings"),
                   ("Upload a file (.txt, .csv, .tsv, .jsonl)", "upload"),
                   ("Paste text", "paste")]
-INDEX_CHOICES = [(label, kind) for kind, label in search.INDEX_LABELS.items()]
+INDEX_CHOICES = ([("Auto (by corpus size)", search.AUTO)]
+                 + [(label, kind) for kind, label in search.INDEX_LABELS.items()])
 EXAMPLE_QUERIES = ["how do I keep a model from repeating itself when generating?",
                    "make a model smaller and faster for production",
                    "split words into pieces"]
-MAP_SUMMARY = ("method", "query", "neighbours", "total_points", "shown_points")
+# One line each, shown under the knob (info=): what it trades.
+KNOB_INFO = {
+    "m": "Links per node in the HNSW graph: more = higher recall, more memory, slower build.",
+    "efc": "Candidates HNSW weighs while linking each new node: more = a better graph, slower build.",
+    "efs": "Candidates HNSW explores per query: more = higher recall, slower query (no rebuild).",
+    "nlist": "IVF: k-means clusters the vectors are split into; a query scans only a few of them.",
+    "nprobe": "IVF: nearest clusters scanned per query; nprobe = nlist is exact (no rebuild).",
+    "pq_m": "PQ: each vector is cut into m pieces stored as one code each (m bytes instead of 1,536).",
+    "pq_bits": "PQ: bits per code, i.e. 2^bits centroids per piece: more = finer, slower training.",
+}
+MAP_SUMMARY = ("method", "explained_variance", "dims", "query", "neighbours", "total_points", "shown_points")
 
 
 def _session(request: gr.Request | None) -> str:
@@ -37,20 +48,31 @@ def _session(request: gr.Request | None) -> str:
     return sid
 
 
-def stats_markdown(st: dict) -> str:
+def stats_markdown(st: dict, how: str = "") -> str:
     s = st["settings"]
-    knobs = {"Flat (exact)": "", "HNSW": f"M={s['hnsw_m']}, efConstruction={s['ef_construction']}, efSearch={s['ef_search']}",
+    knobs = {"Flat (exact)": "", "SQ8 (8-bit scalar)": "",
+             "HNSW": f"M={s['hnsw_m']}, efConstruction={s['ef_construction']}, efSearch={s['ef_search']}",
              "IVF-Flat": f"nlist={s['nlist']}, nprobe={s['nprobe']}",
              "IVF-PQ": f"nlist={s['nlist']}, nprobe={s['nprobe']}, m={s['pq_m']}, bits={s['pq_bits']}"}[st["index_type"]]
+    built = f"loaded, {st['load_s']:.3f} s" if st["index_from_cache"] else f"{st['build_s']:.3f} s"
     lines = [
-        f"### {st['index_type']} index over **{md_text(st['corpus'])}** {('(' + knobs + ')') if knobs else ''}",
-        "| passages | dims | embed | build | index memory | query latency (median / p95) | recall@{k} vs exact |".format(k=st["recall_k"]),
-        "|---|---|---|---|---|---|---|",
+        f"### {st['index_type']} index over **{md_text(st['corpus'])}** {('(' + knobs + ')') if knobs else ''}{how}",
+    ]
+    if st.get("engine"):
+        lines.append(f"**Engine:** {md_text(st['engine']['reason'])}\n")
+    lines += [
+        # Two narrow tables, not one wide one: this column is ~500 px, and 8 headers wrapped mid-word.
+        "| passages | dims | embed | build |",
+        "|---|---|---|---|",
         f"| {st['count']:,} | {st['dims']} | "
         f"{'cached' if st['embeddings_from_cache'] else str(st['embed_s']) + ' s'} | "
-        f"{'loaded in ' + str(st['load_s']) + ' s' if st['index_from_cache'] else str(st['build_s']) + ' s'} | "
-        f"{st['memory_mb']:.2f} MB (vectors {st['vectors_mb']:.2f} MB) | "
-        f"{st['query_ms_median']:.3f} / {st['query_ms_p95']:.3f} ms | {st['recall_at_k']:.3f} |",
+        f"{built} |",
+        "",
+        "| memory MB | query ms | p95 ms | recall@{k} |".format(k=st["recall_k"]),
+        "|---|---|---|---|",
+        f"| {st['memory_mb']:.2f} | {st['query_ms_median']:.3f} | {st['query_ms_p95']:.3f} | {st['recall_at_k']:.3f} |",
+        f"\n*Memory: the index; the raw vectors take {st['vectors_mb']:.2f} MB. Query time: the "
+        f"index alone, one query on one thread (embedding the query excluded).*",
     ]
     notes = list(st.get("corpus_notes", [])) + list(st.get("notes", []))
     if st.get("shared"):
@@ -73,6 +95,9 @@ def results_html(res: dict) -> str:
     head = (f"<div><i>{len(res['results'])} of {res['count']:,} passages in "
             f"{html.escape(res['corpus'])} ({html.escape(res['index_type'])}); "
             f"encode {t['encode']:.1f} ms, search {t['search']:.2f} ms, total {t['total']:.1f} ms</i></div>")
+    engine = res.get("engine") or {}
+    if engine.get("auto"):
+        head += f"<div class='tlab-engine'><i>{html.escape(engine['reason'])}</i></div>"
     notes = "".join(f"<div><i>{html.escape(n)}</i></div>" for n in res["notes"])
     return f"<div id='tlab-search-results'>{head}{notes}{''.join(rows)}</div>"
 
@@ -81,7 +106,7 @@ def results_html(res: dict) -> str:
 @user_errors
 def build_index(choice="glossary", file=None, paste="", text_field="", title_field="", keep_good=False,
                 max_words=search.DEFAULT_CHUNK_WORDS, overlap=search.DEFAULT_OVERLAP_WORDS,
-                index_type="flat", m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16, pq_bits=8,
+                index_type=search.AUTO, m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16, pq_bits=8,
                 request: gr.Request = None, progress=gr.Progress()):
     sid = _session(request)
     settings = search.index_settings(index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits)
@@ -90,12 +115,38 @@ def build_index(choice="glossary", file=None, paste="", text_field="", title_fie
     return stats_markdown(stats), stats, model_badge(stats["model"])
 
 
+AUTO_HOW = " (built for you: change the corpus or index and press Build to replace it)"
+
+
+@user_errors
+def open_tab(request: gr.Request = None):
+    """The tab opened: a session with no index gets the glossary (so Search works at once)."""
+    stats = search.ensure_index(_session(request))
+    if stats is None:
+        return gr.update(), gr.update(), gr.update()
+    return stats_markdown(stats, AUTO_HOW), stats, model_badge(stats["model"])
+
+
 @user_errors
 def run_search(query, k=5, request: gr.Request = None):
-    res = search.search(_session(request), query, k)
+    sid = _session(request)
+    res = search.search(sid, query, k)
     m = res["map"]
     out = {**res, "map": {key: m[key] for key in MAP_SUMMARY}}
     return results_html(res), map_figure(m), out, model_badge(res["model"])
+
+
+def after_search(res):
+    """The map's caption, and the stats of an index the search had to build (a private
+    follow-up, so /search keeps its four outputs)."""
+    if not isinstance(res, dict) or "map" not in res:
+        return gr.update(), gr.update()
+    stats = gr.update()
+    if res.get("auto_built"):
+        a = res["auto_built"]
+        stats = (f"### {md_text(a['index_type'])} index over **{md_text(a['corpus'])}**{AUTO_HOW}\n\n"
+                 f"**Engine:** {md_text(a['engine']['reason'])}")
+    return map_caption(res["map"]), stats
 
 
 @user_errors
@@ -122,6 +173,13 @@ def compare(k=5, request: gr.Request = None, progress=gr.Progress()):
     return tradeoff_figure(rows), table, rows
 
 
+def source_controls(choice):
+    """Show the upload / paste controls (and passage sizing) only for that corpus source."""
+    private = choice in ("upload", "paste")
+    return (gr.update(visible=choice == "upload"), gr.update(visible=choice == "paste"),
+            gr.update(visible=private))
+
+
 def inspect_upload(file):
     """Fill the field dropdowns from an uploaded table / JSONL (no model, no API)."""
     info = search.inspect_upload(file_path(file))
@@ -142,83 +200,97 @@ def drop_session(request: gr.Request):
 
 # ------------------------------------------------------------------------- layout
 def build() -> None:
+    tab = gr.context.Context.block  # the gr.Tab app.py opened around this call (if any)
     gr.Markdown(
         "## Semantic search with FAISS\n"
         "Embed a corpus with the **embedder** (mean pooling + L2 normalisation, so inner "
-        "product = cosine), index it with FAISS, and search it by meaning. Compare index types: "
-        "build time, memory, latency and recall against exact search. Your uploads stay in "
-        "your session only.")
+        "product = cosine), index it with FAISS, and search it by meaning. The glossary is ready "
+        "when the tab opens: just press **Search**. Compare index types: build time, memory, "
+        "latency and recall against exact search. Your uploads stay in your session only.")
     with gr.Row():
         with gr.Column(scale=1):
             corpus = Radio(CORPUS_CHOICES, value="glossary", label="Corpus",
-                              elem_id="search-corpus")
-            file = File(label="Upload", file_types=[".txt", ".csv", ".tsv", ".jsonl"],
-                           type="filepath", value=None, elem_id="search-file")
-            paste = Textbox(label="Or paste documents (one per line, or separated by blank "
-                               "lines)", lines=4, value="", elem_id="search-paste")
-            with gr.Row():
-                text_field = Dropdown([], value="", label="Text column / field", allow_custom_value=True,
-                                         info="CSV/TSV column or JSONL field")
-                title_field = Dropdown([], value="", label="Title column / field (optional)",
-                                          allow_custom_value=True)
-            keep_good = Checkbox(False, label="JSONL: keep the good lines if some are broken")
-            with gr.Accordion("Passages", open=False):
-                max_words = Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
-                                      label="Passage length (words)")
-                overlap = Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
-                                    label="Overlap between passages (words)")
-            index_type = Dropdown(INDEX_CHOICES, value="flat", label="Index type",
-                                     elem_id="search-index-type")
-            with gr.Accordion("Index knobs", open=False):
-                m = Slider(4, 64, value=32, step=4, label="HNSW M (neighbours per node)")
-                efc = Slider(8, 400, value=40, step=8, label="HNSW efConstruction")
-                efs = Slider(1, 512, value=16, step=1, label="HNSW efSearch (query time)")
-                nlist = Slider(1, 4096, value=100, step=1, label="IVF nlist (lists)")
-                nprobe = Slider(1, 256, value=8, step=1, label="IVF nprobe (query time)")
-                pq_m = Slider(1, 96, value=16, step=1, label="PQ sub-quantizers m (divides 384)")
-                pq_bits = Slider(4, 12, value=8, step=1, label="PQ bits per code")
+                           elem_id="search-corpus")
+            index_type = Dropdown(INDEX_CHOICES, value=search.AUTO, label="Index type",
+                                  elem_id="search-index-type",
+                                  info="Auto picks exact search while it costs under ~1 ms, HNSW above.")
             build_btn = gr.Button("Build index", variant="primary", elem_id="search-build")
+            with gr.Group(visible=False, elem_id="search-upload-group") as upload_group:
+                file = File(label="Upload", file_types=[".txt", ".csv", ".tsv", ".jsonl"],
+                            type="filepath", value=None, elem_id="search-file")
+                text_field = Dropdown([], value="", label="Text column / field", allow_custom_value=True,
+                                      info="CSV/TSV column or JSONL field")
+                title_field = Dropdown([], value="", label="Title column / field (optional)",
+                                       allow_custom_value=True)
+                keep_good = Checkbox(False, label="JSONL: keep the good lines if some are broken")
+            with gr.Group(visible=False, elem_id="search-paste-group") as paste_group:
+                paste = Textbox(label="Paste documents (one per line, or separated by blank lines)",
+                                lines=4, value="", elem_id="search-paste")
+            with gr.Accordion("Passages", open=False, visible=False) as passages_box:
+                max_words = Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
+                                   label="Passage length (words)")
+                overlap = Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
+                                 label="Overlap between passages (words)")
+            with gr.Accordion("Index knobs", open=False):
+                m = Slider(4, 64, value=32, step=4, label="HNSW M", info=KNOB_INFO["m"])
+                efc = Slider(8, 400, value=40, step=8, label="HNSW efConstruction", info=KNOB_INFO["efc"])
+                efs = Slider(1, 512, value=16, step=1, label="HNSW efSearch", info=KNOB_INFO["efs"])
+                nlist = Slider(1, 4096, value=100, step=1, label="IVF nlist", info=KNOB_INFO["nlist"])
+                nprobe = Slider(1, 256, value=8, step=1, label="IVF nprobe", info=KNOB_INFO["nprobe"])
+                pq_m = Slider(1, 96, value=16, step=1, label="PQ m (divides 384)", info=KNOB_INFO["pq_m"])
+                pq_bits = Slider(4, 12, value=8, step=1, label="PQ bits", info=KNOB_INFO["pq_bits"])
         with gr.Column(scale=2):
-            stats_md = gr.Markdown(elem_id="search-stats")
-            with gr.Accordion("Index stats (JSON)", open=False):
-                stats_json = gr.JSON(label="stats")
             with gr.Row():
-                query = Textbox(label="Query", scale=4, elem_id="search-query",
-                                   placeholder=EXAMPLE_QUERIES[0])
+                query = Textbox(label="Query", scale=4, elem_id="search-query", value=EXAMPLE_QUERIES[0])
                 k = Slider(1, 50, value=5, step=1, label="k", scale=1)
             search_btn = gr.Button("Search", variant="primary", elem_id="search-go")
             gr.Examples([[q] for q in EXAMPLE_QUERIES], inputs=[query])
+            box = error_box(elem_id="search-error")
+            stats_md = gr.Markdown(elem_id="search-stats")
+            stats_json = raw_json("Index stats (JSON: what /build_index returns)", elem_id="search-stats-json")
             badge = gr.Markdown(elem_id="search-badge")
             results = gr.HTML(elem_id="search-results")
             plot = gr.Plot(label="Corpus map", elem_id="search-map")
-            with gr.Accordion("Results (JSON)", open=False):
-                results_json = gr.JSON(label="results")
+            caption = gr.Markdown(elem_id="search-map-caption")
+            results_json = raw_json("Results (JSON: what /search returns)", elem_id="search-json")
             with gr.Accordion("Ask the corpus (retriever-reader)", open=False):
                 question = Textbox(label="Question", elem_id="search-question",
-                                      placeholder="What does a causal mask do?")
+                                   value="What does a causal mask do?")
                 ask_btn = gr.Button("Ask", elem_id="search-ask")
+                ask_box = error_box(elem_id="search-ask-error")
                 answer_md = gr.Markdown(elem_id="search-answer")
                 reader_badge = gr.Markdown()
-                answer_json = gr.JSON(label="answer")
+                answer_json = raw_json("Answer (JSON: what /ask_corpus returns)", elem_id="search-answer-json")
             with gr.Accordion("Compare index types on this corpus", open=False):
-                cmp_btn = gr.Button("Measure Flat / HNSW / IVF / IVF-PQ", elem_id="search-compare")
-                cmp_plot = gr.Plot(label="trade-off")
-                cmp_md = gr.Markdown()
-                cmp_json = gr.JSON(label="configurations")
+                cmp_btn = gr.Button("Measure Flat / SQ8 / HNSW / IVF / IVF-PQ", elem_id="search-compare")
+                cmp_box = error_box(elem_id="search-compare-error")
+                cmp_plot = gr.Plot(label="trade-off", elem_id="search-compare-plot")
+                cmp_md = gr.Markdown(elem_id="search-compare-table")
+                cmp_json = raw_json("Configurations (JSON: what /compare_indexes returns)",
+                                    elem_id="search-compare-json")
 
+    corpus.change(source_controls, [corpus], [upload_group, paste_group, passages_box],
+                  api_visibility="private", queue=False)
     file.change(inspect_upload, [file], [text_field, title_field], api_visibility="private")
     file.upload(lambda: "upload", None, [corpus], api_visibility="private")
     build_inputs = [corpus, file, paste, text_field, title_field, keep_good, max_words, overlap,
                     index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits]
-    build_btn.click(build_index, build_inputs, [stats_md, stats_json, badge],
-                    api_name="build_index", **LONG_LANE)
+    ev = build_btn.click(build_index, build_inputs, [stats_md, stats_json, badge],
+                         api_name="build_index", **LONG_LANE)
+    clear_on_error(ev, [stats_md, stats_json, badge], box)
     search_outputs = [results, plot, results_json, badge]
-    search_btn.click(run_search, [query, k], search_outputs, api_name="search", **MODEL_QUEUE)
-    query.submit(run_search, [query, k], search_outputs, api_visibility="private", **MODEL_QUEUE)
-    ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
-                  api_name="ask_corpus", **LONG_LANE)
-    cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",
-                  **LONG_LANE)
+    for ev in (search_btn.click(run_search, [query, k], search_outputs, api_name="search", **MODEL_QUEUE),
+               query.submit(run_search, [query, k], search_outputs, api_visibility="private", **MODEL_QUEUE)):
+        clear_on_error(ev, [results, plot, results_json, badge, caption], box)
+        ev.success(after_search, [results_json], [caption, stats_md], queue=False, api_visibility="private")
+    ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
+                       api_name="ask_corpus", **LONG_LANE)
+    clear_on_error(ev, [answer_md, answer_json, reader_badge], ask_box)
+    ev = cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",
+                       **LONG_LANE)
+    clear_on_error(ev, [cmp_plot, cmp_md, cmp_json], cmp_box)
+    if isinstance(tab, gr.Tab):  # opening the tab readies the glossary (shared: built once)
+        tab.select(open_tab, None, [stats_md, stats_json, badge], api_visibility="private", **MODEL_QUEUE)
     search.prepare_cache()  # start-up: leftovers of crashed cache writes removed
     root = gr.context.Context.root_block
     if root is not None:

@@ -47,21 +47,47 @@ def map_figure(m: dict) -> go.Figure:
     return fig
 
 
+FAMILY_STYLE = {"Flat (exact)": ("#444444", "square"), "SQ8 (8-bit scalar)": ("#8c564b", "diamond"),
+                "HNSW": ("#1f77b4", "circle"), "IVF-Flat": ("#2ca02c", "triangle-up"),
+                "IVF-PQ": ("#d62728", "x")}
+
+
 def tradeoff_figure(rows: list[dict]) -> go.Figure:
-    """Query latency vs recall@k, one point per index configuration."""
+    """Query latency vs recall@k, one point per index configuration.
+
+    Points of a small corpus sit on top of each other, so they carry no text labels (those
+    overlapped and were cut: "FlatHNSW..."): each is a legend entry below the plot, with a
+    colour and a symbol per index family, and its full numbers on hover."""
     fig = go.Figure()
     for r in rows:
+        color, symbol = FAMILY_STYLE.get(r.get("index_type"), ("#7f7f7f", "circle"))
         fig.add_trace(go.Scatter(
-            x=[r["query_ms_median"]], y=[r["recall_at_k"]], mode="markers+text",
-            name=r["label"], text=[r["label"]], textposition="top center",
-            marker=dict(size=8 + min(30, r["memory_mb"] ** 0.5 * 3)),
+            x=[r["query_ms_median"]], y=[r["recall_at_k"]], mode="markers",
+            name=r["label"],
+            marker=dict(size=8 + min(30, r["memory_mb"] ** 0.5 * 3), color=color, symbol=symbol,
+                        opacity=0.75, line=dict(width=1, color="black")),
             hovertemplate=(f"{r['label']}<br>latency %{{x:.3f}} ms<br>recall %{{y:.3f}}<br>"
                            f"memory {r['memory_mb']:.2f} MB<br>build {r['build_s']:.3f} s"
                            "<extra></extra>")))
     k = rows[0]["recall_k"] if rows else 10
-    fig.update_layout(title=f"Speed / recall trade-off (marker size ~ memory)", height=420,
+    fig.update_layout(title="Speed / recall trade-off (marker size ~ memory)", height=480,
                       xaxis_title="median single-query latency (ms)",
-                      yaxis_title=f"recall@{k} vs exact", showlegend=False,
+                      yaxis_title=f"recall@{k} vs exact", showlegend=True,
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0,
+                                  font=dict(size=11)),
                       margin=dict(l=50, r=10, t=50, b=40))
     fig.update_yaxes(range=[min([r["recall_at_k"] for r in rows] + [0.8]) - 0.05, 1.03])
     return fig
+
+
+def map_caption(m: dict) -> str:
+    """What the map can and cannot say: the share of variance it shows, and why the query may
+    sit far from its hits (they are near in all dimensions, not in these two)."""
+    ev = m.get("explained_variance") or [0.0, 0.0]
+    shown = sum(ev[:2])
+    dims = m.get("dims") or "all"
+    return (f"*The map flattens {dims} dimensions to the 2 along which the corpus varies most "
+            f"(PCA): they hold only **{shown:.0%}** of the variance (PC1 {ev[0]:.0%}, PC2 "
+            f"{ev[1]:.0%}). Nearness is measured in all {dims} dimensions, so the query (star) "
+            f"can sit far from its hits (numbered) here and still be nearest to them: most of what "
+            f"makes them close is in the {1 - shown:.0%} the map cannot show.*")

@@ -11,6 +11,7 @@ from backend.search.api import (
     build_index,
     compare_indexes,
     drop_session,
+    ensure_index,
     index_settings,
     inspect_upload,
     load_corpus,
@@ -18,10 +19,11 @@ from backend.search.api import (
     search,
 )
 from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
-from backend.search.index import INDEX_KINDS, INDEX_LABELS, IndexSettings
+from backend.search.index import AUTO, INDEX_KINDS, INDEX_LABELS, IndexSettings
 from backend.search.service import BUILTIN_CORPORA
 
 __all__ = [
+    "AUTO",
     "ASK_MAX_PASSAGES",
     "BUILTIN_CORPORA",
     "CORPUS_SOURCES",
@@ -35,6 +37,7 @@ __all__ = [
     "build_index",
     "compare_indexes",
     "drop_session",
+    "ensure_index",
     "index_settings",
     "inspect_upload",
     "load_corpus",

@@ -22,7 +22,7 @@ from backend.embedding import embed_texts
 from backend.errors import InputError
 from backend.search import bounds
 from backend.search import corpora as C
-from backend.search.index import INDEX_KINDS, IndexSettings
+from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
 from backend.search.reader import check_question, read
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
 from backend.validation import as_bool, as_int, check_text, one_of, opt_text
@@ -106,11 +106,12 @@ def load_corpus(corpus: str = "glossary", file: str | None = None, paste: str = 
     return C.corpus_from_paste(paste, opts, service.limits), False
 
 
-def index_settings(index_type="flat", m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16,
+def index_settings(index_type=AUTO, m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16,
                    pq_bits=8) -> IndexSettings:
     """The index knobs as `/build_index` names them -> IndexSettings; FAISS's ranges sized for a
-    CPU box (an HNSW of M=256 or 65,536 IVF lists would only burn the shared machine)."""
-    kind = one_of("index_type", index_type, tuple(INDEX_KINDS), default="flat")
+    CPU box (an HNSW of M=256 or 65,536 IVF lists would only burn the shared machine).
+    "auto" (the default) picks Flat or HNSW by corpus size (index.choose_engine)."""
+    kind = one_of("index_type", index_type, (AUTO,) + tuple(INDEX_KINDS), default=AUTO)
     return IndexSettings(kind=kind, hnsw_m=as_int("m", m, lo=2, hi=128),
                          ef_construction=as_int("efc", efc, lo=1, hi=1024),
                          ef_search=as_int("efs", efs, lo=1, hi=1024),
@@ -199,12 +200,35 @@ def build_index(session_id: str, corpus: str = "glossary", file: str | None = No
     return stats
 
 
+AUTO_CORPUS = "glossary"  # what a first search with no index searches (built in ~0.3 s)
+
+
+def ensure_index(session_id: str, progress: ProgressFn | None = None) -> dict | None:
+    """Give a session with no index the glossary (auto engine) -> its build stats, or None
+    when the session already has an index (which is left as it is)."""
+    if get_service().current(session_id) is not None:
+        return None
+    return build_index(session_id, AUTO_CORPUS, progress=progress)
+
+
 def search(session_id: str, query: str, k: int = 5) -> dict:
-    """Top-k passages of the session's index, best first, plus the corpus map (PCA) for them."""
-    emb = load_embedder()
+    """Top-k passages of the session's index, best first, plus the corpus map (PCA) for them.
+
+    A session with no index yet gets the glossary (auto engine) built first, so a first search
+    answers instead of asking for a build; the result's notes say so."""
     service = get_service()
+    if service.current(session_id) is None:
+        check_text(query, "query")  # a bad query fails before any build
+        as_int("k", k, lo=1)
+    built = ensure_index(session_id)
+    emb = load_embedder()
     res = service.search(session_id, query, k, emb)
     out = {key: v for key, v in res.items() if not key.startswith("_")}
+    if built is not None:
+        out["auto_built"] = {key: built[key] for key in ("corpus", "count", "index_type", "engine",
+                                                         "build_s", "embed_s")}
+        out["notes"] = [f"No index in this session yet: built the {AUTO_CORPUS} index "
+                        f"({built['count']:,} passages, {built['index_type']}) first."] + out["notes"]
     out["map"] = service.map_data(session_id, res["_query_vector"],
                                   [r["id"] for r in res["results"]])
     return out

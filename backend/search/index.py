@@ -8,6 +8,7 @@ part of the persistence key, so changing them never rebuilds an index.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -21,13 +22,25 @@ import numpy as np
 
 from backend.errors import InputError
 
-INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
-INDEX_LABELS = {"flat": "Flat (exact)", "hnsw": "HNSW", "ivf_flat": "IVF-Flat", "ivf_pq": "IVF-PQ"}
+INDEX_KINDS = ("flat", "sq8", "hnsw", "ivf_flat", "ivf_pq")
+INDEX_LABELS = {"flat": "Flat (exact)", "sq8": "SQ8 (8-bit scalar)", "hnsw": "HNSW",
+                "ivf_flat": "IVF-Flat", "ivf_pq": "IVF-PQ"}
+AUTO = "auto"  # not an index: "pick one for this corpus size" (choose_engine)
+
+# The auto choice. One exact query (one thread) reads every float once; measured on the 2-core
+# box (bench/search.py, "single query" section): ~0.1 ns per float while the vectors fit in
+# cache, 0.33 ms at 10k x 384 and 1.5 ms at 30k x 384, 14 ms at 100k x 384. Exact search stays
+# the engine up to 8 M floats (~21k vectors of 384 dims, about 1 ms); above it an HNSW graph
+# answers in ~0.3 ms at recall@10 >= 0.95 (efSearch 96: 0.985 at 100k on queries near corpus
+# vectors, where efSearch 64 gave 0.94-0.95).
+AUTO_FLAT_MAX_FLOATS = 8_000_000
+FLAT_NS_PER_FLOAT = 0.1
+AUTO_HNSW = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 96}
 
 
 @dataclass
 class IndexSettings:
-    kind: str = "flat"
+    kind: str = AUTO
     hnsw_m: int = 32
     ef_construction: int = 40
     ef_search: int = 16
@@ -38,10 +51,11 @@ class IndexSettings:
 
     def validate(self) -> "IndexSettings":
         kind = (self.kind or "flat").lower().replace("-", "_")
-        kind = {"ivf": "ivf_flat", "ivfflat": "ivf_flat", "ivfpq": "ivf_pq", "exact": "flat"}.get(kind, kind)
-        if kind not in INDEX_KINDS:
+        kind = {"ivf": "ivf_flat", "ivfflat": "ivf_flat", "ivfpq": "ivf_pq", "exact": "flat",
+                "sq_8": "sq8"}.get(kind, kind)
+        if kind not in INDEX_KINDS + (AUTO,):
             raise InputError(f"Unknown index type '{self.kind}'. Choose one of: "
-                             f"{', '.join(INDEX_KINDS)}.")
+                             f"{', '.join((AUTO,) + INDEX_KINDS)}.")
         self.kind = kind
         for name, lo, hi in (("hnsw_m", 2, 256), ("ef_construction", 1, 4096),
                              ("ef_search", 1, 4096), ("nlist", 1, 65536), ("nprobe", 1, 65536),
@@ -58,8 +72,8 @@ class IndexSettings:
 
     def build_params(self) -> dict:
         """What changes the built index (the persistence key); excludes query-time knobs."""
-        if self.kind == "flat":
-            return {"kind": "flat"}
+        if self.kind in ("flat", "sq8", AUTO):
+            return {"kind": self.kind}
         if self.kind == "hnsw":
             return {"kind": "hnsw", "M": self.hnsw_m, "efConstruction": self.ef_construction}
         if self.kind == "ivf_flat":
@@ -76,6 +90,38 @@ class BuiltIndex:
     settings: IndexSettings  # effective settings (after adapting to the data)
     notes: list[str] = field(default_factory=list)
     build_s: float = 0.0
+    engine: dict = field(default_factory=dict)  # {"auto", "kind", "reason"}: who chose the index and why
+
+
+def choose_engine(n: int, d: int) -> tuple[str, str]:
+    """The index kind for n vectors of d dims, and one line saying why (the "auto" choice).
+
+    Exact search costs n x d multiply-adds per query; while that is cheap (<= ~1 ms) nothing
+    beats it, and it is exact. Past it, a graph (HNSW) visits a few thousand vectors instead."""
+    floats = int(n) * int(d)
+    est_ms = floats * FLAT_NS_PER_FLOAT / 1e6
+    size = f"{n:,} vectors x {d} dims = {floats / 1e6:.1f} M floats"
+    limit = f"{AUTO_FLAT_MAX_FLOATS / 1e6:.0f} M"
+    if floats <= AUTO_FLAT_MAX_FLOATS:
+        return "flat", (f"auto -> Flat (exact): {size} <= {limit}, so one exact query costs "
+                        f"~{est_ms:.2f} ms on one thread.")
+    return "hnsw", (f"auto -> HNSW (M={AUTO_HNSW['hnsw_m']}, efSearch={AUTO_HNSW['ef_search']}): {size} "
+                    f"> {limit}, so one exact query would cost ~{est_ms:.1f} ms or more; the graph "
+                    f"answers in well under 1 ms at recall@10 ~0.95+.")
+
+
+def resolve_auto(settings: "IndexSettings", n: int, d: int) -> tuple["IndexSettings", dict]:
+    """Settings with "auto" replaced by the chosen kind (and its knobs) -> (settings, engine)."""
+    s = IndexSettings(**asdict(settings)).validate()
+    if s.kind != AUTO:
+        return s, {"auto": False, "kind": s.kind,
+                   "reason": f"{INDEX_LABELS[s.kind]}: chosen in the settings."}
+    kind, reason = choose_engine(n, d)
+    s.kind = kind
+    if kind == "hnsw":
+        for name, value in AUTO_HNSW.items():
+            setattr(s, name, value)
+    return s, {"auto": True, "kind": kind, "reason": reason}
 
 
 def _largest_divisor_at_most(d: int, m: int) -> int:
@@ -87,7 +133,7 @@ def _largest_divisor_at_most(d: int, m: int) -> int:
 
 def adapt_settings(settings: IndexSettings, n: int, d: int) -> tuple[IndexSettings, list[str]]:
     """Make the requested settings feasible for n vectors of dimension d; say what changed."""
-    s = IndexSettings(**asdict(settings)).validate()
+    s, _ = resolve_auto(settings, n, d)
     notes: list[str] = []
     if s.kind in ("ivf_flat", "ivf_pq"):
         # k-means wants ~39 points per centroid; at the very least one per centroid.
@@ -121,11 +167,14 @@ def build_index(vectors: np.ndarray, settings: IndexSettings) -> BuiltIndex:
     if vectors.ndim != 2 or len(vectors) == 0:
         raise InputError("There are no vectors to index: the corpus is empty.")
     n, d = vectors.shape
+    _, engine = resolve_auto(settings, n, d)
     s, notes = adapt_settings(settings, n, d)
     t0 = time.perf_counter()
     ip = faiss.METRIC_INNER_PRODUCT
     if s.kind == "flat":
         index = faiss.IndexFlatIP(d)
+    elif s.kind == "sq8":  # one byte per dimension: 4x fewer bytes to read than float32
+        index = faiss.IndexScalarQuantizer(d, faiss.ScalarQuantizer.QT_8bit, ip)
     elif s.kind == "hnsw":
         index = faiss.IndexHNSWFlat(d, s.hnsw_m, ip)
         index.hnsw.efConstruction = s.ef_construction
@@ -138,7 +187,7 @@ def build_index(vectors: np.ndarray, settings: IndexSettings) -> BuiltIndex:
     index.add(vectors)
     build_s = time.perf_counter() - t0
     apply_query_params(index, s)
-    return BuiltIndex(index=index, settings=s, notes=notes, build_s=build_s)
+    return BuiltIndex(index=index, settings=s, notes=notes, build_s=build_s, engine=engine)
 
 
 def apply_query_params(index: faiss.Index, s: IndexSettings) -> None:
@@ -156,11 +205,32 @@ def _as_ivf(index):
         return None
 
 
+@contextlib.contextmanager
+def one_thread():
+    """FAISS on one OpenMP thread for the block, then as before. One query is far too little
+    work to split: on a busy 2-core box two threads made a 10k Flat query 16 ms, one 0.3 ms.
+    (libgomp keeps this setting per calling thread, so other requests are not affected.)"""
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
 def search(index: faiss.Index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """-> (scores, ids), each (nq, k); ids of -1 (not enough results) are left to the caller."""
+    """-> (scores, ids), each (nq, k); ids of -1 (not enough results) are left to the caller.
+    A single query runs on one thread (see `one_thread`)."""
     q = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
     k = max(1, min(int(k), index.ntotal))
-    return index.search(q, k)
+    before = faiss.omp_get_max_threads() if len(q) == 1 else 1
+    if before == 1:
+        return index.search(q, k)
+    faiss.omp_set_num_threads(1)  # one_thread(), inlined: this is the per-query hot path
+    try:
+        return index.search(q, k)
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def exact_neighbours(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
@@ -200,10 +270,12 @@ def measure(built: BuiltIndex, vectors: np.ndarray, k: int = 10, n_queries: int 
     exact = exact_neighbours(vectors, q, k)
     approx = index.search(q, k)[1]
     lat = []
-    for row in q[: min(50, len(q))]:
-        t0 = time.perf_counter()
-        index.search(row[None, :], k)
-        lat.append((time.perf_counter() - t0) * 1000)
+    with one_thread():  # as the app searches: one query, one thread
+        for row in q[: min(50, len(q))]:
+            row = np.ascontiguousarray(row[None, :])
+            t0 = time.perf_counter()
+            index.search(row, k)
+            lat.append((time.perf_counter() - t0) * 1000)
     return {
         "count": int(index.ntotal),
         "dims": int(vectors.shape[1]),
@@ -219,6 +291,7 @@ def measure(built: BuiltIndex, vectors: np.ndarray, k: int = 10, n_queries: int 
         "recall_at_k": round(recall_at_k(approx, exact, k), 4),
         "recall_queries": int(len(q)),
         "notes": list(built.notes),
+        "engine": dict(built.engine),
     }
 
 

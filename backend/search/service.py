@@ -78,6 +78,7 @@ class IndexEntry:
 class SessionState:
     entry: IndexEntry | None = None
     query_params: tuple = (16, 8)
+    engine: dict | None = None  # the current index's engine choice and why (index.resolve_auto)
     last_used: float = field(default_factory=time.monotonic)
     upload: tuple[str, bytes] | None = None  # the last uploaded file (its temp copy is deleted once read)
 
@@ -188,6 +189,7 @@ class SearchService:
               recall_k: int = 10) -> dict:
         """Embed + index `corpus` and make it the session's current index. -> stats dict."""
         settings = IndexSettings(**asdict(settings)).validate()
+        settings, engine = si.resolve_auto(settings, len(corpus), embedding_dim(embedder))
         st = self._session(session_id)
         key = f"{corpus.content_hash}|{embedder.name}|{settings.key()}"
         entry = None
@@ -224,10 +226,12 @@ class SearchService:
         with self._lock:
             st.entry = entry
             st.query_params = q
+            st.engine = engine
             st.last_used = time.monotonic()
             self._enforce_memory(keep=session_id)
         stats = dict(stats)
         stats["settings"] = {**stats["settings"], "ef_search": q[0], "nprobe": q[1]}
+        stats["engine"] = engine  # per call: auto and an explicit choice share one built index
         stats["corpus"] = corpus.name
         stats["shared"] = shared
         stats["corpus_notes"] = list(corpus.notes)
@@ -348,6 +352,7 @@ class SearchService:
             "corpus": entry.corpus.name,
             "count": n,
             "index_type": entry.stats["index_type"],
+            "engine": self._session(session_id).engine,
             "results": results,
             "notes": notes,
             "timing_ms": {"encode": round((t1 - t0) * 1000, 2), "search": round((t2 - t1) * 1000, 3),
@@ -373,7 +378,7 @@ class SearchService:
                              f"benchmark script (bench/search.py) for large corpora.")
         nlist = max(1, min(1024, int(4 * np.sqrt(n)), n // 39 or 1))
         d = x.shape[1]
-        configs = [("Flat", IndexSettings("flat"))]
+        configs = [("Flat", IndexSettings("flat")), ("SQ8", IndexSettings("sq8"))]
         configs += [(f"HNSW M32 efS{e}", IndexSettings("hnsw", hnsw_m=32, ef_construction=40,
                                                         ef_search=e)) for e in (16, 64, 128)]
         configs += [(f"IVF{nlist} nprobe{p}", IndexSettings("ivf_flat", nlist=nlist, nprobe=p))
@@ -419,6 +424,7 @@ class SearchService:
         out = {
             "method": "PCA",
             "explained_variance": pca["explained"],
+            "dims": int(entry.vectors.shape[1]),
             "total_points": n,
             "shown_points": int(len(idx)),
             "downsampled": bool(n > max_points),
@@ -434,6 +440,12 @@ class SearchService:
             q = (np.asarray(query_vector, dtype=np.float32).reshape(1, -1) - pca["mean"]) @ pca["components"].T
             out["query"] = {"x": float(q[0, 0]), "y": float(q[0, 1])}
         return out
+
+
+def embedding_dim(embedder: Embedder) -> int:
+    """The embedder's output size, known before embedding (for the auto engine choice)."""
+    config = getattr(embedder.model, "config", None)
+    return int(getattr(config, "hidden_size", 0) or 384)
 
 
 def _apply(entry: IndexEntry, q: tuple) -> None:

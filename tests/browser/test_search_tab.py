@@ -6,13 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-try:
-    from tests.browser.conftest import shot
-except ImportError:  # the helper lives with the lead's fixtures; keep the test runnable
-    def shot(page, name):
-        import os
-        os.makedirs("tests/artifacts", exist_ok=True)
-        page.screenshot(path=f"tests/artifacts/{name}.png", full_page=True)
+from tests.browser.conftest import open_raw_json, overflowing_tables, shot
 
 DOCS = """Lighthouses guide ships along dangerous coasts with bright rotating lamps.
 
@@ -32,10 +26,65 @@ def open_tab(page, app_url):
     expect(page.locator("#search-build")).to_be_visible(timeout=30_000)
 
 
+def choose_upload(page):
+    """The upload controls show only once "Upload a file" is the corpus."""
+    assert page.locator("#search-file").count() == 0 or not page.locator("#search-file").is_visible()
+    page.locator("#search-corpus input[value=upload]").check()
+    expect(page.locator("#search-file")).to_be_visible(timeout=20_000)
+
+
+def test_first_search_needs_no_build(page, app_url):
+    open_tab(page, app_url)
+    # The query is prefilled, the upload / paste / column controls are hidden, Build sits on top.
+    q = page.locator("#search-query textarea, #search-query input").first
+    assert q.input_value() == "how do I keep a model from repeating itself when generating?"
+    for hidden in ("#search-file", "#search-paste"):
+        assert page.locator(hidden).count() == 0 or not page.locator(hidden).is_visible()
+    build_box = page.locator("#search-build").bounding_box()
+    knobs = page.get_by_text("Index knobs").first.bounding_box()
+    assert build_box["y"] < knobs["y"]
+    page.locator("#search-go").click()
+    hits = page.locator("#search-results .tlab-hit")
+    expect(hits.first).to_be_visible(timeout=120_000)
+    assert hits.count() == 5
+    expect(page.locator("#search-stats")).to_contain_text("glossary")
+    expect(page.locator("#search-stats")).to_contain_text("auto -> Flat (exact)")
+    expect(page.locator("#search-map-caption")).to_contain_text("of the variance")
+    expect(page.locator("#search-map .js-plotly-plot")).to_be_visible(timeout=30_000)
+    expect(page.locator("#search-error")).to_be_hidden()
+    assert open_raw_json(page, "#search-tab") == 0
+    assert overflowing_tables(page, "#search-tab") == []
+    shot(page, "search_first_use")
+    # A bad query next: the old hits go, one inline message takes their place.
+    q.fill("   ")
+    page.locator("#search-go").click()
+    expect(page.locator("#search-error")).to_contain_text("empty", timeout=30_000)
+    expect(page.locator("#search-results .tlab-hit")).to_have_count(0)
+    shot(page, "search_error")
+    assert not getattr(page, "blocked_requests", [])
+
+
+def test_compare_and_ask_keep_their_json_collapsed(page, app_url):
+    open_tab(page, app_url)
+    page.locator("#search-go").click()
+    expect(page.locator("#search-results .tlab-hit").first).to_be_visible(timeout=120_000)
+    page.get_by_text("Compare index types on this corpus").click()
+    page.locator("#search-compare").click()
+    expect(page.locator("#search-compare-table")).to_contain_text("SQ8", timeout=180_000)
+    expect(page.locator("#search-compare-plot .js-plotly-plot")).to_be_visible(timeout=30_000)
+    # The legend names every configuration in full (no labels drawn over each other).
+    legend = page.locator("#search-compare-plot .legendtext").all_text_contents()  # SVG text
+    assert "Flat" in legend and "SQ8" in legend and any(t.startswith("HNSW M32") for t in legend)
+    assert open_raw_json(page, "#search-tab") == 0
+    assert overflowing_tables(page, "#search-tab") == []
+    shot(page, "search_compare")
+
+
 def test_upload_build_search_shows_results_and_map(page, app_url, tmp_path):
     f = tmp_path / "facts.txt"
     f.write_text(DOCS)
     open_tab(page, app_url)
+    choose_upload(page)
     page.locator("#search-file input[type=file]").set_input_files(str(f))
     # Uploading switches the corpus choice to "Upload a file".
     expect(page.locator("#search-corpus input[value=upload]")).to_be_checked(timeout=20_000)
@@ -61,8 +110,10 @@ def test_bad_upload_shows_readable_error(page, app_url, tmp_path):
     f = tmp_path / "broken.jsonl"
     f.write_text('{"text": "fine"}\n{not json\n{"text": "also fine"}\n')
     open_tab(page, app_url)
+    choose_upload(page)
     page.locator("#search-file input[type=file]").set_input_files(str(f))
     expect(page.locator("#search-corpus input[value=upload]")).to_be_checked(timeout=20_000)
     page.locator("#search-build").click()
-    expect(page.get_by_text(re.compile(r"not valid JSON objects: line 2"))).to_be_visible(timeout=60_000)
+    expect(page.locator("#search-error")).to_contain_text(re.compile(r"not valid JSON objects: line 2"),
+                                                          timeout=60_000)
     shot(page, "search_tab_error")

@@ -113,8 +113,9 @@ def test_bad_files_give_clear_errors(app_url, tmp_path):
 
 def test_search_bad_inputs(app_url):
     c = Client(app_url, verbose=False)
-    with pytest.raises(Exception, match="build one first"):
-        search(c, "anything")
+    # No index yet and a bad query: refused before the glossary is built for it.
+    with pytest.raises(Exception, match="empty"):
+        search(c, "  ")
     build(c, "paste", paste="one\ntwo\nthree")
     with pytest.raises(Exception, match="empty"):
         search(c, "  ")
@@ -132,3 +133,33 @@ def test_ask_corpus_cites_retrieved_passages(app_url):
     assert out["reader_method"] in ("model", "instruct-fallback")
     assert out["model"]["role"] == "qa" and out["model"]["checkpoint"] in badge
     assert "Answer" in md
+
+
+def test_auto_index_type_picks_flat_for_the_glossary_and_says_why(app_url):
+    from backend.search.corpora import load_glossary
+
+    c = Client(app_url, verbose=False)
+    n = len(load_glossary())
+    md, stats, _ = build(c, "glossary", index_type="auto")
+    assert stats["index_type"] == "Flat (exact)" and stats["settings"]["kind"] == "flat"
+    assert stats["engine"]["auto"] is True and stats["engine"]["kind"] == "flat"
+    assert stats["engine"]["reason"].startswith(f"auto -> Flat (exact): {n:,} vectors x 384 dims")
+    assert "**Engine:** auto -&gt; Flat \\(exact\\)" in md
+    res = search(c, "split words into pieces", 3)
+    assert res["engine"] == stats["engine"] and len(res["results"]) == 3
+    _, sq8, _ = build(c, "glossary", index_type="sq8")
+    assert sq8["index_type"] == "SQ8 (8-bit scalar)" and sq8["engine"]["auto"] is False
+    assert sq8["memory_bytes"] * 3.5 < stats["memory_bytes"]
+    assert sq8["recall_at_k"] >= 0.9
+
+
+def test_first_search_without_a_build_uses_the_glossary(app_url):
+    c = Client(app_url, verbose=False)
+    out = c.predict("make a model smaller by teaching a student to imitate a teacher", 5,
+                    api_name="/search")
+    res = out[2]
+    assert res["corpus"] == "glossary" and res["results"][0]["title"] == "Knowledge distillation"
+    assert res["notes"][0].startswith("No index in this session yet: built the glossary index")
+    assert res["auto_built"]["engine"]["kind"] == "flat"
+    assert len(out) == 4  # /search keeps its outputs: html, map, JSON, badge
+    assert res["map"]["dims"] == 384 and len(res["map"]["explained_variance"]) == 2

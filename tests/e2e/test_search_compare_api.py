@@ -30,11 +30,11 @@ def test_every_index_type_is_measured(compared):
     nlist = max(1, min(1024, int(4 * math.sqrt(n)), n // 39))
     nprobes = sorted({1, min(8, nlist), min(32, nlist)})
     assert [r["label"] for r in rows] == (
-        ["Flat", "HNSW M32 efS16", "HNSW M32 efS64", "HNSW M32 efS128"]
+        ["Flat", "SQ8", "HNSW M32 efS16", "HNSW M32 efS64", "HNSW M32 efS128"]
         + [f"IVF{nlist} nprobe{p}" for p in nprobes]
         + [f"IVF{nlist}-PQ48 nprobe{min(8, nlist)}"])
     assert [r["index_type"] for r in rows] == (
-        ["Flat (exact)"] + ["HNSW"] * 3 + ["IVF-Flat"] * len(nprobes) + ["IVF-PQ"])
+        ["Flat (exact)", "SQ8 (8-bit scalar)"] + ["HNSW"] * 3 + ["IVF-Flat"] * len(nprobes) + ["IVF-PQ"])
     for r in rows:
         assert r["count"] == n and r["dims"] == 384 and r["recall_k"] == 10
         assert r["memory_bytes"] > 0 and r["query_ms_median"] > 0

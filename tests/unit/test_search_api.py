@@ -136,9 +136,38 @@ def test_search_finds_a_passage_by_its_own_text(service):
     json.dumps(res)
 
 
-def test_search_needs_an_index_and_a_query(service):
-    with pytest.raises(InputError, match="build one first"):
-        search.search("nobody", "anything", 3)
+def test_first_search_builds_the_glossary_itself(service):
+    # No index in the session: the glossary is built (auto engine) and searched, and it says so.
+    res = search.search("nobody", "anything", 3)
+    n = len(load_glossary())
+    assert res["corpus"] == "glossary" and res["count"] == n and len(res["results"]) == 3
+    assert res["notes"][0] == (f"No index in this session yet: built the glossary index "
+                               f"({n:,} passages, Flat (exact)) first.")
+    assert res["auto_built"]["engine"]["auto"] is True and res["engine"]["kind"] == "flat"
+    assert res["engine"]["reason"].startswith(f"auto -> Flat (exact): {n:,} vectors x 32 dims")
+    # The next search uses that index: no second build, no note.
+    again = search.search("nobody", "tokens", 2)
+    assert "auto_built" not in again and again["notes"] == []
+    # A bad query fails before anything is built.
+    with pytest.raises(InputError, match="empty"):
+        search.search("nobody2", "   ", 3)
+    assert S.get_service().current("nobody2") is None
+
+
+def test_build_index_reports_the_auto_engine_choice(service):
+    st = build_paste()  # default index type: auto
+    assert st["index_type"] == "Flat (exact)" and st["engine"]["auto"] is True
+    assert st["engine"]["reason"] == ("auto -> Flat (exact): 7 vectors x 32 dims = 0.0 M floats <= 8 M, "
+                                      "so one exact query costs ~0.00 ms on one thread.")
+    st = build_paste("s2", settings=search.index_settings("flat"))
+    assert st["engine"] == {"auto": False, "kind": "flat", "reason": "Flat (exact): chosen in the settings."}
+    assert search.index_settings().kind == "auto"
+    assert search.index_settings("sq8").kind == "sq8"
+    with pytest.raises(InputError, match="index_type"):
+        search.index_settings("annoy")
+
+
+def test_search_needs_a_query(service):
     build_paste()
     with pytest.raises(InputError, match="empty"):
         search.search("s1", "   ", 3)
@@ -147,8 +176,12 @@ def test_search_needs_an_index_and_a_query(service):
 def test_drop_session_forgets_the_index(service):
     build_paste()
     search.drop_session("s1")
+    assert S.get_service().current("s1") is None
+    # Its pasted passages are gone: a search now gets the glossary, built afresh.
+    res = search.search("s1", "bees", 3)
+    assert res["corpus"] == "glossary" and "auto_built" in res
     with pytest.raises(InputError, match="build one first"):
-        search.search("s1", "bees", 3)
+        search.compare_indexes("s3", 5)
     search.drop_session("")  # a page without a session: nothing to do
 
 
@@ -190,7 +223,7 @@ def test_compare_indexes_over_the_session_vectors(service):
     calls = []
     rows = search.compare_indexes("s1", 5, progress=lambda f, d: calls.append(d))
     # 7 vectors: nlist = 1, so both nprobe values collapse to 1; pq_m = largest of 48.. dividing 32.
-    assert [r["label"] for r in rows] == ["Flat", "HNSW M32 efS16", "HNSW M32 efS64",
+    assert [r["label"] for r in rows] == ["Flat", "SQ8", "HNSW M32 efS16", "HNSW M32 efS64",
                                           "HNSW M32 efS128", "IVF1 nprobe1", "IVF1-PQ32 nprobe1"]
     assert {r["index_type"] for r in rows} == set(search.INDEX_LABELS.values())
     assert rows[0]["recall_at_k"] == 1.0 and all(r["recall_k"] == 5 for r in rows)
