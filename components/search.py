@@ -13,8 +13,8 @@ import gradio as gr
 
 from backend import search
 from components.common import (
-    LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
-    md_text, model_badge, raw_json, user_errors,
+    BATCH_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, error_box,
+    file_path, md_text, model_badge, raw_json, user_errors,
 )
 from components.search_plots import map_caption, map_figure, tradeoff_figure
 
@@ -279,8 +279,8 @@ def build() -> None:
                          api_name="build_index", **LONG_LANE)
     clear_on_error(ev, [stats_md, stats_json, badge], box)
     search_outputs = [results, plot, results_json, badge]
-    for ev in (search_btn.click(run_search, [query, k], search_outputs, api_name="search", **MODEL_QUEUE),
-               query.submit(run_search, [query, k], search_outputs, api_visibility="private", **MODEL_QUEUE)):
+    for ev in (search_btn.click(run_search, [query, k], search_outputs, api_name="search", **BATCH_LANE),
+               query.submit(run_search, [query, k], search_outputs, api_visibility="private", **BATCH_LANE)):
         clear_on_error(ev, [results, plot, results_json, badge, caption], box)
         ev.success(after_search, [results_json], [caption, stats_md], queue=False, api_visibility="private")
     ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
