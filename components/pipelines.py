@@ -8,13 +8,20 @@ highlight where a person would rather look than read, and the raw JSON (the API 
 
 from __future__ import annotations
 
+import logging
+
 import gradio as gr
 
 from backend import pipelines
+from backend.errors import LabError
 from components import pipelines_plots as show
-from components.common import LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, model_box, user_errors
+from components.common import (
+    BATCH_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
+    md_text, model_box, raw_json, user_errors,
+)
 from components.pipelines_examples import (
-    LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, QUESTION, REPLY_PROMPT,
+    LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, MASK_EXAMPLES, NER_EXAMPLE, NER_EXAMPLE_2, PRAISE,
+    QA_CONTEXT, QA_QUESTIONS, QUESTION, REPLY_PROMPT, SUMMARY_EXAMPLE, SUMMARY_REFERENCE, EIFFEL, EIFFEL_SUMMARY,
 )
 
 LANGUAGES = [("English", "en"), ("German", "de"), ("French", "fr"), ("Spanish", "es"),
@@ -26,8 +33,10 @@ MODEL_BOX_INFO = ("Empty: the profile's model. Or a Hugging Face Hub id, or a lo
 # ---------------------------------------------------------------------------- handlers
 
 @user_errors
-def run_classify(text, batch, label_descriptions, model_box, progress=gr.Progress()):
-    r = pipelines.classify(text, batch, label_descriptions, override=model_box, progress=progress)
+def run_classify(text, batch, label_descriptions, model_box, request: gr.Request = None, progress=gr.Progress()):
+    # The session id lets a session that chose "Use in Pipelines" (Train tab) get its own classifier.
+    r = pipelines.classify(text, batch, label_descriptions, override=model_box, progress=progress,
+                           session_id=getattr(request, "session_hash", None))
     return show.badge(r), show.label_bars(r["results"], "Label scores"), show.label_table(r["results"]), r
 
 
@@ -69,7 +78,7 @@ def run_translate(text, source, target, max_new_tokens, num_beams, reference, mo
 @user_errors
 def run_fill_mask(text, top_k, model_box, progress=gr.Progress()):
     r = pipelines.fill_mask(text, top_k, override=model_box, progress=progress)
-    return show.badge(r), show.mask_bars(r["candidates"]), show.mask_rows(r["candidates"]), r
+    return show.badge(r), show.mask_bars(r), show.mask_rows(r["candidates"]), r
 
 
 @user_errors
@@ -80,6 +89,33 @@ def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, nu
     return show.badge(r), r["generated_text"], r
 
 
+@user_errors  # a cancel (Stop) closes the generator, which stops generation
+def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
+                    progress=gr.Progress()):
+    """The Generate button: the text grows token by token, with a counter; then the result."""
+    stream = pipelines.generate_text_stream(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
+                                            num_beams, seed, override=model_box, progress=progress)
+    total = max_new_tokens
+    first = show.token_counter(0, total)
+    if strategy == "beam":
+        first = "Beam search keeps several sequences: the text shows when it is done…"
+    hidden = gr.update(value="", visible=False)
+    yield "", "", first, None, hidden  # no stale result while this one runs
+    try:
+        for completion, n, r in stream:
+            if r is None:
+                yield gr.skip(), _joined(prompt, completion), show.token_counter(n, total), gr.skip(), gr.skip()
+            else:
+                yield show.badge(r), r["generated_text"], show.token_counter(n, total, r), r, gr.skip()
+    except LabError as exc:  # shown inline only: a raised error would badge every output "Error"
+        logging.getLogger("transformers_lab.input").info("stream_generate: %s", str(exc).replace("\n", " ")[:300])
+        yield "", "", "", None, gr.update(value=f"**⚠️ {md_text(str(exc))}**", visible=True)
+
+
+def _joined(prompt, completion: str) -> str:
+    return (prompt if isinstance(prompt, str) else "") + completion
+
+
 # ------------------------------------------------------------------------------- build
 
 def _model_box(task: str):
@@ -87,7 +123,7 @@ def _model_box(task: str):
 
 
 def _json(task: str):
-    return gr.JSON(label="Result (JSON, as the API returns it)", open=False, elem_id=f"pl-{task}-json")
+    return raw_json(elem_id=f"pl-{task}-json")  # collapsed: the formatted result comes first
 
 
 def _batch_box():
@@ -100,20 +136,24 @@ def _build_classify() -> None:
             text = Textbox(label="Text", lines=6, value=LETTER)
             batch = _batch_box()
             desc = Textbox(label="Label descriptions (embedding-similarity method only)", lines=2,
-                              value=pipelines.SENTIMENT_DEFAULT,
-                              info="LABEL: description, one per line. A dedicated classifier ignores them.")
+                           value=pipelines.SENTIMENT_DEFAULT,
+                           info="LABEL: description, one per line. Used only when the model box names an "
+                                "embedding model; a trained classifier (offline: feature extraction) ignores them.")
             model = _model_box("classify")
             go_btn = gr.Button("Classify", variant="primary", elem_id="pl-classify-run")
             gr.Examples([[LETTER, False], [PRAISE, False], ["\n".join([LETTER, PRAISE, QUESTION]), True]],
                         [text, batch], example_labels=["The complaint letter", "A happy customer",
                                                        "Batch: three messages"], cache_examples=False)
         with gr.Column():
+            box = error_box("pl-classify-error")
             badge = gr.Markdown(elem_id="pl-classify-badge")
             plot = gr.Plot(label="Label scores", elem_id="pl-classify-plot")
-            table = gr.Dataframe(headers=show.LABEL_HEADERS, label="Per text", wrap=True)
+            table = gr.Dataframe(headers=show.LABEL_HEADERS, label="Per text", wrap=True,
+                                 column_widths=show.LABEL_WIDTHS, elem_id="pl-classify-table")
             out = _json("classify")
-    go_btn.click(run_classify, [text, batch, desc, model], [badge, plot, table, out],
-                 api_name="classify", **MODEL_QUEUE)
+    ev = go_btn.click(run_classify, [text, batch, desc, model], [badge, plot, table, out],
+                      api_name="classify", **BATCH_LANE)
+    clear_on_error(ev, [badge, plot, table, out], box)
 
 
 def _build_zero_shot() -> None:
@@ -133,75 +173,91 @@ def _build_zero_shot() -> None:
                         [text, labels, multi], example_labels=["The complaint letter", "A question, multi-label"],
                         cache_examples=False)
         with gr.Column():
+            box = error_box("pl-zero_shot-error")
             badge = gr.Markdown(elem_id="pl-zero_shot-badge")
             plot = gr.Plot(label="Label scores", elem_id="pl-zero_shot-plot")
-            table = gr.Dataframe(headers=show.LABEL_HEADERS, label="Per text", wrap=True)
+            table = gr.Dataframe(headers=show.LABEL_HEADERS, label="Per text", wrap=True,
+                                 column_widths=show.LABEL_WIDTHS, elem_id="pl-zero_shot-table")
             out = _json("zero_shot")
-    go_btn.click(run_zero_shot, [text, labels, multi, template, batch, model], [badge, plot, table, out],
-                 api_name="zero_shot", **MODEL_QUEUE)
+    ev = go_btn.click(run_zero_shot, [text, labels, multi, template, batch, model], [badge, plot, table, out],
+                      api_name="zero_shot", **BATCH_LANE)
+    clear_on_error(ev, [badge, plot, table, out], box)
 
 
 def _build_ner() -> None:
     with gr.Row():
         with gr.Column():
-            text = Textbox(label="Text", lines=6, value=LETTER)
+            text = Textbox(label="Text", lines=6, value=NER_EXAMPLE)
             agg = Radio(["simple", "first", "average", "max", "none"], value="simple",
                            label="Aggregation of sub-word tokens (dedicated models)")
             batch = _batch_box()
             model = _model_box("ner")
             go_btn = gr.Button("Find entities", variant="primary", elem_id="pl-ner-run")
-            gr.Examples([[LETTER, False], ["\n".join([LETTER_START, PRAISE, QUESTION]), True]], [text, batch],
-                        example_labels=["The complaint letter", "Batch: three messages"], cache_examples=False)
+            gr.Examples([[NER_EXAMPLE, False], [NER_EXAMPLE_2, False], [LETTER, False],
+                         ["\n".join([NER_EXAMPLE, NER_EXAMPLE_2]), True]], [text, batch],
+                        example_labels=["Tim Cook at Apple", "Marie Curie", "The book's complaint letter",
+                                        "Batch: two sentences"], cache_examples=False)
         with gr.Column():
+            box = error_box("pl-ner-error")
             badge = gr.Markdown(elem_id="pl-ner-badge")
             hl = gr.HighlightedText(label="Entities in the text", show_legend=True, elem_id="pl-ner-highlight")
-            table = gr.Dataframe(headers=["#", "type", "entity", "score", "start", "end"], label="Entities")
+            table = gr.Dataframe(headers=["#", "type", "entity", "score", "start", "end"], label="Entities",
+                                 wrap=True, elem_id="pl-ner-table")
             out = _json("ner")
-    go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
+    ev = go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
+    clear_on_error(ev, [badge, hl, table, out], box)
 
 
 def _build_qa() -> None:
     with gr.Row():
         with gr.Column():
-            context = Textbox(label="Context", lines=6, value=LETTER)
-            question = Textbox(label="Question", value="What does the customer want?")
-            top_n = Slider(1, 10, value=3, step=1, label="Top-n answer spans")
+            context = Textbox(label="Context", lines=6, value=QA_CONTEXT)
+            question = Textbox(label="Question", value=QA_QUESTIONS[0])
+            top_n = Slider(1, 10, value=3, step=1, label="Top-n answer spans",
+                           info="A dedicated QA model ranks spans; the offline fallback returns one answer.")
             model = _model_box("qa")
             go_btn = gr.Button("Answer", variant="primary", elem_id="pl-qa-run")
-            gr.Examples([[LETTER, "What does the customer want?"], [LETTER, "Where was the figure ordered from?"],
-                         [LETTER, "What is the order number?"]], [context, question],
-                        example_labels=["What does the customer want?", "Where from?", "Order number?"],
+            gr.Examples([[QA_CONTEXT, q] for q in QA_QUESTIONS] + [[LETTER, "What does the customer want?"]],
+                        [context, question], example_labels=[*QA_QUESTIONS, "The book's letter: what is wanted?"],
                         cache_examples=False)
         with gr.Column():
+            box = error_box("pl-qa-error")
             badge = gr.Markdown(elem_id="pl-qa-badge")
             answer = gr.Markdown(elem_id="pl-qa-answer")
             hl = gr.HighlightedText(label="Answer in the context", show_legend=True, elem_id="pl-qa-highlight")
-            table = gr.Dataframe(headers=["rank", "answer", "score", "start", "end", "match"], label="Top-n spans")
+            table = gr.Dataframe(headers=["#", "score", "answer", "match", "start", "end"], label="Top-n spans",
+                                 wrap=True, column_widths=["8%", "12%", "44%", "12%", "12%", "12%"],
+                                 elem_id="pl-qa-table")
             out = _json("qa")
-    go_btn.click(run_qa, [context, question, top_n, model], [badge, answer, hl, table, out],
-                 api_name="qa", **LONG_LANE)
+    ev = go_btn.click(run_qa, [context, question, top_n, model], [badge, answer, hl, table, out],
+                      api_name="qa", **LONG_LANE)
+    clear_on_error(ev, [badge, answer, hl, table, out], box)
 
 
 def _build_summarize() -> None:
     with gr.Row():
         with gr.Column():
-            text = Textbox(label="Text", lines=6, value=LETTER)
+            text = Textbox(label="Text", lines=6, value=SUMMARY_EXAMPLE)
             with gr.Row():
                 max_new = Slider(8, 256, value=60, step=1, label="Max new tokens")
                 min_new = Slider(0, 128, value=10, step=1, label="Min new tokens")
                 beams = Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
-            reference = Textbox(label="Reference summary (optional: gives ROUGE)", lines=2, value=LETTER_SUMMARY)
+            reference = Textbox(label="Reference summary (optional: gives ROUGE)", lines=2,
+                                value=SUMMARY_REFERENCE)
             model = _model_box("summarize")
             go_btn = gr.Button("Summarize", variant="primary", elem_id="pl-summarize-run")
-            gr.Examples([[LETTER, LETTER_SUMMARY]], [text, reference], example_labels=["The complaint letter"],
-                        cache_examples=False)
+            gr.Examples([[SUMMARY_EXAMPLE, SUMMARY_REFERENCE], [EIFFEL, EIFFEL_SUMMARY], [LETTER, LETTER_SUMMARY]],
+                        [text, reference], example_labels=["The wrong parcel (short)", "The Eiffel Tower",
+                                                           "The book's complaint letter"], cache_examples=False)
         with gr.Column():
+            box = error_box("pl-summarize-error")
             badge = gr.Markdown(elem_id="pl-summarize-badge")
             summary = Textbox(label="Summary", lines=4, interactive=False, elem_id="pl-summarize-output")
             plot = gr.Plot(label="ROUGE", elem_id="pl-summarize-plot")
             out = _json("summarize")
-    go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], [badge, summary, plot, out],
-                 api_name="summarize", **LONG_LANE)
+    ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], [badge, summary, plot, out],
+                      api_name="summarize", **LONG_LANE)
+    clear_on_error(ev, [badge, summary, plot, out], box)
 
 
 def _build_translate() -> None:
@@ -221,12 +277,14 @@ def _build_translate() -> None:
             gr.Examples([[LETTER_START, LETTER_GERMAN_START]], [text, reference],
                         example_labels=["The letter's first sentence"], cache_examples=False)
         with gr.Column():
+            box = error_box("pl-translate-error")
             badge = gr.Markdown(elem_id="pl-translate-badge")
             translation = Textbox(label="Translation", lines=4, interactive=False, elem_id="pl-translate-output")
             pair = gr.Markdown(elem_id="pl-translate-pair")
             out = _json("translate")
-    go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model], [badge, translation, pair, out],
-                 api_name="translate", **LONG_LANE)
+    ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
+                      [badge, translation, pair, out], api_name="translate", **LONG_LANE)
+    clear_on_error(ev, [badge, translation, pair, out], box)
 
 
 def _build_generate_text() -> None:
@@ -235,7 +293,7 @@ def _build_generate_text() -> None:
             prompt = Textbox(label="Prompt", lines=6, value=REPLY_PROMPT)
             strategy = Radio(["greedy", "sample", "beam"], value="greedy", label="Strategy")
             with gr.Row():
-                max_new = Slider(1, 256, value=48, step=1, label="Max new tokens")
+                max_new = Slider(1, 256, value=48, step=1, label="Max new tokens", elem_id="pl-generate_text-max")
                 temperature = Slider(0.05, 2.0, value=0.7, step=0.05, label="Temperature")
                 beams = Slider(1, 8, value=4, step=1, label="Beams")
             with gr.Row():
@@ -243,37 +301,54 @@ def _build_generate_text() -> None:
                 top_p = Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p")
                 seed = Number(value=0, precision=0, label="Seed")
             model = _model_box("generate_text")
-            go_btn = gr.Button("Generate", variant="primary", elem_id="pl-generate_text-run")
+            with gr.Row():
+                go_btn = gr.Button("Generate", variant="primary", elem_id="pl-generate_text-run")
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="pl-generate_text-stop")
             gr.Examples([[REPLY_PROMPT]], [prompt], example_labels=["Reply to the letter"], cache_examples=False)
         with gr.Column():
+            box = error_box("pl-generate_text-error")
             badge = gr.Markdown(elem_id="pl-generate_text-badge")
+            counter = gr.Markdown(elem_id="pl-generate_text-counter")
             generated = Textbox(label="Generated text", lines=10, interactive=False,
                                    elem_id="pl-generate_text-output")
             out = _json("generate_text")
-    go_btn.click(run_generate, [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model],
-                 [badge, generated, out], api_name="generate_text", **LONG_LANE)
+    inputs = [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model]
+    # The button streams (not an API); /generate_text keeps its one-shot result for scripts.
+    # No clear_on_error here: a Stop counts as a failure and would blank the text streamed so far.
+    # The handler blanks the old result itself and puts an input error in the box.
+    ev = go_btn.click(stream_generate, inputs, [badge, generated, counter, out, box], api_visibility="private",
+                      **LONG_LANE)
+    stop_btn.click(lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], cancels=[ev],
+                   queue=False, api_visibility="private")
+    api_btn = gr.Button(visible=False)
+    api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **LONG_LANE)
 
 
 def _build_fill_mask() -> None:
     with gr.Row():
         with gr.Column():
-            text = Textbox(label="Text with one [MASK]", lines=3,
-                              value="I ordered a Megatron action [MASK] from your online store.")
-            top_k = Slider(1, 20, value=5, step=1, label="Top-k tokens")
+            gr.Markdown("The book's fill-mask model is BERT, a masked LM that reads both sides of the mask. "
+                        "Offline (`local` profile) none ships, so the **decoder** fills it: it proposes the "
+                        "words likeliest after the text left of the mask, then scores the whole sentence with "
+                        "each one in place, so the right side counts too. Both scores are shown.")
+            text = Textbox(label="Text with one [MASK] (or <mask>)", lines=3, value=MASK_EXAMPLES[0][1],
+                           elem_id="pl-fill_mask-text")
+            top_k = Slider(1, 20, value=5, step=1, label="Top-k words")
             model = _model_box("fill_mask")
             go_btn = gr.Button("Fill", variant="primary", elem_id="pl-fill_mask-run")
-            gr.Examples([["I ordered a Megatron action [MASK] from your online store."],
-                         ["Instead I found an Optimus [MASK] figure in the parcel."]], [text],
-                        example_labels=["Megatron action [MASK]", "Optimus [MASK]"], cache_examples=False)
-            gr.Markdown("Fill-mask needs a masked language model (the book's is BERT). None ships "
-                        "with the `local` profile: enter a Hub id or a local directory above.")
+            gr.Examples([[t] for _, t in MASK_EXAMPLES], [text], example_labels=[n for n, _ in MASK_EXAMPLES],
+                        cache_examples=False)
         with gr.Column():
+            box = error_box("pl-fill_mask-error")
             badge = gr.Markdown(elem_id="pl-fill_mask-badge")
-            plot = gr.Plot(label="Top-k tokens", elem_id="pl-fill_mask-plot")
-            table = gr.Dataframe(headers=["token", "probability", "sequence"], label="Candidates", wrap=True)
+            plot = gr.Plot(label="Top-k words", elem_id="pl-fill_mask-plot")
+            table = gr.Dataframe(headers=show.DECODER_MASK_HEADERS, label="Candidates", wrap=True,
+                                 column_widths=["18%", "13%", "14%", "10%", "14%", "31%"],
+                                 elem_id="pl-fill_mask-table")
             out = _json("fill_mask")
-    go_btn.click(run_fill_mask, [text, top_k, model], [badge, plot, table, out], api_name="fill_mask",
-                 **MODEL_QUEUE)
+    ev = go_btn.click(run_fill_mask, [text, top_k, model], [badge, plot, table, out], api_name="fill_mask",
+                      **MODEL_QUEUE)
+    clear_on_error(ev, [badge, plot, table, out], box)
 
 
 SUBTABS = [
@@ -293,10 +368,12 @@ def build() -> None:
     gr.Markdown(
         "The book opens by running `pipeline()` on a customer's complaint letter. Each task below "
         "shows which checkpoint served it, where it came from and how long it took. Offline "
-        "(`local` profile), classification is done by **embedding similarity** and NER, QA, "
-        "summarization and translation by an **instruct-model fallback**: said next to each result."
+        "(`local` profile), sentiment is a **logistic regression on the encoder's features**, trained "
+        "once on the shipped sentiment set, zero-shot is **embedding similarity**, NER, QA, "
+        "summarization and translation by an **instruct-model fallback**, and fill-mask by the **decoder** "
+        "(candidates from the left context, reranked by the whole sentence): said at the top of each result."
     )
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap"):
         for name, build_task in SUBTABS:
             with gr.Tab(name):
                 build_task()

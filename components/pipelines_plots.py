@@ -6,13 +6,26 @@ import plotly.graph_objects as go
 
 from components.common import md_text, model_badge, short
 
-LABEL_HEADERS = ["#", "text", "top label", "score", "all scores"]
+LABEL_HEADERS = ["#", "top label", "score", "text", "all scores"]  # key columns first
+LABEL_WIDTHS = ["7%", "17%", "11%", "38%", "27%"]  # percentages: "auto" took the whole width
+FALLBACK_BADGE = "`fallback: small chat model, English`"
+FINISH_WORDS = {"eos": "the model ended the text", "length": "reached max new tokens",
+                "stopped": "stopped by you", "time budget": "stopped at the time budget"}
 
 
 def badge(result: dict) -> str:
-    """Which checkpoint served the result (common badge), the method, and any notices."""
-    text = model_badge(result["model"], result["seconds"])
-    text += f"\n\n**method:** {md_text(result['method'])}"
+    """Which checkpoint served the result (common badge), the method, and any notices.
+
+    A fallback says so first, where a reader looks before reading the result."""
+    text = ""
+    if result.get("method") == "instruct-fallback":
+        text = f"{FALLBACK_BADGE} weaker than the book's dedicated model; answers may be wrong\n\n"
+    text += model_badge(result["model"], result["seconds"])
+    method = result.get("method_label") or result["method"]
+    text += f"\n\n**method:** {md_text(method)}"
+    finish = result.get("finish_reason") or (result.get("decoding") or {}).get("finish_reason")
+    if finish in ("stopped", "time budget"):
+        text += f" · **{FINISH_WORDS[finish]}**"
     if result.get("scoring"):
         text += f" · scores: {md_text(result['scoring'])}"
     for note in result.get("notices", []):
@@ -36,7 +49,7 @@ def label_table(results: list[dict]) -> list[list]:
     rows = []
     for i, res in enumerate(results, 1):
         scores = dict(zip(res["labels"], res["scores"]))
-        rows.append([i, short(res["sequence"], 80), res["labels"][0], round(res["scores"][0], 4),
+        rows.append([i, res["labels"][0], round(res["scores"][0], 4), short(res["sequence"], 200),
                      ", ".join(f"{k}: {v:.3f}" for k, v in scores.items())])
     return rows
 
@@ -76,8 +89,9 @@ def answer_highlight(r: dict) -> dict:
 
 
 def answer_rows(r: dict) -> list[list]:
-    return [[i, a["answer"], None if a["score"] is None else round(a["score"], 4), a["start"], a["end"],
-             a.get("match", "")] for i, a in enumerate(r["answers"], 1)]
+    """Rows in the table's order: rank, score, answer, match, start, end (key columns first)."""
+    return [[i, None if a["score"] is None else round(a["score"], 4), a["answer"], a.get("match", ""), a["start"],
+             a["end"]] for i, a in enumerate(r["answers"], 1)]
 
 
 def answer_markdown(r: dict) -> str:
@@ -109,13 +123,56 @@ def bleu_line(r: dict) -> str:
     return info
 
 
-def mask_bars(candidates: list[dict]) -> go.Figure:
-    fig = go.Figure(go.Bar(y=[c["token_str"] for c in candidates][::-1], x=[c["score"] for c in candidates][::-1],
-                           orientation="h", text=[f"{c['score']:.3f}" for c in candidates][::-1]))
-    fig.update_layout(title="P(token | context) at [MASK]", height=260 + 20 * len(candidates),
-                      margin=dict(l=10, r=10, t=40, b=10))
+MASK_HEADERS = ["token", "probability", "sequence"]
+DECODER_MASK_HEADERS = ["word", "rerank score", "P(word | left)", "left rank", "sentence log-lik", "sequence"]
+
+
+def mask_bars(r: dict) -> go.Figure:
+    """The candidates' probabilities; for the decoder, both scores side by side."""
+    cands = r["candidates"][::-1]
+    words = [c["token_str"] for c in cands]
+    fig = go.Figure()
+    if "left_prob" in (r["candidates"][0] if r["candidates"] else {}):
+        fig.add_bar(y=words, x=[c["score"] for c in cands], orientation="h", name="after the rerank (whole sentence)",
+                    text=[f"{c['score']:.3f}" for c in cands], textposition="auto")
+        fig.add_bar(y=words, x=[c["left_prob"] for c in cands], orientation="h", name="P(word | left context)",
+                    text=[f"{c['left_prob']:.3f}" for c in cands], textposition="auto")
+        title = "Decoder fill-mask: left-context candidates, reranked by the whole sentence"
+    else:
+        fig.add_bar(y=words, x=[c["score"] for c in cands], orientation="h",
+                    text=[f"{c['score']:.3f}" for c in cands], textposition="auto")
+        title = "P(token | context) at [MASK]"
+    fig.update_layout(title=title, barmode="group", height=280 + 36 * len(cands),
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.12),
+                      xaxis=dict(range=[0, 1], title="probability"))
     return fig
 
 
-def mask_rows(candidates: list[dict]) -> list[list]:
-    return [[c["token_str"], round(c["score"], 4), c["sequence"]] for c in candidates]
+def mask_rows(candidates: list[dict]):
+    """A table: both scores for the decoder's candidates, the probability for a masked LM's."""
+    import pandas as pd
+
+    if candidates and "left_prob" in candidates[0]:
+        rows = [[c["token_str"], round(c["score"], 4), f"{c['left_prob']:.2e}" if c["left_prob"] < 1e-3
+                 else round(c["left_prob"], 4), c["left_rank"], round(c["sentence_logprob"], 2), c["sequence"]]
+                for c in candidates]
+        return pd.DataFrame(rows, columns=DECODER_MASK_HEADERS)
+    return pd.DataFrame([[c["token_str"], round(c["score"], 4), c["sequence"]] for c in candidates],
+                        columns=MASK_HEADERS)
+
+
+def token_counter(n: int, total, r: dict | None = None) -> str:
+    """While streaming: tokens so far of the maximum; at the end: the count, speed and why it ended."""
+    try:
+        limit = f" / {int(total)}"
+    except (TypeError, ValueError, OverflowError):
+        limit = ""
+    if r is None:
+        return f"**{n}**{limit} new tokens…"
+    d = r.get("decoding") or {}
+    text = f"**{n}**{limit} new tokens"
+    if d.get("tokens_per_s"):
+        text += f" · {d['tokens_per_s']:.1f} tokens/s"
+    if d.get("finish_reason") in FINISH_WORDS:
+        text += f" · {FINISH_WORDS[d['finish_reason']]}"
+    return text

@@ -3,7 +3,9 @@ chapters 2 and 9): zero-shot by embedding similarity, feature extraction + logis
 regression, and fine-tuning; then use the trained model on your own text.
 
 The trained model belongs to the caller's Gradio session (`gr.Request.session_hash`), like a
-search index; the backend keeps it, bounded by idle eviction and a memory budget.
+search index; the backend keeps it, bounded by idle eviction and a memory budget. "Use in
+Pipelines" makes it this session's Classify model; "Download" zips it as a save_pretrained folder.
+Inputs are common's tolerant widgets: the backend checks every value and names the parameter.
 """
 
 from __future__ import annotations
@@ -13,28 +15,39 @@ import html
 import gradio as gr
 
 from backend import training
-from backend.errors import LabError
+from backend.errors import InputError, LabError
 from components import common
-from components.common import MODEL_QUEUE, file_path, model_badge, user_errors
+from components.common import (MODEL_QUEUE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
+                               clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 
 LANE = getattr(common, "LONG_LANE", MODEL_QUEUE)  # training is long work: it queues with other long jobs
 DATASET_CHOICES = [("Emotion: 6 labels, 630 sentences (shipped)", "emotion"),
-                   ("Sentiment: positive / negative / neutral, 470 sentences (shipped)", "sentiment"),
+                   ("Sentiment: positive / negative / neutral, 544 sentences (shipped)", "sentiment"),
                    ("Upload a CSV or JSONL file (text + label columns)", "upload")]
 METHOD_CHOICES = [(METHOD_LABELS[m], m) for m in training.METHODS]
 PREDICT_CHOICES = [("best of this session", ""), ("features + logistic regression", "probe"),
                    ("fine-tuned", "finetune")]
-HARDEST_HEADERS = ["method", "true", "predicted", "loss", "text"]
+HARDEST_HEADERS = ["true", "predicted", "loss", "method", "text"]
 EXAMPLES = ["I can't believe they cancelled the concert an hour before it started!",
             "My little boy drew me a card that says I'm the best mum in the world.",
             "The battery died after two days and support never answered."]
 
 
+class CheckboxGroup(gr.CheckboxGroup):
+    """gr.CheckboxGroup that passes an API caller's value unchanged, so the backend names
+    `methods` in its message (Gradio's own check names neither the parameter nor the choices)."""
+
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
 def _session(request: gr.Request | None) -> str:
     sid = getattr(request, "session_hash", None) if request is not None else None
     if not sid:
-        raise gr.Error("No session: the Train tab keeps your model per browser session; reload the page.")
+        raise InputError("No session: the Train tab keeps your model per browser session; reload the page.")
     return sid
 
 
@@ -64,7 +77,7 @@ def summary_markdown(result: dict) -> str:
 
 
 def hardest_rows(result: dict) -> list[list]:
-    return [[METHOD_LABELS[m], h["true"], h["predicted"], h["loss"], h["text"]]
+    return [[h["true"], h["predicted"], f"{h['loss']:.2f}", METHOD_LABELS[m], h["text"]]
             for m, rows in result.get("hardest", {}).items() for h in rows]
 
 
@@ -132,6 +145,34 @@ def predict(text, method, request: gr.Request):
     return md, r
 
 
+@user_errors
+def use_in_pipelines(on, method, request: gr.Request):
+    """Make (or stop making) this session's trained classifier its Pipelines' Classify model."""
+    r = training.use_trained(_session(request), on, method or "")
+    note = (f"**In use in Pipelines** (Classify, this session only): {md_text(r['model']['checkpoint'])}, "
+            f"{md_text(r['model']['classifier'])}. Untick to go back to the profile's model."
+            if r["in_use"] else "Pipelines' Classify uses the profile's model.")
+    return note, r
+
+
+def _gradio_cache() -> str:
+    from gradio.utils import get_upload_folder
+
+    return get_upload_folder()
+
+
+@user_errors
+def download(method, request: gr.Request):
+    """The session's classifier as a zip: a save_pretrained folder and a model card."""
+    # Written inside Gradio's file cache, so Gradio serves this file instead of keeping a copy
+    # that would outlive the session.
+    r = training.export(_session(request), method or "", root=_gradio_cache())
+    m = r["model"]
+    note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {md_text(m['classifier'])}, "
+            f"test accuracy {m['test_accuracy']:.3f}; files: {md_text(', '.join(r['files']))}.")
+    return r["path"], note
+
+
 def show_estimate(dataset, file, text_column, label_column, epochs, max_examples, max_seconds):
     """Before training: how long fine-tuning should take (no model runs; a bad upload is named)."""
     if dataset == "upload" and not file_path(file):
@@ -164,29 +205,30 @@ def build() -> None:
         "session only.")
     with gr.Row():
         with gr.Column(scale=1):
-            dataset = gr.Radio(DATASET_CHOICES, value="emotion", label="Data", elem_id="train-dataset")
-            file = gr.File(label="Upload (.csv, .tsv, .jsonl)", file_types=[".csv", ".tsv", ".jsonl"],
-                           type="filepath", value=None, elem_id="train-file")
+            dataset = Radio(DATASET_CHOICES, value="emotion", label="Data", elem_id="train-dataset")
+            file = File(label="Upload (.csv, .tsv, .jsonl)", file_types=[".csv", ".tsv", ".jsonl"],
+                        type="filepath", value=None, elem_id="train-file")
             with gr.Row():
-                text_column = gr.Textbox(label="Text column", placeholder="text", value="")
-                label_column = gr.Textbox(label="Label column", placeholder="label", value="")
-            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(training.METHODS), label="Methods",
-                                       elem_id="train-methods")
+                text_column = Textbox(label="Text column", placeholder="text", value="")
+                label_column = Textbox(label="Label column", placeholder="label", value="")
+            methods = CheckboxGroup(METHOD_CHOICES, value=list(training.METHODS), label="Methods",
+                                    elem_id="train-methods")
             with gr.Accordion("Fine-tuning budget", open=False):
-                epochs = gr.Slider(1, 10, value=3, step=1, label="Epochs")
-                max_examples = gr.Slider(16, 5000, value=2000, step=16, label="Max training examples")
-                max_seconds = gr.Slider(5, 600, value=60, step=5, label="Max seconds", elem_id="train-seconds")
-                learning_rate = gr.Number(value=1e-4, label="Learning rate (AdamW, linear decay)")
-                batch_size = gr.Slider(2, 64, value=16, step=2, label="Batch size")
-                seed = gr.Number(value=0, precision=0, label="Seed")
-            learning_curve = gr.Checkbox(True, label="Learning curve (8 / 16 / 32 / 64 / 128 per label, all)")
-            curve_finetune = gr.Checkbox(False, label="...with fine-tuning on the curve (one run per point)")
+                epochs = Slider(1, 10, value=3, step=1, label="Epochs")
+                max_examples = Slider(16, 5000, value=2000, step=16, label="Max training examples")
+                max_seconds = Slider(5, 600, value=60, step=5, label="Max seconds", elem_id="train-seconds")
+                learning_rate = Number(value=1e-4, label="Learning rate (AdamW, linear decay)")
+                batch_size = Slider(2, 64, value=16, step=2, label="Batch size")
+                seed = Number(value=0, precision=0, label="Seed")
+            learning_curve = Checkbox(True, label="Learning curve (8 / 16 / 32 / 64 / 128 per label, all)")
+            curve_finetune = Checkbox(False, label="...with fine-tuning on the curve (one run per point)")
             estimate_md = gr.Markdown(elem_id="train-estimate")
             with gr.Row():
                 train_btn = gr.Button("Train", variant="primary", elem_id="train-go")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="train-stop")
         with gr.Column(scale=2):
             status = gr.Markdown(elem_id="train-status")
+            train_box = error_box("train-error")
             summary = gr.Markdown(elem_id="train-summary")
             loss_plot = gr.Plot(label="Loss", elem_id="train-loss")
             confusion_plot = gr.Plot(label="Confusion matrices", elem_id="train-confusion")
@@ -195,17 +237,28 @@ def build() -> None:
                 map_ft_plot = gr.Plot(label="...and after fine-tuning", elem_id="train-map-finetuned")
             curve_plot = gr.Plot(label="Learning curve", elem_id="train-curve")
             hardest = gr.Dataframe(headers=HARDEST_HEADERS, label="Validation examples with the highest loss",
-                                   interactive=False, wrap=True, elem_id="train-hardest")
-            with gr.Accordion("Result (JSON)", open=False):
-                result_json = gr.JSON(label="result")
+                                   interactive=False, wrap=True, column_widths=["12%", "14%", "8%", "22%", "44%"],
+                                   elem_id="train-hardest")
+            result_json = raw_json(elem_id="train-json")
             with gr.Group():
-                text = gr.Textbox(label="Try the trained model", elem_id="train-text", placeholder=EXAMPLES[0])
+                text = Textbox(label="Try the trained model", elem_id="train-text", placeholder=EXAMPLES[0])
                 with gr.Row():
-                    method = gr.Dropdown(PREDICT_CHOICES, value="", label="Classifier")
+                    method = Dropdown(PREDICT_CHOICES, value="", label="Classifier", elem_id="train-method")
                     predict_btn = gr.Button("Classify", elem_id="train-predict")
                 gr.Examples([[e] for e in EXAMPLES], inputs=[text])
-                prediction = gr.HTML(elem_id="train-prediction-box")
-                prediction_json = gr.JSON(label="prediction", visible=False)
+            predict_box = error_box("train-predict-error")
+            prediction = gr.HTML(elem_id="train-prediction-box")
+            prediction_json = raw_json(elem_id="train-prediction-json")
+            with gr.Row():
+                use_box = Checkbox(False, label="Use in Pipelines (this session's Classify task)",
+                                   elem_id="train-use")
+                download_btn = gr.Button("Download (zip: save_pretrained folder + model card)",
+                                         elem_id="train-download")
+            use_md = gr.Markdown(elem_id="train-use-status")
+            use_json = gr.JSON(visible=False)
+            download_file = gr.File(label="Your classifier", visible=False, interactive=False,
+                                    elem_id="train-download-file")
+            download_md = gr.Markdown(elem_id="train-download-status")
 
     estimate_inputs = [dataset, file, text_column, label_column, epochs, max_examples, max_seconds]
     for widget in (dataset, file, epochs, max_examples, max_seconds):
@@ -215,11 +268,24 @@ def build() -> None:
                     learning_rate, batch_size, learning_curve, curve_finetune, seed]
     train_outputs = [status, summary, loss_plot, confusion_plot, map_plot, map_ft_plot, curve_plot, hardest,
                      result_json]
-    train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
+    ev = train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
+    clear_on_error(ev, train_outputs, train_box)
+    # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
+    ev.success(lambda: (False, "", gr.update(value=None, visible=False), ""), None,
+               [use_box, use_md, download_file, download_md], api_visibility="private")
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
-    predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
-                      **MODEL_QUEUE)
-    text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **MODEL_QUEUE)
+    ev = predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
+                           **MODEL_QUEUE)
+    clear_on_error(ev, [prediction, prediction_json], predict_box)
+    ev = text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **MODEL_QUEUE)
+    clear_on_error(ev, [prediction, prediction_json], predict_box)
+    ev = use_box.input(use_in_pipelines, [use_box, method], [use_md, use_json], api_name="use_trained")
+    ev.failure(lambda: False, None, [use_box], api_visibility="private", queue=False)
+    clear_on_error(ev, [use_md], predict_box)
+    ev = download_btn.click(download, [method], [download_file, download_md], api_name="download_trained",
+                            **MODEL_QUEUE)
+    clear_on_error(ev, [download_file, download_md], predict_box)
+    ev.success(lambda: gr.update(visible=True), None, [download_file], api_visibility="private", queue=False)
     root = gr.context.Context.root_block
     if root is not None:
         root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")

@@ -34,9 +34,12 @@ CASES: dict[str, tuple] = {
     # Train (tiny budget: 16 examples, 1 epoch, <= 5 s of fine-tuning), then use it in the same session.
     "/train": ("sentiment", None, "", "", ["zero_shot", "probe", "finetune"], 1, 16, 5, 1e-4, 8, False, False, 0),
     "/predict_trained": ("The delivery was late and the package arrived damaged.", ""),
+    "/use_trained": (True, ""),  # this session's Pipelines' Classify now uses it (others unaffected)
+    "/download_trained": ("probe",),  # the zip of a save_pretrained folder + model card
 }
-# No local masked LM: fill-mask must fail, but with the app's message, not a GPU error.
-EXPECTED_ERRORS = {"/fill_mask": (("I ordered a Megatron action [MASK].", 3, ""), "masked language model")}
+CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
+# api_name -> (args, part of the message): endpoints that must fail readably (none today).
+EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
 MODEL_FREE = {"/tokenize", "/status"}
 
 

@@ -9,6 +9,7 @@ from backend.pipelines.api import (
     classify,
     fill_mask,
     generate_text,
+    generate_text_stream,
     ner,
     qa,
     summarize,
@@ -26,6 +27,7 @@ __all__ = [
     "translate",
     "fill_mask",
     "generate_text",
+    "generate_text_stream",
     "DEFAULT_TEMPLATE",
     "SENTIMENT_DEFAULT",
 ]

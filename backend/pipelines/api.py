@@ -52,22 +52,42 @@ def _seq2seq_settings(max_new_tokens, min_new_tokens=0, num_beams=0) -> dict:
     return settings
 
 
-@models.gpu_task(duration=60)
 def classify(text, batch: bool = False, label_descriptions: str | None = None,
-             override: str | None = None, progress=None) -> dict:
+             session_id: str | None = None, override: str | None = None, progress=None) -> dict:
     """Sentiment of one text (or one per line in batch mode).
 
     `label_descriptions` (`LABEL: description` lines) steer the embedding-similarity method;
     empty means the sentiment defaults. A dedicated classifier has its own labels: it ignores
-    them, and says so unless they are the untouched defaults.
+    them, and says so unless they are the untouched defaults. A session that chose "Use in
+    Pipelines" in the Train tab (and left the model box empty) gets its own trained classifier.
     """
     texts = _texts(text, batch)
     raw = check_text(label_descriptions, "label_descriptions")
     desc = parse_label_descriptions(raw) if raw else None
+    if session_id and not opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS):
+        from backend import training  # lazy: training imports this package
+
+        mine = training.classify_in_session(session_id, texts, label_notice=bool(raw) and raw != SENTIMENT_DEFAULT)
+        if mine is not None:
+            return mine
+    return _classify(texts, raw, desc, override, progress)
+
+
+@models.gpu_task(duration=60)
+def _classify(texts: list[str], raw: str, desc, override, progress) -> dict:
+    """The profile's (or the model box's) classifier; the offline feature-extraction one is
+    served as a sequence classifier and labelled with its own method."""
     lm = _load("classify", override, progress)
     if lm.method != config.METHOD_EMBEDDING and raw == SENTIMENT_DEFAULT:
         desc = None  # the default descriptions only matter for the embedding method
-    return tasks.classify(lm, texts, label_descriptions=desc)
+    if lm.method != config.METHOD_FEATURES:
+        return tasks.classify(lm, texts, label_descriptions=desc)
+    from dataclasses import replace
+
+    r = tasks.classify(replace(lm, method=config.METHOD_MODEL), texts, label_descriptions=desc)
+    r.update(model=lm.describe(), method=lm.method,
+             scoring="softmax over a logistic regression on mean-pooled encoder hidden states")
+    return r
 
 
 @models.gpu_task(duration=60)
@@ -125,7 +145,8 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
 
 @models.gpu_task(duration=60)
 def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict:
-    """The `top_k` likeliest tokens for the one [MASK] in `text`."""
+    """The `top_k` likeliest words for the one [MASK] (or <mask>) in `text`. Offline the decoder
+    serves it: candidates from the left context, reranked by whole-sentence likelihood."""
     top_k = as_int("top_k", top_k, lo=1, hi=MAX_TOP_K)
     text = check_text(text)
     lm = _load("fill_mask", override, progress)
@@ -139,6 +160,23 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
 
     `seed` None or empty: a random one, reported in the result.
     """
+    prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
+    lm = _load("generate_text", override, progress)
+    return tasks.generate_text(lm, prompt, settings)
+
+
+@models.gpu_task(duration=120)
+def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50,
+                         top_p=0.9, num_beams=4, seed=0, override: str | None = None, progress=None):
+    """`generate_text`, streamed: yields (completion so far, tokens so far, None) as tokens
+    arrive, then (completion, tokens, the `generate_text` result). Closing it stops generation."""
+    prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
+    lm = _load("generate_text", override, progress)
+    yield from tasks.generate_text_stream(lm, prompt, settings)
+
+
+def _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed) -> tuple[str, dict]:
+    """The prompt and the decoding settings, checked (before any model loads)."""
     if seed is None or (isinstance(seed, str) and not seed.strip()):
         seed = None
     else:
@@ -152,5 +190,4 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
     num_beams = as_int("num_beams", num_beams, lo=1, hi=MAX_GEN_BEAMS)
     settings = {"strategy": strategy, "max_new_tokens": max_new_tokens, "temperature": temperature,
                 "top_k": top_k, "top_p": top_p, "num_beams": num_beams, "seed": seed}
-    lm = _load("generate_text", override, progress)
-    return tasks.generate_text(lm, prompt, settings)
+    return prompt, settings

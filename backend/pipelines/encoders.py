@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from backend import batching
+from backend.config import get_settings
 from backend.errors import InputError
 from backend.pipelines.util import forward_inputs, model_max_length, ranked_labels, truncation_notice
 from backend.validation import as_int
@@ -39,8 +41,22 @@ def classify_sequences(model, tokenizer, texts: list[str], batch_size: int = 32)
     notices = [
         truncation_notice(n, limit, f"text on line {i + 1}") for i, n in enumerate(lengths) if n > limit
     ]
+    if len(texts) <= batching.SMALL_REQUEST and batching.enabled():  # shares a forward with concurrent requests
+        def make_run(m):
+            return lambda batch: _label_probs(m, tokenizer, batch, limit, multi, max(batch_size, len(batch)))
+
+        probs = batching.coalescer_for(model, ("classify", id(tokenizer), limit, multi), make_run,
+                                       get_settings().batch_max).submit(list(texts))
+    else:
+        probs = _label_probs(model, tokenizer, list(texts), limit, multi, batch_size)
+    return [ranked_labels(text, labels, probs[i]) for i, text in enumerate(texts)], notices
+
+
+def _label_probs(model, tokenizer, texts: list[str], limit: int, multi: bool, batch_size: int) -> np.ndarray:
+    """(texts, labels) probabilities, in batches sorted by length so that padding is small."""
+    lengths = [len(t) for t in texts]
     order = np.argsort([-n for n in lengths], kind="stable")
-    probs = np.zeros((len(texts), len(labels)), dtype=np.float32)
+    probs = np.zeros((len(texts), len(_labels(model))), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
             idx = order[start:start + batch_size]
@@ -49,7 +65,7 @@ def classify_sequences(model, tokenizer, texts: list[str], batch_size: int = 32)
             logits = model(**forward_inputs(model, enc)).logits.float()
             p = torch.sigmoid(logits) if multi else logits.softmax(-1)
             probs[idx] = p.cpu().numpy()
-    return [ranked_labels(text, labels, probs[i]) for i, text in enumerate(texts)], notices
+    return probs
 
 
 def _plain(value):

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 from backend import config
 from backend.errors import InputError
+from backend.pipelines import decoder_mask as dec_mask
 from backend.pipelines import encoders as enc
 from backend.pipelines import instruct as ins
 from backend.pipelines import similarity as sim
@@ -94,6 +95,18 @@ def _envelope(task: str, lm, method: str):
     result["seconds"] = round(time.perf_counter() - start, 4)
 
 
+_EARLY = {"time budget": "stopped at the time budget", "stopped": "stopped by you"}
+
+
+def _finish(r: dict, gen: dict, what: str = "The reply") -> bool:
+    """Record why the instruct model stopped; say so when it was cut short. True if it was."""
+    r["finish_reason"] = gen.get("finish_reason")
+    if r["finish_reason"] in _EARLY:
+        r["notices"].insert(0, f"{what} was {_EARLY[r['finish_reason']]}: it is incomplete.")
+        return True
+    return False
+
+
 # ------------------------------------------------------------------------ classification
 
 def classify(lm, texts, label_descriptions: dict[str, str] | None = None,
@@ -165,12 +178,17 @@ def ner(lm, texts, aggregation: str = "simple", max_new_tokens: int = 96) -> dic
             r["results"] = [{"text": t, "entities": e} for t, e in zip(texts, entities)]
         else:
             results = []
-            for text in texts:
+            for i, text in enumerate(texts):
                 gen = ins.chat_generate(lm.model, lm.tokenizer, ins.ner_messages(text), max_new_tokens)
                 pairs = ins.parse_ner_output(gen["text"])
                 entities, dropped = ins.ground_entities(text, pairs)
                 results.append({"text": text, "entities": entities, "raw_output": gen["text"],
-                                "dropped": dropped})
+                                "dropped": dropped, "finish_reason": gen.get("finish_reason")})
+                what = "The reply" if len(texts) == 1 else f"The reply for text {i + 1} of {len(texts)}"
+                if _finish(r, gen, what):
+                    if i + 1 < len(texts):
+                        r["notices"].insert(1, f"Texts {i + 2}-{len(texts)} were not read.")
+                    break
             r["results"] = results
             r["notices"].append("Instruct-model fallback: entities are what the small chat model listed, "
                                 "kept only where they occur in the text; no per-entity scores.")
@@ -205,6 +223,7 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
             answers = [{"answer": answer, "score": ins.probability(gen["mean_logprob"]),
                         "start": loc["start"], "end": loc["end"], "match": loc["match"], "window": 0}]
             r.update({"answers": answers, "raw_output": gen["text"], "windows": 1})
+            _finish(r, gen, "The answer")
             r["notices"].append("Instruct-model fallback: the answer is generated, not extracted; "
                                 "its score is the model's mean token probability. Only one answer.")
             if loc["match"] == "partial":
@@ -268,6 +287,7 @@ def summarize(lm, text: str, settings: dict | None = None, reference: str | None
             r.update({"raw_output": out["text"], "input_tokens": out["prompt_tokens"],
                       "output_tokens": out["new_tokens"]})
             r["notices"].append("Instruct-model fallback: a small chat model prompted to summarise.")
+            _finish(r, out, "The summary")
         reference = check_text(reference, "reference")
         if reference:
             r["reference"] = reference
@@ -307,6 +327,7 @@ def translate(lm, text: str, source: str = "en", target: str = "de", settings: d
                       "output_tokens": out["new_tokens"]})
             r["notices"].append("Instruct-model fallback: a 135M chat model is a poor translator; "
                                 "the book's model is Helsinki-NLP's Marian en-de.")
+            _finish(r, out, "The translation")
         r["source_lang"], r["target_lang"] = source, target
         r["language_pair"] = f"{LANGUAGE_NAMES.get(source, source)} -> {LANGUAGE_NAMES.get(target, target)}"
         reference = check_text(reference, "reference")
@@ -319,12 +340,25 @@ def translate(lm, text: str, source: str = "en", target: str = "de", settings: d
 # ------------------------------------------------------------------------ fill-mask, gen
 
 def fill_mask(lm, text: str, top_k: int = 5) -> dict:
-    """Top-k tokens for the one [MASK] in `text`."""
+    """Top-k words for the one mask ([MASK] or <mask>) in `text`: a masked LM's, or, offline,
+    the decoder's (left-context candidates reranked by whole-sentence likelihood)."""
     text = check_text(text)
-    method = _method(lm, "fill_mask", (METHOD_MODEL,))
+    top_k = as_int("top_k", top_k, lo=1, hi=enc.MAX_TOP_K)
+    dec_mask.split_mask(text)  # exactly one mask, either spelling
+    method = _method(lm, "fill_mask", (METHOD_MODEL, dec_mask.METHOD))
     with _envelope("fill_mask", lm, method) as r:
         r["text"] = text
-        r.update(enc.fill_mask(lm.model, lm.tokenizer, text, top_k))
+        if method == dec_mask.METHOD:
+            r.update(dec_mask.fill_mask(lm.model, lm.tokenizer, text, top_k))
+            r["scoring"] = "reranked by the whole sentence's log-likelihood (softmax over the candidates)"
+            r["notices"].append(f"A decoder has no masked-LM head: the {r['n_reranked']} likeliest whole words "
+                                "after the left context were each put in place and the whole sentence scored.")
+            if r["mask_position"] < 3:
+                r["notices"].append("Little text comes before the mask, so the candidates are weak guesses: "
+                                    "a decoder proposes words from the left context only.")
+        else:
+            r.update(enc.fill_mask(lm.model, lm.tokenizer, text.replace("<mask>", enc.MASK_PLACEHOLDER), top_k))
+            r["scoring"] = "softmax of the masked LM's logits at the mask"
     return r
 
 
@@ -340,11 +374,38 @@ def generate_text(lm, prompt: str, settings: dict | None = None) -> dict:
     return r
 
 
+def generate_text_stream(lm, prompt: str, settings: dict | None = None):
+    """`generate_text`, streamed: (completion so far, new tokens so far, None) per token, then
+    (completion, new tokens, the `generate_text` result). Beam search yields only the last.
+    Closing the generator stops generation (decode_stream waits for the model to be free)."""
+    from contextlib import closing
+
+    from backend.decoding import generate as decoding
+
+    prompt = check_text(prompt, "prompt")
+    method = _method(lm, "text_generation", (METHOD_MODEL,))
+    n = 0
+    with _envelope("generate_text", lm, method) as r:
+        r["prompt"] = prompt
+        with closing(decoding.decode_stream(lm.model, lm.tokenizer, prompt, dict(settings or {}))) as stream:
+            for text, res in stream:
+                if res is None:
+                    n += 1
+                    yield text, n, None
+                else:
+                    r.update(_result(prompt, res))
+    yield r["completion"], r["decoding"]["n_new_tokens"], r
+
+
 def _decode(lm, prompt: str, settings: dict) -> dict:
     """The Decoding tab's backend: same settings (strategy, temperature, top-k/p, beams, seed)."""
     from backend.decoding import generate as decoding
 
-    res = decoding.decode(lm.model, lm.tokenizer, prompt, dict(settings))
+    return _result(prompt, decoding.decode(lm.model, lm.tokenizer, prompt, dict(settings)))
+
+
+def _result(prompt: str, res) -> dict:
+    """A DecodeResult -> the generate_text fields."""
     full = res.to_dict()
     keep = ("label", "settings", "n_new_tokens", "sequence_logprob", "perplexity", "tokens_per_s",
             "finish_reason", "warnings", "truncated_prompt")

@@ -18,12 +18,16 @@ from backend.training.api import (
     train_iter,
 )
 from backend.training.datasets import SHIPPED
+from backend.training.use import classify_in_session, export, use_trained
 
 __all__ = [
     "CURVE_SIZES",
     "METHODS",
     "METHOD_NAMES",
     "SHIPPED",
+    "classify_in_session",
+    "export",
+    "use_trained",
     "list_datasets",
     "drop_session",
     "estimate",

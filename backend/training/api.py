@@ -30,8 +30,9 @@ from backend.training import features as F
 from backend.training import finetune as FT
 from backend.training import metrics as M
 from backend.training import probe as P
+from backend.training import use as U
 from backend.training.store import Trained, get_store
-from backend.validation import as_bool, as_float, as_int, check_text
+from backend.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
 
 METHODS = ("zero_shot", "probe", "finetune")
 METHOD_NAMES = {"zero_shot": "zero-shot (embedding similarity)", "probe": "feature extraction + logistic regression",
@@ -57,23 +58,45 @@ def list_datasets() -> list[dict]:
 def load_dataset(dataset: str = "emotion", file: str | None = None, text_column: str | None = "",
                  label_column: str | None = "") -> D.Dataset:
     """A shipped set by name, or (dataset="upload") a CSV/JSONL file with text and label columns."""
+    dataset, file, text_column, label_column = _data_args(dataset, file, text_column, label_column)
     if dataset == "upload":
         return D.read_upload(file, text_column, label_column)
-    if not isinstance(dataset, str) or dataset not in D.SHIPPED:
-        raise InputError(f"Unknown dataset {dataset!r}. Choose one of: {', '.join(D.SHIPPED)}, or "
-                         "'upload' with a file.")
     return D.load_shipped(dataset)
 
 
+def _data_args(dataset, file, text_column, label_column) -> tuple:
+    """The data parameters checked by name, whatever the dataset (an API caller may send anything)."""
+    try:
+        dataset = one_of("dataset", dataset, D.SHIPPED + ("upload",), default="emotion")
+    except InputError:
+        shown = repr(dataset)[:60] if isinstance(dataset, (str, int, float)) else type(dataset).__name__
+        raise InputError(f"Unknown dataset {shown}. dataset must be one of: {', '.join(D.SHIPPED)}, or "
+                         "'upload' with a file.") from None
+    text_column = opt_text("text_column", text_column, max_chars=D.MAX_LABEL_CHARS * 4) or ""
+    label_column = opt_text("label_column", label_column, max_chars=D.MAX_LABEL_CHARS * 4) or ""
+    if file is not None and not isinstance(file, str):
+        raise InputError("file must be an uploaded file: in gradio_client, pass handle_file(path).")
+    if dataset == "upload" and not file:
+        raise InputError("dataset is 'upload' but no file came: upload a .csv or .jsonl file with a text "
+                         "and a label column.")
+    return dataset, file, text_column, label_column
+
+
 def _methods(methods) -> list[str]:
+    """The methods parameter: a list of names (or one comma-separated string), checked by name."""
     if isinstance(methods, str):
         methods = [m.strip() for m in methods.replace(";", ",").split(",")]
-    items = [str(m).strip() for m in (methods or []) if str(m).strip()]
+    if methods is None:
+        methods = []
+    if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
+        raise InputError(f"methods must be a list of method names, some of: {', '.join(METHODS)}.")
+    items = [m.strip() for m in methods if m.strip()]
     if not items:
-        raise InputError(f"Choose at least one method: {', '.join(METHODS)}.")
+        raise InputError(f"methods: choose at least one of {', '.join(METHODS)}.")
     bad = [m for m in items if m not in METHODS]
     if bad:
-        raise InputError(f"Unknown method(s) {', '.join(map(repr, bad))}. Methods: {', '.join(METHODS)}.")
+        shown = ", ".join(repr(m[:40]) for m in bad[:5])
+        raise InputError(f"Unknown method(s) {shown} in methods; choose from {', '.join(METHODS)}.")
     return [m for m in METHODS if m in items]
 
 
@@ -308,16 +331,11 @@ def stop(session_id: str) -> dict:
 def predict_trained(session_id: str, text: str, method: str = "") -> dict:
     """Classify `text` with the classifier trained in this session (`method` "" = its best)."""
     text = check_text(text, "text")
+    method = one_of("method", method, ("best", "probe", "finetune"), default="best")
     t = get_store().trained(session_id)
-    method = (method or "").strip() or t.best
-    if method not in t.methods():
-        raise InputError(f"This session has no '{method}' classifier; it has: {', '.join(t.methods()) or 'none'}. "
-                         "Train with that method first.")
+    method = U.pick(t, method)
     t0 = time.perf_counter()
-    if method == "probe":
-        probs = t.probe.predict_proba(F.extract([text], t.checkpoint, t.override))[0]
-    else:
-        probs = FT.predict_proba(t.weights, [text], len(t.labels), t.override)[0][0]
+    probs = U.probabilities(t, method, [text])[0]
     order = np.argsort(-probs, kind="stable")
     score = t.scores.get(method, {})
     return {"text": text, "labels": [t.labels[i] for i in order], "scores": [round(float(probs[i]), 4) for i in order],

@@ -2,18 +2,22 @@
 cap and a memory budget for all sessions together (TLAB_TRAIN_SESSION_MB, default 1024).
 
 A session holds its last training result: the fitted probe (tiny numpy arrays) and the
-fine-tuned weights (about 90 MB for MiniLM), plus a stop flag that the Stop button sets.
-Everything lives in the app's process (ZeroGPU workers keep nothing).
+fine-tuned weights (about 90 MB for MiniLM), a stop flag that the Stop button sets, whether
+its Pipelines' Classify uses the trained model, and a private temp folder for downloads that
+is deleted with the session. Everything lives in the app's process (ZeroGPU workers keep nothing).
 """
 
 from __future__ import annotations
 
-import os
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from backend import config
 from backend.errors import InputError
 
 
@@ -48,13 +52,17 @@ class Session:
     stop: threading.Event = field(default_factory=threading.Event)
     running: bool = False
     last_used: float = field(default_factory=time.monotonic)
+    use_in_pipelines: str | None = None  # the trained method Pipelines' Classify uses, None = the profile's
+    files: Path | None = None  # private temp folder (downloads), deleted with the session
+
+    def forget_files(self) -> None:
+        if self.files is not None:
+            shutil.rmtree(self.files, ignore_errors=True)
+            self.files = None
 
 
 def _budget_bytes() -> int:
-    try:
-        return int(float(os.environ.get("TLAB_TRAIN_SESSION_MB", 1024)) * 1024 * 1024)
-    except ValueError:
-        return 1024 * 1024 * 1024
+    return int(config.get_settings().train_session_mb * 1024 * 1024)
 
 
 class TrainStore:
@@ -95,6 +103,8 @@ class TrainStore:
             s.running = False
             if trained is not None:
                 s.trained = trained
+                s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
+                s.forget_files()
             s.last_used = time.monotonic()
             self.evict(keep=session_id)
 
@@ -114,11 +124,28 @@ class TrainStore:
                              "(the Train tab, or /train with the same client).")
         return t
 
+    def peek(self, session_id: str) -> Session | None:
+        """The session if it exists (never creates one, never evicts)."""
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def files_dir(self, session_id: str, root: str | Path | None = None) -> Path:
+        """The session's private temp folder (under `root`, e.g. the web server's file cache, so
+        the file it serves is this one and not a copy), made on first use; deleted with the session."""
+        with self._lock:
+            s = self.session(session_id)
+            if s.files is None or not s.files.is_dir():
+                if root is not None:
+                    Path(root).mkdir(parents=True, exist_ok=True)
+                s.files = Path(tempfile.mkdtemp(prefix="tlab-train-", dir=root))
+            return s.files
+
     def drop(self, session_id: str) -> None:
         with self._lock:
             s = self._sessions.pop(session_id, None)
             if s is not None:
                 s.stop.set()
+                s.forget_files()
 
     def bytes_used(self) -> int:
         with self._lock:
@@ -135,16 +162,18 @@ class TrainStore:
                 if sid != keep and not s.running and now - s.last_used > self.idle_s:
                     gone.append(sid)
                     del self._sessions[sid]
+                    s.forget_files()
             by_age = sorted((sid for sid, s in self._sessions.items() if sid != keep and not s.running),
                             key=lambda sid: self._sessions[sid].last_used)
             while len(self._sessions) > self.max_sessions and by_age:
                 sid = by_age.pop(0)
                 gone.append(sid)
-                del self._sessions[sid]
+                self._sessions.pop(sid).forget_files()
             while self.bytes_used() > self.max_bytes and by_age:
                 sid = by_age.pop(0)
                 if self._sessions[sid].trained is not None:
                     self._sessions[sid].trained = None
+                    self._sessions[sid].forget_files()
                     gone.append(sid)
         return gone
 

@@ -7,13 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-try:
-    from tests.browser.conftest import shot
-except ImportError:  # keep the test runnable without the lead's helper
-    def shot(page, name):
-        import os
-        os.makedirs("tests/artifacts", exist_ok=True)
-        page.screenshot(path=f"tests/artifacts/{name}.png", full_page=True)
+from tests.browser.conftest import open_raw_json, overflowing_tables, shot
 
 
 def open_tab(page, app_url):
@@ -25,7 +19,7 @@ def open_tab(page, app_url):
 def test_train_compare_and_classify(page, app_url):
     open_tab(page, app_url)
     page.locator("#train-dataset input[value=sentiment]").check()
-    expect(page.locator("#train-estimate")).to_contain_text("328 train", timeout=30_000)
+    expect(page.locator("#train-estimate")).to_contain_text("380 train", timeout=30_000)
     page.locator("#train-methods label", has_text="fine-tuning").click()  # off: keep the budget small
     page.locator("#train-go").click()
     summary = page.locator("#train-summary")
@@ -53,3 +47,41 @@ def test_bad_upload_says_why_before_training(page, app_url, tmp_path):
     page.locator("#train-go").click()
     expect(page.get_by_text(re.compile("Too few examples")).last).to_be_visible(timeout=30_000)
     shot(page, "train_bad_upload")
+
+
+def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, app_url):
+    """UX rules 1-3 after a result, then "Use in Pipelines" (the Classify badge names the session's
+    classifier) and "Download" (a zip)."""
+    open_tab(page, app_url)
+    page.locator("#train-dataset input[value=sentiment]").check()
+    page.locator("#train-methods label", has_text="fine-tuning").click()
+    page.get_by_text("Learning curve (8", exact=False).first.click()  # off: the fastest run
+    page.locator("#train-go").click()
+    expect(page.locator("#train-status")).to_contain_text("Done", timeout=240_000)
+    expect(page.locator("#train-hardest")).to_contain_text("features + logistic regression")
+    assert open_raw_json(page, "#train-tab") == 0
+    assert overflowing_tables(page, "#train-tab") == []
+    shot(page, "train_result")
+    # Rule 1: a good prediction, then a bad one: the old result goes, one inline message shows.
+    box = page.locator("#train-text textarea, #train-text input").first
+    box.fill("Broke after a week, a waste of money.")
+    page.locator("#train-predict").click()
+    expect(page.locator("#train-prediction")).to_contain_text("negative", timeout=60_000)
+    box.fill("   ")
+    page.locator("#train-predict").click()
+    expect(page.locator("#train-predict-error")).to_contain_text("text", timeout=30_000)
+    expect(page.locator("#train-prediction")).to_have_count(0)
+    shot(page, "train_predict_error")
+    # Use in Pipelines: this session's Classify is served by the trained classifier.
+    page.locator("#train-use input[type=checkbox]").check()
+    expect(page.locator("#train-use-status")).to_contain_text("In use in Pipelines", timeout=30_000)
+    page.locator("#train-download").click()
+    expect(page.locator("#train-download-file")).to_contain_text(".zip", timeout=120_000)
+    expect(page.locator("#train-download-status")).to_contain_text("test accuracy")
+    shot(page, "train_use_and_download")
+    page.get_by_role("tab", name=re.compile(r"^\s*Pipelines", re.I)).first.click()
+    page.locator("#pl-classify-run").click()
+    expect(page.locator("#pl-classify-badge")).to_contain_text("your classifier trained on sentiment",
+                                                                timeout=60_000)
+    shot(page, "train_used_in_pipelines")
+    assert not page.blocked_requests, page.blocked_requests

@@ -30,15 +30,19 @@ def error_of(client, api_name, *args) -> str:
 
 
 def test_classify_single_and_batch(client):
-    _, r = call(client, "/classify", LETTER, False, "", "")
-    assert r["method"] == "embedding-similarity" and r["results"][0]["labels"][0] == "NEGATIVE"
+    out, r = call(client, "/classify", LETTER, False, "", "")
+    assert r["method"] == "feature-extraction" and r["results"][0]["labels"][0] == "NEGATIVE"
+    assert r["model"]["trained_on"].startswith("sentiment") and r["model"]["test_accuracy"] >= 0.85
+    assert "feature extraction" in out[0] and f"test accuracy {r['model']['test_accuracy']:.2f}" in out[0]
     out, r = call(client, "/classify", f"{LETTER}\n{PRAISE}\n", True, "", "")
     assert [x["labels"][0] for x in r["results"]] == ["NEGATIVE", "POSITIVE"]
     table = out[2]
     assert len(table["data"]) == 2  # one row per line
+    # label descriptions steer only the embedding method; the trained classifier says it ignores them
     custom = "ANGRY: an angry complaint\nHAPPY: a happy thank-you note\nASKING: a question"
     _, r = call(client, "/classify", PRAISE, False, custom, "")
-    assert set(r["results"][0]["labels"]) == {"ANGRY", "HAPPY", "ASKING"} and r["results"][0]["labels"][0] == "HAPPY"
+    assert set(r["results"][0]["labels"]) == {"NEGATIVE", "NEUTRAL", "POSITIVE"}
+    assert r["results"][0]["labels"][0] == "POSITIVE" and any("ignored" in n for n in r["notices"])
 
 
 def test_classify_bad_input(client):
@@ -99,11 +103,14 @@ def test_generate_text(client):
     assert "prompt is empty" in error_of(client, "/generate_text", " ", "greedy", 8, 0.7, 50, 0.9, 4, 0, "")
 
 
-def test_fill_mask_without_local_model_then_app_still_answers(client):
-    msg = error_of(client, "/fill_mask", "I ordered a [MASK].", 5, "")
-    assert "masked language model" in msg
-    _, r = call(client, "/classify", PRAISE, False, "", "")  # the app is still usable
-    assert r["results"][0]["labels"][0] == "POSITIVE"
+def test_fill_mask_by_the_decoder_offline(client):
+    out, r = call(client, "/fill_mask", "Paris is the [MASK] of France.", 3, "")
+    assert r["method"] == "decoder-fill-mask" and r["candidates"][0]["token_str"] == "capital"
+    assert "decoder fill-mask" in out[0]  # the badge names the method
+    for c in r["candidates"]:
+        assert {"score", "left_logprob", "sentence_logprob", "left_rank", "sequence"} <= set(c)
+    assert "no [MASK]" in error_of(client, "/fill_mask", "No mask here.", 3, "")
+    assert "2 [MASK]" in error_of(client, "/fill_mask", "[MASK] or <mask>", 3, "")
 
 
 # ------------------------------------------- dedicated models given in the model box

@@ -27,8 +27,11 @@ def test_encoder_and_embedder_load_from_the_package():
     with torch.inference_mode():
         out = enc.model(**ids, output_attentions=True)
     assert len(out.attentions) == 6 and out.attentions[0].shape[1] == 12
-    assert hub.load("sentiment").model is emb.model  # same weights, one copy
-    assert hub.load("sentiment").method == config.METHOD_EMBEDDING
+    sentiment = hub.load("sentiment")  # the probe trained on the shipped set, over the same encoder
+    assert sentiment.model.encoder is emb.model and sentiment.tokenizer is emb.tokenizer  # one copy of the weights
+    assert sentiment.method == config.METHOD_FEATURES and sentiment.describe()["test_accuracy"] >= 0.85
+    assert hub.load("zero_shot").model is emb.model  # zero-shot keeps embedding similarity
+    assert hub.load("zero_shot").method == config.METHOD_EMBEDDING
 
 
 def test_gguf_conversion_happens_once_and_is_reused(tmp_path, monkeypatch):

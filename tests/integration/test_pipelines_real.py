@@ -30,9 +30,9 @@ def pipelines():
         os.environ["TLAB_PROFILE"] = old
 
 
-def test_sentiment_by_embedding_similarity(pipelines):
+def test_sentiment_by_the_trained_feature_extraction_classifier(pipelines):
     r = pipelines.classify(f"{LETTER}\n{PRAISE}", True)
-    assert r["method"] == "embedding-similarity"
+    assert r["method"] == "feature-extraction"
     assert r["model"]["checkpoint"].endswith("all-MiniLM-L6-v2") and r["model"]["source"] == "package"
     assert r["results"][0]["labels"][0] == "NEGATIVE"
     assert r["results"][1]["labels"][0] == "POSITIVE"
@@ -99,11 +99,19 @@ def test_generate_text_uses_decoding_backend(pipelines):
     assert again["completion"] == r["completion"]
 
 
-def test_fill_mask_has_no_local_model(pipelines):
-    from backend.errors import ModelLoadError
-
-    with pytest.raises(ModelLoadError, match="masked language model"):
-        pipelines.fill_mask("I ordered a [MASK].")
+def test_fill_mask_by_the_decoder(pipelines):
+    """Offline, the decoder fills the mask: left-context candidates, reranked by the whole sentence."""
+    r = pipelines.fill_mask("Paris is the [MASK] of France.", 5)
+    assert r["method"] == "decoder-fill-mask" and r["model"]["method"] == "decoder-fill-mask"
+    assert r["model"]["checkpoint"].endswith("SmolLM2-135M-Instruct") and "reranked" in r["method_label"]
+    words = [c["token_str"] for c in r["candidates"]]
+    assert "capital" in words[:3]
+    assert words[0] == "capital" and r["candidates"][0]["sequence"] == "Paris is the capital of France."
+    cat = pipelines.fill_mask("The cat sat on the <mask>.", 3)
+    assert cat["candidates"][0]["token_str"] == "mat"
+    letter = pipelines.fill_mask("I ordered a Megatron action [MASK] from your online store.", 5)
+    assert "figure" in [c["token_str"] for c in letter["candidates"]]
+    assert any(c["left_rank"] > 1 for c in letter["candidates"][:2])  # the rerank changed the order
 
 
 def test_wrong_kind_of_model_in_the_box(pipelines):

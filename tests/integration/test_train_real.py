@@ -33,3 +33,41 @@ def test_a_short_fine_tune_of_minilm_keeps_a_checkpoint(monkeypatch):
     assert ft["estimate"]["steps"] == 3 and ft["estimate"]["seconds_per_step"] > 0
     assert 0 <= ft["accuracy"] <= 1 and ft["epochs"][-1]["step"] == 3
     assert training.predict_trained("it-ft", "Terrible, it broke on day one.")["method"] == "finetune"
+
+
+def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch, tmp_path):
+    """Issue 13 item 3: the `local` profile's sentiment role is the feature-extraction probe."""
+    import time
+
+    import numpy as np
+
+    from backend import models, pipelines
+    from backend.training import datasets as D
+
+    monkeypatch.setenv("TLAB_PROFILE", "local")
+    monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(models, "_HUB", models.ModelHub())
+    start = time.perf_counter()
+    r = pipelines.classify("The delivery was late and the package arrived damaged. Very disappointing.")
+    first_s = time.perf_counter() - start
+    assert r["results"][0]["labels"][0] == "NEGATIVE" and r["method"] == "feature-extraction"
+    d = r["model"]
+    assert d["trained_on"] == "sentiment (shipped)" and d["test_accuracy"] >= 0.85
+    test = D.load_shipped("sentiment").test
+    texts = [t for t, _ in test]
+    results = [x for i in range(0, len(texts), 32) for x in pipelines.classify(texts[i:i + 32])["results"]]
+    labels = D.load_shipped("sentiment").labels
+    acc = float(np.mean([x["labels"][0] == labels[y].upper() for x, (_, y) in zip(results, test)]))
+    print(f"\noffline sentiment: test accuracy {acc:.4f} (described {d['test_accuracy']}), "
+          f"first call incl. load + training {first_s:.1f} s")
+    assert acc >= 0.85 and abs(acc - d["test_accuracy"]) < 0.03
+    assert len(list((tmp_path / "trained").glob("*/probe.safetensors"))) == 1
+    from components.pipelines_examples import LETTER  # the app's first example: a polite complaint
+
+    letter = pipelines.classify(LETTER)["results"][0]
+    print(f"the letter: {dict(zip(letter['labels'], [round(s, 3) for s in letter['scores']]))}")
+    assert letter["labels"][0] == "NEGATIVE"
+    monkeypatch.setattr(models, "_HUB", models.ModelHub())
+    monkeypatch.setattr("backend.training.offline.train", lambda *a: (_ for _ in ()).throw(AssertionError("retrained")))
+    again = pipelines.classify("Absolutely loved it, best purchase this year!")  # from the cache
+    assert again["results"][0]["labels"][0] == "POSITIVE"

@@ -19,7 +19,7 @@ from transformers import (
 )
 
 from backend import config, models, pipelines
-from backend.errors import InputError, ModelLoadError
+from backend.errors import InputError
 from backend.pipelines import tasks
 from components.pipelines_examples import LETTER, PRAISE
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_llama
@@ -260,9 +260,35 @@ def test_fill_mask_through_the_hub(saved):
         pipelines.fill_mask("The capital of France is [MASK].", 51, override=NO_DIR)
 
 
-def test_fill_mask_without_a_local_model_says_what_to_do():
-    with pytest.raises(ModelLoadError, match="No masked language model is available offline"):
-        pipelines.fill_mask("I ordered a [MASK].")
+def test_fill_mask_offline_is_the_decoder(saved, monkeypatch):
+    """The local profile has no masked LM: its fill_mask role is the decoder's checkpoint, with the
+    decoder method; the entry point then serves it by left-context candidates + whole-sentence rerank."""
+    local = models.resolve("fill_mask", profile="local")
+    assert (local.kind, local.method) == ("causal_lm", "decoder-fill-mask")
+    assert local.location == models.resolve("decoder", profile="local").location  # the same weights, loaded once
+
+    def resolve(role, override=None, profile=None):
+        return models.Resolved(role, "tiny-decoder", "causal_lm", "decoder-fill-mask", "package", "test profile",
+                               saved["text_generation"])
+
+    monkeypatch.setattr(models, "resolve", resolve)
+    r = pipelines.fill_mask("Paris is the <mask> of France.", "4")
+    assert r["method"] == r["model"]["method"] == "decoder-fill-mask" and len(r["candidates"]) == 4
+    assert r["method_label"].startswith("decoder fill-mask") and r["n_reranked"] == 20
+    with pytest.raises(InputError, match="2 \\[MASK\\]"):
+        pipelines.fill_mask("[MASK] and <mask>")
+
+
+def test_generate_text_stream_through_the_hub(saved):
+    folder = saved["text_generation"]
+    steps = list(pipelines.generate_text_stream("Dear Amazon,", "greedy", 4, override=folder))
+    assert [n for _, n, r in steps[:-1]] == [1, 2, 3, 4]
+    final = steps[-1][2]
+    assert final == {**pipelines.generate_text("Dear Amazon,", "greedy", 4, override=folder),
+                     "seconds": final["seconds"]} | {"decoding": final["decoding"]}
+    assert final["generated_text"] == "Dear Amazon," + steps[-1][0]
+    with pytest.raises(InputError, match="seed must be a whole number"):
+        next(pipelines.generate_text_stream("Dear Amazon,", seed="lucky", override=NO_DIR))  # before any load
 
 
 def test_generate_text_through_the_hub(saved):

@@ -468,3 +468,166 @@ def test_generate_text(instruct):
     assert r2["generated_text"] == r["generated_text"]  # greedy by default
     with pytest.raises(InputError):
         P.generate_text(gen_lm, "", settings={})
+
+
+# ------------------------------------------------------------- fill-mask by the decoder
+
+class _Bigram(torch.nn.Module):
+    """A causal LM whose next-token logits depend only on the previous token: `rules[prev]`
+    adds to a flat base. Exact log-probs, so the rerank can be checked by hand."""
+
+    def __init__(self, vocab: int, rules: dict[int, dict[int, float]]):
+        super().__init__()
+        self.vocab, self.rules = vocab, rules
+        self.config = SimpleNamespace(max_position_embeddings=64)
+        self.forwards = 0
+
+    def forward(self, input_ids, logits_to_keep=0):
+        self.forwards += 1
+        logits = torch.zeros(*input_ids.shape, self.vocab)
+        for b, row in enumerate(input_ids.tolist()):
+            for t, prev in enumerate(row):
+                for nxt, add in self.rules.get(prev, {}).items():
+                    logits[b, t, nxt] += add
+        if logits_to_keep:
+            logits = logits[:, -logits_to_keep:]
+        return SimpleNamespace(logits=logits)
+
+
+def _ids(tok, *words):
+    return [tok(w, add_special_tokens=False)["input_ids"][0] for w in words]
+
+
+@pytest.fixture(scope="module")
+def bigram():
+    """After "the": " best" likeliest, " capital" second; but " of" follows " capital" only."""
+    tok = smollm2_tokenizer()
+    the, best, capital, of = _ids(tok, " the", " best", " capital", " of")
+    rules = {the: {best: 8.0, capital: 7.0}, capital: {of: 9.0}, best: {of: -5.0}}
+    return tok, _Bigram(len(tok), rules), {"best": best, "capital": capital}
+
+
+def test_decoder_fill_mask_reranks_by_the_right_context(bigram):
+    tok, model, ids = bigram
+    m = lm(model, tok, method="decoder-fill-mask")
+    r = P.fill_mask(m, "Paris is the [MASK] of France.", top_k=3)
+    first, second = r["candidates"][:2]
+    assert r["method"] == "decoder-fill-mask" and r["n_reranked"] == 20 and "decoder fill-mask" in r["method_label"]
+    assert (first["token_str"], first["left_rank"]) == ("capital", 2)  # the right context moved it up
+    assert (second["token_str"], second["left_rank"]) == ("best", 1)
+    assert first["sequence"] == "Paris is the capital of France."
+    # Both scores by hand: flat base of V logits, + the rule's bonus.
+    v = len(tok)
+    lse_the = math.log(v - 2 + math.exp(8) + math.exp(7))
+    assert first["left_logprob"] == pytest.approx(7 - lse_the, abs=1e-4)
+    assert second["left_logprob"] == pytest.approx(8 - lse_the, abs=1e-4)
+    gap = (9 - math.log(v - 1 + math.exp(9))) - (-5 - math.log(v - 1 + math.exp(-5)))  # " of" after each
+    assert first["sentence_logprob"] - second["sentence_logprob"] == pytest.approx(gap - 1, abs=1e-3)
+    assert first["score"] > 0.99 and sum(c["score"] for c in r["candidates"]) <= 1 + 1e-6
+    sentence = [c["sentence_logprob"] for c in r["candidates"]]
+    assert sentence == sorted(sentence, reverse=True)
+    assert model.forwards == 2  # the left context once, all 20 candidates in one batched forward
+    assert any("20 likeliest whole words" in n for n in r["notices"])
+
+
+def test_decoder_fill_mask_sentence_score_is_the_plain_sum(bigram):
+    """sentence_logprob == the sum of the sentence's token log-probs, scored one candidate at a time."""
+    tok, model, _ = bigram
+    m = lm(model, tok, method="decoder-fill-mask")
+    r = P.fill_mask(m, "Paris is the <mask> of France.", top_k=4)
+    assert r["candidates"][0]["token_str"] == "capital"  # <mask> works as [MASK] does
+    for c in r["candidates"]:
+        ids = [0] + tok(c["sequence"], add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logp = model(torch.tensor([ids])).logits[0, :-1].log_softmax(-1)
+        total = float(logp.gather(-1, torch.tensor(ids[1:]).unsqueeze(-1)).sum())
+        assert c["sentence_logprob"] == pytest.approx(total, abs=1e-3)
+
+
+def test_decoder_fill_mask_candidates_are_whole_words_and_chunks_agree(monkeypatch):
+    from backend.pipelines import decoder_mask as dm
+
+    tok = smollm2_tokenizer()
+    spaced, bare, texts = dm._word_tokens(tok)
+    assert spaced[_ids(tok, " capital")[0]] and bare[tok.convert_tokens_to_ids("Paris")]
+    assert not spaced[tok.eos_token_id] and not bare[tok.eos_token_id] and not spaced[_ids(tok, " ,")[0]]
+    m = lm(tiny_llama(), tok, method="decoder-fill-mask")
+    r = P.fill_mask(m, "I ordered a Megatron action [MASK] from your store.", top_k=20)
+    assert len(r["candidates"]) == 20 and sum(c["score"] for c in r["candidates"]) == pytest.approx(1, abs=1e-5)
+    assert all(texts[c["token"]].startswith(" ") and c["token_str"].isalnum() for c in r["candidates"])
+    assert sorted(c["left_rank"] for c in r["candidates"]) == list(range(1, 21))
+    start = P.fill_mask(m, "[MASK] is the capital of France.", top_k=5)  # no space before: bare words
+    assert all(not texts[c["token"]].startswith(" ") for c in start["candidates"])
+    monkeypatch.setattr(dm, "MAX_LOGITS", 1)  # one candidate per forward
+    chunked = P.fill_mask(m, "I ordered a Megatron action [MASK] from your store.", top_k=20)
+    assert [c["token"] for c in chunked["candidates"]] == [c["token"] for c in r["candidates"]]
+    for a, b in zip(chunked["candidates"], r["candidates"]):
+        assert a["sentence_logprob"] == pytest.approx(b["sentence_logprob"], abs=1e-4)
+
+
+def test_decoder_fill_mask_errors_and_budget():
+    from backend import budget
+    from backend.budget import BudgetExceeded, Cancelled
+
+    tok = smollm2_tokenizer()
+    m = lm(tiny_llama(max_position_embeddings=64), tok, method="decoder-fill-mask")
+    with pytest.raises(InputError, match="no \\[MASK\\]"):
+        P.fill_mask(m, "No mask here.")
+    with pytest.raises(InputError, match="2 \\[MASK\\]"):
+        P.fill_mask(m, "[MASK] and <mask>.")
+    with pytest.raises(InputError, match="at most 64"):
+        P.fill_mask(m, "word " * 100 + "[MASK]")
+    for bad in (0, 51, float("nan")):
+        with pytest.raises(InputError, match="top_k must be"):
+            P.fill_mask(m, "The capital of France is [MASK].", top_k=bad)
+    with budget.scope(seconds=1e-9):
+        with pytest.raises(BudgetExceeded, match="time budget"):
+            P.fill_mask(m, "The capital of France is [MASK].")
+    with budget.scope(seconds=60) as b:
+        b.cancel()
+        with pytest.raises(Cancelled):
+            P.fill_mask(m, "The capital of France is [MASK].")
+
+
+def test_masked_lm_accepts_the_angle_bracket_mask():
+    tok = minilm_tokenizer()
+    m = lm(bert_head(BertForMaskedLM), tok)
+    a = P.fill_mask(m, "The capital of France is <mask>.", top_k=3)
+    b = P.fill_mask(m, "The capital of France is [MASK].", top_k=3)
+    assert [c["token"] for c in a["candidates"]] == [c["token"] for c in b["candidates"]]
+    assert a["scoring"].startswith("softmax of the masked LM")
+
+
+@pytest.mark.parametrize("reason,words", [("time budget", "stopped at the time budget"), ("stopped", "stopped by you")])
+def test_instruct_fallback_says_when_it_was_cut_short(instruct, monkeypatch, reason, words):
+    reply = {"text": "PER: Bumblebee", "prompt_tokens": 10, "new_tokens": 3, "mean_logprob": -1.0,
+             "finish_reason": reason}
+    calls = []
+    monkeypatch.setattr(P.ins, "chat_generate", lambda *a, **k: calls.append(1) or dict(reply))
+    ner = P.ner(instruct, [LETTER, LETTER, LETTER])
+    assert len(calls) == 1 and len(ner["results"]) == 1 and ner["finish_reason"] == reason
+    assert ner["notices"][:2] == [f"The reply for text 1 of 3 was {words}: it is incomplete.",
+                                  "Texts 2-3 were not read."]
+    for r, what in ((P.qa(instruct, "Who?", LETTER), "The answer"),
+                    (P.summarize(instruct, LETTER), "The summary"),
+                    (P.translate(instruct, "Hello.", "en", "de"), "The translation")):
+        assert r["finish_reason"] == reason and r["notices"][0] == f"{what} was {words}: it is incomplete."
+    reply["finish_reason"] = "eos"
+    done = P.summarize(instruct, LETTER)
+    assert done["finish_reason"] == "eos" and not any("incomplete" in n for n in done["notices"])
+
+
+def test_generate_text_streams_then_gives_the_same_result(instruct):
+    gen_lm = SimpleNamespace(**{**vars(instruct), "method": "model"})
+    steps = list(P.generate_text_stream(gen_lm, "Dear Amazon,", settings={"max_new_tokens": 5}))
+    *partial, (text, n, result) = steps
+    assert [k for _, k, r in partial] == [1, 2, 3, 4, 5] and all(r is None for _, _, r in partial)
+    assert all(b[0].startswith(a[0]) for a, b in zip(partial, partial[1:]))  # the text only grows
+    plain = P.generate_text(gen_lm, "Dear Amazon,", settings={"max_new_tokens": 5})
+    assert text == plain["completion"] and n == 5
+    keys = ("task", "method", "prompt", "generated_text", "completion", "model")
+    assert {k: result[k] for k in keys} == {k: plain[k] for k in keys}
+    assert result["decoding"]["n_new_tokens"] == plain["decoding"]["n_new_tokens"]
+    stream = P.generate_text_stream(gen_lm, "Dear Amazon,", settings={"max_new_tokens": 200})
+    assert next(stream)[1] == 1
+    stream.close()  # Stop: generation ends (decode_stream joins its worker), no error
