@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from backend import config
+from backend import batching, config
 from backend.config import KINDS, METHOD_FEATURES, METHOD_MODEL, ModelSpec
 from backend.conversion import ensure_converted
 from backend.errors import ModelLoadError
@@ -325,6 +325,7 @@ def _load_weights(r: Resolved, device: str) -> _Weights:
     kwargs: dict[str, Any] = {"dtype": _dtype_for(device), "local_files_only": offline}
     if needs_attn:
         kwargs["attn_implementation"] = "eager"  # SDPA returns no attention weights
+    batching.thread_safe_tokenizers()  # the batch lane calls one tokenizer from many threads
     tokenizer = transformers.AutoTokenizer.from_pretrained(location, local_files_only=offline)
     model, info = getattr(transformers, class_name).from_pretrained(location, output_loading_info=True, **kwargs)
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
@@ -480,6 +481,7 @@ class ModelHub:
                     location = r.location
                     if r.gguf_file:
                         location = str(ensure_converted(Path(r.location) / r.gguf_file)[0])
+                    batching.thread_safe_tokenizers()
                     self._tokenizers[key] = transformers.AutoTokenizer.from_pretrained(
                         location, local_files_only=r.source != "hub"
                     )

@@ -124,3 +124,30 @@ def test_batching_off_with_batch_max_one_and_the_coalescer_dies_with_its_model(m
     gc.collect()
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_one_tokenizer_called_from_many_threads_with_different_settings_never_mixes_them():
+    """Without the lock, padding set by one thread is undone by another between set and encode."""
+    batching.thread_safe_tokenizers()
+    tok = minilm_tokenizer()
+    texts = ["short", "a much longer sentence that needs padding in a batch", "mid length text"]
+    errors: list[Exception] = []
+
+    def padded():
+        for _ in range(400):
+            try:
+                enc = tok(texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+                assert enc["input_ids"].shape[0] == 3
+            except Exception as exc:  # noqa: BLE001 - the test collects them
+                errors.append(exc)
+
+    def plain():
+        for _ in range(400):
+            tok(texts, add_special_tokens=True)  # no padding: resets the shared Rust settings
+
+    threads = [threading.Thread(target=f) for f in (padded, plain, padded, plain)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
