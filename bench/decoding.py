@@ -6,6 +6,7 @@ writes them to bench/results/decoding.md.
 
     .venv/bin/python bench/decoding.py            # default, about 3 minutes on 2 CPU cores
     .venv/bin/python bench/decoding.py --full     # more repeats, plus output_scores memory measured
+    .venv/bin/python bench/decoding.py --sections precision   # the playground's int8 vs fp32 only
 """
 
 from __future__ import annotations
@@ -76,13 +77,62 @@ def ours(lm, prompt, settings, n):
     return time.perf_counter() - t0, res
 
 
+def precision_section(prompt: str, n: int, repeats: int) -> list[str]:
+    """The playground's precision knob end to end (role-level `decoding.decode`): fp32 against the
+    int8 copy, greedy, n tokens forced (EOS held back), runs alternating. The int8 total includes
+    the one teacher-forced fp32 forward that gives the step table its second column."""
+    from backend import decoding
+    from backend.efficiency import quantize
+
+    lm = models.load("decoder")
+    t0 = time.perf_counter()
+    quantize.int8_of(lm)
+    built = time.perf_counter() - t0
+    base = {"strategy": "greedy", "max_new_tokens": n, "min_new_tokens": n}
+    for p in ("fp32", "int8"):  # warm-up
+        decoding.decode(prompt, {**base, "max_new_tokens": 4, "min_new_tokens": 0, "precision": p})
+    gen = {"fp32": [], "int8": []}
+    total = {"fp32": [], "int8": []}
+    rescore = []
+    agree = []
+    for _ in range(max(3, repeats)):
+        out = {}
+        for p in ("fp32", "int8"):
+            t = time.perf_counter()
+            out[p] = decoding.decode(prompt, {**base, "precision": p})
+            total[p].append(time.perf_counter() - t)
+            gen[p].append(out[p]["generate_seconds"])
+        rescore.append(out["int8"]["precision"]["rescore_seconds"])
+        a, b = out["fp32"]["outputs"][0]["token_ids"], out["int8"]["outputs"][0]["token_ids"]
+        agree.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
+    med = {p: statistics.median(v) for p, v in gen.items()}
+    tot = {p: statistics.median(v) for p, v in total.items()}
+    lines = [
+        "", f"## Precision: the playground's int8 vs fp32 ({n} greedy tokens, role-level `decoding.decode`, "
+        f"median of {max(3, repeats)} alternating runs)", "",
+        "| precision | generate (s) | tok/s (generate) | total (s) | tok/s (total) | speed-up vs fp32 (generate) | "
+        "rescore by the other model (s) |",
+        "|---|---|---|---|---|---|---|",
+        f"| fp32 | {med['fp32']:.2f} | {n / med['fp32']:.1f} | {tot['fp32']:.2f} | {n / tot['fp32']:.1f} | 1.00x | - |",
+        f"| int8 | {med['int8']:.2f} | {n / med['int8']:.1f} | {tot['int8']:.2f} | {n / tot['int8']:.1f} | "
+        f"**{med['fp32'] / med['int8']:.2f}x** | {statistics.median(rescore):.2f} |",
+        "",
+        f"int8 copy built once in {built:.1f} s (cached, shared with the Efficiency tab). Greedy outputs identical "
+        f"for the first {min(agree)} tokens in every run. 'total' is the whole request: the int8 one includes the "
+        "one teacher-forced fp32 forward over the generated sequence that fills the step table's fp32 column.",
+    ]
+    print("\n".join(lines), flush=True)
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true", help="5 repeats and the output_scores memory comparison")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
-    ap.add_argument("--sections", default="main,length,beams", help="comma list of main, length, beams")
+    ap.add_argument("--sections", default="main,length,beams,precision",
+                    help="comma list of main, length, beams, precision")
     args = ap.parse_args()
     repeats = args.repeats or (5 if args.full else 2)
     n = args.tokens
@@ -176,6 +226,10 @@ def main() -> None:
         lines.append(row)
         print(row, flush=True)
 
+    if "precision" in sections:
+        sec = precision_section(prompt, n, repeats)
+        lines += sec
+
     lines += ["", "Ratios are ours/plain in the same run (the machine is noisy, about +-15%; on a shared box the "
               "process-CPU-time ratio is the steadier one). 'ours: total' includes "
               "building the step table, the beam tree and, for beam search, the one forward pass that scores the "
@@ -184,7 +238,7 @@ def main() -> None:
               "vocabulary-sized fp32 tensor per step, what `generate(output_scores=True)` keeps."]
     out_dir = Path(__file__).resolve().parent / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = "decoding.md" if sections == {"main", "length", "beams"} else f"decoding-{'-'.join(sorted(sections))}.md"
+    name = "decoding.md" if sections == {"main", "length", "beams", "precision"} else f"decoding-{'-'.join(sorted(sections))}.md"
     (out_dir / name).write_text("\n".join(lines) + "\n")
     print(f"\nwritten to {out_dir / name}")
 

@@ -17,8 +17,8 @@ from backend import decoding
 from backend.errors import InputError, LabError
 from backend.validation import as_int
 from components.common import (
-    DECODE_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Radio, Slider, Textbox, md_text, model_badge, readable_error,
-    user_errors,
+    DECODE_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
+    model_badge, raw_json, readable_error, user_errors,
 )
 from components.decoding_plots import (
     beam_tree_figure,
@@ -38,23 +38,29 @@ candidates at each step; the plots show the next-token distribution at several t
 where top-p cuts it, and, for beam search, the tree of kept and pruned hypotheses.
 """
 
-STEP_HEADERS = ["step", "chosen token", "prob", "rank", "p after T", "p after cut", "tokens left", "entropy",
-                "top candidates (prob)"]
-SAMPLING_HEADERS = ("p after T", "p after cut", "tokens left")
-OUTPUT_HEADERS = ["#", "text", "log-prob", "perplexity", "distinct-2", "distinct-3", "tokens"]
-COMPARE_HEADERS = ["strategy", "text", "log-prob", "perplexity", "distinct-2", "distinct-3", "tokens", "tokens/s"]
+# Short headers, key columns first, the long candidates list last (it wraps).
+STEP_HEADERS = ["#", "token", "p", "p (T)", "p (cut)", "left", "rank", "entropy", "top candidates (p)"]
+SAMPLING_HEADERS = ("p (T)", "p (cut)", "left")
+# Widths in % of the table's width, so the table never needs horizontal scrolling; the candidate
+# list takes what is left and wraps.
+STEP_WIDTHS = {"#": 4, "token": 10, "p": 7, "p (T)": 7, "p (cut)": 7, "left": 6, "rank": 5, "entropy": 9}
+OUTPUT_HEADERS = ["#", "log-prob", "ppl", "dist-2", "dist-3", "tokens", "text"]
+OUTPUT_WIDTHS = ["4%", "9%", "9%", "8%", "8%", "8%", "54%"]
+COMPARE_HEADERS = ["strategy", "log-prob", "ppl", "dist-2", "dist-3", "tokens", "tok/s", "text"]
+COMPARE_WIDTHS = ["16%", "8%", "8%", "7%", "7%", "7%", "7%", "40%"]
 DEFAULT_TEMPS = "0.5, 1.0, 2.0"
 
 
 def _settings(strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty, no_repeat_ngram_size,
-              early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n) -> dict:
+              early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n,
+              precision="fp32") -> dict:
     return {
         "strategy": strategy, "max_new_tokens": max_new_tokens, "temperature": temperature, "top_k": top_k,
         "top_p": top_p, "num_beams": num_beams, "length_penalty": length_penalty,
         "no_repeat_ngram_size": no_repeat_ngram_size, "early_stopping": early_stopping,
         "num_return_sequences": num_return_sequences, "repetition_penalty": repetition_penalty,
         "seed": seed if (seed is not None and str(seed).strip()) else None, "chat_template": chat_template,
-        "top_n": top_n,
+        "top_n": top_n, "precision": precision,
     }
 
 
@@ -79,25 +85,66 @@ def _parse_temps(text: str) -> list[float]:
 # ----------------------------------------------------------------------------- formatting
 
 
-def steps_table(result: dict) -> pd.DataFrame:
-    """The book's step table; the sampling columns appear only for sampling runs."""
+def fmt_prob(p) -> str:
+    """A probability for a table: 4 decimals, or scientific notation for a rare token (not "0")."""
+    if p is None:
+        return ""
+    if p == 0:
+        return "0"
+    return f"{p:.4f}" if p >= 1e-3 else f"{p:.2e}"
+
+
+def _prob_headers(result: dict) -> list[str]:
+    """"p", or one column per precision when the other precision re-scored the tokens."""
+    info = result.get("precision") or {}
+    if info.get("other"):
+        return [f"p {info['generated']}", f"p {info['other']}"]
+    return ["p"]
+
+
+def step_headers(result: dict) -> list[str]:
     sampling = result["settings"]["strategy"] == "sample"
+    out = []
+    for h in STEP_HEADERS:
+        if h in SAMPLING_HEADERS and not sampling:
+            continue
+        out += _prob_headers(result) if h == "p" else [h]
+    return out
+
+
+def step_widths(headers: list[str]) -> list[str]:
+    """Column widths in %: fixed for the short columns, the rest for the candidate list."""
+    fixed = [STEP_WIDTHS.get(h, 7 if h.startswith("p ") else None) for h in headers]
+    rest = 100 - sum(w for w in fixed if w)
+    return [f"{w if w else rest}%" for w in fixed]
+
+
+def steps_table(result: dict) -> pd.DataFrame:
+    """The book's step table; the sampling columns appear only for sampling runs, a second
+    probability column for an int8 run (the fp32 model's probability of the same token)."""
+    sampling = result["settings"]["strategy"] == "sample"
+    probs = _prob_headers(result)
     rows = []
     for s in result["steps"]:
-        row = {"step": s["step"], "chosen token": show_token(s["token"]), "prob": round(s["prob"], 4),
-               "rank": s["rank"]}
+        row = {"#": s["step"], "token": show_token(s["token"])}
+        if len(probs) == 1:
+            row["p"] = fmt_prob(s["prob"])
+        else:
+            for h in probs:
+                row[h] = fmt_prob(s.get("prob_" + h.split(" ", 1)[1]))
         if sampling:
-            row.update({"p after T": round(s["prob_temperature"], 4), "p after cut": round(s["prob_after_cut"], 4),
-                        "tokens left": s["survivors"]})
+            row.update({"p (T)": fmt_prob(s["prob_temperature"]), "p (cut)": fmt_prob(s["prob_after_cut"]),
+                        "left": s["survivors"]})
+        row["rank"] = s["rank"]
         row["entropy"] = s["entropy"]
-        row["top candidates (prob)"] = " · ".join(f"{show_token(c['token'])} {c['prob']:.3f}" for c in s["candidates"])
+        row["top candidates (p)"] = " · ".join(f"{show_token(c['token'])} {fmt_prob(c['prob'])}"
+                                               for c in s["candidates"])
         rows.append(row)
-    columns = STEP_HEADERS if sampling else [h for h in STEP_HEADERS if h not in SAMPLING_HEADERS]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=step_headers(result))
 
 
 def outputs_table(result: dict) -> list[list]:
-    return [[i + 1, o["text"], o["logprob"], o["perplexity"], o["distinct_2"], o["distinct_3"], o["n_tokens"]]
+    return [[i + 1, o["logprob"], o["perplexity"], o["distinct_2"], o["distinct_3"], o["n_tokens"], o["text"]]
             for i, o in enumerate(result["outputs"])]
 
 
@@ -112,20 +159,29 @@ def stats_markdown(result: dict) -> str:
     ]
     if result["settings"].get("seed") is not None and result["settings"]["strategy"] == "sample":
         lines.append(f"seed {result['settings']['seed']} (enter it to get the same text again)")
+    info = result.get("precision") or {}
+    if info.get("other"):
+        lines.append(f"generated with **{info['generated']}** weights; the {info['other']} model re-scored the same "
+                     f"tokens in one forward pass: its sequence log-prob {info['other_sequence_logprob']:.3f}, largest "
+                     f"per-step probability difference {info['max_abs_prob_diff']:.4f}")
     lines += [f"⚠️ {md_text(w)}" for w in result["warnings"]]
     return "\n\n".join(lines)
 
 
-def _dist_plots(ids: list[int], temps: list[float], top_p: float, temperature: float, step: int = 0):
-    dist = decoding.step_distribution(ids, temperatures=temps, top_p=top_p, temperature=temperature, step=step)
-    return temperature_figure(dist), cumulative_figure(dist)
+def _dist_plots(ids: list[int], temps: list[float], settings: dict, step: int = 0, survivors: list | None = None):
+    """The two plots before generated token `step`; `survivors`: the run's "tokens left" per step."""
+    top_p, temperature, top_k = _cut_params(settings)
+    dist = decoding.step_distribution(ids, temperatures=temps, top_p=top_p, temperature=temperature, step=step,
+                                      top_k=top_k, precision=settings.get("precision", "fp32"))
+    left = survivors[step] if survivors and step < len(survivors) else None
+    return temperature_figure(dist), cumulative_figure(dist, settings["strategy"], left)
 
 
-def _cut_params(settings: dict) -> tuple[float, float]:
-    """The top-p and temperature the cumulative plot shows: the run's, or 0.9 at T=1 when it did not sample."""
+def _cut_params(settings: dict) -> tuple[float, float, int]:
+    """The run's own top-p, temperature and top-k for the cumulative plot; off (1, T=1, 0) when it did not sample."""
     if settings["strategy"] == "sample":
-        return (settings["top_p"] if settings["top_p"] < 1 else 0.9), settings["temperature"]
-    return 0.9, 1.0
+        return settings["top_p"], settings["temperature"], settings["top_k"]
+    return 1.0, 1.0, 0
 
 
 # ----------------------------------------------------------------------------- handlers
@@ -134,12 +190,12 @@ def _cut_params(settings: dict) -> tuple[float, float]:
 @user_errors  # the run's time budget, and a cancel (Stop) that stops generation
 def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty,
         no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty, seed, chat_template,
-        top_n, temps_text):
+        top_n, precision, temps_text):
     """Stream one run into the UI, then fill the table, plots and JSON."""
     try:
         settings = decoding.DecodeSettings.from_dict(_settings(
             strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty, no_repeat_ngram_size,
-            early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n))
+            early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n, precision))
         temps = _parse_temps(temps_text)
         skip = [gr.skip()] * 9
         if settings.strategy == "beam" or settings.num_return_sequences > 1:
@@ -152,15 +208,17 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
                 else:
                     data = res
         ids = data["prompt_token_ids"]
-        top_p_cut, temp_cut = _cut_params(data["settings"])
-        temp_fig, cum_fig = _dist_plots(ids, temps, top_p_cut, temp_cut)
+        survivors = [s.get("survivors") for s in data["steps"]]
+        temp_fig, cum_fig = _dist_plots(ids, temps, data["settings"], 0, survivors)
+        headers = step_headers(data)
         n = max(data["n_new_tokens"], 1)
-        state = {"ids": ids + data["outputs"][0]["token_ids"], "plen": len(ids), "settings": data["settings"]}
+        state = {"ids": ids + data["outputs"][0]["token_ids"], "plen": len(ids), "settings": data["settings"],
+                 "survivors": survivors}
         yield [
             data["text"],
             stats_markdown(data),
             model_badge(data["model"]),
-            steps_table(data),
+            gr.update(value=steps_table(data), headers=headers, column_widths=step_widths(headers)),
             gr.update(value=outputs_table(data), visible=len(data["outputs"]) > 1),
             temp_fig,
             cum_fig,
@@ -181,15 +239,14 @@ def show_step(state, step, temps_text):
     temps = _parse_temps(temps_text)
     step = as_int("step", step or 0, lo=0)
     ids = state["ids"][: state["plen"] + step]
-    top_p_cut, temp_cut = _cut_params(state["settings"])
-    return _dist_plots(ids, temps, top_p_cut, temp_cut, step)
+    return _dist_plots(ids, temps, state["settings"], step, state.get("survivors"))
 
 
 @user_errors
 def compare_ui(prompt, strategies_text, progress=gr.Progress()):
     out = decoding.compare(prompt, strategies_text, progress=progress)
-    rows = [[r["strategy"], r["text"], r["sequence_logprob"], r["perplexity"], r["distinct_2"], r["distinct_3"],
-             r["n_new_tokens"], r["tokens_per_s"]] for r in out["rows"]]
+    rows = [[r["strategy"], r["sequence_logprob"], r["perplexity"], r["distinct_2"], r["distinct_3"],
+             r["n_new_tokens"], r["tokens_per_s"], r["text"]] for r in out["rows"]]
     return rows, compare_figure(out["rows"]), out, model_badge(out["model"])
 
 
@@ -211,7 +268,8 @@ def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
     """One generation. settings: a dict like {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64}
     (keys: strategy greedy|beam|sample, max_new_tokens, temperature, top_k, top_p, num_beams,
     length_penalty, no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty,
-    seed, chat_template, top_n). Returns text, tokens, per-step candidates, log-prob, timing."""
+    seed, chat_template, top_n, precision fp32|int8). Returns text, tokens, per-step candidates,
+    log-prob, timing; with precision int8 each step also has prob_int8 and prob_fp32."""
     return decoding.decode(prompt, settings)
 
 
@@ -240,14 +298,16 @@ def build() -> None:
         with gr.Column(scale=2):
             strategy = Radio(choices=list(decoding.STRATEGIES), value="greedy", label="Strategy",
                                 elem_id="decoding-strategy")
-            max_new = Slider(1, decoding.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens")
-            seed = Textbox(label="seed (sampling; empty = random, reported)", value="", max_lines=1)
+            max_new = Slider(1, decoding.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens",
+                             elem_id="decoding-max-new")
+            seed = Textbox(label="seed (sampling; empty = random, reported)", value="", max_lines=1,
+                           elem_id="decoding-seed")
     with gr.Row():
         with gr.Column():
             gr.Markdown("**Sampling**")
             temperature = Slider(0, 3, value=1.0, step=0.05, label="temperature", elem_id="decoding-temperature")
             top_k = Slider(0, 200, value=0, step=1, label="top_k (0 = off)")
-            top_p = Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)")
+            top_p = Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)", elem_id="decoding-top-p")
         with gr.Column():
             gr.Markdown("**Beam search**")
             num_beams = Slider(2, decoding.MAX_BEAMS, value=4, step=1, label="num_beams")
@@ -259,17 +319,23 @@ def build() -> None:
             rep_pen = Slider(0.5, 2.0, value=1.0, step=0.05, label="repetition_penalty (1 = off)")
             n_return = Slider(1, decoding.MAX_BEAMS, value=1, step=1, label="num_return_sequences")
             top_n = Slider(1, decoding.MAX_TOP_N, value=5, step=1, label="candidates per step in the table")
+            precision = Radio(choices=list(decoding.PRECISIONS), value="fp32", elem_id="decoding-precision",
+                              label="precision (int8: the quantized copy of the Efficiency tab; the table "
+                                    "then shows both models' probabilities)")
     with gr.Row():
         run_btn = gr.Button("Generate", variant="primary", elem_id="decoding-run")
         stop_btn = gr.Button("Stop", variant="stop", elem_id="decoding-stop")
 
+    box = error_box("decoding-error")
     text = Textbox(label="Generated text", lines=6, interactive=False, elem_id="decoding-text")
     stats = gr.Markdown(elem_id="decoding-stats")
     badge = gr.Markdown(elem_id="decoding-badge")
     outputs_df = gr.Dataframe(headers=OUTPUT_HEADERS, label="All returned sequences", visible=False,
-                              interactive=False, wrap=True)
-    steps_df = gr.Dataframe(headers=[h for h in STEP_HEADERS if h not in SAMPLING_HEADERS], label="Step by step (probabilities under the model; with sampling also "
-                            "after temperature and after the top-k/top-p cut)", interactive=False, wrap=True,
+                              interactive=False, wrap=True, column_widths=OUTPUT_WIDTHS, elem_id="decoding-outputs")
+    first_headers = [h for h in STEP_HEADERS if h not in SAMPLING_HEADERS]
+    steps_df = gr.Dataframe(headers=first_headers, label="Step by step: p = the model's probability of the chosen "
+                            "token (with sampling also after temperature, after the top-k/top-p cut, and how many "
+                            "tokens were left)", interactive=False, wrap=True, column_widths=step_widths(first_headers),
                             max_height=420, elem_id="decoding-steps")
     with gr.Row():
         step = Slider(0, 1, value=0, step=1, label="inspect the distribution before generated token #",
@@ -280,33 +346,35 @@ def build() -> None:
         cum_plot = gr.Plot(label="Top-p cut on the cumulative distribution", elem_id="decoding-cum-plot")
     tree_plot = gr.Plot(value=empty_figure("Run beam search to see the beam tree."), label="Beam tree",
                         elem_id="decoding-tree-plot")
-    with gr.Accordion("Result as JSON (what /decode returns)", open=False):
-        result_json = gr.JSON()
+    result_json = raw_json("Raw result (JSON: what /decode returns)")
     state = gr.State(None)
 
     with gr.Accordion("Compare 2-4 strategies on this prompt", open=False, elem_id="decoding-compare"):
         strategies = gr.Code(value=json.dumps(decoding.COMPARE_DEFAULT, indent=1), language="json",
-                             label="strategies (a JSON list of settings, as /decode takes)")
+                             label="strategies (a JSON list of settings, as /decode takes)",
+                             elem_id="decoding-strategies")
         cmp_btn = gr.Button("Compare", elem_id="decoding-compare-run")
-        cmp_df = gr.Dataframe(headers=COMPARE_HEADERS, interactive=False, wrap=True, elem_id="decoding-compare-table")
-        cmp_plot = gr.Plot(label="Strategies side by side")
+        cmp_box = error_box("decoding-compare-error")
+        cmp_df = gr.Dataframe(headers=COMPARE_HEADERS, interactive=False, wrap=True, column_widths=COMPARE_WIDTHS,
+                              elem_id="decoding-compare-table")
+        cmp_plot = gr.Plot(label="Strategies side by side", elem_id="decoding-compare-plot")
         cmp_badge = gr.Markdown()
-        with gr.Accordion("Compare result as JSON", open=False):
-            cmp_json = gr.JSON()
+        cmp_json = raw_json("Raw result (JSON: what /compare_decoding returns)")
 
     knobs = [strategy, max_new, temperature, top_k, top_p, num_beams, length_penalty, no_repeat, early_stopping,
              n_return, rep_pen, seed, chat, top_n]
     preset.change(apply_preset, [preset], [prompt, *knobs], api_visibility="private")
+    results = [text, stats, badge, steps_df, outputs_df, temp_plot, cum_plot, tree_plot, result_json]
     run_event = run_btn.click(
-        run, [prompt, *knobs, temps],
-        [text, stats, badge, steps_df, outputs_df, temp_plot, cum_plot, tree_plot, result_json, state, step],
-        api_visibility="private", **LONG_LANE,
+        run, [prompt, *knobs, precision, temps], [*results, state, step], api_visibility="private", **LONG_LANE,
     )
+    clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     step.release(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **MODEL_QUEUE)
     temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **MODEL_QUEUE)
-    cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],
-                  api_visibility="private", **LONG_LANE)
+    cmp_event = cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],
+                              api_visibility="private", **LONG_LANE)
+    clear_on_error(cmp_event, [cmp_df, cmp_plot, cmp_json, cmp_badge], cmp_box)
 
     # gr.api takes only the queue/concurrency part of the shared event settings
     def lane(q: dict) -> dict:

@@ -43,18 +43,34 @@ def temperature_figure(dist: dict) -> go.Figure:
     return _layout(fig, f"Next-token distribution {where}, at several temperatures")
 
 
-def cumulative_figure(dist: dict) -> go.Figure:
-    """Cumulative probability of the sorted vocabulary, with where top-p cuts it.
+def cumulative_title(cum: dict, strategy: str = "sample", survivors: int | None = None) -> str:
+    """What the chart shows, in the user's own setting: "top_p = 0.9 at T = 0.7: 12 tokens survive",
+    or "top_p = off" when top_p is 1 or the strategy does not sample. `survivors`: the run's own
+    count at this step (the step table's "tokens left"), which the title quotes when known."""
+    survive = cum.get("cut_rank") if survivors is None else survivors
+    if strategy != "sample":
+        return f"top_p = off ({strategy} search does not sample; the model's own curve, T = 1)"
+    k = f", top_k = {cum['top_k']}" if cum.get("top_k") else ""
+    if cum["top_p"] >= 1:
+        return f"top_p = off at T = {cum['temperature']:g}{k}: {survive:,} tokens left"
+    return f"top_p = {cum['top_p']:g} at T = {cum['temperature']:g}{k}: {survive:,} token(s) survive"
 
-    Lines are traces, not shapes: on a log axis plotly places annotations in log units.
+
+def cumulative_figure(dist: dict, strategy: str = "sample", survivors: int | None = None) -> go.Figure:
+    """Cumulative probability of the sorted vocabulary (after top-k), with where top-p cuts it.
+
+    `survivors` (the run's own count at this step) places the cut when given: the plot's
+    separate forward pass can differ by a token at the boundary (int8). Lines are traces, not
+    shapes: on a log axis plotly places annotations in log units.
     """
     cum = dist["cumulative"]
     ranks, ys = cum["ranks"], cum["cumulative"]
     fig = go.Figure()
-    cut = cum.get("cut_rank")
+    cut = (survivors or cum.get("cut_rank")) if strategy == "sample" and cum["top_p"] < 1 else None
+    cut = min(cut, len(ranks)) if cut else cut
     if cut:
         fig.add_trace(go.Scatter(x=ranks[:cut], y=ys[:cut], fill="tozeroy", mode="none", fillcolor="rgba(44,160,44,0.25)",
-                                 name=f"{cut} token(s) survive top-p", hoverinfo="skip"))
+                                 name=f"{cut:,} token(s) survive top-p", hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=ranks, y=ys, mode="lines+markers" if len(ranks) <= 40 else "lines",
                              name="cumulative probability", line=dict(color="#1f77b4"),
                              hovertemplate="top %{x} tokens: %{y:.3f}<extra></extra>"))
@@ -62,11 +78,47 @@ def cumulative_figure(dist: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=[ranks[0], ranks[-1]], y=[cum["top_p"]] * 2, mode="lines",
                                  line=dict(color="#d62728", dash="dash"), name=f"top_p = {cum['top_p']:g}"))
         fig.add_trace(go.Scatter(x=[cut, cut], y=[0, 1], mode="lines", line=dict(color="#d62728", dash="dot"),
-                                 name=f"cut after rank {cut}", hoverinfo="skip"))
+                                 name=f"cut after rank {cut:,}", hoverinfo="skip"))
     fig.update_xaxes(title=f"tokens sorted by probability (rank, log scale; vocabulary {dist['vocab_size']:,})",
                      type="log")
     fig.update_yaxes(title="cumulative probability", range=[0, 1.02])
-    return _layout(fig, f"Top-p cut on the cumulative curve (T = {cum['temperature']:g})")
+    return _layout(fig, cumulative_title(cum, strategy, survivors))
+
+
+def place_labels(points: list[tuple[float, float, str]], width_px: float = 1200, height_px: float = 360,
+                 char_px: float = 6.0, line_px: float = 13.0,
+                 bounds: tuple[float, float, float, float] | None = None) -> list[bool]:
+    """Which labels to draw so that none overlaps another: points (x, y, text) in data units,
+    mapped onto a plot area of `width_px` x `height_px` spanning `bounds` (x0, x1, y0, y1; default
+    the points' own); earlier points win (put the best path first). A label sits centred above
+    its point."""
+    if not points:
+        return []
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    x0, x1, y0, y1 = bounds or (min(xs), max(xs), min(ys), max(ys))
+    xr, yr = (x1 - x0) or 1.0, (y1 - y0) or 1.0
+    boxes: list[tuple[float, float, float, float]] = []
+    shown = []
+    for x, y, text in points:
+        cx, cy = (x - x0) / xr * width_px, (y - y0) / yr * height_px
+        half = len(text) * char_px / 2 + 2
+        box = (cx - half, cx + half, cy, cy + line_px)
+        free = all(box[1] <= b[0] or box[0] >= b[1] or box[3] <= b[2] or box[2] >= b[3] for b in boxes)
+        shown.append(free)
+        if free:
+            boxes.append(box)
+    return shown
+
+
+def tree_bounds(nodes: list[dict]) -> tuple[float, float, float, float]:
+    """The beam tree's data extent (steps x cumulative log-prob): what its axes span."""
+    xs, ys = [n["depth"] for n in nodes], [n["cum_logprob"] for n in nodes]
+    return min(xs), max(xs), min(ys), max(ys)
+
+
+def _label(token: str, n: int = 10) -> str:
+    text = show_token(token)
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def beam_tree_figure(tree: dict | None) -> go.Figure:
@@ -92,14 +144,19 @@ def beam_tree_figure(tree: dict | None) -> go.Figure:
         fig.add_trace(go.Scatter(x=[n["depth"] for n in best], y=[n["cum_logprob"] for n in best], mode="lines",
                                  name="best output", line=dict(color="#ff7f0e", width=4), hoverinfo="skip"))
     names = {"kept": "kept (a running beam)", "eos": "ended (EOS)", "pruned": "pruned", "root": "prompt"}
+    # Labels on the kept and ended hypotheses, best path first, none overlapping another.
+    labelled = sorted((n for n in nodes[1:] if n["status"] in ("kept", "eos")), key=lambda n: not n["best"])
+    shown = place_labels([(n["depth"], n["cum_logprob"], _label(n["token"])) for n in labelled],
+                         width_px=1100, height_px=330, bounds=tree_bounds(nodes))
+    text_of = {n["id"]: _label(n["token"]) for n, ok in zip(labelled, shown) if ok}
     for status in ("pruned", "eos", "kept", "root"):
         group = [n for n in nodes if n["status"] == status]
         if not group:
             continue
         fig.add_trace(go.Scatter(
             x=[n["depth"] for n in group], y=[n["cum_logprob"] for n in group],
-            mode="markers+text" if status in ("kept",) and len(nodes) < 250 else "markers",
-            text=[show_token(n["token"]) for n in group], textposition="top center", textfont=dict(size=9),
+            mode="markers+text" if status in ("kept", "eos") else "markers",
+            text=[text_of.get(n["id"], "") for n in group], textposition="top center", textfont=dict(size=9),
             marker=dict(color=STATUS_COLORS[status], size=9 if status != "pruned" else 6,
                         line=dict(width=[2 if n["best"] else 0 for n in group], color="#ff7f0e")),
             name=names[status],

@@ -12,11 +12,19 @@ import gradio as gr
 
 from backend import efficiency
 from components import efficiency_plots as plots
-from components.common import LONG_LANE, Checkbox, Slider, md_text, model_badge, user_errors
+from components.common import (
+    LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
+)
 
-DECODER_HEADERS = ["model", "disk MB", "memory MB", "greedy tok/s (median)", "perplexity", "greedy agreement"]
-ENCODER_HEADERS = ["model", "disk MB", "memory MB", "ms per text (median)", "labels equal to fp32"]
-PROMPT_HEADERS = ["prompt", "first divergence (token #)", "fp32 greedy", "int8 greedy"]
+# Key columns first (speed and quality), sizes after; short headers, explained in the table labels.
+DECODER_HEADERS = ["model", "tok/s", "perplexity", "same greedy", "memory MB", "disk MB"]
+DECODER_LABEL = ("Decoder: tok/s = greedy tokens per second (median); perplexity on the shipped texts; same greedy = "
+                 "prompts whose greedy tokens equal fp32's")
+ENCODER_HEADERS = ["model", "ms/text", "same label", "memory MB", "disk MB"]
+ENCODER_LABEL = ("Encoder (embedding-similarity classifier): ms/text = median latency; same label = labels equal "
+                 "to fp32's")
+PROMPT_HEADERS = ["diverges at", "prompt", "fp32 greedy", "int8 greedy"]
+PROMPT_WIDTHS = ["12%", "22%", "33%", "33%"]
 
 INTRO = (
     "### Efficiency: fewer bytes per token\nDecoding on a CPU is bound by memory bandwidth: each new token "
@@ -34,16 +42,16 @@ def _pct(share) -> str:
 
 def decoder_rows(dec: dict) -> list[list]:
     n = dec["agreement"]["new_tokens"]
-    return [[r["name"], r["disk_mb"], r["memory_mb"], r["tokens_per_s"], r["perplexity"],
-             f"{_pct(r['agreement'])} of prompts, first {n} tokens"] for r in dec["rows"]]
+    return [[r["name"], r["tokens_per_s"], r["perplexity"], f"{_pct(r['agreement'])} ({n} tokens)",
+             r["memory_mb"], r["disk_mb"]] for r in dec["rows"]]
 
 
 def encoder_rows(enc: dict) -> list[list]:
-    return [[r["name"], r["disk_mb"], r["memory_mb"], r["ms_per_text"], _pct(r["agreement"])] for r in enc["rows"]]
+    return [[r["name"], r["ms_per_text"], _pct(r["agreement"]), r["memory_mb"], r["disk_mb"]] for r in enc["rows"]]
 
 
 def prompt_rows(dec: dict) -> list[list]:
-    return [[p["prompt"], "identical" if p["first_divergence"] is None else p["first_divergence"],
+    return [["identical" if p["first_divergence"] is None else f"token {p['first_divergence']}", p["prompt"],
              p["fp32"], p["int8"]] for p in dec["prompts"]]
 
 
@@ -97,7 +105,7 @@ def run_efficiency(prompts, texts, new_tokens, encoder, progress=gr.Progress()):
 
 
 def build() -> None:
-    with gr.Column(elem_id="efficiency-tab"):
+    with gr.Column(elem_id="efficiency-panel"):
         gr.Markdown(INTRO)
         with gr.Row():
             prompts = Slider(1, efficiency.MAX_ITEMS, value=efficiency.DEFAULT_PROMPTS, step=1,
@@ -108,26 +116,29 @@ def build() -> None:
                                 label="greedy tokens per prompt")
             encoder = Checkbox(label="also compare the encoder (classification)", value=True)
         run = gr.Button("Compare fp32 and int8", variant="primary", elem_id="efficiency-run")
+        box = error_box("efficiency-error")
         badge = gr.Markdown(elem_id="efficiency-badge")
         summary = gr.Markdown(elem_id="efficiency-summary")
         with gr.Row():
-            dec_table = gr.Dataframe(headers=DECODER_HEADERS, label="Decoder", interactive=False, wrap=True,
+            dec_table = gr.Dataframe(headers=DECODER_HEADERS, label=DECODER_LABEL, interactive=False, wrap=True,
                                      elem_id="efficiency-decoder-table")
             dec_plot = gr.Plot(label="Decoder: latency against perplexity (marker area = size)",
                                elem_id="efficiency-decoder-plot")
         with gr.Row():
-            enc_table = gr.Dataframe(headers=ENCODER_HEADERS, label="Encoder (embedding-similarity classifier)",
+            enc_table = gr.Dataframe(headers=ENCODER_HEADERS, label=ENCODER_LABEL,
                                      interactive=False, wrap=True, elem_id="efficiency-encoder-table")
             enc_plot = gr.Plot(label="Encoder: latency against agreement (marker area = size)",
                                elem_id="efficiency-encoder-plot")
         prompt_table = gr.Dataframe(headers=PROMPT_HEADERS, label="Greedy outputs per prompt", interactive=False,
-                                    wrap=True, max_height=420, elem_id="efficiency-prompts-table")
-        with gr.Accordion("Result as JSON (what /efficiency returns)", open=False):
-            out_json = gr.JSON()
-        run.click(
+                                    wrap=True, column_widths=PROMPT_WIDTHS, max_height=420,
+                                    elem_id="efficiency-prompts-table")
+        out_json = raw_json("Raw result (JSON: what /efficiency returns)")
+        outputs = [out_json, badge, summary, dec_table, dec_plot, enc_table, enc_plot, prompt_table]
+        event = run.click(
             run_efficiency,
             inputs=[prompts, texts, new_tokens, encoder],
-            outputs=[out_json, badge, summary, dec_table, dec_plot, enc_table, enc_plot, prompt_table],
+            outputs=outputs,
             api_name="efficiency",
             **LONG_LANE,
         )
+        clear_on_error(event, outputs, box)

@@ -11,6 +11,7 @@ from backend.decoding.settings import (
     MAX_BEAMS,
     MAX_NEW_TOKENS_CAP,
     MAX_TOP_N,
+    PRECISIONS,
     STRATEGIES,
     DecodeSettings,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "MAX_BEAMS",
     "MAX_NEW_TOKENS_CAP",
     "MAX_TOP_N",
+    "PRECISIONS",
     "PRESETS",
     "STRATEGIES",
     "UNICORN",

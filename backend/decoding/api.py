@@ -14,8 +14,9 @@ from typing import Any
 
 from backend import models
 from backend.decoding import generate
-from backend.decoding.settings import parse_settings, parse_strategies
-from backend.validation import as_float, as_int, check_text
+from backend.decoding import precision as precisions
+from backend.decoding.settings import PRECISIONS, parse_settings, parse_strategies
+from backend.validation import as_float, as_int, check_text, one_of
 
 ROLE = "decoder"
 
@@ -27,13 +28,15 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     """One generation: text, tokens, per-step candidates, sequence log-prob, timing, model.
 
     settings: a dict of `DecodeSettings` keys, its JSON text, or None (greedy, 64 tokens).
+    With `"precision": "int8"` the int8 copy generates, and each step also carries the fp32
+    model's probability of the chosen token (`prob_fp32`, `prob_int8`; see `precision`).
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
     lm = models.load(role, progress=progress)
-    data = generate.decode(lm.model, lm.tokenizer, prompt, s).to_dict()
-    data["model"] = lm.describe()
-    return data
+    served = precisions.serve(lm, s.precision, progress)
+    data = generate.decode(served.model, lm.tokenizer, prompt, s).to_dict()
+    return precisions.add_other(data, served)
 
 
 @models.gpu_task(duration=120)
@@ -47,14 +50,13 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
     s = parse_settings(settings)
     check_text(prompt, "prompt")
     lm = models.load(role, progress=progress)
-    with contextlib.closing(generate.decode_stream(lm.model, lm.tokenizer, prompt, s)) as stream:
+    served = precisions.serve(lm, s.precision, progress)
+    with contextlib.closing(generate.decode_stream(served.model, lm.tokenizer, prompt, s)) as stream:
         for text, result in stream:
             if result is None:
                 yield text, None
             else:
-                data = result.to_dict()
-                data["model"] = lm.describe()
-                yield text, data
+                yield text, precisions.add_other(result.to_dict(), served)
 
 
 @models.gpu_task(duration=180)
@@ -72,26 +74,37 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
         if progress is not None:
             progress(i / n, f"running {label}")
 
-    rows = generate.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick)
+    served: dict[str, precisions.Served] = {}
+
+    def model_for(s) -> object:  # an int8 strategy quantizes (or reuses the cached copy) when its turn comes
+        if s.precision not in served:
+            served[s.precision] = precisions.serve(lm, s.precision)
+        return served[s.precision].model
+
+    rows = generate.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick, model_for=model_for)
     return {"prompt": prompt, "rows": rows, "model": lm.describe()}
 
 
 @models.gpu_task(duration=60)
 def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = (0.5, 1.0, 2.0), top_p: float = 0.9,
-                      temperature: float = 1.0, step: int | None = None, role: str = ROLE,
-                      progress: Progress = None) -> dict:
+                      temperature: float = 1.0, step: int | None = None, top_k: int = 0, precision: str = "fp32",
+                      role: str = ROLE, progress: Progress = None) -> dict:
     """The next-token distribution after `token_ids`: the data behind the tab's two plots.
 
     Top tokens' probabilities at each of `temperatures`, and the cumulative curve at
-    `temperature` with where `top_p` cuts it. `step` (which generated token the context
-    precedes) is passed through for the plot's title.
+    `temperature` after `top_k` with where `top_p` cuts it (top_p 1: no cut), under the
+    `precision` the run used. `step` (which generated token the context precedes) is passed
+    through for the plot's title.
     """
     ids = [as_int("token_ids", i) for i in (token_ids if token_ids is not None else ())]
     top_p = as_float("top_p", top_p)
     temperature = as_float("temperature", temperature)
+    top_k = as_int("top_k", top_k, lo=0)
+    precision_name = one_of("precision", precision, PRECISIONS, default="fp32")
     lm = models.load(role, progress=progress)
-    dist = generate.step_distribution(lm.model, lm.tokenizer, ids, temperatures=temperatures, top_p=top_p,
-                                      cumulative_temperature=temperature)
+    model = precisions.serve(lm, precision_name).model
+    dist = generate.step_distribution(model, lm.tokenizer, ids, temperatures=temperatures, top_p=top_p,
+                                      top_k=top_k, cumulative_temperature=temperature)
     dist["step"] = step
     dist["model"] = lm.describe()
     return dist

@@ -90,6 +90,20 @@ def cumulative_curve(probs: np.ndarray, top_p: float | None = None, max_points: 
     return {"ranks": list(range(1, n + 1)), "cumulative": cum[:n].tolist(), "cut_rank": cut}
 
 
+def cut_curve(probs: np.ndarray, top_p: float = 1.0, top_k: int = 0, max_points: int = 200) -> dict:
+    """The curve top-p really cuts: the distribution after top-k (renormalised, as generate's
+    warpers do), its running sum, and `cut_rank`: how many tokens survive both cuts (the step
+    table's "tokens left"; with top_p off, all that top-k leaves)."""
+    p = np.asarray(probs, dtype=np.float64)
+    keep = top_k_mask(p, top_k)
+    p = np.where(keep, p, 0.0)
+    p = p / p.sum()
+    survivors = int((keep & top_p_mask(p, top_p)).sum())
+    curve = cumulative_curve(p, top_p if top_p < 1 else None, max_points)
+    curve["cut_rank"] = survivors
+    return curve
+
+
 def distinct_n(token_ids: Sequence[int], n: int) -> float:
     """Distinct-n: unique n-grams / all n-grams of a sequence (1.0 = no repetition).
 

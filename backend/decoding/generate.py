@@ -47,7 +47,7 @@ from transformers.generation.streamers import BaseStreamer
 
 from backend import budget as budgets
 from backend.decoding.beam_tree import BEAM_TREE_STEPS, beam_tree
-from backend.decoding.filters import cumulative_curve, entropy, softmax, top_k_mask, top_p_mask
+from backend.decoding.filters import cut_curve, entropy, softmax, top_k_mask, top_p_mask
 from backend.decoding.presets import COMPARE_DEFAULT, PRESETS, UNICORN
 from backend.decoding.record import BeamRecorder, StepRecorder, Tap
 from backend.decoding.result import (
@@ -504,10 +504,11 @@ def decode_stream(model, tokenizer, prompt: str, settings: DecodeSettings | dict
 # ----------------------------------------------------------------------------- compare
 
 
-def compare(model, tokenizer, prompt: str, strategies: Any, progress=None) -> list[dict]:
+def compare(model, tokenizer, prompt: str, strategies: Any, progress=None, model_for=None) -> list[dict]:
     """Run 2-4 strategies on one prompt; one summary row per strategy.
 
-    `progress(i, n, label)` is called before each run, if given.
+    `progress(i, n, label)` is called before each run, if given; `model_for(settings)`, if
+    given, picks the model per strategy (its precision).
     """
     settings = parse_strategies(strategies)
     rows = []
@@ -515,7 +516,7 @@ def compare(model, tokenizer, prompt: str, strategies: Any, progress=None) -> li
         if progress is not None:
             progress(i, len(settings), s.label())
         budgets.check(f"{i} of {len(settings)} strategies ran", "Compare fewer strategies, or fewer tokens or beams.")
-        res = decode(model, tokenizer, prompt, s)
+        res = decode(model if model_for is None else model_for(s), tokenizer, prompt, s)
         rows.append(
             {
                 "strategy": res.label,
@@ -579,12 +580,12 @@ def step_distribution(
         survivors = int(top_p_mask(pk, top_p).sum())
         per_t.append({"temperature": t, "probs": [rounded(x) for x in p[order]], "entropy": rounded(entropy(p), 4),
                       "survivors_top_k": int(k_mask.sum()), "survivors_top_p": survivors})
-    curve = cumulative_curve(softmax(logits, as_float("temperature", cumulative_temperature)), top_p)
+    curve = cut_curve(softmax(logits, as_float("temperature", cumulative_temperature)), top_p, top_k)
     return {
         "position": len(token_ids),
         "tokens": [tok(i) for i in order],
         "token_ids": [int(i) for i in order],
         "temperatures": per_t,
-        "cumulative": {**curve, "top_p": top_p, "temperature": cumulative_temperature},
+        "cumulative": {**curve, "top_p": top_p, "top_k": top_k, "temperature": cumulative_temperature},
         "vocab_size": int(logits.shape[0]),
     }

@@ -77,8 +77,9 @@ def rounded(x: float, nd: int = 6) -> float:
 
 
 def prob(logp: float | None) -> float:
-    """exp(log-prob), rounded; 0 for a token a cut removed (-inf)."""
-    return rounded(math.exp(logp)) if logp is not None and logp > -1e30 else 0.0
+    """exp(log-prob) to 6 significant digits (a rare token's 3e-9 stays 3e-9, not 0); 0 for a
+    token a cut removed (-inf)."""
+    return float(f"{math.exp(logp):.6g}") if logp is not None and logp > -1e30 else 0.0
 
 
 def output_summary(ids: list[int], logps: list[float], found_eos: bool, tok: TokenText, tokenizer) -> dict:

@@ -16,6 +16,7 @@ from backend.errors import InputError
 from backend.validation import as_bool, as_float, as_int
 
 STRATEGIES = ("greedy", "beam", "sample")
+PRECISIONS = ("fp32", "int8")  # the served weights, or their dynamically quantized copy (backend.efficiency)
 MAX_NEW_TOKENS_CAP = 512
 MAX_BEAMS = 16
 MAX_SAMPLES = 8
@@ -47,6 +48,10 @@ def _read_name(name: str, value: Any) -> str:
     return str(value or "")
 
 
+def _read_precision(name: str, value: Any) -> str:
+    return str(value or "fp32").strip().lower()
+
+
 class Rule(NamedTuple):
     """Coerce `field` with `read`; for `strategies` (None: all), refuse a value where `ok` is false.
 
@@ -66,6 +71,8 @@ _TEMPERATURE_MESSAGE = (
     "into always taking the most likely token. For that, choose the 'greedy' strategy; otherwise use e.g. 0.7."
 )
 _LP_LO, _LP_HI = LENGTH_PENALTY_RANGE
+MAX_TEMPERATURE = 100.0
+MAX_TOP_K = 1_000_000
 
 # Order matters: strategy first (later rows depend on it), max_new_tokens before min_new_tokens.
 RULES: tuple[Rule, ...] = (
@@ -74,16 +81,23 @@ RULES: tuple[Rule, ...] = (
     Rule("max_new_tokens", as_int, lambda v, s: v >= 1, "max_new_tokens must be at least 1."),
     Rule("max_new_tokens", as_int, lambda v, s: v <= MAX_NEW_TOKENS_CAP,
          f"max_new_tokens is {{v}}, over the cap of {MAX_NEW_TOKENS_CAP}; ask for {MAX_NEW_TOKENS_CAP} or fewer."),
+    # Each knob's domain is checked whatever the strategy (a script's typo must not pass just because
+    # greedy ignores it), after the stricter rule of the strategy that uses it (its message explains more).
     Rule("temperature", as_float, lambda v, s: v > 0, _TEMPERATURE_MESSAGE, ("sample",)),
-    Rule("top_k", as_int, lambda v, s: v >= 0,
-         "top_k must be 0 (no top-k cut) or a positive number of tokens, got {v}.", ("sample",)),
+    Rule("temperature", as_float, lambda v, s: 0 <= v <= MAX_TEMPERATURE,
+         f"temperature must be between 0 and {MAX_TEMPERATURE:g}, got {{v:g}}."),
+    Rule("top_k", as_int, lambda v, s: 0 <= v <= MAX_TOP_K,
+         "top_k must be 0 (no top-k cut) or a positive number of tokens, got {v}."),
     Rule("top_p", as_float, lambda v, s: 0 < v <= 1, "top_p must be in (0, 1] (1 = no cut), got {v:g}; try 0.9.",
          ("sample",)),
+    Rule("top_p", as_float, lambda v, s: 0 <= v <= 1, "top_p must be between 0 and 1 (1 = no cut), got {v:g}."),
     Rule("num_beams", as_int, lambda v, s: 2 <= v <= MAX_BEAMS,
          f"num_beams must be between 2 and {MAX_BEAMS} for beam search, got {{v}}.", ("beam",)),
+    Rule("num_beams", as_int, lambda v, s: 1 <= v <= MAX_BEAMS,
+         f"num_beams must be between 1 and {MAX_BEAMS}, got {{v}}."),
     Rule("length_penalty", as_float, lambda v, s: _LP_LO <= v <= _LP_HI,
          f"length_penalty must be between {_LP_LO:g} and {_LP_HI:g} (1 = neutral, above 1 favours longer "
-         "sequences), got {v:g}.", ("beam",)),
+         "sequences), got {v:g}."),
     Rule("early_stopping", as_bool),
     Rule("num_return_sequences", as_int, lambda v, s: v >= 1, "num_return_sequences must be at least 1, got {v}."),
     Rule("num_return_sequences", as_int, lambda v, s: v <= s.num_beams,
@@ -105,6 +119,9 @@ RULES: tuple[Rule, ...] = (
     Rule("top_n", as_int, lambda v, s: 1 <= v <= MAX_TOP_N,
          f"top_n (candidates shown per step) must be between 1 and {MAX_TOP_N}, got {{v}}."),
     Rule("name", _read_name),
+    Rule("precision", _read_precision, lambda v, s: v in PRECISIONS,
+         f"precision must be one of {', '.join(PRECISIONS)} (int8: the dynamically quantized copy of the model), "
+         "got {raw!r}."),
 )
 
 
@@ -116,7 +133,8 @@ class DecodeSettings:
     num_beams/length_penalty/early_stopping for `beam`. `num_return_sequences` > 1 needs beam
     (at most num_beams) or sample. `seed` None picks one and reports it, so any run can be
     repeated. `top_n`: candidates kept per step in the step table. `min_new_tokens`: EOS is
-    blocked until that many tokens exist (benchmarks use it to force a length).
+    blocked until that many tokens exist (benchmarks use it to force a length). `precision`:
+    generate with the served weights ("fp32") or their int8 copy ("int8", dynamic quantization).
     """
 
     strategy: str = "greedy"
@@ -135,6 +153,7 @@ class DecodeSettings:
     top_n: int = 5
     min_new_tokens: int = 0
     name: str = ""
+    precision: str = "fp32"
 
     @classmethod
     def from_dict(cls, data: dict | "DecodeSettings" | None) -> "DecodeSettings":
@@ -180,6 +199,8 @@ class DecodeSettings:
             parts.append(f"min {self.min_new_tokens} tokens")
         if self.strategy != "beam" and self.no_repeat_ngram_size:
             parts.append(f"no-repeat {self.no_repeat_ngram_size}")
+        if self.precision != "fp32":
+            parts.append(self.precision)
         return " ".join(parts)
 
     def validate(self) -> "DecodeSettings":

@@ -43,7 +43,7 @@ def _int8_of(lm, progress, fraction: float) -> tuple:
     """The cached int8 copy of a loaded model (built on first use), and the seconds it took now."""
     _say(progress, fraction, f"Quantizing {lm.checkpoint} to int8 (first use only)")
     start = time.perf_counter()
-    q, built = Q.cached_int8((lm.checkpoint, lm.kind, lm.device, lm.dtype, id(lm.model)), lm.model)
+    q, built = Q.int8_of(lm)
     return q, (time.perf_counter() - start) if built else 0.0
 
 

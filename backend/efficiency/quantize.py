@@ -223,15 +223,20 @@ def disk_bytes(model: nn.Module) -> int:
 # ---------------------------------------------------------------------------- the per-process cache
 
 _CACHE: dict[tuple, nn.Module] = {}
+_SLOTS: dict[str, tuple] = {}  # slot (a role) -> the key of its one int8 copy
 _SIZES: dict[int, dict] = {}
 _LOCKS: dict[tuple, threading.Lock] = {}
 _GUARD = threading.Lock()
 
 
-def cached_int8(key: tuple, model: nn.Module, skip: tuple[str, ...] = DEFAULT_SKIP) -> tuple[nn.Module, bool]:
+def cached_int8(key: tuple, model: nn.Module, skip: tuple[str, ...] = DEFAULT_SKIP,
+                slot: str | None = None) -> tuple[nn.Module, bool]:
     """The int8 copy of `model` for `key` (checkpoint, device...), built once per process.
 
-    Returns (int8 model, built_now). Concurrent first calls build it once.
+    Returns (int8 model, built_now). Concurrent first calls build it once. With `slot` (a
+    role), the slot holds one int8 copy: building another (the role now serves a different
+    model) drops the old one, so memory stays bounded; a request still using it keeps its
+    own reference until it finishes.
     """
     key = (*key, skip)
     with _GUARD:
@@ -245,8 +250,26 @@ def cached_int8(key: tuple, model: nn.Module, skip: tuple[str, ...] = DEFAULT_SK
             return found, False
         built = int8_copy(model, skip)
         with _GUARD:
+            if slot is not None:
+                old = _SLOTS.get(slot)
+                if old is not None and old != key:
+                    _CACHE.pop(old, None)
+                    _LOCKS.pop(old, None)
+                _SLOTS[slot] = key
             _CACHE[key] = built
         return built, True
+
+
+def int8_of(lm) -> tuple[nn.Module, bool]:
+    """The cached int8 copy of a hub model (`models.LoadedModel`): one per role, shared by the
+    Efficiency panel and the Decoding playground. Returns (int8 model, built_now)."""
+    return cached_int8((lm.checkpoint, lm.kind, lm.device, lm.dtype, id(lm.model)), lm.model, slot=lm.role)
+
+
+def cached_count() -> int:
+    """How many int8 copies this process holds."""
+    with _GUARD:
+        return len(_CACHE)
 
 
 def sizes(model: nn.Module) -> dict:
@@ -264,5 +287,6 @@ def sizes(model: nn.Module) -> dict:
 def clear_cache() -> None:
     with _GUARD:
         _CACHE.clear()
+        _SLOTS.clear()
         _SIZES.clear()
         _LOCKS.clear()

@@ -6,7 +6,9 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.browser.conftest import open_raw_json, overflowing_tables, shot
+
+SCOPE = "#efficiency-tab"
 
 
 def _set_slider(page, elem_id, value):
@@ -35,5 +37,12 @@ def test_small_run_shows_tables_plots_and_model(page, app_url):
         expect(page.locator(f"#{plot} .js-plotly-plot")).to_be_visible(timeout=30_000)
     expect(page.locator("#efficiency-decoder-plot")).to_contain_text("perplexity")
     assert page.locator("#efficiency-prompts-table tbody tr").count() == 1
+    heads = [h.strip() for h in page.locator("#efficiency-decoder-table thead th").all_inner_texts()]
+    assert heads[:3] == ["model", "tok/s", "perplexity"]
+    assert overflowing_tables(page, SCOPE) == []
+    assert open_raw_json(page, SCOPE) == 0
     assert page.blocked_requests == []
     shot(page, "efficiency_tab")
+
+    # (no error check here: the sliders clamp what a person can type, so this tab's form cannot send
+    # bad input; the error box is wired with clear_on_error like the Decoding tab's, checked there)

@@ -65,6 +65,24 @@ def test_compare_decoding_one_row_per_strategy(client):
     assert len(as_text["rows"]) == 2
 
 
+def test_decode_int8_generates_with_the_quantized_copy_and_shows_both_probabilities(client):
+    settings = {"strategy": "greedy", "max_new_tokens": 8, "precision": "int8"}
+    r = _decode(client, settings=settings)
+    assert r["label"] == "greedy int8" and r["settings"]["precision"] == "int8"
+    assert r["model"]["dtype"].startswith("int8") and r["model"]["device"] == "cpu"
+    assert r["precision"]["generated"] == "int8" and r["precision"]["other"] == "fp32"
+    assert r["n_new_tokens"] == len(r["steps"]) >= 1
+    for step in r["steps"]:
+        assert step["prob_int8"] == step["prob"] and 0 < step["prob_fp32"] <= 1
+        assert abs(step["prob_int8"] - step["prob_fp32"]) < 0.25  # SmolLM2's int8 stays close to fp32
+    assert r["precision"]["max_abs_prob_diff"] == round(max(abs(s["prob_int8"] - s["prob_fp32"]) for s in r["steps"]), 6)
+    again = _decode(client, settings=settings)  # the cached copy: deterministic, not rebuilt
+    assert again["outputs"][0]["token_ids"] == r["outputs"][0]["token_ids"]
+    assert again["precision"]["int8_built_s"] == 0.0
+    fp32 = _decode(client, settings={"strategy": "greedy", "max_new_tokens": 8})
+    assert fp32["precision"] == {"generated": "fp32", "other": None} and "prob_int8" not in fp32["steps"][0]
+
+
 def test_long_prompt_is_truncated_and_said_so(client):
     r = _decode(client, prompt="hello " * 2200, settings={"max_new_tokens": 1})
     assert len(r["prompt_token_ids"]) == 2047
@@ -85,6 +103,10 @@ BAD = [
     (PROMPT, {"strategy": "sample", "seed": 2.5}, "seed must be a whole number"),
     (PROMPT, {"strategy": "nucleus-beam"}, "Unknown strategy"),
     (PROMPT, "{not json", "not valid JSON"),
+    # gradio_client's JSON cannot carry a NaN number (the fuzz tier sends one over raw HTTP): its text form
+    (PROMPT, {"strategy": "greedy", "temperature": "NaN"}, "temperature must be a finite number"),
+    (PROMPT, {"strategy": "greedy", "top_p": 7}, "top_p must be between 0 and 1"),
+    (PROMPT, {"strategy": "greedy", "precision": "fp8"}, "precision must be one of fp32, int8"),
 ]
 
 

@@ -97,3 +97,17 @@ def test_chat_template_answers(lm):
                  {"strategy": "greedy", "max_new_tokens": 24, "chat_template": True})
     assert "<|im_start|>assistant" in res.prompt_text
     assert "Paris" in res.text
+
+
+def test_int8_playground_run_shows_both_models_probabilities(lm):
+    s = {"strategy": "greedy", "max_new_tokens": 12, "precision": "int8"}
+    data = decoding.decode(PROMPTS[1], s)
+    fp32 = decoding.decode(PROMPTS[1], {**s, "precision": "fp32"})
+    assert data["model"]["dtype"].startswith("int8") and data["label"] == "greedy int8"
+    steps = data["steps"]
+    assert len(steps) == data["n_new_tokens"] >= 1
+    assert all(st["prob_int8"] == st["prob"] and 0 < st["prob_fp32"] <= 1 for st in steps)
+    # the int8 copy keeps SmolLM2's distribution close: per-step probabilities of the same tokens
+    assert sum(abs(st["prob_int8"] - st["prob_fp32"]) for st in steps) / len(steps) < 0.05
+    # and the first greedy tokens are the fp32 model's (the Efficiency bench: 20/20 prompts on 8 tokens)
+    assert data["outputs"][0]["token_ids"][:4] == fp32["outputs"][0]["token_ids"][:4]

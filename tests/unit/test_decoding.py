@@ -357,10 +357,41 @@ def test_min_new_tokens_holds_eos_back(tok):
 
 
 def test_sampling_settings_ignored_for_greedy(model, tok):
-    # a greedy run does not fail on a sampling or beam knob it does not use
-    res = decode(model, tok, PROMPT, {"strategy": "greedy", "temperature": 0, "top_p": 5, "num_beams": 99,
-                                      "length_penalty": 1e9, "max_new_tokens": 2})
+    # a greedy run does not fail on a sampling or beam knob it does not use, while the value is
+    # in the knob's domain (the UI's sliders reach temperature 0 and top_p 0)
+    res = decode(model, tok, PROMPT, {"strategy": "greedy", "temperature": 0, "top_p": 0, "num_beams": 1,
+                                      "length_penalty": -10, "max_new_tokens": 2})
     assert res.n_new_tokens == 2
+
+
+UNUSED_OUT_OF_DOMAIN = [
+    ({"strategy": "greedy", "temperature": float("nan")}, "temperature must be a finite number, got nan."),
+    ({"strategy": "greedy", "temperature": -1}, "temperature must be between 0 and 100, got -1."),
+    ({"strategy": "beam", "temperature": 1e6}, "temperature must be between 0 and 100, got 1e+06."),
+    ({"strategy": "greedy", "top_p": 5}, "top_p must be between 0 and 1 (1 = no cut), got 5."),
+    ({"strategy": "beam", "top_p": float("inf")}, "top_p must be a finite number, got inf."),
+    ({"strategy": "greedy", "top_k": -3}, "top_k must be 0 (no top-k cut) or a positive number of tokens, got -3."),
+    ({"strategy": "sample", "num_beams": 99}, "num_beams must be between 1 and 16, got 99."),
+    ({"strategy": "greedy", "num_beams": 0}, "num_beams must be between 1 and 16, got 0."),
+    ({"strategy": "greedy", "length_penalty": 1e9},
+     "length_penalty must be between -10 and 10 (1 = neutral, above 1 favours longer sequences), got 1e+09."),
+    ({"strategy": "greedy", "precision": "fp16"},
+     "precision must be one of fp32, int8 (int8: the dynamically quantized copy of the model), got 'fp16'."),
+]
+
+
+@pytest.mark.parametrize("bad,message", UNUSED_OUT_OF_DOMAIN, ids=[m[:40] for _, m in UNUSED_OUT_OF_DOMAIN])
+def test_unused_knobs_are_range_checked_too(bad, message):
+    with pytest.raises(InputError) as err:
+        DecodeSettings.from_dict(bad)
+    assert str(err.value) == message
+
+
+def test_precision_defaults_to_fp32_and_shows_in_the_label():
+    assert DecodeSettings.from_dict({}).precision == "fp32"
+    s = DecodeSettings.from_dict({"strategy": "beam", "num_beams": 3, "precision": " INT8 "})
+    assert s.precision == "int8" and s.label() == "beam 3 int8"
+    assert DecodeSettings.from_dict({"precision": None}).precision == "fp32"
 
 
 def test_length_penalty_at_the_bounds_runs(model, tok):
@@ -453,8 +484,10 @@ def test_tab_tables_and_figures_from_real_results(model, tok):
     greedy = decode(model, tok, PROMPT, {"strategy": "greedy", "max_new_tokens": 5}).to_dict()
     beam = decode(model, tok, PROMPT, {"strategy": "beam", "num_beams": 2, "max_new_tokens": 5}).to_dict()
     df = steps_table(sample)
-    assert list(df.columns)[4:7] == ["p after T", "p after cut", "tokens left"] and len(df) == 5
-    assert "tokens left" not in steps_table(greedy).columns
+    # short headers, key columns first, the long candidate list last (issue 15: tables must not overflow)
+    assert list(df.columns) == ["#", "token", "p", "p (T)", "p (cut)", "left", "rank", "entropy",
+                                "top candidates (p)"] and len(df) == 5
+    assert list(steps_table(greedy).columns) == ["#", "token", "p", "rank", "entropy", "top candidates (p)"]
     assert len(outputs_table(sample)) == 2
     md = stats_markdown(sample)
     assert "seed 1" in md and "sequence log-prob" in md
@@ -465,6 +498,47 @@ def test_tab_tables_and_figures_from_real_results(model, tok):
     dist = step_distribution(model, tok, greedy["prompt_token_ids"], temperatures=(0.5, 2.0), top_p=0.5)
     cum = P.cumulative_figure(dist)
     cut = dist["cumulative"]["cut_rank"]
-    assert any(t.name == f"cut after rank {cut}" for t in cum.data)
+    assert any(t.name == f"cut after rank {cut:,}" for t in cum.data)
+    assert cum.layout.title.text == f"top_p = 0.5 at T = 1: {cut:,} token(s) survive"
+    off = P.cumulative_figure(dist, "greedy")
+    assert off.layout.title.text == "top_p = off (greedy search does not sample; the model's own curve, T = 1)"
+    assert not any((t.name or "").startswith("cut after") for t in off.data)
     temp = P.temperature_figure(dist)
     assert [t.name.split(" (")[0] for t in temp.data] == ["T = 0.5", "T = 2"]
+
+
+def test_rare_probabilities_in_scientific_notation():
+    from components.decoding import fmt_prob
+
+    assert [fmt_prob(p) for p in (0.5, 0.001, 0.000999, 3.2e-9, 0, 0.0, None)] == \
+           ["0.5000", "0.0010", "9.99e-04", "3.20e-09", "0", "0", ""]
+
+
+def test_prob_keeps_rare_tokens_visible():
+    from backend.decoding.result import prob
+
+    assert prob(math.log(3.2e-9)) == 3.2e-09 and prob(math.log(0.25)) == 0.25
+    assert prob(float("-inf")) == 0.0 and prob(None) == 0.0
+    assert prob(math.log(0.123456789)) == 0.123457
+
+
+def test_beam_tree_labels_never_overlap():
+    from components.decoding_plots import place_labels
+
+    points = [(1, -1.0, "the"), (1, -1.01, "a"), (1, -3.0, "one"), (2, -1.0, "cat"), (2, -2.0, "dog"),
+              (0, -1.0, "x" * 60)]
+    shown = place_labels(points, width_px=200, height_px=100)
+    assert shown == [True, False, True, True, True, False]
+    assert place_labels([]) == []
+
+
+def test_beam_tree_figure_labels_fit(model, tok):
+    from components import decoding_plots as P
+
+    beam = decode(model, tok, PROMPT, {"strategy": "beam", "num_beams": 4, "max_new_tokens": 8}).to_dict()
+    fig = P.beam_tree_figure(beam["beam_tree"])
+    labelled = [(x, y, t) for tr in fig.data if tr.mode == "markers+text"
+                for x, y, t in zip(tr.x, tr.y, tr.text) if t]
+    assert labelled  # the best path at least
+    bounds = P.tree_bounds(beam["beam_tree"]["nodes"])
+    assert all(P.place_labels(labelled, width_px=1100, height_px=330, bounds=bounds))  # none collides

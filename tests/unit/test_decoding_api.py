@@ -47,8 +47,11 @@ def _untimed(data: dict) -> dict:
     return {k: v for k, v in data.items() if k not in TIMING and k != "model"}
 
 
+FP32_ONLY = {"generated": "fp32", "other": None}  # an fp32 run: no second model re-scores the tokens
+
+
 def _expected(tiny, tok, settings, prompt=PROMPT) -> dict:
-    return _untimed(generate.decode(tiny, tok, prompt, settings).to_dict())
+    return {**_untimed(generate.decode(tiny, tok, prompt, settings).to_dict()), "precision": FP32_ONLY}
 
 
 # ----------------------------------------------------------------------------- decode
@@ -128,7 +131,7 @@ def test_stream_yields_growing_text_then_the_payload(tiny, tok):
                        for i in range(5)]
     final_text, final = items[-1]
     assert final_text == final["text"] == expected.text
-    assert _untimed(final) == _untimed(expected.to_dict())
+    assert _untimed(final) == _expected(tiny, tok, settings)
     assert final["model"]["role"] == "decoder"
 
 
@@ -214,7 +217,7 @@ def test_tab_handlers_format_the_backend_results(tok):
 
     api = tab.decode_api(PROMPT, {"strategy": "greedy", "max_new_tokens": 4})
     assert api["model"]["role"] == "decoder" and api["n_new_tokens"] == 4
-    knobs = ["greedy", 4, 1.0, 0, 1.0, 4, 1.0, 0, False, 1, 1.0, "", False, 5]
+    knobs = ["greedy", 4, 1.0, 0, 1.0, 4, 1.0, 0, False, 1, 1.0, "", False, 5, "fp32"]
     updates = list(tab.run(PROMPT, *knobs, "0.5, 2"))
     final = updates[-1]
     assert final[0] == api["text"] and "Served by" in final[2]
@@ -225,3 +228,121 @@ def test_tab_handlers_format_the_backend_results(tok):
     assert temp_fig.layout.title.text.startswith("Next-token distribution before generated token #2")
     out = tab._compare_api(PROMPT, [{"max_new_tokens": 2}, {"strategy": "beam", "max_new_tokens": 2}])
     assert [r["strategy"] for r in out["rows"]] == ["greedy", "beam 4"] and out["model"]["role"] == "decoder"
+
+
+# ----------------------------------------------------------------------------- precision: int8
+
+
+def _int8_expected(settings: dict) -> tuple[dict, dict]:
+    """What an int8 run must return: the model-level run of the cached int8 copy, and the fp32
+    model's own log-probs of those tokens (one teacher-forced forward)."""
+    from backend import models
+    from backend.efficiency import quantize as Q
+
+    lm = models.load("decoder")
+    q, _ = Q.int8_of(lm)
+    run = generate.decode(q, lm.tokenizer, PROMPT, settings).to_dict()
+    ids = run["outputs"][0]["token_ids"][: len(run["steps"])]
+    scored = generate.score_sequence(lm.model, run["prompt_token_ids"] + ids, len(run["prompt_token_ids"]), top_n=1)
+    return run, scored
+
+
+@pytest.mark.parametrize("settings", [
+    {"strategy": "greedy", "max_new_tokens": 6, "precision": "int8"},
+    {"strategy": "sample", "top_p": 0.9, "max_new_tokens": 6, "seed": 5, "precision": "int8"},
+    {"strategy": "beam", "num_beams": 3, "max_new_tokens": 5, "precision": "int8"},
+])
+def test_int8_run_generates_with_the_quantized_copy_and_shows_both_probabilities(settings):
+    from backend.decoding.result import prob
+    from backend.efficiency import quantize as Q
+
+    Q.clear_cache()
+    data = decoding.decode(PROMPT, settings)
+    run, scored = _int8_expected(settings)
+    plain = {k: v for k, v in _untimed(data).items() if k not in ("precision", "warnings")}
+    plain["steps"] = [{k: v for k, v in st.items() if k not in ("prob_int8", "prob_fp32")} for st in plain["steps"]]
+    assert plain == {k: v for k, v in _untimed(run).items() if k != "warnings"}
+    assert data["label"].endswith(" int8") and data["model"]["dtype"].startswith("int8")
+    assert len(data["steps"]) == len(scored["logprob"]) >= 1
+    for step, lp in zip(data["steps"], scored["logprob"]):
+        assert step["prob_int8"] == step["prob"]  # the generating model's own probability
+        assert step["prob_fp32"] == prob(lp)  # the fp32 model's, teacher-forced: exact
+        assert abs(step["prob_int8"] - step["prob_fp32"]) < 0.1  # a tiny model: int8 stays close
+    info = data["precision"]
+    assert (info["generated"], info["other"]) == ("int8", "fp32")
+    assert info["other_sequence_logprob"] == round(sum(scored["logprob"]), 4)
+    assert info["max_abs_prob_diff"] == round(max(abs(s["prob_int8"] - s["prob_fp32"]) for s in data["steps"]), 6)
+    assert any("int8 copy of the model was built for this run" in w for w in data["warnings"])
+    json.dumps(data)
+
+
+def test_int8_copy_is_cached_and_bounded_to_one(tiny, tok, tmp_path, monkeypatch):
+    from backend.efficiency import quantize as Q
+
+    Q.clear_cache()
+    settings = {"max_new_tokens": 3, "precision": "int8"}
+    first = decoding.decode(PROMPT, settings)
+    again = decoding.decode(PROMPT, settings)
+    assert Q.cached_count() == 1 and again["precision"]["int8_built_s"] == 0.0
+    assert not any("built for this run" in w for w in again["warnings"])
+    assert first["text"] == again["text"]
+    # the role now serves another model: its int8 copy replaces the old one, never adds to it
+    monkeypatch.setenv("TLAB_MODEL_DECODER", str(save_tiny(tiny, tok, tmp_path / "other")))
+    decoding.decode(PROMPT, settings)
+    assert Q.cached_count() == 1
+
+
+def test_fp32_run_has_one_probability_column():
+    data = decoding.decode(PROMPT, {"max_new_tokens": 3})
+    assert data["precision"] == FP32_ONLY and data["model"]["dtype"] == "float32"
+    assert all("prob_int8" not in s and "prob_fp32" not in s for s in data["steps"])
+
+
+def test_int8_stream_and_compare_use_the_int8_copy():
+    settings = {"strategy": "greedy", "max_new_tokens": 4, "precision": "int8"}
+    expected = decoding.decode(PROMPT, settings)
+    final = list(decoding.decode_stream(PROMPT, settings))[-1][1]
+    assert _untimed(final)["steps"] == _untimed(expected)["steps"] and "prob_fp32" in final["steps"][0]
+    out = decoding.compare(PROMPT, [{"max_new_tokens": 4}, settings])
+    assert [r["strategy"] for r in out["rows"]] == ["greedy", "greedy int8"]
+    assert out["rows"][1]["text"] == expected["text"]
+
+
+def test_step_distribution_cut_matches_the_step_table():
+    # the cumulative plot's surviving count is the table's "tokens left" at step 0, top_p on and off
+    for cut in ({"top_p": 0.9, "top_k": 0}, {"top_p": 1.0, "top_k": 0}, {"top_p": 0.8, "top_k": 40},
+                {"top_p": 1.0, "top_k": 25}):
+        for precision in ("fp32", "int8"):
+            settings = {"strategy": "sample", "temperature": 0.7, "max_new_tokens": 1, "seed": 0,
+                        "precision": precision, **cut}
+            run = decoding.decode(PROMPT, settings)
+            dist = decoding.step_distribution(run["prompt_token_ids"], top_p=cut["top_p"], temperature=0.7,
+                                              top_k=cut["top_k"], precision=precision)
+            # int8: a separate forward can land one token either side of the top-p boundary (the tab's
+            # title therefore quotes the run's own count; see test_tab_top_p_chart_says_the_setting)
+            slack = 0 if precision == "fp32" else 1
+            assert abs(dist["cumulative"]["cut_rank"] - run["steps"][0]["survivors"]) <= slack, (cut, precision)
+    assert dist["cumulative"]["cut_rank"] == 25 and dist["cumulative"]["top_k"] == 25
+
+
+def test_tab_top_p_chart_says_the_setting():
+    from components import decoding as tab
+
+    def run(strategy, top_p, precision="fp32", top_k=0):
+        knobs = [strategy, 3, 0.7, top_k, top_p, 2, 1.0, 0, False, 1, 1.0, "1", False, 5, precision]
+        return list(tab.run(PROMPT, *knobs, "1"))[-1]
+
+    final = run("sample", 0.9, "int8")
+    left = final[3]["value"]["left"].tolist()
+    assert final[6].layout.title.text == f"top_p = 0.9 at T = 0.7: {left[0]:,} token(s) survive"
+    assert final[3]["headers"] == ["#", "token", "p int8", "p fp32", "p (T)", "p (cut)", "left", "rank", "entropy",
+                                   "top candidates (p)"]
+    state = final[9]
+    _, cum = tab.show_step(state, 2, "1")
+    assert cum.layout.title.text == f"top_p = 0.9 at T = 0.7: {left[2]:,} token(s) survive"
+    final = run("sample", 1.0, top_k=30)
+    assert final[6].layout.title.text == "top_p = off at T = 0.7, top_k = 30: 30 tokens left"
+    assert final[3]["value"]["left"].tolist() == [30, 30, 30]
+    for strategy in ("greedy", "beam"):
+        title = run(strategy, 0.9)[6].layout.title.text
+        assert title == f"top_p = off ({strategy} search does not sample; the model's own curve, T = 1)"

@@ -121,6 +121,24 @@ def test_the_cache_builds_once_per_key():
     Q.clear_cache()
 
 
+def test_a_slot_holds_one_int8_copy():
+    # the Decoding playground and the Efficiency panel share one int8 copy per role: a new model
+    # for the role replaces the old copy instead of adding a second one
+    model = nn.Sequential(nn.Linear(16, 8))
+    other = nn.Sequential(nn.Linear(16, 8))
+    Q.clear_cache()
+    a, _ = Q.cached_int8(("m", 1), model, slot="decoder")
+    assert Q.cached_count() == 1
+    b, built = Q.cached_int8(("m", 2), other, slot="decoder")
+    assert built and b is not a and Q.cached_count() == 1
+    c, _ = Q.cached_int8(("e", 1), model, slot="embedder")  # another role: its own copy
+    assert Q.cached_count() == 2
+    again, built = Q.cached_int8(("m", 2), other, slot="decoder")
+    assert again is b and not built and c is not b
+    Q.clear_cache()
+    assert Q.cached_count() == 0
+
+
 # ---------------------------------------------------------------------------- perplexity
 
 
