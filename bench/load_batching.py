@@ -72,6 +72,41 @@ def p95(rec: Record, api: str) -> float:
     return lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan")
 
 
+def in_process(clients: int, per_client: int = 10) -> list[str]:
+    """The model side alone: `pipelines.classify` from `clients` threads, serial vs batched,
+    in this process (no HTTP, no queue, no formatting), with the forwards the batcher ran."""
+    import threading
+
+    os.environ.update(TLAB_PROFILE="local", HF_HUB_OFFLINE="1")
+    from backend import batching, pipelines
+
+    rows = []
+    for text_name, text in (("the letter (~90 tokens)", LETTER), ("one sentence (~15 tokens)", SENTENCES[3])):
+        pipelines.classify(text)  # load + warm
+        rates = {}
+        for mode, batch_max in (("serial", "1"), ("batched", "16")):
+            os.environ["TLAB_BATCH_MAX"] = batch_max
+            before = sum(c["forwards"] for c in batching.stats()), sum(c["requests"] for c in batching.stats())
+
+            def worker():
+                for _ in range(per_client):
+                    pipelines.classify(text)
+
+            threads = [threading.Thread(target=worker) for _ in range(clients)]
+            t0 = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            rates[mode] = clients * per_client / (time.perf_counter() - t0)
+            after = sum(c["forwards"] for c in batching.stats()), sum(c["requests"] for c in batching.stats())
+            forwards, requests = after[0] - before[0], after[1] - before[1]
+            rows.append(f"| {text_name} | {mode} | {rates[mode]:.1f} | **{rates[mode] / rates['serial']:.2f}x** | "
+                        + (f"{forwards} forwards for {requests} requests |" if requests else "one forward each |"))
+    os.environ.pop("TLAB_BATCH_MAX", None)
+    return rows
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--clients", type=int, default=20)
@@ -115,6 +150,10 @@ def main(argv=None) -> None:
             p50 = lat[len(lat) // 2] if lat else float("nan")
             lines.append(f"| {name} | {mode} | {n} | {rec.failures} | {wall:.1f} | {rate:.1f} | "
                          f"**{rate / base:.2f}x** | {p50:.2f} | {p95(rec, '/classify'):.2f} |")
+    lines += ["", f"## The model side alone: `pipelines.classify` from {args.clients} threads in one process "
+              "(no HTTP, queue or formatting)",
+              "| text | mode | requests/s | vs serial | forwards |", "|---|---|---|---|---|",
+              *in_process(args.clients)]
     lines += ["", "## Per endpoint", "| mix | mode | endpoint | requests | failures | p50 s | p95 s |",
               "|---|---|---|---|---|---|---|"]
     for (name, mode), (rec, _) in results.items():
