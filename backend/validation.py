@@ -62,20 +62,20 @@ def _check_bounds(name: str, value, lo, hi) -> None:
 
 def _whole(name: str, value: Any, what: str) -> int:
     if isinstance(value, bool):
-        raise InputError(f"{name} must be {what}, got {value!r}.")
+        raise InputError(f"{name} must be {what}, got {_shown(value)}.")
     if isinstance(value, str):
         text = value.strip()
         try:
             value = float(text) if text else None
         except ValueError:
-            raise InputError(f"{name} must be {what}, got {value!r}.") from None
+            raise InputError(f"{name} must be {what}, got {_shown(value)}.") from None
         if value is None:
             raise InputError(f"{name} must be {what}, got an empty value.")
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
         return int(value)
-    raise InputError(f"{name} must be {what}, got {value!r}.")
+    raise InputError(f"{name} must be {what}, got {_shown(value)}.")
 
 
 def as_float(name: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
@@ -87,13 +87,13 @@ def as_float(name: str, value: Any, lo: float | None = None, hi: float | None = 
 
 def _finite(name: str, value: Any) -> float:
     if isinstance(value, bool):
-        raise InputError(f"{name} must be a number, got {value!r}.")
+        raise InputError(f"{name} must be a number, got {_shown(value)}.")
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}.") from None
+        raise InputError(f"{name} must be a number, got {_shown(value)}.") from None
     if not math.isfinite(out):
-        raise InputError(f"{name} must be a finite number, got {value!r}.")
+        raise InputError(f"{name} must be a finite number, got {_shown(value)}.")
     return out
 
 
@@ -104,7 +104,7 @@ def as_bool(name: str, value: Any) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
         return value.strip().lower() in ("true", "1", "yes")
-    raise InputError(f"{name} must be true or false, got {value!r}.")
+    raise InputError(f"{name} must be true or false, got {_shown(value)}.")
 
 
 def clean_text(text: str) -> str:
@@ -135,8 +135,13 @@ def one_of(name: str, value: Any, choices, default: str | None = None) -> str:
         for choice in choices:
             if value.strip().lower() == str(choice).lower():
                 return choice
-    shown = repr(value) if isinstance(value, (str, int, float)) and len(repr(value)) <= 60 else _kind(value)
-    raise InputError(f"{name} must be one of {', '.join(map(str, choices))}; got {shown}.")
+    raise InputError(f"{name} must be one of {', '.join(map(str, choices))}; got {_shown(value)}.")
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as a message quotes it: short ones whole, anything else by its kind, so a
+    message never echoes a huge payload."""
+    return repr(value) if isinstance(value, (str, int, float)) and len(repr(value)) <= 60 else _kind(value)
 
 
 def _kind(value: Any) -> str:
