@@ -239,7 +239,6 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
     elif method == "session-trained":
         parts.append(f" · *{md_text(described.get('classifier') or 'your classifier')}* trained in this session "
                      "(Train tab)")
-
     if seconds is not None:
         parts.append(f" · {seconds:.2f} s")
     return "".join(parts)
