@@ -63,6 +63,10 @@ def build_app():
     return demo
 
 
+def _status() -> tuple[str, list[list]]:
+    return status_header(), status_rows()
+
+
 def _status_panel(gr) -> None:
     """Which model serves each role. While the panel is open it follows the hub every few
     seconds (a model that a tab just loaded shows as loaded); closed, it costs nothing."""
@@ -76,11 +80,11 @@ def _status_panel(gr) -> None:
             elem_id="status-table",
         )
         refresh = gr.Button("Refresh", size="sm")
-    refresh.click(lambda: (status_header(), status_rows()), None, [header, table], api_name="status")
+    refresh.click(_status, None, [header, table], api_name="status")
     ticker = gr.Timer(3.0, active=False)
-    ticker.tick(lambda: (status_header(), status_rows()), None, [header, table],
+    ticker.tick(_status, None, [header, table],
                 api_visibility="private", queue=False, show_progress="hidden")
-    panel.expand(lambda: (status_header(), status_rows(), gr.Timer(active=True)), None,
+    panel.expand(lambda: (*_status(), gr.Timer(active=True)), None,
                  [header, table, ticker], api_visibility="private", queue=False)
     panel.collapse(lambda: gr.Timer(active=False), None, ticker, api_visibility="private", queue=False)
 

@@ -78,16 +78,19 @@ def _embed(texts: list[str], model, tokenizer, batch_size: int, progress: Progre
                             return_tensors="pt")
             enc = {k: v.to(device) for k, v in enc.items()}
             hidden = model(**enc).last_hidden_state.float()
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            summed = (hidden * mask).sum(dim=1)
-            counts = mask.sum(dim=1).clamp(min=1e-9)
-            pooled = summed / counts
-            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            pooled = torch.nn.functional.normalize(mean_pool(hidden, enc["attention_mask"]), p=2, dim=1)
             out[idx] = pooled.cpu().numpy()
             done += len(batch)
             if progress is not None:
                 progress(done, len(texts))
     return out
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the token states, padding left out: the sentence vector before normalisation
+    (the probe, the fine-tuned classifier and the offline sentiment model pool the same way)."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
 
 def embed_query(text: str, model, tokenizer) -> np.ndarray:

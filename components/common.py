@@ -264,6 +264,7 @@ def _input_log() -> logging.Logger:
 # entry is pushed out by newer ones).
 _LAST_ERROR: "collections.OrderedDict[str, str]" = collections.OrderedDict()
 _LAST_ERROR_MAX = 512
+_ERROR_LOCK = threading.Lock()
 
 
 def _remember_error(message: str) -> None:
@@ -273,7 +274,7 @@ def _remember_error(message: str) -> None:
     session = getattr(request, "session_hash", None)
     if not session:
         return
-    with _WATCH_LOCK:
+    with _ERROR_LOCK:
         _LAST_ERROR[session] = message
         _LAST_ERROR.move_to_end(session)
         while len(_LAST_ERROR) > _LAST_ERROR_MAX:
@@ -290,7 +291,7 @@ def clear_on_error(event, outputs: list, box: gr.Markdown) -> None:
     succeeds: hide `box`. Put `box` (from `error_box()`) where the result would be."""
 
     def failed(request: gr.Request):
-        with _WATCH_LOCK:
+        with _ERROR_LOCK:
             message = _LAST_ERROR.pop(getattr(request, "session_hash", None) or "", None)
         if message is None:  # a Stop (a cancel fails the event too), or a bug Gradio reports itself
             return [gr.update() for _ in outputs] + [gr.update(value="", visible=False)]

@@ -23,6 +23,7 @@ import copy
 import io
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import torch
@@ -224,7 +225,7 @@ def disk_bytes(model: nn.Module) -> int:
 
 _CACHE: dict[tuple, nn.Module] = {}
 _SLOTS: dict[str, tuple] = {}  # slot (a role) -> the key of its one int8 copy
-_SIZES: dict[int, dict] = {}
+_SIZES: "weakref.WeakKeyDictionary[nn.Module, dict]" = weakref.WeakKeyDictionary()  # dies with its model
 _LOCKS: dict[tuple, threading.Lock] = {}
 _GUARD = threading.Lock()
 
@@ -275,13 +276,13 @@ def cached_count() -> int:
 def sizes(model: nn.Module) -> dict:
     """{"disk_mb", "memory_mb"} of a model, computed once per model object (they do not change)."""
     with _GUARD:
-        found = _SIZES.get(id(model))
-    if found is not None and found["_ref"] is model:
-        return {k: v for k, v in found.items() if k != "_ref"}
+        found = _SIZES.get(model)
+    if found is not None:
+        return dict(found)
     out = {"disk_mb": disk_bytes(model) / 2**20, "memory_mb": memory_bytes(model) / 2**20}
     with _GUARD:
-        _SIZES[id(model)] = {**out, "_ref": model}
-    return out
+        _SIZES[model] = out
+    return dict(out)
 
 
 def clear_cache() -> None:

@@ -28,6 +28,7 @@ from torch import nn
 
 from backend import budget as request_budget
 from backend import models
+from backend.embedding import mean_pool
 from backend.training.features import ROLE
 
 MAX_LENGTH = 128  # tokens per text while training (the sets' sentences are far shorter)
@@ -48,8 +49,7 @@ class EncoderClassifier(nn.Module):
     def forward(self, input_ids, attention_mask, token_type_ids=None):
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        pooled = mean_pool(hidden, attention_mask)
         return self.head(self.dropout(pooled)), pooled
 
 

@@ -28,7 +28,7 @@ from torch import nn
 
 from backend import config
 from backend.conversion import _file_fingerprint, write_once
-from backend.embedding import DEFAULT_MAX_LENGTH, embed_texts
+from backend.embedding import DEFAULT_MAX_LENGTH, embed_texts, mean_pool
 from backend.training import datasets as D
 from backend.training import metrics as M
 from backend.training import probe as P
@@ -123,9 +123,7 @@ class ProbeClassifier(nn.Module):
             attention_mask = torch.ones_like(input_ids)
         kwargs = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state.float()
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        pooled = nn.functional.normalize(pooled, p=2, dim=1)
+        pooled = nn.functional.normalize(mean_pool(hidden, attention_mask), p=2, dim=1)
         logits = ((pooled - self.mean) / self.scale) @ self.weight + self.bias
         return _Output(logits)
 
