@@ -121,6 +121,16 @@ def theme():
     return gr.themes.Default(font=system, font_mono=mono)
 
 
+def _trained_here(hub) -> tuple[str, ...]:
+    """Roles the profile serves with a model trained here (offline sentiment)."""
+    from backend.config import METHOD_FINETUNED
+
+    try:
+        return ("sentiment",) if hub.resolve("sentiment").method == METHOD_FINETUNED else ()
+    except Exception:  # no model for the role: its tab says so
+        return ()
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ["TLAB_PROFILE"] = args.profile
@@ -128,10 +138,11 @@ def main(argv=None) -> int:
         os.environ["TLAB_PUBLIC"] = "1"  # reachable by strangers: model boxes take the allowlist only
     from backend.models import get_hub, on_zerogpu
 
-    # On a Space the first visitor must not pay a load (or the ~30 s GGUF conversion).
+    # On a Space the first visitor must not pay a load (or the ~30 s GGUF conversion, or the
+    # offline sentiment classifier's one fine-tuning, which ZeroGPU leaves to a request's GPU call).
     if args.preload or on_zerogpu() or os.environ.get("SPACE_ID"):
         hub = get_hub()
-        for role in ("encoder", "embedder", "decoder"):
+        for role in ("encoder", "embedder", "decoder") + (() if on_zerogpu() else _trained_here(hub)):
             try:
                 hub.load(role)
             except Exception as exc:  # a failed model fails only its tabs

@@ -155,6 +155,17 @@ def scope(seconds: float | None = None, budget: Budget | None = None) -> Iterato
         _CURRENT.reset(token)
 
 
+@contextlib.contextmanager
+def detached() -> Iterator[None]:
+    """Run a block outside the request's budget: work that must finish whatever the request
+    does (a model built once into the cache), so neither its deadline nor a cancel cuts it short."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
 def check(done: str = "", ask: str = "") -> None:
     """`Budget.check` on the current budget; nothing when none is open."""
     b = _CURRENT.get()

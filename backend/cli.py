@@ -59,24 +59,24 @@ def cmd_pull(profile: str) -> int:
 
 
 def _train_offline(specs: dict) -> int:
-    """Roles served by a head trained on shipped data (offline sentiment): train and cache them now."""
+    """Roles served by a model trained here on shipped data (offline sentiment): train and cache them now."""
     import time
 
     from backend.models import get_hub
 
     failed = 0
     for role, spec in specs.items():
-        if spec.method != config.METHOD_FEATURES:
+        if spec.method != config.METHOD_FINETUNED:
             continue
         start = time.perf_counter()
         try:
             os.environ["TLAB_PROFILE"] = "local"
-            d = get_hub().load(role).describe()
+            d = get_hub().load(role, progress=lambda _, text: print(f"        {text}", flush=True)).describe()
         except Exception as exc:
             failed += 1
             print(f"FAILED  {role}: {type(exc).__name__}: {exc}")
             continue
-        print(f"trained {role}: {d['classifier']} on {d['trained_on']}, test accuracy {d['test_accuracy']:.3f} "
+        print(f"ready   {role}: {d['classifier']} on {d['trained_on']}, test accuracy {d['test_accuracy']:.3f} "
               f"({time.perf_counter() - start:.1f} s, cached under {config.get_settings().cache_dir / 'trained'})")
     return failed
 

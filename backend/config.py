@@ -32,7 +32,7 @@ PROFILES: tuple[str, ...] = ("auto", "book", "local")
 METHOD_MODEL = "model"  # a checkpoint made for the task
 METHOD_EMBEDDING = "embedding-similarity"  # classify by cosine to label descriptions
 METHOD_INSTRUCT = "instruct-fallback"  # the instruct decoder prompted for the task
-METHOD_FEATURES = "feature-extraction"  # a logistic regression on the encoder's pooled states (offline sentiment)
+METHOD_FINETUNED = "fine-tuned"  # the encoder fine-tuned here, once, on shipped data (offline sentiment)
 
 # Which transformers class loads a kind, and whether we read its attention weights.
 KINDS: dict[str, tuple[str, bool]] = {
@@ -96,9 +96,9 @@ _FALLBACK_NOTE = "no local {task} model: the instruct decoder is prompted for th
 LOCAL: dict[str, ModelSpec | None] = {
     "encoder": ModelSpec(kind="encoder", **MINILM),
     "embedder": ModelSpec(kind="embedder", **MINILM),
-    "sentiment": ModelSpec(  # trained once on assets/data/sentiment (backend/training/offline.py)
-        kind="embedder", method=METHOD_FEATURES,
-        note="logistic regression on mean-pooled hidden states, trained on the shipped sentiment set", **MINILM
+    "sentiment": ModelSpec(  # fine-tuned once on assets/data/sentiment (backend/training/offline.py)
+        kind="embedder", method=METHOD_FINETUNED,
+        note="fine-tuned with a linear head on mean-pooled hidden states, on the shipped sentiment set", **MINILM
     ),
     "zero_shot": ModelSpec(
         kind="embedder", method=METHOD_EMBEDDING, note="cosine similarity to label descriptions", **MINILM

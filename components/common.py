@@ -231,10 +231,10 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
         parts.append(" · *instruct-model fallback*: no dedicated local model, the instruct decoder was prompted for this task")
     elif method == "embedding-similarity":
         parts.append(" · *embedding similarity* to the label descriptions (no fine-tuned classifier offline)")
-    elif method == "feature-extraction":
+    elif method == "fine-tuned":
         acc = described.get("test_accuracy")
-        parts.append(" · *feature extraction*: logistic regression on the encoder's mean-pooled hidden states, "
-                     f"trained on the {md_text(described.get('trained_on') or 'shipped')} set"
+        parts.append(" · *fine-tuned here*: the encoder with a linear head on its mean-pooled hidden states, "
+                     f"trained once on the {md_text(described.get('trained_on') or 'shipped')} set"
                      + (f" (test accuracy {acc:.2f})" if isinstance(acc, (int, float)) else ""))
     elif method == "session-trained":
         parts.append(f" · *{md_text(described.get('classifier') or 'your classifier')}* trained in this session "

@@ -138,7 +138,8 @@ def _build_classify() -> None:
             desc = Textbox(label="Label descriptions (embedding-similarity method only)", lines=2,
                            value=pipelines.SENTIMENT_DEFAULT,
                            info="LABEL: description, one per line. Used only when the model box names an "
-                                "embedding model; a trained classifier (offline: feature extraction) ignores them.")
+                                "embedding model; a trained classifier (offline: MiniLM fine-tuned on the shipped "
+                                "sentiment set) ignores them.")
             model = _model_box("classify")
             go_btn = gr.Button("Classify", variant="primary", elem_id="pl-classify-run")
             gr.Examples([[LETTER, False], [PRAISE, False], ["\n".join([LETTER, PRAISE, QUESTION]), True]],

@@ -25,7 +25,7 @@ from backend.efficiency import quantize as Q
 from backend.validation import as_bool, as_int
 
 DECODER_ROLE = "decoder"
-ENCODER_ROLE = "embedder"  # the sentence embedder that serves sentiment / zero-shot offline
+ENCODER_ROLE = "embedder"  # the sentence embedder that serves zero-shot offline
 MAX_ITEMS = 20  # the shipped prompts and texts
 DEFAULT_PROMPTS = 4
 DEFAULT_TEXTS = 5

@@ -75,18 +75,18 @@ def classify(text, batch: bool = False, label_descriptions: str | None = None,
 
 @models.gpu_task(duration=60)
 def _classify(texts: list[str], raw: str, desc, override, progress) -> dict:
-    """The profile's (or the model box's) classifier; the offline feature-extraction one is
+    """The profile's (or the model box's) classifier; the offline one, fine-tuned here, is
     served as a sequence classifier and labelled with its own method."""
     lm = _load("classify", override, progress)
     if lm.method != config.METHOD_EMBEDDING and raw == SENTIMENT_DEFAULT:
         desc = None  # the default descriptions only matter for the embedding method
-    if lm.method != config.METHOD_FEATURES:
+    if lm.method != config.METHOD_FINETUNED:
         return tasks.classify(lm, texts, label_descriptions=desc)
     from dataclasses import replace
 
     r = tasks.classify(replace(lm, method=config.METHOD_MODEL), texts, label_descriptions=desc)
     r.update(model=lm.describe(), method=lm.method,
-             scoring="softmax over a logistic regression on mean-pooled encoder hidden states")
+             scoring="softmax over the logits of a linear head on the fine-tuned encoder's mean-pooled hidden states")
     return r
 
 

@@ -318,3 +318,45 @@ def estimate_seconds(n_examples: int, epochs: int, device: str, override: str | 
     rate = rate or DEFAULT_RATE.get(device, DEFAULT_RATE["cpu"])
     return {"seconds": round(rate * n_examples * epochs * 1.1, 1), "seconds_per_example": round(rate, 4),
             "basis": basis}
+
+
+# ----------------------------------------------------------------------------- a saved classifier
+HEAD_FILE = "head.safetensors"
+
+
+def save_folder(folder, base_encoder: nn.Module, weights: dict, tokenizer, labels: list[str]) -> None:
+    """Fine-tuned `weights` as a `save_pretrained` folder: the encoder (its config from
+    `base_encoder`), the linear head in `head.safetensors`, the tokenizer and `labels.json`.
+    The Train tab's Download and the offline sentiment cache share this layout."""
+    import json
+    from pathlib import Path
+
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    encoder = copy.deepcopy(base_encoder).float().cpu()
+    encoder.load_state_dict({k[len("encoder."):]: v for k, v in weights.items() if k.startswith("encoder.")})
+    encoder.save_pretrained(folder)
+    save_file({k[len("head."):]: v.detach().float().cpu().contiguous() for k, v in weights.items()
+               if k.startswith("head.")}, str(folder / HEAD_FILE))
+    tokenizer.save_pretrained(folder)
+    (folder / "labels.json").write_text(json.dumps(list(labels)))
+
+
+def load_folder(folder, device: str = "cpu", dtype=torch.float32) -> tuple[EncoderClassifier, object, list[str]]:
+    """A folder written by `save_folder` -> (classifier in eval mode, tokenizer, labels)."""
+    import json
+    from pathlib import Path
+
+    import transformers
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    labels = json.loads((folder / "labels.json").read_text())
+    encoder = transformers.AutoModel.from_pretrained(folder, local_files_only=True, dtype=dtype)
+    model = EncoderClassifier(encoder, len(labels))
+    model.head.load_state_dict(load_file(str(folder / HEAD_FILE)))
+    model.to(device=device, dtype=dtype).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    return model, tokenizer, labels

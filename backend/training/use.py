@@ -8,7 +8,6 @@ features.py / finetune.py, with the weights passed in; the store stays in the ap
 
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 import time
@@ -154,19 +153,15 @@ def _write_folder(t: Trained, method: str, folder: Path) -> None:
     import torch
 
     lm = models.load(F.ROLE, t.override)
-    folder.mkdir(parents=True, exist_ok=True)
     if method == "probe":
+        folder.mkdir(parents=True, exist_ok=True)
         lm.model.save_pretrained(folder)
         save_file({k: torch.as_tensor(np.asarray(getattr(t.probe, k), dtype=np.float32)) for k in
                    ("mean", "scale", "weight", "bias")}, str(folder / "probe.safetensors"))
+        lm.tokenizer.save_pretrained(folder)
+        (folder / "labels.json").write_text(json.dumps(list(t.labels)))
     else:
-        encoder = copy.deepcopy(lm.model).float().cpu()
-        encoder.load_state_dict({k[len("encoder."):]: v for k, v in t.weights.items() if k.startswith("encoder.")})
-        encoder.save_pretrained(folder)
-        save_file({k[len("head."):]: v.contiguous() for k, v in t.weights.items() if k.startswith("head.")},
-                  str(folder / "head.safetensors"))
-    lm.tokenizer.save_pretrained(folder)
-    (folder / "labels.json").write_text(json.dumps(list(t.labels)))
+        FT.save_folder(folder, lm.model, t.weights, lm.tokenizer, t.labels)
     (folder / "README.md").write_text(_card(t, method), encoding="utf-8")
 
 

@@ -31,9 +31,9 @@ def error_of(client, api_name, *args) -> str:
 
 def test_classify_single_and_batch(client):
     out, r = call(client, "/classify", LETTER, False, "", "")
-    assert r["method"] == "feature-extraction" and r["results"][0]["labels"][0] == "NEGATIVE"
-    assert r["model"]["trained_on"].startswith("sentiment") and r["model"]["test_accuracy"] >= 0.85
-    assert "feature extraction" in out[0] and f"test accuracy {r['model']['test_accuracy']:.2f}" in out[0]
+    assert r["method"] == "fine-tuned" and r["results"][0]["labels"][0] == "NEGATIVE"
+    assert r["model"]["trained_on"].startswith("sentiment") and r["model"]["test_accuracy"] >= 0.9
+    assert "fine-tuned here" in out[0] and f"test accuracy {r['model']['test_accuracy']:.2f}" in out[0]
     out, r = call(client, "/classify", f"{LETTER}\n{PRAISE}\n", True, "", "")
     assert [x["labels"][0] for x in r["results"]] == ["NEGATIVE", "POSITIVE"]
     table = out[2]

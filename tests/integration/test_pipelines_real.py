@@ -30,9 +30,9 @@ def pipelines():
         os.environ["TLAB_PROFILE"] = old
 
 
-def test_sentiment_by_the_trained_feature_extraction_classifier(pipelines):
+def test_sentiment_by_the_classifier_fine_tuned_here(pipelines):
     r = pipelines.classify(f"{LETTER}\n{PRAISE}", True)
-    assert r["method"] == "feature-extraction"
+    assert r["method"] == "fine-tuned" and r["model"]["base_checkpoint"].endswith("all-MiniLM-L6-v2")
     assert r["model"]["checkpoint"].endswith("all-MiniLM-L6-v2") and r["model"]["source"] == "package"
     assert r["results"][0]["labels"][0] == "NEGATIVE"
     assert r["results"][1]["labels"][0] == "POSITIVE"

@@ -36,13 +36,15 @@ def test_a_short_fine_tune_of_minilm_keeps_a_checkpoint(monkeypatch):
 
 
 def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch, tmp_path):
-    """Issue 13 item 3: the `local` profile's sentiment role is the feature-extraction probe."""
+    """Issue 13 item 3: the `local` profile's sentiment role is MiniLM fine-tuned on the shipped set
+    (it beat the feature-extraction probe, 0.963 vs 0.890, in its minute of CPU)."""
     import time
 
     import numpy as np
 
     from backend import models, pipelines
     from backend.training import datasets as D
+    from backend.training import finetune as FT
 
     monkeypatch.setenv("TLAB_PROFILE", "local")
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
@@ -50,18 +52,18 @@ def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch,
     start = time.perf_counter()
     r = pipelines.classify("The delivery was late and the package arrived damaged. Very disappointing.")
     first_s = time.perf_counter() - start
-    assert r["results"][0]["labels"][0] == "NEGATIVE" and r["method"] == "feature-extraction"
+    assert r["results"][0]["labels"][0] == "NEGATIVE" and r["method"] == "fine-tuned"
     d = r["model"]
-    assert d["trained_on"] == "sentiment (shipped)" and d["test_accuracy"] >= 0.85
+    assert d["trained_on"] == "sentiment (shipped)" and d["test_accuracy"] >= 0.9 and d["steps"] == 72
     test = D.load_shipped("sentiment").test
     texts = [t for t, _ in test]
     results = [x for i in range(0, len(texts), 32) for x in pipelines.classify(texts[i:i + 32])["results"]]
     labels = D.load_shipped("sentiment").labels
     acc = float(np.mean([x["labels"][0] == labels[y].upper() for x, (_, y) in zip(results, test)]))
     print(f"\noffline sentiment: test accuracy {acc:.4f} (described {d['test_accuracy']}), "
-          f"first call incl. load + training {first_s:.1f} s")
-    assert acc >= 0.85 and abs(acc - d["test_accuracy"]) < 0.03
-    assert len(list((tmp_path / "trained").glob("*/probe.safetensors"))) == 1
+          f"first call incl. load + fine-tuning {first_s:.1f} s")
+    assert acc >= 0.9 and abs(acc - d["test_accuracy"]) < 0.02
+    assert len(list((tmp_path / "trained").glob(f"*/{FT.HEAD_FILE}"))) == 1
     from components.pipelines_examples import LETTER  # the app's first example: a polite complaint
 
     letter = pipelines.classify(LETTER)["results"][0]

@@ -88,6 +88,8 @@ def test_with_packaged_models_every_tab_works_under_auto(tmp_path):
         rows = {row[0]: row for row in table["data"]}
         assert rows["encoder"][2] == "package" and rows["decoder"][2] == "package"
         assert rows["decoder"][4] == "yes", "a Space preloads the decoder, so no visitor pays its conversion"
+        assert rows["sentiment"][3] == "fine-tuned" and rows["sentiment"][4] == "yes", (
+            "a Space fine-tunes the offline sentiment classifier at start, so no visitor waits for it")
         failures = {}
         for api_name, args in CASES.items():
             try:

@@ -176,7 +176,7 @@ def test_cli_list_prints_every_role(capsys, monkeypatch):
     for role in config.ROLES:
         assert role in out
     assert "package" in out
-    assert "feature-extraction" in out  # offline sentiment: the probe trained on the shipped set
+    assert "fine-tuned" in out  # offline sentiment: MiniLM fine-tuned here on the shipped set
 
 
 def test_device_choice_follows_cuda_and_its_precision(monkeypatch):

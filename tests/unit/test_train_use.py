@@ -1,6 +1,7 @@
 """A session's trained classifier put to use, on tiny random models: "Use in Pipelines" and
-"Download" stay inside their session; the offline sentiment probe is trained once, cached
-atomically, and served as a sequence classifier whose description carries its test score."""
+"Download" stay inside their session; the offline sentiment classifier is fine-tuned once by a
+fixed number of steps, cached atomically, and served as a sequence classifier whose
+description carries its test score."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+from backend import budget as request_budget
 from backend import config, models
-from backend.embedding import embed_texts
 from backend.errors import InputError
 from backend.pipelines import api as papi
 from backend.training import api, offline, use
@@ -148,57 +149,86 @@ def test_an_evicted_session_loses_its_files(two_sessions):
     assert a not in store and not folder.exists()
 
 
-# ----------------------------------------------------------------------------- the offline sentiment probe
-def test_the_offline_probe_is_trained_once_and_cached(tiny_dir, tmp_path, monkeypatch):
-    from transformers import AutoModel, AutoTokenizer
+# ----------------------------------------------------------------------------- the offline sentiment classifier
+def test_the_offline_classifier_is_fine_tuned_once_and_cached(tiny, tmp_path, monkeypatch):
+    from backend.training import datasets as D
+    from backend.training import finetune as FT
 
-    enc, tok = AutoModel.from_pretrained(tiny_dir).eval(), AutoTokenizer.from_pretrained(tiny_dir)
-    probe, meta = offline.ensure(enc, tok, tiny_dir, root=tmp_path)
+    folder, meta = offline.ensure(tiny, root=tmp_path)
     assert meta["cached"] is False and meta["labels"] == ["NEGATIVE", "NEUTRAL", "POSITIVE"]
-    assert meta["sizes"] == {"train": 380, "validation": 82, "test": 82} and 0 <= meta["test_accuracy"] <= 1
+    assert meta["sizes"] == {"train": 380, "validation": 82, "test": 82}
+    assert meta["epochs"] == 3 and meta["steps"] == 3 * 24  # fixed steps: ceil(380 / 16) per epoch
+    assert 0 <= meta["test_accuracy"] <= 1 and meta["best_epoch"] in (1.0, 2.0, 3.0)
     monkeypatch.setattr(offline, "train", lambda *a: pytest.fail("trained twice"))
-    again, meta2 = offline.ensure(enc, tok, tiny_dir, root=tmp_path)
-    assert meta2["cached"] is True and meta2["test_accuracy"] == meta["test_accuracy"]
-    np.testing.assert_array_equal(again.weight, probe.weight)
-    folder = offline.cache_dir(tiny_dir, tmp_path)
-    assert folder.parent.name == "trained" and [p.name for p in folder.parent.iterdir() if p.is_dir()] == [folder.name]
-    # Served as one module: its logits are the probe's on the embedder's pooled features.
-    model = offline.ProbeClassifier(enc, probe, meta["labels"])
-    texts = POS[:3] + NEG[:3]
-    batch = tok(texts, padding=True, return_tensors="pt")
-    with torch.no_grad():
-        got = model(**batch).logits.softmax(-1).numpy()
-    want = probe.predict_proba(embed_texts(texts, enc, tok))
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    again, meta2 = offline.ensure(tiny, root=tmp_path)
+    assert again == folder and meta2["cached"] is True and meta2["test_accuracy"] == meta["test_accuracy"]
+    assert folder == offline.cache_dir(tiny, tmp_path) and offline.is_cached(tiny, tmp_path)
+    assert [p.name for p in folder.parent.iterdir() if p.is_dir()] == [folder.name]  # no temp leftovers
+    assert {"config.json", "model.safetensors", FT.HEAD_FILE, "labels.json", "meta.json",
+            "tokenizer.json"} <= {p.name for p in folder.iterdir()}
+    # Served as one module, it scores on the test split exactly what its description says.
+    model, tok, served_meta, _ = offline.serving_model(tiny, "cpu", torch.float32, root=tmp_path)
     assert model.config.id2label == {0: "NEGATIVE", 1: "NEUTRAL", 2: "POSITIVE"}
-    assert enc.config.id2label != model.config.id2label  # the shared encoder's config is untouched
+    test = D.load_shipped("sentiment").test
+    batch = tok([t for t, _ in test], padding=True, truncation=True, max_length=FT.MAX_LENGTH, return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**batch).logits
+    acc = float((logits.argmax(-1).numpy() == np.array([y for _, y in test])).mean())
+    assert acc == pytest.approx(served_meta["test_accuracy"], abs=1e-4)
 
 
-def test_a_crash_while_training_leaves_no_cache(tiny_dir, tmp_path, monkeypatch):
-    from transformers import AutoModel, AutoTokenizer
+def test_the_offline_fine_tune_ignores_the_requests_budget_and_cancel(tiny, tmp_path):
+    """A cancelled or expired request must neither cut the one training short nor cache half a model."""
+    with request_budget.scope(seconds=0.001) as b:
+        b.cancel()
+        folder, meta = offline.ensure(tiny, root=tmp_path)
+    assert meta["steps"] == 72 and (folder / ".complete").exists()
 
+
+def test_a_fine_tune_that_does_not_finish_caches_nothing(tiny, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    monkeypatch.setattr(offline, "RECIPE_BUDGET", replace(offline.RECIPE_BUDGET, max_seconds=0.0))
+    with pytest.raises(RuntimeError, match="stopped after 0 of 72 steps"):
+        offline.ensure(tiny, root=tmp_path)
+    assert not [p for p in (tmp_path / "trained").iterdir() if p.is_dir()]
+
+
+def test_a_crash_while_training_leaves_no_cache(tiny, tmp_path, monkeypatch):
     def boom(*a):
         raise RuntimeError("killed")
 
     monkeypatch.setattr(offline, "train", boom)
-    enc, tok = AutoModel.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir)
     with pytest.raises(RuntimeError):
-        offline.ensure(enc, tok, tiny_dir, root=tmp_path)
+        offline.ensure(tiny, root=tmp_path)
     assert not [p for p in (tmp_path / "trained").iterdir() if p.is_dir()]  # no folder, no temp leftovers
 
 
-def test_the_hub_serves_the_feature_extraction_sentiment_role(tiny_dir, tmp_path, monkeypatch):
+def test_the_recipe_fine_tunes_the_embedder_it_names(tiny, tmp_path):
+    from backend.errors import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match="fine-tunes the embedder role's encoder"):
+        offline.ensure(tmp_path, root=tmp_path)
+
+
+def test_the_hub_serves_the_fine_tuned_sentiment_role(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
-    resolved = models.Resolved("sentiment", "tiny-minilm", "embedder", config.METHOD_FEATURES, "package",
-                               "packaged offline model (local profile)", str(tiny_dir), note="probe")
-    monkeypatch.setattr(models.ModelHub, "resolve", lambda self, role, override=None: resolved)
+    sentiment = models.Resolved("sentiment", "tiny-minilm", "embedder", config.METHOD_FINETUNED, "package",
+                                "packaged offline model (local profile)", str(tiny), note="fine-tuned here")
+    plain = models.ModelHub.resolve
+    monkeypatch.setattr(models.ModelHub, "resolve",
+                        lambda self, role, override=None: sentiment if role == "sentiment" else plain(self, role, override))
     monkeypatch.setattr(models, "_HUB", models.ModelHub())
-    lm = models.load("sentiment")
+    seen = []
+    lm = models.load("sentiment", progress=lambda f, text: seen.append((f, text)))
+    assert seen[0][1] == "Loading the sentiment model (first use only)"
+    assert seen[-1] == (1.0, "Training the offline sentiment classifier (first use only): step 72 of 72")
     d = lm.describe()
-    assert d["method"] == "feature-extraction" and d["trained_on"] == "sentiment (shipped)"
+    assert d["method"] == "fine-tuned" and d["trained_on"] == "sentiment (shipped)" and d["steps"] == 72
     assert 0 <= d["test_accuracy"] <= 1 and f"(test accuracy {d['test_accuracy']:.3f})" in d["note"]
     assert models.load("sentiment").model is lm.model  # loaded once
+    assert lm.model is not models.load("embedder").model  # its own, fine-tuned copy
     r = papi._classify(["A lovely day.", "Awful."], "", None, None, None)
-    assert r["method"] == "feature-extraction" and r["model"]["test_accuracy"] == d["test_accuracy"]
+    assert r["method"] == "fine-tuned" and r["model"]["test_accuracy"] == d["test_accuracy"]
     assert sorted(r["results"][0]["labels"]) == ["NEGATIVE", "NEUTRAL", "POSITIVE"]
     assert sum(r["results"][0]["scores"]) == pytest.approx(1.0, abs=1e-5)
