@@ -56,7 +56,7 @@ def summary_markdown(result: dict) -> str:
     sizes = ds["sizes"]
     lines = [f"### {html.escape(ds['name'])}: {len(ds['labels'])} labels, "
              f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test",
-             "| method | test accuracy | macro-F1 | time | notes |", "|---|---|---|---|---|"]
+             "| method | test accuracy | macro-F1 | time and notes |", "|---|---|---|---|"]
     for m, r in result["methods"].items():
         if m == "zero_shot":
             t, note = f"{r['seconds']:.1f} s", f"template `{r['template']}`"
@@ -70,7 +70,7 @@ def summary_markdown(result: dict) -> str:
         acc = f"{r['accuracy']:.3f}" if "accuracy" in r else "-"
         f1 = f"{r['macro_f1']:.3f}" if "macro_f1" in r else "-"
         best = " **(in use)**" if m == result.get("best_method") else ""
-        lines.append(f"| {METHOD_LABELS[m]}{best} | {acc} | {f1} | {t} | {html.escape(note)} |")
+        lines.append(f"| {METHOD_LABELS[m]}{best} | {acc} | {f1} | {t}; {html.escape(note)} |")
     notes = list(ds.get("notes", [])) + list(result.get("notes", []))
     lines += [f"\n> {html.escape(n)}" for n in notes]
     return "\n".join(lines)
@@ -110,16 +110,22 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
             status = (f"*Fine-tuning: step {len(losses)}/{total}, loss {losses[-1]:.3f}"
                       + (f", validation accuracy {epochs_seen[-1]['val_accuracy']:.3f}" if epochs_seen else "")
                       + " · press Stop to keep the best checkpoint so far.*")
-            yield status, skip, loss_figure(losses, epochs_seen, total), skip, skip, skip, skip, skip, skip
+            yield status, skip, shown(loss_figure(losses, epochs_seen, total)), skip, skip, skip, skip, skip, skip
         elif kind == "done":
             r = ev["result"]
             ft = r["methods"].get("finetune")
-            loss = loss_figure(ft["losses"], ft["epochs"], ft["total_steps"]) if ft else skip
+            loss = loss_figure(ft["losses"], ft["epochs"], ft["total_steps"]) if ft else None
             status = (f"Done in {r['seconds']:.1f} s. " + model_badge(r["model"]) +
                       (f" · the session now classifies with **{METHOD_LABELS[r['best_method']]}**"
                        if r.get("best_method") else ""))
-            yield (status, summary_markdown(r), loss, confusion_figure(r["methods"]),
-                   map_figure(r["map"]), map_figure(r.get("map_finetuned")), curve_figure(r.get("learning_curve")), hardest_rows(r), r)
+            yield (status, summary_markdown(r), shown(loss), shown(confusion_figure(r["methods"])),
+                   shown(map_figure(r["map"])), shown(map_figure(r.get("map_finetuned"))),
+                   shown(curve_figure(r.get("learning_curve"))), hardest_rows(r), r)
+
+
+def shown(fig):
+    """A plot of what ran; hidden (and emptied: no stale figure) for a method that did not run."""
+    return gr.update(value=fig, visible=True) if fig is not None else gr.update(value=None, visible=False)
 
 
 def stop_training(request: gr.Request):
@@ -185,7 +191,7 @@ def show_estimate(dataset, file, text_column, label_column, epochs, max_examples
     fits = "within" if e["fits_budget"] else "**over**"
     return (f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test examples, "
             f"labels: {', '.join(e['dataset']['labels'])}. Fine-tuning {e['examples']} examples x "
-            f"{e['epochs']} epochs: about **{e['seconds']:.0f} s** ({e['basis']}), {fits} the "
+            f"{e['epochs']} epoch{'' if e['epochs'] == 1 else 's'}: about **{e['seconds']:.0f} s** ({e['basis']}), {fits} the "
             f"{e['budget_s']:.0f} s budget.")
 
 
@@ -214,8 +220,9 @@ def build() -> None:
             methods = CheckboxGroup(METHOD_CHOICES, value=list(training.METHODS), label="Methods",
                                     elem_id="train-methods")
             with gr.Accordion("Fine-tuning budget", open=False):
-                epochs = Slider(1, 10, value=3, step=1, label="Epochs")
-                max_examples = Slider(16, 5000, value=2000, step=16, label="Max training examples")
+                epochs = Slider(1, 10, value=3, step=1, label="Epochs", elem_id="train-epochs")
+                max_examples = Slider(16, 5000, value=2000, step=16, label="Max training examples",
+                                      elem_id="train-max-examples")
                 max_seconds = Slider(5, 600, value=60, step=5, label="Max seconds", elem_id="train-seconds")
                 learning_rate = Number(value=1e-4, label="Learning rate (AdamW, linear decay)")
                 batch_size = Slider(2, 64, value=16, step=2, label="Batch size")

@@ -1,6 +1,10 @@
-"""Plotly figures for the Train tab, built from the backend's plain dicts."""
+"""Plotly figures for the Train tab, built from the backend's plain dicts.
+
+A figure of something that did not run is None (the tab hides its plot: no blank axes)."""
 
 from __future__ import annotations
+
+import math
 
 import plotly.graph_objects as go
 
@@ -26,18 +30,20 @@ def loss_figure(losses: list[float], epochs: list[dict] | None = None, total_ste
                                  hovertemplate="%{text}<br>loss %{y:.3f}<extra></extra>"))
     fig.update_layout(title="Fine-tuning loss", height=320, margin=dict(l=50, r=10, t=45, b=40),
                       xaxis_title="step", yaxis_title="cross-entropy", legend=dict(orientation="h", y=-0.25))
+    steps = total_steps or len(losses) or 1
+    fig.update_xaxes(dtick=max(1, math.ceil(steps / 10)))  # whole steps, never 0.5
     if total_steps:
         fig.update_xaxes(range=[0, total_steps + 1])
     return fig
 
 
-def confusion_figure(methods: dict) -> go.Figure:
+def confusion_figure(methods: dict) -> go.Figure | None:
     """The normalised confusion matrix of each method, side by side (rows = true label)."""
     from plotly.subplots import make_subplots
 
     names = [m for m in ("zero_shot", "probe", "finetune") if m in methods and "confusion" in methods[m]]
     if not names:
-        return go.Figure()
+        return None
     fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.08,
                         subplot_titles=[f"{METHOD_LABELS[m]}: acc {methods[m]['accuracy']:.2f}" for m in names])
     for i, m in enumerate(names, start=1):
@@ -54,29 +60,33 @@ def confusion_figure(methods: dict) -> go.Figure:
     return fig
 
 
-def map_figure(m: dict | None) -> go.Figure:
+def map_figure(m: dict | None) -> go.Figure | None:
     """Hidden states in 2-D (PCA), one colour per label."""
-    fig = go.Figure()
     if not m:
-        return fig
-    labels = list(dict.fromkeys(m["labels"]))
-    for i, label in enumerate(labels):
+        return None
+    fig = go.Figure()
+    present = set(m["labels"])
+    names = m.get("label_names") or sorted(present)  # one colour per label in every map of a run
+    for i, label in enumerate(names):
         idx = [j for j, l in enumerate(m["labels"]) if l == label]
+        if label not in present:
+            continue
         fig.add_trace(go.Scattergl(x=[m["x"][j] for j in idx], y=[m["y"][j] for j in idx], mode="markers",
                                    name=label, marker=dict(size=6, color=PALETTE[i % len(PALETTE)], opacity=0.75),
                                    text=[short(m["texts"][j], 80) for j in idx],
                                    hovertemplate="%{text}<extra>" + label + "</extra>"))
     ev = m.get("explained_variance", [0, 0])
-    fig.update_layout(title=f"{m['method']} of {m['of']}", height=420, margin=dict(l=40, r=10, t=50, b=40),
+    of = m["of"].replace(" (", "<br>(", 1)  # two lines: the title fits a half-width plot
+    fig.update_layout(title=dict(text=f"{m['method']} of {of}", font=dict(size=14)), height=420, margin=dict(l=40, r=10, t=70, b=40),
                       xaxis_title=f"PC1 ({ev[0]:.0%} of variance)", yaxis_title=f"PC2 ({ev[1]:.0%})")
     return fig
 
 
-def curve_figure(curve: dict | None) -> go.Figure:
+def curve_figure(curve: dict | None) -> go.Figure | None:
     """Test accuracy against training examples per label, one line per method (chapter 9)."""
-    fig = go.Figure()
     if not curve:
-        return fig
+        return None
+    fig = go.Figure()
     ticks = [str(s) for s in curve["sizes"]]
     for m in ("zero_shot", "probe", "finetune"):
         if m in curve:

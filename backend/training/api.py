@@ -135,7 +135,7 @@ def _summary(report: dict) -> dict:
 def _map(feats: np.ndarray, ys: np.ndarray, texts: list[str], labels: list[str], title: str) -> dict:
     idx = np.arange(len(texts))[:MAP_MAX_POINTS]
     coords, explained = M.pca_2d(feats[idx])
-    return {"method": "PCA", "of": title, "explained_variance": explained,
+    return {"method": "PCA", "of": title, "explained_variance": explained, "label_names": list(labels),
             "x": np.round(coords[:, 0], 4).tolist(), "y": np.round(coords[:, 1], 4).tolist(),
             "labels": [labels[int(ys[i])] for i in idx], "texts": [texts[i][:120] for i in idx]}
 

@@ -29,12 +29,37 @@ def test_train_compare_and_classify(page, app_url):
     expect(page.locator("#train-confusion .js-plotly-plot")).to_be_visible(timeout=30_000)
     expect(page.locator("#train-map .js-plotly-plot")).to_be_visible()
     expect(page.locator("#train-curve .js-plotly-plot")).to_be_visible()
+    # Fine-tuning did not run: its loss and map are not shown as blank axes.
+    expect(page.locator("#train-loss")).to_be_hidden()
+    expect(page.locator("#train-map-finetuned")).to_be_hidden()
     expect(page.locator("#train-hardest")).to_contain_text("features + logistic regression")
     page.locator("#train-text textarea, #train-text input").first.fill("Broke after a week, a waste of money.")
     page.locator("#train-predict").click()
     expect(page.locator("#train-prediction")).to_contain_text("negative", timeout=60_000)
     shot(page, "train_tab")
     assert not getattr(page, "blocked_requests", [])
+
+
+def test_a_short_fine_tune_shows_its_loss_and_both_maps(page, app_url):
+    open_tab(page, app_url)
+    page.locator("#train-dataset input[value=sentiment]").check()
+    for label in ("zero-shot", "features + logistic regression"):  # fine-tuning alone
+        page.locator("#train-methods label", has_text=label).click()
+    page.get_by_text("Learning curve (8", exact=False).first.click()
+    page.get_by_text("Fine-tuning budget").first.click()
+    for elem_id, value in (("train-epochs", 1), ("train-max-examples", 48)):
+        box = page.locator(f"#{elem_id} input[type=number]")
+        box.fill(str(value))
+        box.press("Enter")
+    expect(page.locator("#train-estimate")).to_contain_text("48 examples x 1 epoch:", timeout=30_000)
+    page.locator("#train-go").click()
+    expect(page.locator("#train-status")).to_contain_text("Done", timeout=240_000)
+    expect(page.locator("#train-loss .js-plotly-plot")).to_be_visible()
+    expect(page.locator("#train-map .js-plotly-plot")).to_be_visible()
+    expect(page.locator("#train-map-finetuned .js-plotly-plot")).to_be_visible()
+    expect(page.locator("#train-curve")).to_be_hidden()
+    expect(page.locator("#train-summary")).to_contain_text("fine-tuning")
+    shot(page, "train_fine_tune")
 
 
 def test_bad_upload_says_why_before_training(page, app_url, tmp_path):
@@ -59,6 +84,8 @@ def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, app_u
     page.locator("#train-go").click()
     expect(page.locator("#train-status")).to_contain_text("Done", timeout=240_000)
     expect(page.locator("#train-hardest")).to_contain_text("features + logistic regression")
+    expect(page.locator("#train-curve")).to_be_hidden()  # no curve asked for: no blank axes
+    expect(page.locator("#train-map .js-plotly-plot")).to_be_visible()
     assert open_raw_json(page, "#train-tab") == 0
     assert overflowing_tables(page, "#train-tab") == []
     shot(page, "train_result")

@@ -50,11 +50,11 @@ def test_use_in_pipelines_changes_only_this_sessions_classify(app_url):
     assert out["method"] == "session-trained" and out["model"]["source"] == "session"
     assert out["results"][0]["labels"][0] == "negative" and "your classifier trained on sentiment" in badge
     *_, theirs = other.predict(text=text, api_name="/classify")
-    assert theirs["method"] == "feature-extraction" and theirs["results"][0]["labels"][0] == "NEGATIVE"
+    assert theirs["method"] == "fine-tuned" and theirs["results"][0]["labels"][0] == "NEGATIVE"
     note, r = mine.predict(on=False, api_name="/use_trained")
     assert r["in_use"] is False
     *_, back = mine.predict(text=text, api_name="/classify")
-    assert back["method"] == "feature-extraction"
+    assert back["method"] == "fine-tuned"
     with pytest.raises(AppError, match="No trained model in this session yet"):
         other.predict(on=True, api_name="/use_trained")
 
