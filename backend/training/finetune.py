@@ -69,6 +69,12 @@ def _scratch(lm, n_labels: int) -> EncoderClassifier:
     return _SCRATCH["model"]
 
 
+def release_scratch() -> None:
+    """Free the scratch copy (~90 MB for MiniLM) after a one-off run; a later run rebuilds it."""
+    with _SCRATCH_LOCK:
+        _SCRATCH.clear()
+
+
 def _reset(model: EncoderClassifier, lm, seed: int) -> None:
     """Base encoder weights and a freshly seeded head."""
     model.encoder.load_state_dict({k: v.float() for k, v in lm.model.state_dict().items()})

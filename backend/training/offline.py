@@ -94,6 +94,7 @@ def train(progress: Callable[[float, str], None] | None = None) -> tuple[dict, d
             raise RuntimeError(f"the offline sentiment fine-tune stopped after {out.steps} of "
                                f"{out.total_steps} steps ({out.stopped}); nothing was cached")
         probs, _ = FT.predict_proba(out.weights, [t for t, _ in ds.test], len(ds.labels))
+        FT.release_scratch()  # a one-off run: its scratch copy of the encoder need not stay
     ys = np.array([y for _, y in ds.test], dtype=np.int64)
     test = M.report(ys, probs, ds.labels)
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": f"{DATASET} (shipped)",

@@ -159,6 +159,7 @@ def test_the_offline_classifier_is_fine_tuned_once_and_cached(tiny, tmp_path, mo
     assert meta["sizes"] == {"train": 380, "validation": 82, "test": 82}
     assert meta["epochs"] == 3 and meta["steps"] == 3 * 24  # fixed steps: ceil(380 / 16) per epoch
     assert 0 <= meta["test_accuracy"] <= 1 and meta["best_epoch"] in (1.0, 2.0, 3.0)
+    assert FT._SCRATCH == {}  # the one-off run's scratch copy of the encoder is freed
     monkeypatch.setattr(offline, "train", lambda *a: pytest.fail("trained twice"))
     again, meta2 = offline.ensure(tiny, root=tmp_path)
     assert again == folder and meta2["cached"] is True and meta2["test_accuracy"] == meta["test_accuracy"]
