@@ -305,3 +305,30 @@ def test_fair_threads_gives_each_of_two_jobs_its_share():
             assert torch.get_num_threads() == budget._CORES
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_first_model_load_is_not_charged_to_the_requests_budget(monkeypatch):
+    """The offline sentiment classifier's one fine-tuning can take a minute inside a request:
+    the request's budget restarts after a first load, and a second load changes nothing."""
+    from backend import models
+
+    class SlowHub:
+        loaded = False
+
+        def is_loaded(self, role, override=None):
+            return self.loaded
+
+        def load(self, role, override=None, progress=None):
+            if not self.loaded:
+                time.sleep(0.3)
+                self.loaded = True
+            return role
+
+    hub = SlowHub()
+    monkeypatch.setattr(models, "get_hub", lambda: hub)
+    with budget.scope(seconds=0.25) as b:
+        assert models.load("sentiment") == "sentiment"
+        assert not b.expired() and b.remaining() > 0.2
+        time.sleep(0.1)
+        models.load("sentiment")  # loaded: no restart
+        assert b.remaining() < 0.2
