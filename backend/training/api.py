@@ -238,6 +238,8 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
                 va_probs, _ = FT.predict_proba(outcome.weights, va_x, len(labels), override)
                 result["hardest"]["finetune"] = M.hardest(va_x, va_y, va_probs, labels, HARDEST_K)
                 result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
+                # Before and after on the same texts: the frozen map moves to the test split too.
+                result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
                 trained.weights = outcome.weights
                 trained.scores["finetune"] = _summary(ft)
             else:

@@ -218,7 +218,9 @@ def test_train_compares_methods_and_the_session_keeps_the_model(tiny, tmp_path):
         assert 0 <= m["accuracy"] <= 1 and len(m["confusion"]["normalised"]) == 2
     assert r["dataset"]["labels"] == ["neg", "pos"] and r["model"]["checkpoint"] == str(tiny)
     assert r["learning_curve"]["sizes"] == ["all"]  # 6 train examples per label: below 8
-    assert len(r["map"]["x"]) == 12 and set(r["map"]["labels"]) == {"neg", "pos"}
+    # Fine-tuning ran: the frozen and fine-tuned maps show the same (test) texts, before and after.
+    assert r["map"]["texts"] == r["map_finetuned"]["texts"] and set(r["map"]["labels"]) == {"neg", "pos"}
+    assert r["map"]["of"].endswith("(test split)") and r["map"]["label_names"] == ["neg", "pos"]
     assert r["best_method"] in ("probe", "finetune")
     json.dumps(r)  # JSON-able
     p = api.predict_trained("s1", "good lovely fun")
@@ -227,7 +229,8 @@ def test_train_compares_methods_and_the_session_keeps_the_model(tiny, tmp_path):
 
 
 def test_two_sessions_never_see_each_others_models(tiny, tmp_path):
-    api.train("a", "upload", _csv(tmp_path, _toy_rows(), "a.csv"), methods=["probe"], learning_curve=False)
+    r = api.train("a", "upload", _csv(tmp_path, _toy_rows(), "a.csv"), methods=["probe"], learning_curve=False)
+    assert len(r["map"]["x"]) == 12 and r["map"]["of"].endswith("(train split)")  # no fine-tuning: the train split
     with pytest.raises(InputError, match="No trained model in this session yet"):
         api.predict_trained("b", "good day")
     rows = [f"{t},happy" for t in POS[:6]] + [f"{t},sad" for t in NEG[:6]] + [f"{t} {t},mixed" for t in POS[:6]]
