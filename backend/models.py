@@ -326,7 +326,6 @@ def _load_weights(r: Resolved, device: str) -> _Weights:
     kwargs: dict[str, Any] = {"dtype": _dtype_for(device), "local_files_only": offline}
     if needs_attn:
         kwargs["attn_implementation"] = "eager"  # SDPA returns no attention weights
-    batching.thread_safe_tokenizers()  # the batch lane calls one tokenizer from many threads
     tokenizer = transformers.AutoTokenizer.from_pretrained(location, local_files_only=offline)
     model, info = getattr(transformers, class_name).from_pretrained(location, output_loading_info=True, **kwargs)
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
@@ -392,6 +391,7 @@ class ModelHub:
             with lock:
                 weights = self._weights.get(key)
                 if weights is None:
+                    batching.thread_safe_tokenizers()  # the batch lane calls one tokenizer from many threads
                     try:
                         weights = (self._trained_here(r, device, progress) if r.method == METHOD_FINETUNED
                                    else _load_weights(r, device))
@@ -410,7 +410,6 @@ class ModelHub:
 
         start = time.perf_counter()
         dtype = _dtype_for(device)
-        batching.thread_safe_tokenizers()
         model, tokenizer, meta, folder = offline.serving_model(r.location, device, dtype, progress=progress)
         extra = {k: meta[k] for k in ("classifier", "trained_on", "test_accuracy", "test_macro_f1", "labels",
                                       "epochs", "steps")}

@@ -68,9 +68,9 @@ def map_figure(m: dict | None) -> go.Figure | None:
     present = set(m["labels"])
     names = m.get("label_names") or sorted(present)  # one colour per label in every map of a run
     for i, label in enumerate(names):
-        idx = [j for j, l in enumerate(m["labels"]) if l == label]
         if label not in present:
             continue
+        idx = [j for j, l in enumerate(m["labels"]) if l == label]
         fig.add_trace(go.Scattergl(x=[m["x"][j] for j in idx], y=[m["y"][j] for j in idx], mode="markers",
                                    name=label, marker=dict(size=6, color=PALETTE[i % len(PALETTE)], opacity=0.75),
                                    text=[short(m["texts"][j], 80) for j in idx],

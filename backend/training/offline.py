@@ -63,11 +63,7 @@ def cache_dir(location: str | Path, root: Path | None = None) -> Path:
     return root / "trained" / f"{RECIPE}-{_key(Path(location))}"
 
 
-def is_cached(location: str | Path, root: Path | None = None) -> bool:
-    return (cache_dir(location, root) / ".complete").exists()
-
-
-def _base_location(location: str | Path) -> None:
+def _check_base(location: str | Path) -> None:
     """The recipe fine-tunes the `embedder` role (finetune.py trains that role): it must be this encoder."""
     base = models.resolve(ROLE)
     if Path(base.location).resolve() != Path(location).resolve():
@@ -110,7 +106,7 @@ def train(progress: Callable[[float, str], None] | None = None) -> tuple[dict, d
 def ensure(location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
     """The cached classifier's folder for this encoder, trained now if it is not cached yet."""
-    _base_location(location)
+    _check_base(location)
     folder = cache_dir(location, root)
     built: dict = {}
 

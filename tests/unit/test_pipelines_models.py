@@ -301,13 +301,19 @@ def test_fill_mask_top_k_and_errors():
     assert r["candidates"][0]["sequence"] == "The capital of France is paris."
     scores = [c["score"] for c in r["candidates"]]
     assert scores == sorted(scores, reverse=True) and sum(scores) <= 1 + 1e-6
+    assert_fill_mask_refuses(m, second_mask="[MASK]", too_long=("word " * 600, "beyond"), bad_k=float("inf"))
+
+
+def assert_fill_mask_refuses(m, second_mask: str, too_long: tuple[str, str], bad_k: float) -> None:
+    """The input errors every fill-mask method gives: no mask, two masks, a mask past the
+    model's reach, top_k out of range."""
     with pytest.raises(InputError, match="no \\[MASK\\]"):
         P.fill_mask(m, "No mask here.")
     with pytest.raises(InputError, match="2 \\[MASK\\]"):
-        P.fill_mask(m, "[MASK] and [MASK].")
-    with pytest.raises(InputError, match="beyond"):
-        P.fill_mask(m, "word " * 600 + "[MASK]")
-    for bad in (0, 51, float("inf")):
+        P.fill_mask(m, f"[MASK] and {second_mask}.")
+    with pytest.raises(InputError, match=too_long[1]):
+        P.fill_mask(m, too_long[0] + "[MASK]")
+    for bad in (0, 51, bad_k):
         with pytest.raises(InputError, match="top_k must be"):
             P.fill_mask(m, "The capital of France is [MASK].", top_k=bad)
 
@@ -571,15 +577,7 @@ def test_decoder_fill_mask_errors_and_budget():
 
     tok = smollm2_tokenizer()
     m = lm(tiny_llama(max_position_embeddings=64), tok, method="decoder-fill-mask")
-    with pytest.raises(InputError, match="no \\[MASK\\]"):
-        P.fill_mask(m, "No mask here.")
-    with pytest.raises(InputError, match="2 \\[MASK\\]"):
-        P.fill_mask(m, "[MASK] and <mask>.")
-    with pytest.raises(InputError, match="at most 64"):
-        P.fill_mask(m, "word " * 100 + "[MASK]")
-    for bad in (0, 51, float("nan")):
-        with pytest.raises(InputError, match="top_k must be"):
-            P.fill_mask(m, "The capital of France is [MASK].", top_k=bad)
+    assert_fill_mask_refuses(m, second_mask="<mask>", too_long=("word " * 100, "at most 64"), bad_k=float("nan"))
     with budget.scope(seconds=1e-9):
         with pytest.raises(BudgetExceeded, match="time budget"):
             P.fill_mask(m, "The capital of France is [MASK].")

@@ -18,21 +18,7 @@ from backend import config, models
 from backend.errors import InputError
 from backend.pipelines import api as papi
 from backend.training import api, offline, use
-from backend.training.store import TrainStore
-from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
-from tests.unit.test_train import NEG, POS, _csv, _toy_rows
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    return save_tiny(tiny_bert(seed=0), minilm_tokenizer(), tmp_path_factory.mktemp("tiny_use"))
-
-
-@pytest.fixture
-def tiny(monkeypatch, tiny_dir):
-    monkeypatch.setenv("TLAB_MODEL_EMBEDDER", str(tiny_dir))
-    monkeypatch.setattr("backend.training.store._STORE", TrainStore())
-    return tiny_dir
+from tests.unit.test_train import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
@@ -163,7 +149,7 @@ def test_the_offline_classifier_is_fine_tuned_once_and_cached(tiny, tmp_path, mo
     monkeypatch.setattr(offline, "train", lambda *a: pytest.fail("trained twice"))
     again, meta2 = offline.ensure(tiny, root=tmp_path)
     assert again == folder and meta2["cached"] is True and meta2["test_accuracy"] == meta["test_accuracy"]
-    assert folder == offline.cache_dir(tiny, tmp_path) and offline.is_cached(tiny, tmp_path)
+    assert folder == offline.cache_dir(tiny, tmp_path) and (folder / ".complete").exists()
     assert [p.name for p in folder.parent.iterdir() if p.is_dir()] == [folder.name]  # no temp leftovers
     assert {"config.json", "model.safetensors", FT.HEAD_FILE, "labels.json", "meta.json",
             "tokenizer.json"} <= {p.name for p in folder.iterdir()}
