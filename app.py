@@ -28,7 +28,7 @@ def is_loopback(host: str) -> bool:
 
 
 def status_rows() -> list[list]:
-    from backend.models import get_hub
+    from backend.hub import get_hub
 
     return [
         [r["role"], r.get("checkpoint") or "-", r.get("source") or "-", r.get("method") or "-",
@@ -38,11 +38,11 @@ def status_rows() -> list[list]:
 
 
 def status_header() -> str:
-    from backend.config import get_settings
-    from backend.models import on_zerogpu, pick_device
+    from backend.runtime.config import get_settings
+    from backend.runtime.device import on_zerogpu, pick_device
 
     s = get_settings()
-    from backend.config import public_mode
+    from backend.runtime.config import public_mode
 
     gpu = " (ZeroGPU)" if on_zerogpu() else ""
     if public_mode():  # no server paths for strangers
@@ -123,7 +123,7 @@ def theme():
 
 def _trained_here(hub) -> tuple[str, ...]:
     """Roles the profile serves with a model trained here (offline sentiment)."""
-    from backend.config import METHOD_FINETUNED
+    from backend.runtime.config import METHOD_FINETUNED
 
     try:
         return ("sentiment",) if hub.resolve("sentiment").method == METHOD_FINETUNED else ()
@@ -136,7 +136,8 @@ def main(argv=None) -> int:
     os.environ["TLAB_PROFILE"] = args.profile
     if "TLAB_PUBLIC" not in os.environ and (args.share or not is_loopback(args.host)):
         os.environ["TLAB_PUBLIC"] = "1"  # reachable by strangers: model boxes take the allowlist only
-    from backend.models import get_hub, on_zerogpu
+    from backend.hub import get_hub
+    from backend.runtime.device import on_zerogpu
 
     # On a Space the first visitor must not pay a load (or the ~30 s GGUF conversion, or the
     # offline sentiment classifier's one fine-tuning, which ZeroGPU leaves to a request's GPU call).

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from backend import anatomy, models  # noqa: E402
+from backend import anatomy, hub
 from backend.anatomy import scratch  # noqa: E402
 
 PARAGRAPH = (
@@ -82,7 +82,7 @@ def main() -> None:
     torch.set_grad_enabled(False)
     rows = []
     for role in ("encoder", "decoder"):
-        lm = models.load(role)
+        lm = hub.load(role)
         rows += [row(lm, n) for n in SIZES]
     lines = [
         "# Anatomy: the whole model from scratch vs one plain forward (2-core CPU, float32)",

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from backend import models  # noqa: E402
-from backend.attention import extract as A  # noqa: E402
-from backend.attention import math as am  # noqa: E402
+from backend import hub
+from backend.engines.attention import extract as A
+from backend.engines.attention import math as am
 from backend.attention import views as V  # noqa: E402
 
 PARAGRAPH = (
@@ -104,8 +104,8 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="also 128 and 256 tokens")
     args = ap.parse_args()
     torch.set_grad_enabled(False)
-    enc = models.load("encoder")
-    dec = models.load("decoder")
+    enc = hub.load("encoder")
+    dec = hub.load("decoder")
     sizes = [16, 32, 64, 96] + ([128, 256] if args.full else [])
     rows = [row(enc, n) for n in sizes] + [row(dec, 64)]
     if args.full:

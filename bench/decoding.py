@@ -25,8 +25,8 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 
 import torch  # noqa: E402
 
-from backend import models  # noqa: E402
-from backend.decoding.generate import UNICORN, decode  # noqa: E402
+from backend import hub
+from backend.engines.generation.generate import UNICORN, decode
 
 STRATEGIES = [
     ("greedy", {"strategy": "greedy"}, {"do_sample": False}, 1.2),
@@ -82,9 +82,9 @@ def precision_section(prompt: str, n: int, repeats: int) -> list[str]:
     int8 copy, greedy, n tokens forced (EOS held back), runs alternating. The int8 total includes
     the one teacher-forced fp32 forward that gives the step table its second column."""
     from backend import decoding
-    from backend.efficiency import quantize
+    from backend.engines import quantize
 
-    lm = models.load("decoder")
+    lm = hub.load("decoder")
     t0 = time.perf_counter()
     quantize.int8_of(lm)
     built = time.perf_counter() - t0
@@ -139,7 +139,7 @@ def main() -> None:
     sections = set(args.sections.split(","))
     torch.set_num_threads(args.threads or max(1, os.cpu_count() or 1))
 
-    lm = models.load("decoder")
+    lm = hub.load("decoder")
     tok = lm.tokenizer
     prompt = UNICORN
     ids = torch.tensor([tok(prompt)["input_ids"]], device=lm.model.device)

@@ -1,6 +1,6 @@
 """Benchmark: the served decoder in fp32 vs its int8 copy (dynamic quantization), and the encoder.
 
-Targets (issue 14): int8 greedy >= 1.8x the fp32 tok/s on this CPU; 20/20 prompts identical on
+Targets: int8 greedy >= 1.8x the fp32 tok/s on this CPU; 20/20 prompts identical on
 their first 8 greedy tokens; perplexity within 5% of fp32 on the 20 shipped texts.
 
 Runs alternate per prompt (fp32, int8, fp32, int8...) so a noisy, shared machine slows both
@@ -33,8 +33,9 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from backend import models  # noqa: E402
-from backend.efficiency import api as E, measure as M, quantize as Q  # noqa: E402
+from backend import hub
+from backend.efficiency import api as E, measure as M
+from backend.engines import quantize as Q
 
 
 def timed_greedy(model, tok, prompt, n):
@@ -105,7 +106,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads or max(1, os.cpu_count() or 1))
     n = args.tokens
-    lm = models.load("decoder")
+    lm = hub.load("decoder")
     tok = lm.tokenizer
     t0 = time.perf_counter()
     q = Q.int8_copy(lm.model)
@@ -173,9 +174,9 @@ def main() -> None:
     ]
 
     # encoder: the embedding-similarity classifier, fp32 vs int8
-    enc = models.load("embedder")
+    enc = hub.load("embedder")
     qe = Q.int8_copy(enc.model)
-    from backend.pipelines.similarity import SENTIMENT_DESCRIPTIONS
+    from backend.engines.similarity import SENTIMENT_DESCRIPTIONS
 
     sentences = E._sentences(M.load_texts())
     secs = {"fp32": [], "int8": []}

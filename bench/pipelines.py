@@ -40,7 +40,7 @@ import transformers  # noqa: E402
 from transformers import pipeline  # noqa: E402
 
 from backend.pipelines import tasks as P  # noqa: E402
-from backend.models import package_dir  # noqa: E402
+from backend.hub import package_dir
 from components.pipelines_examples import (  # noqa: E402
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, QUESTION,
 )
@@ -167,10 +167,10 @@ def overhead_rows(repeats: int, full: bool) -> list[list]:
 def fill_mask_rows(repeats: int) -> list[list]:
     """Decoder fill-mask: our batched rerank vs one plain forward per candidate sentence."""
     os.environ["TLAB_PROFILE"] = "local"
-    from backend import models
+    from backend import hub
     from backend.pipelines import decoder_mask
 
-    lm = models.load("fill_mask")
+    lm = hub.load("fill_mask")
     model, tok = lm.model, lm.tokenizer
     rows = []
     for text in ("Paris is the [MASK] of France.", "I ordered a Megatron action [MASK] from your online store."):
@@ -194,7 +194,8 @@ def fill_mask_rows(repeats: int) -> list[list]:
 def local_latency_rows() -> list[list]:
     """Each task through its entry point (by role, as the tab calls it), after one warm-up per model."""
     os.environ["TLAB_PROFILE"] = "local"
-    from backend import config, models, pipelines
+    from backend.runtime import config
+    from backend import hub, pipelines
 
     jobs = [
         ("classify (1 text)", "classify", lambda: pipelines.classify(LETTER)),
@@ -214,7 +215,7 @@ def local_latency_rows() -> list[list]:
     rows, warm = [], set()
     for name, task, job in jobs:
         t = time.perf_counter()
-        lm = models.load(config.TASK_ROLES[task])
+        lm = hub.load(config.TASK_ROLES[task])
         load_s = time.perf_counter() - t
         if lm.checkpoint not in warm:  # one warm-up per model, not per task
             job()

@@ -71,7 +71,7 @@ def table(headers, rows) -> str:
 
 # ---------------------------------------------------------------------------- 1. embedding
 def bench_embedding(n_texts: int) -> tuple[str, dict]:
-    from backend.embedding import embed_texts
+    from backend.engines.embedding import embed_texts
     from backend.search.api import load_embedder
     from backend.search.corpora import load_glossary
 
@@ -82,8 +82,8 @@ def bench_embedding(n_texts: int) -> tuple[str, dict]:
     t0 = time.perf_counter()
     from sentence_transformers import SentenceTransformer  # baseline only
     import_s = time.perf_counter() - t0
-    from backend.config import MINILM
-    from backend.models import package_dir
+    from backend.runtime.config import MINILM
+    from backend.hub import package_dir
     st = SentenceTransformer(str(package_dir(MINILM["module"]) / MINILM["subdir"]), device="cpu")
     rows, res = [], {}
     for bs in (64,):
@@ -194,7 +194,7 @@ def _single_ms(search_one, q, reps: int = 200) -> float:
 
 def _real_vectors(name: str):
     """The app's own vectors of a built-in corpus (from its cache after the first run)."""
-    from backend.config import get_settings
+    from backend.runtime.config import get_settings
     from backend.search.api import load_embedder
     from backend.search.service import SearchService
     svc = SearchService(get_settings().cache_dir)
@@ -348,7 +348,7 @@ def bench_million(n: int = 1_000_000, hnsw_budget_s: float = 180.0) -> str:
 
 # ---------------------------------------------------------------------------- 3. end to end
 def bench_e2e(n_queries: int) -> tuple[str, dict]:
-    from backend.config import get_settings
+    from backend.runtime.config import get_settings
     from backend.search.api import load_embedder
     from backend.search.docstrings import docstring_corpus
     from backend.search.service import SearchService

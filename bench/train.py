@@ -17,8 +17,8 @@ fit vs scikit-learn's, and the learning curves of the shipped sets.
    examples per label and all, on both shipped sets (fine-tuning per point costs one run each;
    measure it in the tab with "fine-tuning on the curve" where there is a GPU).
 
-4. The offline `sentiment` role (issue 13, item 3): method (b), a probe on frozen features,
-   against (c), the fine-tuning recipe the role serves (`training.offline.train`), on the
+4. The offline `sentiment` role: method (b), a probe on frozen features,
+   against (c), the fine-tuning recipe the role serves (`hub.builders.train`), on the
    shipped sentiment set's test split; the better one within a minute of CPU serves the role.
    `--offline` runs only this part and replaces its section in the results file.
 
@@ -44,19 +44,20 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-from backend import models  # noqa: E402
+from backend import hub
 from backend.training import api as A  # noqa: E402
-from backend.training import datasets as D  # noqa: E402
+from backend.engines import datasets as D
 from backend.training import features as F  # noqa: E402
-from backend.training import finetune as FT  # noqa: E402
-from backend.training import metrics as M  # noqa: E402
+from backend.training import gpu  # noqa: E402
+from backend.engines import finetune as FT
+from backend.engines import classification_metrics as M
 from backend.training import probe as P  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "train.md"
 
 
 def ours(train, budget, n_labels):
-    gen = FT.run(train, [], n_labels, budget, evaluate=lambda w: {"accuracy": 0.0, "loss": 0.0})
+    gen = FT.run(train, [], n_labels, budget, gpu.HubWorker(), evaluate=lambda w: {"accuracy": 0.0, "loss": 0.0})
     t0 = time.perf_counter()
     try:
         while True:
@@ -68,7 +69,7 @@ def ours(train, budget, n_labels):
 
 def plain(train, budget, n_labels):
     """The textbook loop: model + head, AdamW, linear decay, the same batches and seeds."""
-    lm = models.load(F.ROLE)
+    lm = hub.load(gpu.ROLE)
     t0 = time.perf_counter()
     model = FT.EncoderClassifier(copy.deepcopy(lm.model).float(), n_labels)
     torch.manual_seed(budget.seed)
@@ -95,8 +96,8 @@ OFFLINE_TITLE = "## Offline sentiment: (b) feature extraction vs (c) fine-tuning
 
 
 def offline_choice(lm) -> list[str]:
-    from backend.embedding import embed_texts
-    from backend.training import offline
+    from backend.engines.embedding import embed_texts
+    from backend.hub import builders as offline
 
     ds = D.load_shipped(offline.DATASET)
     t0 = time.perf_counter()
@@ -105,12 +106,12 @@ def offline_choice(lm) -> list[str]:
     probe = P.fit(feats["train"], np.array([y for _, y in ds.train]), len(ds.labels), seed=0)
     probe_s = time.perf_counter() - t0
     b = M.report(np.array([y for _, y in ds.test]), probe.predict_proba(feats["test"]), ds.labels)
-    _, c = offline.train()  # the served recipe, as `pull --profile local` and the first Classify run it
+    _, c = offline.train(hub.load(gpu.ROLE))  # the served recipe, as `pull --profile local` and the first Classify run it
     rb = offline.RECIPE_BUDGET
     return [OFFLINE_TITLE, "",
             f"Shipped sentiment set ({len(ds.train)} train / {len(ds.test)} test, {len(ds.labels)} labels). "
             "(b) the frozen encoder's mean-pooled states into a logistic regression; (c) the recipe the "
-            f"offline role serves (`training.offline`): the whole encoder fine-tuned for {rb.epochs} epochs "
+            f"offline role serves (`hub.builders`): the whole encoder fine-tuned for {rb.epochs} epochs "
             f"of batches of {rb.batch_size}, AdamW lr {rb.learning_rate:g} with linear decay, best epoch by "
             "validation accuracy, a fixed number of steps (never cut by seconds). Seconds include "
             "evaluation.", "",
@@ -131,7 +132,7 @@ def main() -> int:
     if args.offline:
         old = OUT.read_text() if OUT.exists() else "# Train benchmark\n"
         old = old.split("## Offline sentiment:")[0].rstrip() + "\n\n"
-        section = offline_choice(models.load(F.ROLE))
+        section = offline_choice(hub.load(gpu.ROLE))
         print("\n".join(section), flush=True)
         OUT.write_text(old + "\n".join(section) + "\n")
         return 0
@@ -141,7 +142,7 @@ def main() -> int:
              f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, transformers "
              f"{transformers.__version__}, {torch.get_num_threads()} threads; load average at start {load0:.1f} "
              f"(a shared machine: compare the ratios, measured in one run).", ""]
-    lm = models.load(F.ROLE)
+    lm = hub.load(gpu.ROLE)
     emo = D.load_shipped("emotion")
 
     # ------------------------------------------------------------ 1. fine-tuning loop overhead

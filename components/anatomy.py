@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import anatomy
 from components import anatomy_plots as plots
-from components.common import (MODEL_QUEUE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
+from components.common import (SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
                                raw_json, user_errors)
 
 ROLES = anatomy.ROLES
@@ -171,6 +171,6 @@ def build() -> None:
             inputs=[text, text_b, role, layer, head, token_index, override],
             outputs=outputs,
             api_name="anatomy",
-            **MODEL_QUEUE,
+            **SHORT_LANE,
         )
         clear_on_error(ev, outputs, box)

@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import attention
 from components import attention_plots as plots
-from components.common import (MODEL_QUEUE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
+from components.common import (SHORT_LANE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
 
 ROLES = attention.ROLES
@@ -179,19 +179,19 @@ def build() -> None:
 
         outputs = [out_json, head_html, model_html, summary_plot, top_df, badge, hm_layer, hm_head]
         ev = show.click(run_attention, inputs=[text, text_b, role, api_layer], outputs=outputs,
-                        api_name="attention", **MODEL_QUEUE)
+                        api_name="attention", **SHORT_LANE)
         math_in = [text, text_b, role, m_layer, m_head, m_query]
         math_out = [m_json, m_plot, m_query_plot, m_md, m_badge]
         pos_out = [pos_sin, pos_learned, pos_rot, pos_md, pos_badge]
         # One press fills every view: the heatmap, the math and the positions follow the main result.
         ev.success(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
-                   api_visibility="private", **MODEL_QUEUE)
-        ev.success(run_math, inputs=math_in, outputs=math_out, api_visibility="private", **MODEL_QUEUE)
-        ev.success(run_positions, inputs=[role], outputs=pos_out, api_visibility="private", **MODEL_QUEUE)
+                   api_visibility="private", **SHORT_LANE)
+        ev.success(run_math, inputs=math_in, outputs=math_out, api_visibility="private", **SHORT_LANE)
+        ev.success(run_positions, inputs=[role], outputs=pos_out, api_visibility="private", **SHORT_LANE)
         clear_on_error(ev, [out_json, head_html, model_html, summary_plot, top_df, badge, heatmap,
                             *math_out, *pos_out], box)
         for slider in (hm_layer, hm_head):
             slider.release(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
-                           api_visibility="private", **MODEL_QUEUE)
-        m_ev = m_run.click(run_math, inputs=math_in, outputs=math_out, api_name="attention_math", **MODEL_QUEUE)
+                           api_visibility="private", **SHORT_LANE)
+        m_ev = m_run.click(run_math, inputs=math_in, outputs=math_out, api_name="attention_math", **SHORT_LANE)
         clear_on_error(m_ev, math_out, m_box)

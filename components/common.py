@@ -14,26 +14,26 @@ import threading
 
 import gradio as gr
 
-from backend import budget
-from backend.config import get_settings
-from backend.errors import LabError
+from backend.runtime import budget
+from backend.runtime.config import get_settings
+from backend.runtime.errors import LabError
 
 # ---------------------------------------------------------------- lanes
 # Two lanes, each a Gradio concurrency group with TLAB_MODEL_CONCURRENCY slots (1 by default):
-# - MODEL_QUEUE, the short lane: answers in a second or two (classify, tokenize, attention, a
+# - SHORT_LANE, the short lane: answers in a second or two (classify, tokenize, attention, a
 #   search, one decode of under 64 tokens), so it never waits behind a long job;
 # - LONG_LANE: index builds, the index comparison, the retriever-reader, summaries,
 #   translations, NER and QA by the instruct fallback, generation, the decoding comparison.
-# Two jobs at once share the cores: backend.budget.fair_threads gives each its share of torch
+# Two jobs at once share the cores: backend.runtime.budget.fair_threads gives each its share of torch
 # threads, and every job stops at its time budget (TLAB_TIME_BUDGET_S) or on a cancel.
 # - DECODE_LANE (`/decode` only): a decode is short or long depending on its settings, which a
 #   static group cannot know; it has 2 slots, and a long decode also takes the long lane's slot
 #   (`LONG_SLOT`, below) before it runs, so it queues behind long work, never in front of short work.
-MODEL_QUEUE: dict = {"concurrency_id": "model", "concurrency_limit": get_settings().model_concurrency}
+SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": get_settings().model_concurrency}
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": get_settings().model_concurrency + 1}
 # - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
-#   up to TLAB_BATCH_MAX of them run at once, and backend/batching.py gives the ones that arrive
+#   up to TLAB_BATCH_MAX of them run at once, and backend/engines/batching.py gives the ones that arrive
 #   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
 BATCH_LANE: dict = {"concurrency_id": "batch",
                     "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}
@@ -47,7 +47,7 @@ def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict) -> bool:
         return True
     if concurrency_id != "decode":
         return False
-    from backend.decoding.settings import parse_settings
+    from backend.decoding import parse_settings
 
     try:
         s = parse_settings(kwargs.get("settings", args[1] if len(args) > 1 else None))
@@ -331,46 +331,35 @@ def md_text(text) -> str:
 # dict into its repr. These pass what an API caller sent unchanged, so the backend's validation
 # layer reads it and names the parameter as the API lists it. In the browser (`is_template`:
 # the same front-end component) they behave exactly like Gradio's.
-class Slider(gr.Slider):
-    is_template = True
+def _as_sent(self, payload):
+    """The value exactly as the caller sent it: the backend's validation reads and names it."""
+    return payload
 
-    def preprocess(self, payload):
-        return payload
+
+# One line each: Gradio's metaclass reads every component class from this file's source, and its
+# front-end picks the widget by the Gradio base class, so these stay plain subclasses.
+class Slider(gr.Slider):
+    is_template, preprocess = True, _as_sent
 
 
 class Number(gr.Number):
-    is_template = True
-
-    def preprocess(self, payload):
-        return payload
+    is_template, preprocess = True, _as_sent
 
 
 class Checkbox(gr.Checkbox):
-    is_template = True
-
-    def preprocess(self, payload):
-        return payload
+    is_template, preprocess = True, _as_sent
 
 
 class Radio(gr.Radio):
-    is_template = True
-
-    def preprocess(self, payload):
-        return payload
+    is_template, preprocess = True, _as_sent
 
 
 class Dropdown(gr.Dropdown):
-    is_template = True
-
-    def preprocess(self, payload):
-        return payload
+    is_template, preprocess = True, _as_sent
 
 
 class Textbox(gr.Textbox):
-    is_template = True
-
-    def preprocess(self, payload):
-        return payload
+    is_template, preprocess = True, _as_sent
 
 
 def model_box(elem_id: str | None = None, info: str | None = None) -> gr.Textbox:

@@ -14,10 +14,10 @@ import gradio as gr
 import pandas as pd
 
 from backend import decoding
-from backend.errors import InputError, LabError
-from backend.validation import as_int
+from backend.runtime.errors import InputError, LabError
+from backend.runtime.validation import as_int
 from components.common import (
-    DECODE_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
+    DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
     model_badge, raw_json, readable_error, user_errors,
 )
 from components.decoding_plots import (
@@ -370,8 +370,8 @@ def build() -> None:
     )
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
-    step.release(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **MODEL_QUEUE)
-    temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **MODEL_QUEUE)
+    step.release(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
+    temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
     cmp_event = cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],
                               api_visibility="private", **LONG_LANE)
     clear_on_error(cmp_event, [cmp_df, cmp_plot, cmp_json, cmp_badge], cmp_box)

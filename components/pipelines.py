@@ -13,10 +13,10 @@ import logging
 import gradio as gr
 
 from backend import pipelines
-from backend.errors import LabError
+from backend.runtime.errors import LabError
 from components import pipelines_plots as show
 from components.common import (
-    BATCH_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
     md_text, model_box, raw_json, user_errors,
 )
 from components.pipelines_examples import (
@@ -348,7 +348,7 @@ def _build_fill_mask() -> None:
                                  elem_id="pl-fill_mask-table")
             out = _json("fill_mask")
     ev = go_btn.click(run_fill_mask, [text, top_k, model], [badge, plot, table, out], api_name="fill_mask",
-                      **MODEL_QUEUE)
+                      **SHORT_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
 
 

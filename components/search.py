@@ -13,7 +13,7 @@ import gradio as gr
 
 from backend import search
 from components.common import (
-    BATCH_LANE, LONG_LANE, MODEL_QUEUE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, error_box,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, error_box,
     file_path, md_text, model_badge, raw_json, user_errors,
 )
 from components.search_plots import map_caption, map_figure, tradeoff_figure
@@ -290,7 +290,7 @@ def build() -> None:
                        **LONG_LANE)
     clear_on_error(ev, [cmp_plot, cmp_md, cmp_json], cmp_box)
     if isinstance(tab, gr.Tab):  # opening the tab readies the glossary (shared: built once)
-        tab.select(open_tab, None, [stats_md, stats_json, badge], api_visibility="private", **MODEL_QUEUE)
+        tab.select(open_tab, None, [stats_md, stats_json, badge], api_visibility="private", **SHORT_LANE)
     search.prepare_cache()  # start-up: leftovers of crashed cache writes removed
     root = gr.context.Context.root_block
     if root is not None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from backend.tokens import tokenize
-from backend.validation import as_bool
+from backend.tokenizers.api import tokenize
+from backend.runtime.validation import as_bool
 from components.common import Checkbox, Textbox, clear_on_error, error_box, raw_json, user_errors
 
 EXAMPLES = [

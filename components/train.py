@@ -15,13 +15,13 @@ import html
 import gradio as gr
 
 from backend import training
-from backend.errors import InputError, LabError
+from backend.runtime.errors import InputError, LabError
 from components import common
-from components.common import (MODEL_QUEUE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
+from components.common import (SHORT_LANE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 
-LANE = getattr(common, "LONG_LANE", MODEL_QUEUE)  # training is long work: it queues with other long jobs
+LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
 DATASET_CHOICES = [("Emotion: 6 labels, 630 sentences (shipped)", "emotion"),
                    ("Sentiment: positive / negative / neutral, 544 sentences (shipped)", "sentiment"),
                    ("Upload a CSV or JSONL file (text + label columns)", "upload")]
@@ -282,15 +282,15 @@ def build() -> None:
                [use_box, use_md, download_file, download_md], api_visibility="private")
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
     ev = predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
-                           **MODEL_QUEUE)
+                           **SHORT_LANE)
     clear_on_error(ev, [prediction, prediction_json], predict_box)
-    ev = text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **MODEL_QUEUE)
+    ev = text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **SHORT_LANE)
     clear_on_error(ev, [prediction, prediction_json], predict_box)
     ev = use_box.input(use_in_pipelines, [use_box, method], [use_md, use_json], api_name="use_trained")
     ev.failure(lambda: False, None, [use_box], api_visibility="private", queue=False)
     clear_on_error(ev, [use_md], predict_box)
     ev = download_btn.click(download, [method], [download_file, download_md], api_name="download_trained",
-                            **MODEL_QUEUE)
+                            **SHORT_LANE)
     clear_on_error(ev, [download_file, download_md], predict_box)
     ev.success(lambda: gr.update(visible=True), None, [download_file], api_visibility="private", queue=False)
     root = gr.context.Context.root_block

@@ -8,8 +8,9 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from backend import config
-from backend.models import ensure_converted, package_dir
+from backend.runtime import config
+from backend.hub import package_dir
+from backend.hub.conversion import ensure_converted
 
 
 @functools.lru_cache(maxsize=None)

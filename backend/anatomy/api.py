@@ -14,14 +14,16 @@ import time
 import numpy as np
 import torch
 
-from backend import config, embedding, models
+from backend.runtime import config
+from backend.engines import embedding
+from backend import hub
+from backend.runtime.device import gpu_task
 from backend.anatomy import lens, ops, parameters, pooling, scratch, stream
-from backend.attention import encodings
-from backend.attention.api import check_role
-from backend.attention.extract import encode, readable_tokens
-from backend.attention.math import scaled_dot_product_attention
-from backend.errors import InputError
-from backend.validation import as_int, check_text, opt_text
+from backend.engines.attention import encodings
+from backend.engines.attention.extract import check_role, encode, readable_tokens
+from backend.engines.attention.math import scaled_dot_product_attention
+from backend.runtime.errors import InputError
+from backend.runtime.validation import as_int, check_text, opt_text
 
 ROLES = ("encoder", "decoder")
 MAX_TOKENS = 128  # every layer's T x D states and one head's T x T matrices in the JSON
@@ -128,7 +130,7 @@ def padding_view(lm, text: str, text_b: str, layer: int, head: int) -> dict:
 
 def embedder_check(text: str, progress=None) -> dict:
     """Mean pooling of our from-scratch last layer on the embedder's model = its embedding."""
-    lm = models.load("embedder", progress=progress)
+    lm = hub.load("embedder", progress=progress)
     fam = scratch.family(lm.model)
     inputs = dict(lm.tokenizer([text], return_tensors="pt", truncation=True, max_length=MAX_TOKENS))
     trace = scratch.run(lm.model, inputs)
@@ -147,7 +149,7 @@ def embedder_check(text: str, progress=None) -> dict:
     }
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, override=None, progress=None) -> dict:
     """`/anatomy`: the whole model recomputed from its weights, and everything the tab draws.
 
@@ -162,7 +164,7 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
     for name, value in (("layer", layer), ("head", head), ("token_index", token_index)):
         as_int(name, value)  # the range depends on the model: _pick says what is valid
     override = opt_text("override", override, max_chars=config.MAX_OVERRIDE_CHARS)
-    lm = models.load(role, override, progress)
+    lm = hub.load(role, override, progress)
     fam = scratch.family(lm.model)
     causal = fam != "bert"
     enc = _encode(lm, text, text_b, causal)

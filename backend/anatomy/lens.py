@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from backend.anatomy import ops, scratch
-from backend.attention.extract import readable_tokens
+from backend.engines.attention.extract import readable_tokens
 
 TOP_K = 5
 LENS_POSITIONS = 12  # the last positions shown (the LM head costs vocab x hidden per cell)

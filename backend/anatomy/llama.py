@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from backend.anatomy.ops import (Context, UnsupportedModel, activation, attend, linear, merge_heads, rms_norm,
                                  split_heads)
-from backend.attention.math import apply_rotary, repeat_kv
+from backend.engines.attention.math import apply_rotary, repeat_kv
 
 MODEL_TYPES = ("llama", "mistral", "qwen2")
 

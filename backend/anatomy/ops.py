@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from backend.attention.math import scaled_dot_product_attention
-from backend.errors import LabError
+from backend.engines.attention.math import scaled_dot_product_attention
+from backend.runtime.errors import LabError
 
 
 class UnsupportedModel(LabError):

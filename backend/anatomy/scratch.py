@@ -15,8 +15,8 @@ import torch
 
 from backend.anatomy import bert, gpt2, llama
 from backend.anatomy.ops import Context, UnsupportedModel
-from backend.attention import encodings
-from backend.attention.math import build_mask
+from backend.engines.attention import encodings
+from backend.engines.attention.math import build_mask
 
 RECIPES = {"bert": bert, "llama": llama, "gpt": gpt2}
 BLOCK = {"bert": "encoder_layer", "llama": "decoder_layer", "gpt": "decoder_layer"}

@@ -2,12 +2,12 @@
 `attention.attention(...)`, `attention.heatmap(...)`, `attention.attention_math(...)` or
 `attention.positions(...)`; each asks the hub for the role's model itself.
 
-Model-level functions (unit tests pass them tiny models) live in `extract`, `math`,
-`encodings` (positional encodings) and `views`.
+Model-level functions (unit tests pass them tiny models) live in `backend.engines.attention`
+(`extract`, `math` from scratch, `encodings` for positions); the bertviz views are `views`.
 """
 
-from backend.attention.api import ROLES, attention, attention_math, check_role, heatmap, positions
-from backend.attention.extract import FIRST_EXAMPLE, MAX_TOKENS, SUMMARY_METRICS, VIEW_MAX_TOKENS
+from backend.attention.api import attention, attention_math, check_role, heatmap, positions
+from backend.engines.attention.extract import FIRST_EXAMPLE, MAX_TOKENS, ROLES, SUMMARY_METRICS, VIEW_MAX_TOKENS
 
 __all__ = [
     "ROLES",

@@ -10,28 +10,17 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from backend import models
-from backend.attention import extract as A
-from backend.attention import encodings as P
-from backend.attention import views as V
-from backend.errors import InputError
-from backend.validation import as_int, check_text
-
-ROLES = ("encoder", "decoder")
+from backend import hub
+from backend.runtime.device import gpu_task
+from backend.engines.attention import extract
+from backend.engines.attention import encodings
+from backend.attention import views
+from backend.runtime.validation import as_int, check_text
+from backend.engines.attention.extract import check_role
 
 _CACHE: OrderedDict = OrderedDict()  # (role, checkpoint, text, text_b) -> AttentionResult
 _CACHE_SIZE = 3
 _CACHE_LOCK = threading.Lock()
-
-
-def check_role(role) -> str:
-    """'encoder' or 'decoder' (any case, spaces ignored), else a readable InputError."""
-    if role is not None and not isinstance(role, str):
-        raise InputError(f"Role must be 'encoder' or 'decoder', got {type(role).__name__}.")
-    role = (role or "").strip().lower()
-    if role not in ROLES:
-        raise InputError(f"Role must be 'encoder' or 'decoder', got {role!r}.")
-    return role
 
 
 def _say(progress, fraction: float, desc: str) -> None:
@@ -46,7 +35,7 @@ def _layer_arg(layer) -> int | None:
     return layer
 
 
-def cached_attention(lm, text, text_b) -> A.AttentionResult:
+def cached_attention(lm, text, text_b) -> extract.AttentionResult:
     """The attention for (model, text, pair), computed once and kept for the heatmap sliders."""
     text = check_text(text, "attention", what="text")
     text_b = check_text(text_b, "attention", what="second sentence")
@@ -55,7 +44,7 @@ def cached_attention(lm, text, text_b) -> A.AttentionResult:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    result = A.compute_attention(lm.model, lm.tokenizer, text, text_b or None)
+    result = extract.compute_attention(lm.model, lm.tokenizer, text, text_b or None)
     with _CACHE_LOCK:
         _CACHE[key] = result
         while len(_CACHE) > _CACHE_SIZE:
@@ -68,7 +57,7 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def attention(text, text_b=None, role="encoder", layer=None, progress=None) -> dict:
     """`/attention`: every layer's and head's weights (or one layer's), the bertviz views, the summary.
 
@@ -77,21 +66,21 @@ def attention(text, text_b=None, role="encoder", layer=None, progress=None) -> d
     `num_tokens`, `num_layers`, `num_heads`, `causal`, `note` and `model` (lm.describe()).
     """
     role = check_role(role)
-    lm = models.load(role, progress=progress)
+    lm = hub.load(role, progress=progress)
     _say(progress, 0.5, "Running the model")
     result = cached_attention(lm, text, text_b)
-    payload = A.attention_payload(result, _layer_arg(layer))
+    payload = extract.attention_payload(result, _layer_arg(layer))
     payload["role"] = lm.role
     payload["model"] = lm.describe()
     _say(progress, 0.8, "Drawing the views")
-    head_html, model_html = V.tab_views(result.attention, result.tokens, result.sentence_b_start,
-                                        lm.checkpoint, A.VIEW_MAX_TOKENS)
+    head_html, model_html = views.tab_views(result.attention, result.tokens, result.sentence_b_start,
+                                        lm.checkpoint, extract.VIEW_MAX_TOKENS)
     n_layers, n_heads, t, _ = result.attention.shape
     return {
         "payload": payload,
         "head_view": head_html,
         "model_view": model_html,
-        "summary": A.head_summary(result.attention, result.special),
+        "summary": extract.head_summary(result.attention, result.special),
         "top_heads": payload["top_heads"],
         "num_tokens": t,
         "num_layers": n_layers,
@@ -102,7 +91,7 @@ def attention(text, text_b=None, role="encoder", layer=None, progress=None) -> d
     }
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def heatmap(text, text_b, role, layer, head) -> dict:
     """One head's T x T weights, from the cached computation when the text has not changed.
 
@@ -110,10 +99,10 @@ def heatmap(text, text_b, role, layer, head) -> dict:
     the previous model's range).
     """
     role = check_role(role)
-    lm = models.load(role)
+    lm = hub.load(role)
     result = cached_attention(lm, text, text_b)
     n_layers, n_heads = result.attention.shape[:2]
-    layer, head = A.check_layer_head(result, min(as_int("layer", layer), n_layers - 1),
+    layer, head = extract.check_layer_head(result, min(as_int("layer", layer), n_layers - 1),
                                      min(as_int("head", head), n_heads - 1))
     return {
         "matrix": result.attention[layer, head],
@@ -126,20 +115,20 @@ def heatmap(text, text_b, role, layer, head) -> dict:
     }
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def attention_math(text, text_b, role, layer, head, query_index=None, progress=None) -> dict:
     """`/attention_math`: one layer/head recomputed step by step, and its distance from the model's own."""
     role = check_role(role)
-    lm = models.load(role, progress=progress)
+    lm = hub.load(role, progress=progress)
     _say(progress, 0.5, "Running the model")
     q = None if query_index is None or query_index == "" else query_index
-    payload = A.attention_math(lm.model, lm.tokenizer, text, layer, head, q, text_b or None)
+    payload = extract.attention_math(lm.model, lm.tokenizer, text, layer, head, q, text_b or None)
     payload["role"] = lm.role
     payload["model"] = lm.describe()
     return payload
 
 
-@models.gpu_task(duration=30)
+@gpu_task(duration=30)
 def positions(role, progress=None) -> dict:
     """The Positions panel: sinusoids, the learned position table's similarity, rotary frequencies.
 
@@ -147,8 +136,8 @@ def positions(role, progress=None) -> dict:
     `rotary` a dict or None; plus `checkpoint` and `model`.
     """
     role = check_role(role)
-    lm = models.load(role, progress=progress)
-    report = P.position_report(lm.model)
+    lm = hub.load(role, progress=progress)
+    report = encodings.position_report(lm.model)
     report["checkpoint"] = lm.checkpoint
     report["model"] = lm.describe()
     return report

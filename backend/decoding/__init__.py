@@ -1,19 +1,20 @@
 """Decoding playground: generate with one strategy and show why each token came out.
 
 A tab does `from backend import decoding` and calls `decoding.decode(prompt, settings)`; the
-settings type and the limits the widgets need come along. Model-level functions, for tests
-with tiny models and for other backends, are in `backend.decoding.generate`.
+settings type, its one validator and the limits the widgets need come along. Generation itself, for tests
+with tiny models and for other tabs, is `backend.engines.generation`.
 """
 
 from backend.decoding.api import compare, decode, decode_stream, step_distribution
-from backend.decoding.presets import COMPARE_DEFAULT, PRESETS, UNICORN
-from backend.decoding.settings import (
+from backend.engines.generation.presets import COMPARE_DEFAULT, PRESETS, UNICORN
+from backend.engines.generation.settings import (
     MAX_BEAMS,
     MAX_NEW_TOKENS_CAP,
     MAX_TOP_N,
     PRECISIONS,
     STRATEGIES,
     DecodeSettings,
+    parse_settings,
 )
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "STRATEGIES",
     "UNICORN",
     "DecodeSettings",
+    "parse_settings",
     "compare",
     "decode",
     "decode_stream",

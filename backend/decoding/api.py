@@ -12,18 +12,19 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from backend import models
-from backend.decoding import generate
+from backend import hub
+from backend.runtime.device import gpu_task
+from backend.engines.generation import generate
 from backend.decoding import precision as precisions
-from backend.decoding.settings import PRECISIONS, parse_settings, parse_strategies
-from backend.validation import as_float, as_int, check_text, one_of
+from backend.engines.generation.settings import PRECISIONS, parse_settings, parse_strategies
+from backend.runtime.validation import as_float, as_int, check_text, one_of
 
 ROLE = "decoder"
 
 Progress = Callable[[float, str], Any] | None
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, progress: Progress = None) -> dict:
     """One generation: text, tokens, per-step candidates, sequence log-prob, timing, model.
 
@@ -33,13 +34,13 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
-    lm = models.load(role, progress=progress)
+    lm = hub.load(role, progress=progress)
     served = precisions.serve(lm, s.precision, progress)
     data = generate.decode(served.model, lm.tokenizer, prompt, s).to_dict()
     return precisions.add_other(data, served)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def decode_stream(prompt: str, settings: dict | str | None = None, role: str = ROLE,
                   progress: Progress = None) -> Iterator[tuple[str, dict | None]]:
     """Yield (text so far, None) as tokens arrive, then (final text, the `decode` payload).
@@ -49,7 +50,7 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
-    lm = models.load(role, progress=progress)
+    lm = hub.load(role, progress=progress)
     served = precisions.serve(lm, s.precision, progress)
     with contextlib.closing(generate.decode_stream(served.model, lm.tokenizer, prompt, s)) as stream:
         for text, result in stream:
@@ -59,7 +60,7 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
                 yield text, precisions.add_other(result.to_dict(), served)
 
 
-@models.gpu_task(duration=180)
+@gpu_task(duration=180)
 def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Progress = None) -> dict:
     """2-4 strategies (settings dicts, or their JSON list) on one prompt, side by side.
 
@@ -68,7 +69,7 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
     """
     settings = parse_strategies(strategies)
     check_text(prompt, "prompt")
-    lm = models.load(role, progress=progress)
+    lm = hub.load(role, progress=progress)
 
     def tick(i: int, n: int, label: str) -> None:
         if progress is not None:
@@ -85,7 +86,7 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
     return {"prompt": prompt, "rows": rows, "model": lm.describe()}
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = (0.5, 1.0, 2.0), top_p: float = 0.9,
                       temperature: float = 1.0, step: int | None = None, top_k: int = 0, precision: str = "fp32",
                       role: str = ROLE, progress: Progress = None) -> dict:
@@ -101,7 +102,7 @@ def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = 
     temperature = as_float("temperature", temperature)
     top_k = as_int("top_k", top_k, lo=0)
     precision_name = one_of("precision", precision, PRECISIONS, default="fp32")
-    lm = models.load(role, progress=progress)
+    lm = hub.load(role, progress=progress)
     model = precisions.serve(lm, precision_name).model
     dist = generate.step_distribution(model, lm.tokenizer, ids, temperatures=temperatures, top_p=top_p,
                                       top_k=top_k, cumulative_temperature=temperature)

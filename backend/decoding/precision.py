@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from backend.decoding.generate import score_sequence
-from backend.decoding.result import prob, rounded
+from backend.engines.generation.generate import score_sequence
+from backend.engines.generation.result import prob, rounded
 
 
 @dataclass
@@ -33,7 +33,7 @@ def serve(lm, precision: str, progress=None) -> Served:
     """The hub model `lm` as the run's `precision` asks: itself, or its cached int8 copy."""
     if precision != "int8":
         return Served(lm.model, "fp32", describe=lm.describe())
-    from backend.efficiency import quantize
+    from backend.engines import quantize
 
     if progress is not None:
         progress(0.05, f"Quantizing {lm.checkpoint} to int8 (first use only)")

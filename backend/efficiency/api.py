@@ -19,10 +19,12 @@ import time
 
 import numpy as np
 
-from backend import budget, models
-from backend.efficiency import measure as M
-from backend.efficiency import quantize as Q
-from backend.validation import as_bool, as_int
+from backend.runtime import budget
+from backend import hub
+from backend.runtime.device import gpu_task
+from backend.efficiency import measure
+from backend.engines import quantize
+from backend.runtime.validation import as_bool, as_int
 
 DECODER_ROLE = "decoder"
 ENCODER_ROLE = "embedder"  # the sentence embedder that serves zero-shot offline
@@ -43,15 +45,15 @@ def _int8_of(lm, progress, fraction: float) -> tuple:
     """The cached int8 copy of a loaded model (built on first use), and the seconds it took now."""
     _say(progress, fraction, f"Quantizing {lm.checkpoint} to int8 (first use only)")
     start = time.perf_counter()
-    q, built = Q.int8_of(lm)
+    q, built = quantize.int8_of(lm)
     return q, (time.perf_counter() - start) if built else 0.0
 
 
 def _describe_int8(lm, q) -> dict:
     d = dict(lm.describe())
     d.update(device="cpu", dtype="int8 (dynamic, per-channel) + fp32",
-             note=f"{Q.count_int8_linears(q)} Linear layers int8 (torch.ao dynamic quantization, per-channel weights, "
-                  f"{'8' if Q.FULL_RANGE else '7'}-bit activations scaled per token group); kept fp32: embeddings, norms"
+             note=f"{quantize.count_int8_linears(q)} Linear layers int8 (torch.ao dynamic quantization, per-channel weights, "
+                  f"{'8' if quantize.FULL_RANGE else '7'}-bit activations scaled per token group); kept fp32: embeddings, norms"
                   + "".join(f", {n}" for n in q._tlab_int8["kept_fp32"]))
     return d
 
@@ -67,25 +69,25 @@ def _decoder(lm, prompts: int, texts: int, new_tokens: int, progress) -> dict:
     q, built_s = _int8_of(lm, progress, 0.1)
     pair = {"fp32": lm.model, "int8": q}
     _say(progress, 0.25, "Measuring sizes")
-    sizes = {name: Q.sizes(m) for name, m in pair.items()}
-    chosen_prompts = M.load_prompts()[:prompts]
+    sizes = {name: quantize.sizes(m) for name, m in pair.items()}
+    chosen_prompts = measure.load_prompts()[:prompts]
 
     def step(done, total):
         _say(progress, 0.25 + 0.45 * done / total, f"Greedy runs: prompt {min(done, prompts)} of {prompts}")
 
-    runs = M.compare_greedy(pair, lm.tokenizer, chosen_prompts, new_tokens, on_step=step)
+    runs = measure.compare_greedy(pair, lm.tokenizer, chosen_prompts, new_tokens, on_step=step)
     ppl = {}
-    chosen_texts = M.load_texts()[:texts]
+    chosen_texts = measure.load_texts()[:texts]
     for i, (name, m) in enumerate(pair.items()):
         _say(progress, 0.7 + 0.1 * i, f"Perplexity of {name} on {texts} texts")
-        ppl[name] = M.perplexity(m, lm.tokenizer, chosen_texts)
+        ppl[name] = measure.perplexity(m, lm.tokenizer, chosen_texts)
     fp, q8 = runs["fp32"]["outputs"], runs["int8"]["outputs"]
     per_prompt = [
         {"prompt": p, "fp32": lm.tokenizer.decode(a), "int8": lm.tokenizer.decode(b),
-         "first_divergence": M.first_divergence(a, b), "fp32_tokens": len(a), "int8_tokens": len(b)}
+         "first_divergence": measure.first_divergence(a, b), "fp32_tokens": len(a), "int8_tokens": len(b)}
         for p, a, b in zip(chosen_prompts, fp, q8)
     ]
-    agree = {"first_8": M.agreement(fp, q8, AGREE_SHORT), f"first_{new_tokens}": M.agreement(fp, q8, new_tokens),
+    agree = {"first_8": measure.agreement(fp, q8, AGREE_SHORT), f"first_{new_tokens}": measure.agreement(fp, q8, new_tokens),
              "of": len(fp), "new_tokens": new_tokens}
     divergences = [r["first_divergence"] for r in per_prompt if r["first_divergence"] is not None]
     agree["earliest_divergence"] = min(divergences) if divergences else None
@@ -96,7 +98,7 @@ def _decoder(lm, prompts: int, texts: int, new_tokens: int, progress) -> dict:
             "precision": name,
             "disk_mb": round(sizes[name]["disk_mb"], 1),
             "memory_mb": round(sizes[name]["memory_mb"], 1),
-            "tokens_per_s": round(M.median(runs[name]["tokens_per_s"]) or 0.0, 2),
+            "tokens_per_s": round(measure.median(runs[name]["tokens_per_s"]) or 0.0, 2),
             "tokens_per_s_runs": [round(x, 2) for x in runs[name]["tokens_per_s"]],
             "perplexity": round(ppl[name]["perplexity"], 4) if ppl[name]["perplexity"] else None,
             "perplexity_per_text": [round(x, 3) if x else None for x in ppl[name]["per_text"]],
@@ -119,13 +121,13 @@ def _decoder(lm, prompts: int, texts: int, new_tokens: int, progress) -> dict:
 
 
 def _encoder(lm, texts: int, progress) -> dict:
-    from backend.pipelines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DESCRIPTIONS
+    from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DESCRIPTIONS
 
     q, built_s = _int8_of(lm, progress, 0.82)
     pair = {"fp32": lm.model, "int8": q}
-    sizes = {name: Q.sizes(m) for name, m in pair.items()}
-    paragraphs = M.load_texts()[:texts]
-    topics = M.load_topics()  # all 20 topics are candidate labels, whatever the number of texts
+    sizes = {name: quantize.sizes(m) for name, m in pair.items()}
+    paragraphs = measure.load_texts()[:texts]
+    topics = measure.load_topics()  # all 20 topics are candidate labels, whatever the number of texts
     tasks = {
         "sentiment": (_sentences(paragraphs), SENTIMENT_DESCRIPTIONS),
         "topic": (paragraphs, {t: DEFAULT_TEMPLATE.format(t) for t in topics}),
@@ -136,7 +138,7 @@ def _encoder(lm, texts: int, progress) -> dict:
         for r in range(ENCODER_REPEATS):
             for name, m in pair.items():
                 budget.check(f"encoder {task} run {r + 1} of {ENCODER_REPEATS}")
-                labels[name], cos[name], s = M.labels_and_seconds(m, lm.tokenizer, items, descriptions)
+                labels[name], cos[name], s = measure.labels_and_seconds(m, lm.tokenizer, items, descriptions)
                 seconds[name].append(s / len(items))
         same = sum(a == b for a, b in zip(labels["fp32"], labels["int8"]))
         out_tasks[task] = {
@@ -150,7 +152,7 @@ def _encoder(lm, texts: int, progress) -> dict:
     rows = [{
         "name": name, "precision": name,
         "disk_mb": round(sizes[name]["disk_mb"], 1), "memory_mb": round(sizes[name]["memory_mb"], 1),
-        "ms_per_text": round(1000 * M.median(seconds[name]), 3),
+        "ms_per_text": round(1000 * measure.median(seconds[name]), 3),
         "agreement": 1.0 if name == "fp32" else round(agreed / total, 4),
     } for name in pair]
     return {
@@ -164,7 +166,7 @@ def _encoder(lm, texts: int, progress) -> dict:
     }
 
 
-@models.gpu_task(duration=240)
+@gpu_task(duration=240)
 def efficiency(prompts=DEFAULT_PROMPTS, texts=DEFAULT_TEXTS, new_tokens=DEFAULT_NEW_TOKENS, encoder=True,
                progress=None) -> dict:
     """`/efficiency`: fp32 vs int8 for the decoder (and the encoder when `encoder`).
@@ -179,8 +181,8 @@ def efficiency(prompts=DEFAULT_PROMPTS, texts=DEFAULT_TEXTS, new_tokens=DEFAULT_
     encoder = as_bool("encoder", encoder)
     start = time.perf_counter()
     with budget.scope():
-        dec_lm = models.load(DECODER_ROLE, progress=progress)
-        enc_lm = models.load(ENCODER_ROLE, progress=progress) if encoder else None
+        dec_lm = hub.load(DECODER_ROLE, progress=progress)
+        enc_lm = hub.load(ENCODER_ROLE, progress=progress) if encoder else None
         dec = _decoder(dec_lm, prompts, texts, new_tokens, progress)
         enc = _encoder(enc_lm, texts, progress) if encoder else None
     _say(progress, 1.0, "Done")

@@ -7,7 +7,7 @@ waits; one worker thread takes everything waiting (up to `max_texts`), runs a si
 and hands each caller its own rows, or the exception. Nothing waits on an idle server: a lone
 request runs at once; requests pile up only while a forward runs, which is when batching pays.
 
-Who uses it: `backend.embedding.embed_texts` sends small requests here (classify and
+Who uses it: `backend.engines.embedding.embed_texts` sends small requests here (classify and
 zero-shot by embedding, the trained sentiment probe, search queries). Off on ZeroGPU, where
 every model call runs in its own forked GPU worker and there is nothing to share.
 """
@@ -21,6 +21,9 @@ from concurrent.futures import Future
 from typing import Callable, Sequence
 
 import numpy as np
+
+from backend.runtime.config import get_settings
+from backend.runtime.device import on_zerogpu
 
 SMALL_REQUEST = 8  # texts: larger requests batch themselves and run directly
 
@@ -113,49 +116,8 @@ def coalescer_for(model, key: tuple, make_run: Callable[[object], RunBatch], max
         return found
 
 
-_TOKENIZER_LOCKS: dict[int, threading.RLock] = {}  # by id: a lock in the tokenizer would break copy / pickle
-
-
-def _lock_of(tokenizer) -> threading.RLock:
-    key = id(tokenizer)
-    lock = _TOKENIZER_LOCKS.get(key)
-    if lock is None:
-        with _REGISTRY_LOCK:
-            lock = _TOKENIZER_LOCKS.get(key)
-            if lock is None:
-                lock = _TOKENIZER_LOCKS[key] = threading.RLock()
-                weakref.finalize(tokenizer, _TOKENIZER_LOCKS.pop, key, None)
-    return lock
-
-
-def thread_safe_tokenizers() -> None:
-    """Serialise each fast tokenizer's encode calls (idempotent).
-
-    A fast tokenizer sets padding and truncation on its shared Rust object, then encodes: two
-    threads calling one tokenizer at once (the batch lane runs up to TLAB_BATCH_MAX handlers,
-    beside a build) can swap settings between the two steps and fail ("Unable to create
-    tensor ..."). One lock per tokenizer instance around `_encode_plus`, the step every
-    `__call__` / `encode` goes through, makes that pair atomic; encoding is short, so the lock
-    costs little."""
-    from transformers.tokenization_utils_tokenizers import TokenizersBackend
-
-    original = TokenizersBackend._encode_plus
-    if getattr(original, "_tlab_locked", False):
-        return
-
-    def _encode_plus(self, *args, **kwargs):
-        with _lock_of(self):
-            return original(self, *args, **kwargs)
-
-    _encode_plus._tlab_locked = True
-    TokenizersBackend._encode_plus = _encode_plus
-
-
 def enabled() -> bool:
     """Batching is on unless TLAB_BATCH_MAX=1, or on ZeroGPU (nothing to share there)."""
-    from backend.config import get_settings
-    from backend.models import on_zerogpu
-
     return get_settings().batch_max > 1 and not on_zerogpu()
 
 

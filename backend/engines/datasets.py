@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.errors import InputError
+from backend.runtime.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data"
 SHIPPED = ("emotion", "sentiment")

@@ -13,9 +13,10 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from backend import batching, budget
-from backend.config import get_settings
-from backend.errors import InputError
+from backend.engines import batching
+from backend.runtime import budget
+from backend.runtime.config import get_settings
+from backend.runtime.errors import InputError
 
 ProgressFn = Callable[[int, int], None]  # (done, total)
 
@@ -32,7 +33,7 @@ def embed_texts(
 ) -> np.ndarray:
     """Embed `texts` -> float32 array (n, dim), each row L2-normalised (cosine = dot).
 
-    Checks the request's budget (backend.budget) before each batch: past its deadline or on a
+    Checks the request's budget (backend.runtime.budget) before each batch: past its deadline or on a
     cancel it raises BudgetExceeded / Cancelled saying how many texts were embedded.
     """
     texts = list(texts)
@@ -92,7 +93,3 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tenso
     mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
-
-def embed_query(text: str, model, tokenizer) -> np.ndarray:
-    """One query -> (1, dim) normalised float32."""
-    return embed_texts([text], model, tokenizer, batch_size=1)

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from backend import budget
-from backend.errors import InputError
-from backend.validation import check_text
-from backend.pipelines.util import forward_inputs, model_max_length
+from backend.runtime import budget
+from backend.runtime.errors import InputError
+from backend.runtime.validation import check_text
+from backend.engines.text import forward_inputs, model_max_length
 
 
 @dataclass

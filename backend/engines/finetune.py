@@ -4,9 +4,12 @@ The book's second recipe (ch. 2): the whole encoder trains, with a linear head o
 mean-pooled last hidden state, cross-entropy, AdamW and a linearly decaying learning rate.
 
 ZeroGPU runs a GPU task in a forked worker and keeps nothing it changed. So the training
-*state* (weights + AdamW moments, as tensors) lives in the app's process, and the GPU task
-`_train_chunk` is stateless: it loads the state into a scratch copy of the encoder, runs a
+*state* (weights + AdamW moments, as tensors) lives in the app's process, and a chunk
+(`train_chunk`) is stateless: it loads the state into a scratch copy of the encoder, runs a
 few seconds of steps on the batches it is given, and returns the new state and the losses.
+The loop runs its chunks through a `Worker`: `LocalWorker` on a model it is handed (the hub's
+offline builder, tests); the Train tab's worker wraps each chunk in a GPU task that asks the
+hub for the model first. Nothing here asks the hub.
 Between chunks the loop (`run`, in the app's process) reports progress and live losses,
 checks the stop flag and the time budget, evaluates on the validation split at each epoch
 end and keeps the best checkpoint so far, so Stop or the budget always leaves a model.
@@ -26,10 +29,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend import budget as request_budget
-from backend import models
-from backend.embedding import mean_pool
-from backend.training.features import ROLE
+from backend.engines.embedding import mean_pool
+from backend.runtime import budget as request_budget
+from backend.runtime.rates import RATES
 
 MAX_LENGTH = 128  # tokens per text while training (the sets' sentences are far shorter)
 CHUNK_SECONDS = 4.0  # target work per GPU call: progress and Stop every few seconds
@@ -114,12 +116,9 @@ def lr_at(step: int, total_steps: int, lr: float) -> float:
 
 
 # ----------------------------------------------------------------------------- model work (GPU)
-@models.gpu_task(duration=120)
-def _train_chunk(state: dict | None, batches: list[tuple[list[str], list[int]]], n_labels: int,
-                 lr: float, step0: int, total_steps: int, seed: int, time_limit_s: float,
-                 override: str | None = None) -> dict:
-    """Some optimiser steps from `state` (None = the base encoder) -> new state, losses, times."""
-    lm = models.load(ROLE, override)
+def train_chunk(lm, state: dict | None, batches: list[tuple[list[str], list[int]]], n_labels: int,
+                lr: float, step0: int, total_steps: int, seed: int, time_limit_s: float) -> dict:
+    """Some optimiser steps from `state` (None = `lm`'s encoder) -> new state, losses, times."""
     with _SCRATCH_LOCK:
         model = _scratch(lm, n_labels)
         _load(model, lm, state, seed)
@@ -150,11 +149,8 @@ def _train_chunk(state: dict | None, batches: list[tuple[list[str], list[int]]],
     return {"state": new, "losses": losses, "step_s": times}
 
 
-@models.gpu_task(duration=60)
-def _forward_chunk(weights: dict, texts: list[str], n_labels: int,
-                   override: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def forward_chunk(lm, weights: dict, texts: list[str], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities and pooled hidden states of `texts` under fine-tuned `weights`."""
-    lm = models.load(ROLE, override)
     probs, pooled = np.zeros((len(texts), n_labels)), None
     order = np.argsort([-len(t) for t in texts], kind="stable")
     with _SCRATCH_LOCK:
@@ -172,9 +168,24 @@ def _forward_chunk(weights: dict, texts: list[str], n_labels: int,
     return probs, (pooled if pooled is not None else np.zeros((0, 0), dtype=np.float32))
 
 
-def predict_proba(weights: dict, texts: list[str], n_labels: int, override: str | None = None,
+class LocalWorker:
+    """Runs the chunks on a model it is handed, in this process."""
+
+    def __init__(self, lm):
+        self.lm = lm
+        self.rate_key = ("fine-tuning examples", lm.checkpoint)
+
+    def train_chunk(self, *args) -> dict:
+        return train_chunk(self.lm, *args)
+
+    def forward_chunk(self, weights: dict, texts: list[str], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+        return forward_chunk(self.lm, weights, texts, n_labels)
+
+
+def predict_proba(worker, weights: dict, texts: list[str], n_labels: int,
                   chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    parts = [_forward_chunk(weights, list(texts[s:s + chunk]), n_labels, override)
+    """Class probabilities and pooled states of `texts`, `chunk` texts per `worker` call."""
+    parts = [worker.forward_chunk(weights, list(texts[s:s + chunk]), n_labels)
              for s in range(0, len(texts), chunk)]
     if not parts:
         return np.zeros((0, n_labels)), np.zeros((0, 0), dtype=np.float32)
@@ -224,25 +235,29 @@ def _better(val: dict, best: dict | None) -> bool:
     return (val["accuracy"], -val["loss"]) > (best["accuracy"], -best["loss"])
 
 
+def _validation_score(worker, val: list[tuple[str, int]], n_labels: int):
+    """The default checkpoint score: accuracy and mean cross-entropy on the validation split."""
+    from backend.engines import classification_metrics as metrics
+
+    texts, ys = [t for t, _ in val], np.array([y for _, y in val])
+
+    def evaluate(weights) -> dict:
+        probs, _ = predict_proba(worker, weights, texts, n_labels)
+        return {"accuracy": round(metrics.accuracy(ys, probs.argmax(1)), 4),
+                "loss": round(float(metrics.log_loss_each(probs, ys).mean()), 4)}
+
+    return evaluate
+
+
 def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int, budget: Budget,
-        stop: threading.Event | None = None, override: str | None = None,
-        evaluate=None, reserve_s: float = 10.0) -> Iterator[dict]:
+        worker, stop: threading.Event | None = None, evaluate=None, reserve_s: float = 10.0) -> Iterator[dict]:
     """Fine-tune; yields events ({"event": "estimate" | "step" | "epoch"}) and returns an Outcome.
 
     `evaluate(weights) -> {"accuracy", "loss", ...}` scores a checkpoint on the validation
     split (default: accuracy and mean cross-entropy of `val`). Inside a request with a time
-    budget (backend.budget) the run also ends `reserve_s` (or 15 %) before that budget, so
+    budget (backend.runtime.budget) the run also ends `reserve_s` (or 15 %) before that budget, so
     there is time left to score the model, and a cancel of the request stops it like Stop."""
-    from backend.training import metrics as M
-
-    if evaluate is None:
-        texts, ys = [t for t, _ in val], np.array([y for _, y in val])
-
-        def evaluate(weights):
-            probs, _ = predict_proba(weights, texts, n_labels, override)
-            return {"accuracy": round(M.accuracy(ys, probs.argmax(1)), 4),
-                    "loss": round(float(M.log_loss_each(probs, ys).mean()), 4)}
-
+    evaluate = evaluate or _validation_score(worker, val, n_labels)
     stop = stop or threading.Event()
     t_start = time.perf_counter()
     deadline = t_start + budget.max_seconds
@@ -276,8 +291,8 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
         epoch_end = (step // per_epoch + 1) * per_epoch
         todo = batches[step:min(step + chunk_steps, epoch_end, len(batches))]
         chunk = [([train[i][0] for i in b], [train[i][1] for i in b]) for b in todo]
-        res = _train_chunk(state, chunk, n_labels, budget.learning_rate, step, len(batches),
-                           budget.seed, left, override)
+        res = worker.train_chunk(state, chunk, n_labels, budget.learning_rate, step, len(batches),
+                                 budget.seed, left)
         state, done = res["state"], len(res["losses"])
         step += done
         out.losses += res["losses"]
@@ -289,7 +304,7 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
                             "estimated_s": round(total, 1), "budget_s": budget.max_seconds,
                             "fits_budget": total <= budget.max_seconds,
                             "examples_per_s": round(budget.batch_size / step_s, 1) if step_s else None}
-            _remember_rate(override, step_s / budget.batch_size)
+            RATES.add(worker.rate_key, budget.batch_size, step_s)
             yield {"event": "estimate", **out.estimate}
         chunk_steps = max(1, int(CHUNK_SECONDS / max(step_s, 1e-3)))
         yield {"event": "step", "step": step, "total_steps": len(batches),
@@ -309,19 +324,14 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
 
 
 # ----------------------------------------------------------------------------- estimates
-_RATES: dict[str, float] = {}  # seconds per training example measured in this process, per model
-DEFAULT_RATE = {"cpu": 0.03, "cuda": 0.003}  # a rough guess before the first run
+DEFAULT_RATE = {"cpu": 0.03, "cuda": 0.003}  # seconds per example: a rough guess before the first run
 
 
-def _remember_rate(override: str | None, seconds_per_example: float) -> None:
-    _RATES[override or ""] = seconds_per_example
-
-
-def estimate_seconds(n_examples: int, epochs: int, device: str, override: str | None = None) -> dict:
-    """Seconds a run should take, from the last measured rate (or a rough default)."""
-    rate = _RATES.get(override or "")
-    basis = "measured on this machine" if rate else "rough guess (no run measured yet)"
-    rate = rate or DEFAULT_RATE.get(device, DEFAULT_RATE["cpu"])
+def estimate_seconds(n_examples: int, epochs: int, device: str, rate_key) -> dict:
+    """Seconds a run should take, from the rate measured in this process (or a rough default)."""
+    per_s = RATES.per_s(rate_key)
+    basis = "measured on this machine" if per_s else "rough guess (no run measured yet)"
+    rate = 1.0 / per_s if per_s else DEFAULT_RATE.get(device, DEFAULT_RATE["cpu"])
     return {"seconds": round(rate * n_examples * epochs * 1.1, 1), "seconds_per_example": round(rate, 4),
             "basis": basis}
 

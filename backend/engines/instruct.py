@@ -15,12 +15,11 @@ import re
 
 import torch
 
-from backend import budget
-from backend.decoding.generate import early_finish, stopping_criteria
-from backend.errors import InputError
-from backend.pipelines.util import device_of, model_max_length
+from backend.runtime import budget
+from backend.engines.generation.generate import early_finish, stopping_criteria
+from backend.runtime.errors import InputError
+from backend.engines.text import device_of, model_max_length
 
-NER_TYPES = ("PER", "ORG", "LOC", "MISC")
 _TYPE_SYNONYMS = {
     "PER": "PER", "PERSON": "PER", "PERSONS": "PER", "PEOPLE": "PER", "PERSONA": "PER", "NAME": "PER",
     "CHARACTER": "PER",

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from backend.errors import LabError
+from backend.runtime.errors import LabError
 
 # Linear layers kept in fp32, by the last part of their name. None by default: quantizing the
 # output head too (576 x 49,152 in SmolLM2) took int8 from 1.8x to 2.6x fp32's tok/s for +0.7%

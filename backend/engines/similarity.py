@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.embedding import DEFAULT_MAX_LENGTH, embed_texts
-from backend.errors import InputError
-from backend.pipelines.util import ranked_labels
-from backend.validation import clean_text
+from backend.engines.embedding import DEFAULT_MAX_LENGTH, embed_texts
+from backend.runtime.errors import InputError
+from backend.engines.text import ranked_labels
+from backend.runtime.validation import clean_text
 
 DEFAULT_TEMPERATURE = 0.05
 DEFAULT_THRESHOLD = 0.25

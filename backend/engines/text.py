@@ -6,8 +6,8 @@ import inspect
 
 import numpy as np
 
-from backend.errors import InputError
-from backend.validation import check_text
+from backend.runtime.errors import InputError
+from backend.runtime.validation import check_text
 
 MAX_BATCH_LINES = 64  # batch mode: lines per request
 

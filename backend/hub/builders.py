@@ -1,4 +1,6 @@
-"""The offline `sentiment` role: MiniLM fine-tuned on the shipped sentiment set, once (issue 13, item 3).
+"""Models the project builds itself, once, into the cache: the builder table the loader reads.
+
+The offline `sentiment` role: MiniLM fine-tuned on the shipped sentiment set, once.
 
 Under the `local` profile there is no fine-tuned sentiment checkpoint, and cosine similarity to
 label descriptions gets easy reviews wrong. The book's chapter 2 offers two recipes; on the
@@ -10,8 +12,7 @@ of steps, never "as many as fit in N seconds" (a busy box once ran 4 steps in it
 scored 0.49), and outside the request's budget, so a slow box only waits longer for the same
 model and a cancelled request never leaves half a model in the cache.
 
-It is trained on first use, or by `python -m backend.models pull --profile local` (which
-`make run` calls), and cached with `conversion.write_once` (temp folder, rename) under
+It is trained on first use, or by `python -m backend.hub pull --profile local`, and cached with `conversion.write_once` (temp folder, rename) under
 `<cache>/trained/<RECIPE>-<key>` in the Train tab's Download layout (`finetune.save_folder`).
 The key covers the data, the base encoder's weights and this recipe, so a change retrains.
 `Served` wraps it like any sequence classifier: `model(**enc).logits`, `config.id2label`.
@@ -30,19 +31,19 @@ from typing import Callable
 import numpy as np
 from torch import nn
 
-from backend import budget as request_budget
-from backend import config, models
-from backend.conversion import _file_fingerprint, write_once
-from backend.embedding import DEFAULT_MAX_LENGTH
-from backend.errors import ModelLoadError
-from backend.training import datasets as D
-from backend.training import finetune as FT
-from backend.training import metrics as M
-from backend.training.features import ROLE
+from dataclasses import dataclass
+
+from backend.engines import classification_metrics as metrics
+from backend.engines import datasets
+from backend.engines import finetune
+from backend.engines.embedding import DEFAULT_MAX_LENGTH
+from backend.hub.conversion import _file_fingerprint, write_once
+from backend.runtime import budget as request_budget
+from backend.runtime import config
 
 RECIPE = "sentiment-finetune-v1"  # bump when the recipe changes
 DATASET = "sentiment"
-RECIPE_BUDGET = FT.Budget(epochs=3, max_examples=D.MAX_ROWS, max_seconds=math.inf, learning_rate=1e-4,
+RECIPE_BUDGET = finetune.Budget(epochs=3, max_examples=datasets.MAX_ROWS, max_seconds=math.inf, learning_rate=1e-4,
                           batch_size=16, seed=0)
 META_FILE = "meta.json"
 CLASSIFIER = "all-MiniLM-L6-v2 fine-tuned with a linear head on its mean-pooled hidden states"
@@ -50,8 +51,8 @@ CLASSIFIER = "all-MiniLM-L6-v2 fine-tuned with a linear head on its mean-pooled 
 
 def _key(location: Path) -> str:
     h = hashlib.sha256(RECIPE.encode())
-    for split in D.SPLITS:
-        h.update((D.DATA_DIR / DATASET / f"{split}.jsonl").read_bytes())
+    for split in datasets.SPLITS:
+        h.update((datasets.DATA_DIR / DATASET / f"{split}.jsonl").read_bytes())
     weights = sorted(location.glob("*.safetensors")) or sorted(location.glob("*.bin"))
     for w in weights:
         h.update(w.name.encode() + _file_fingerprint(w).encode())
@@ -63,21 +64,14 @@ def cache_dir(location: str | Path, root: Path | None = None) -> Path:
     return root / "trained" / f"{RECIPE}-{_key(Path(location))}"
 
 
-def _check_base(location: str | Path) -> None:
-    """The recipe fine-tunes the `embedder` role (finetune.py trains that role): it must be this encoder."""
-    base = models.resolve(ROLE)
-    if Path(base.location).resolve() != Path(location).resolve():
-        raise ModelLoadError(f"The offline sentiment classifier fine-tunes the {ROLE} role's encoder "
-                             f"({base.checkpoint}), but the sentiment role names {location}.", role="sentiment")
-
-
-def train(progress: Callable[[float, str], None] | None = None) -> tuple[dict, dict]:
-    """Fine-tune the embedder on the shipped set's train split by RECIPE_BUDGET; keep the
-    best epoch on validation and score it on test. Raises if the run did not finish."""
+def train(base, progress: Callable[[float, str], None] | None = None) -> tuple[dict, dict]:
+    """Fine-tune `base` (the embedder) on the shipped set's train split by RECIPE_BUDGET; keep
+    the best epoch on validation and score it on test. Raises if the run did not finish."""
     t0 = time.perf_counter()
-    ds = D.load_shipped(DATASET)
+    ds = datasets.load_shipped(DATASET)
     with request_budget.detached():
-        events = FT.run(ds.train, ds.validation, len(ds.labels), RECIPE_BUDGET)
+        worker = finetune.LocalWorker(base)
+        events = finetune.run(ds.train, ds.validation, len(ds.labels), RECIPE_BUDGET, worker)
         try:
             while True:
                 event = next(events)
@@ -85,16 +79,16 @@ def train(progress: Callable[[float, str], None] | None = None) -> tuple[dict, d
                     progress(event["step"] / event["total_steps"], "Training the offline sentiment classifier "
                              f"(first use only): step {event['step']} of {event['total_steps']}")
         except StopIteration as done:
-            out: FT.Outcome = done.value
+            out: finetune.Outcome = done.value
         if out.weights is None or out.steps < out.total_steps:
             raise RuntimeError(f"the offline sentiment fine-tune stopped after {out.steps} of "
                                f"{out.total_steps} steps ({out.stopped}); nothing was cached")
-        probs, _ = FT.predict_proba(out.weights, [t for t, _ in ds.test], len(ds.labels))
-        FT.release_scratch()  # a one-off run: its scratch copy of the encoder need not stay
+        probs, _ = finetune.predict_proba(worker, out.weights, [t for t, _ in ds.test], len(ds.labels))
+        finetune.release_scratch()  # a one-off run: its scratch copy of the encoder need not stay
     ys = np.array([y for _, y in ds.test], dtype=np.int64)
-    test = M.report(ys, probs, ds.labels)
+    test = metrics.report(ys, probs, ds.labels)
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": f"{DATASET} (shipped)",
-            "labels": [l.upper() for l in ds.labels], "sizes": {s: len(ds.split(s)) for s in D.SPLITS},
+            "labels": [l.upper() for l in ds.labels], "sizes": {s: len(ds.split(s)) for s in datasets.SPLITS},
             "epochs": RECIPE_BUDGET.epochs, "steps": out.steps, "batch_size": RECIPE_BUDGET.batch_size,
             "learning_rate": RECIPE_BUDGET.learning_rate, "best_epoch": out.best_epoch,
             "validation_accuracy": out.best_val["accuracy"],
@@ -103,17 +97,16 @@ def train(progress: Callable[[float, str], None] | None = None) -> tuple[dict, d
     return out.weights, meta
 
 
-def ensure(location: str | Path, root: Path | None = None,
+def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
-    """The cached classifier's folder for this encoder, trained now if it is not cached yet."""
-    _check_base(location)
+    """The cached classifier's folder for the encoder `base` (read from `location`), trained now
+    if it is not cached yet."""
     folder = cache_dir(location, root)
     built: dict = {}
 
     def build(tmp: Path) -> None:
-        weights, built["meta"] = train(progress)
-        base = models.load(ROLE)
-        FT.save_folder(tmp, base.model, weights, base.tokenizer, built["meta"]["labels"])
+        weights, built["meta"] = train(base, progress)
+        finetune.save_folder(tmp, base.model, weights, base.tokenizer, built["meta"]["labels"])
         (tmp / META_FILE).write_text(json.dumps(built["meta"], indent=1))
 
     if write_once(folder, build):
@@ -124,7 +117,7 @@ def ensure(location: str | Path, root: Path | None = None,
 class Served(nn.Module):
     """The fine-tuned classifier as the Pipelines' sequence-classification runner expects it."""
 
-    def __init__(self, classifier: FT.EncoderClassifier, labels: list[str]):
+    def __init__(self, classifier: finetune.EncoderClassifier, labels: list[str]):
         super().__init__()
         self.classifier = classifier
         cfg = copy.deepcopy(classifier.encoder.config)
@@ -146,9 +139,25 @@ class _Output:
         self.logits = logits
 
 
-def serving_model(location: str | Path, device: str, dtype, root: Path | None = None,
+def serving_model(base, location: str | Path, device: str, dtype, root: Path | None = None,
                   progress: Callable[[float, str], None] | None = None) -> tuple[Served, object, dict, Path]:
-    """(classifier, tokenizer, meta, folder) for the offline sentiment role, trained once."""
-    folder, meta = ensure(location, root, progress)
-    classifier, tokenizer, labels = FT.load_folder(folder, device, dtype)
+    """(classifier, tokenizer, meta, folder) for the offline sentiment role, trained once from `base`."""
+    folder, meta = ensure(base, location, root, progress)
+    classifier, tokenizer, labels = finetune.load_folder(folder, device, dtype)
     return Served(classifier, labels).eval(), tokenizer, meta, folder
+
+
+@dataclass(frozen=True)
+class Builder:
+    """How the loader makes a role's model that the project trains itself: from which role's
+    model (handed in, so a builder never asks the hub), and which facts describe the result."""
+
+    base_role: str
+    build: Callable  # (base LoadedModel, base location, device, dtype, progress=) -> (model, tokenizer, meta, folder)
+    describe_keys: tuple[str, ...]
+
+
+BUILDERS = {
+    "sentiment": Builder("embedder", serving_model, ("classifier", "trained_on", "test_accuracy", "test_macro_f1",
+                                                     "labels", "epochs", "steps")),
+}

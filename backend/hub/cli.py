@@ -1,4 +1,4 @@
-"""`python -m backend.models list|pull`: each role's checkpoint, and filling the HF cache for offline use."""
+"""`python -m backend.hub list|pull`: each role's checkpoint, and filling the HF cache for offline use."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from backend import config
-from backend.errors import ModelLoadError
-from backend.models import Resolved, hub_reachable, package_dir, pick_device, resolve
+from backend.runtime import config
+from backend.runtime.errors import ModelLoadError
+from backend.hub.policy import Resolved, hub_reachable, package_dir, resolve
+from backend.runtime.device import pick_device
 
 
 def _loadable(r: Resolved) -> str:
@@ -62,7 +63,7 @@ def _train_offline(specs: dict) -> int:
     """Roles served by a model trained here on shipped data (offline sentiment): train and cache them now."""
     import time
 
-    from backend.models import get_hub
+    from backend.hub.loader import get_hub
 
     failed = 0
     for role, spec in specs.items():
@@ -82,7 +83,7 @@ def _train_offline(specs: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m backend.models", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m backend.hub", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_list = sub.add_parser("list", help="each role, its checkpoint, source and whether it is loadable")
     p_list.add_argument("--profile", choices=config.PROFILES)

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
-from backend import config
+from backend.runtime import config
 
 
 def _file_fingerprint(path: Path) -> str:

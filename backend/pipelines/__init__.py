@@ -1,8 +1,8 @@
 """The book's chapter 1 tasks: `from backend import pipelines; pipelines.classify(...)`.
 
 The entry points (one per api_name) take plain values and a role override, and load their
-model themselves; the model-level runners they call live in `tasks`. (Extractive QA's span
-search is `extractive_qa`, so no submodule is shadowed by the `qa` entry point.)
+model themselves; the model-level runners they call live in `tasks` (with the shared engines:
+`backend.engines.extractive_qa`, `instruct`, `similarity`, `generation`).
 """
 
 from backend.pipelines.api import (
@@ -16,7 +16,7 @@ from backend.pipelines.api import (
     translate,
     zero_shot,
 )
-from backend.pipelines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT
+from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT
 
 __all__ = [
     "classify",

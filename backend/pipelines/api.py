@@ -9,23 +9,25 @@ the model box's override), and hands the loaded model to the model-level runner 
 
 from __future__ import annotations
 
-from backend import config, models
-from backend.errors import InputError
+from backend.runtime import config
+from backend import hub
+from backend.hub import session_models
+from backend.runtime.device import gpu_task
 from backend.pipelines import tasks
 from backend.pipelines.encoders import MAX_TOP_K
-from backend.pipelines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
-from backend.pipelines.util import split_lines
+from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
+from backend.engines.generation.settings import parse_settings
+from backend.engines.text import split_lines
 from backend.pipelines.encoders import AGGREGATIONS
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
-from backend.validation import as_bool, as_float, as_int, check_template, check_text, one_of, opt_text
+from backend.runtime.validation import as_bool, as_int, check_template, check_text, one_of, opt_text
 
 STRATEGIES = ("greedy", "sample", "beam")
-MAX_TEMPERATURE, MAX_GEN_TOP_K, MAX_GEN_BEAMS = 10.0, 1000, 16  # /generate_text
 
 
 def _load(task: str, override: str | None, progress):
     override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
-    lm = models.load(config.TASK_ROLES[task], override, progress)
+    lm = hub.load(config.TASK_ROLES[task], override, progress)
     if progress is not None:
         progress(0.4, "Running")
     return lm
@@ -65,15 +67,13 @@ def classify(text, batch: bool = False, label_descriptions: str | None = None,
     raw = check_text(label_descriptions, "label_descriptions")
     desc = parse_label_descriptions(raw) if raw else None
     if session_id and not opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS):
-        from backend import training  # lazy: training imports this package
-
-        mine = training.classify_in_session(session_id, texts, label_notice=bool(raw) and raw != SENTIMENT_DEFAULT)
+        mine = session_models.serve("sentiment", session_id, texts, label_notice=bool(raw) and raw != SENTIMENT_DEFAULT)
         if mine is not None:
             return mine
     return _classify(texts, raw, desc, override, progress)
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def _classify(texts: list[str], raw: str, desc, override, progress) -> dict:
     """The profile's (or the model box's) classifier; the offline one, fine-tuned here, is
     served as a sequence classifier and labelled with its own method."""
@@ -90,7 +90,7 @@ def _classify(texts: list[str], raw: str, desc, override, progress) -> dict:
     return r
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def zero_shot(text, labels, multi_label: bool = False, template: str = DEFAULT_TEMPLATE, batch: bool = False,
               override: str | None = None, progress=None) -> dict:
     """Scores of comma-separated candidate `labels` for one text (or one per line)."""
@@ -102,7 +102,7 @@ def zero_shot(text, labels, multi_label: bool = False, template: str = DEFAULT_T
     return tasks.zero_shot(lm, texts, labels, multi_label=multi_label, template=template)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def ner(text, aggregation: str = "simple", batch: bool = False, override: str | None = None,
         progress=None) -> dict:
     """Named entities with character offsets, per text."""
@@ -112,7 +112,7 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
     return tasks.ner(lm, texts, aggregation=aggregation)
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def qa(context, question, top_n=3, override: str | None = None, progress=None) -> dict:
     """The answer to `question` in `context`, with up to `top_n` alternative spans."""
     top_n = as_int("top_n", top_n, lo=1, hi=tasks.MAX_TOP_N)
@@ -121,7 +121,7 @@ def qa(context, question, top_n=3, override: str | None = None, progress=None) -
     return tasks.qa(lm, question, context, top_n=top_n)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference: str | None = None,
               override: str | None = None, progress=None) -> dict:
     """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
@@ -131,7 +131,7 @@ def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference
     return tasks.summarize(lm, text, settings, reference=reference)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, num_beams=0,
               reference: str | None = None, override: str | None = None, progress=None) -> dict:
     """A translation; BLEU against `reference` when one is given. num_beams 0: the checkpoint's default."""
@@ -143,7 +143,7 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
     return tasks.translate(lm, text, source, target, settings, reference=reference)
 
 
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict:
     """The `top_k` likeliest words for the one [MASK] (or <mask>) in `text`. Offline the decoder
     serves it: candidates from the left context, reranked by whole-sentence likelihood."""
@@ -153,7 +153,7 @@ def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict
     return tasks.fill_mask(lm, text, top_k=top_k)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50, top_p=0.9,
                   num_beams=4, seed=0, override: str | None = None, progress=None) -> dict:
     """Continue `prompt` with the Decoding tab's backend (which checks the strategy's numbers).
@@ -165,7 +165,7 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
     return tasks.generate_text(lm, prompt, settings)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50,
                          top_p=0.9, num_beams=4, seed=0, override: str | None = None, progress=None):
     """`generate_text`, streamed: yields (completion so far, tokens so far, None) as tokens
@@ -176,18 +176,13 @@ def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, te
 
 
 def _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed) -> tuple[str, dict]:
-    """The prompt and the decoding settings, checked (before any model loads)."""
+    """The prompt and the decoding settings, checked before any model loads by the Decoding
+    tab's one validator (`parse_settings`: the same limits and messages in both tabs)."""
     if seed is None or (isinstance(seed, str) and not seed.strip()):
         seed = None
-    else:
-        seed = as_int("seed", seed)
     prompt = check_text(prompt, "prompt")
     strategy = one_of("strategy", strategy, STRATEGIES, default="greedy")
-    # Checked whatever the strategy (the decoder ignores those another strategy uses).
-    temperature = as_float("temperature", temperature, lo=0, hi=MAX_TEMPERATURE)
-    top_k = as_int("top_k", top_k, lo=0, hi=MAX_GEN_TOP_K)
-    top_p = as_float("top_p", top_p, lo=0, hi=1)
-    num_beams = as_int("num_beams", num_beams, lo=1, hi=MAX_GEN_BEAMS)
     settings = {"strategy": strategy, "max_new_tokens": max_new_tokens, "temperature": temperature,
                 "top_k": top_k, "top_p": top_p, "num_beams": num_beams, "seed": seed}
-    return prompt, settings
+    checked = parse_settings(settings)
+    return prompt, {k: getattr(checked, k) for k in settings}

@@ -16,9 +16,9 @@ import math
 
 import torch
 
-from backend import budget
-from backend.errors import InputError
-from backend.pipelines.util import device_of, model_max_length
+from backend.runtime import budget
+from backend.runtime.errors import InputError
+from backend.engines.text import device_of, model_max_length
 
 METHOD = "decoder-fill-mask"  # the fill_mask role's method under the local profile (config.LOCAL)
 METHOD_LABEL = "decoder fill-mask: candidates from the left context, reranked by whole-sentence likelihood"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from backend import batching
-from backend.config import get_settings
-from backend.errors import InputError
-from backend.pipelines.util import forward_inputs, model_max_length, ranked_labels, truncation_notice
-from backend.validation import as_int
+from backend.engines import batching
+from backend.runtime.config import get_settings
+from backend.runtime.errors import InputError
+from backend.engines.text import forward_inputs, model_max_length, ranked_labels, truncation_notice
+from backend.runtime.validation import as_int
 
 MASK_PLACEHOLDER = "[MASK]"
 AGGREGATIONS = ("none", "simple", "first", "average", "max")

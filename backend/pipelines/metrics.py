@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from backend.errors import InputError
+from backend.runtime.errors import InputError
 
 
 @lru_cache(maxsize=1)

@@ -12,9 +12,9 @@ import re
 
 import torch
 
-from backend import budget
-from backend.decoding.generate import early_finish, stopping_criteria
-from backend.pipelines.util import device_of, model_max_length, truncation_notice
+from backend.runtime import budget
+from backend.engines.generation.generate import early_finish, stopping_criteria
+from backend.engines.text import device_of, model_max_length, truncation_notice
 
 LANGUAGE_NAMES = {
     "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",

@@ -3,7 +3,7 @@
 `api` (the entry points the tab calls) loads the role's model and calls these; unit tests
 call them directly with tiny models.
 
-Each runner takes a loaded model (`backend.models.LoadedModel`, or anything with `.model`,
+Each runner takes a loaded model (`backend.hub.LoadedModel`, or anything with `.model`,
 `.tokenizer`, `.method`, `.checkpoint`) plus plain inputs, dispatches on *how* the model
 serves the task, and returns one JSON-able dict:
 
@@ -19,17 +19,17 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-from backend import config
-from backend.errors import InputError
+from backend.runtime import config
+from backend.runtime.errors import InputError
 from backend.pipelines import decoder_mask as dec_mask
 from backend.pipelines import encoders as enc
-from backend.pipelines import instruct as ins
-from backend.pipelines import similarity as sim
+from backend.engines import instruct as ins
+from backend.engines import similarity as sim
 from backend.pipelines.metrics import bleu, rouge
-from backend.pipelines.extractive_qa import answer_question
+from backend.engines.extractive_qa import answer_question
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
-from backend.pipelines.util import check_batch
-from backend.validation import as_int, check_template, check_text
+from backend.engines.text import check_batch
+from backend.runtime.validation import as_int, check_template, check_text
 
 METHOD_MODEL = config.METHOD_MODEL
 METHOD_EMBEDDING = config.METHOD_EMBEDDING
@@ -380,7 +380,7 @@ def generate_text_stream(lm, prompt: str, settings: dict | None = None):
     Closing the generator stops generation (decode_stream waits for the model to be free)."""
     from contextlib import closing
 
-    from backend.decoding import generate as decoding
+    from backend.engines.generation import generate as decoding
 
     prompt = check_text(prompt, "prompt")
     method = _method(lm, "text_generation", (METHOD_MODEL,))
@@ -399,7 +399,7 @@ def generate_text_stream(lm, prompt: str, settings: dict | None = None):
 
 def _decode(lm, prompt: str, settings: dict) -> dict:
     """The Decoding tab's backend: same settings (strategy, temperature, top-k/p, beams, seed)."""
-    from backend.decoding import generate as decoding
+    from backend.engines.generation import generate as decoding
 
     return _result(prompt, decoding.decode(lm.model, lm.tokenizer, prompt, dict(settings)))
 

@@ -12,7 +12,7 @@ its deadline or of a cancel. With no budget open (a script, a test) `check()` do
 
 `BudgetExceeded` and `Cancelled` are `LabError`s: the UI shows their message as is.
 Generation does not raise: its stopping criterion ends the text and the result says
-finish_reason "time budget" (see backend.decoding.generate).
+finish_reason "time budget" (see backend.engines.generation.generate).
 
 Two jobs at once (two lanes) on a small CPU: each job's torch work gets its share of the
 cores (`fair_threads`, applied at every check), so two jobs never run 2x the cores' threads.
@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from backend.errors import LabError
+from backend.runtime.errors import LabError
 
 DEFAULT_SECONDS = 120.0
 
@@ -44,7 +44,7 @@ class Cancelled(LabError):
 
 def default_seconds() -> float:
     """TLAB_TIME_BUDGET_S (config.Settings.time_budget_s); 0 or less means no limit."""
-    from backend.config import get_settings
+    from backend.runtime.config import get_settings
 
     return float(getattr(get_settings(), "time_budget_s", DEFAULT_SECONDS))
 

@@ -138,7 +138,7 @@ TASK_ROLES: dict[str, str] = {
 
 FILL_MASK_HINT = (
     "No masked language model is available offline. Fill-mask needs one, e.g. "
-    "'bert-base-uncased': run `python -m backend.models pull --profile book` on a machine "
+    "'bert-base-uncased': run `python -m backend.hub pull --profile book` on a machine "
     "with network, or enter a local model directory in the model box."
 )
 
@@ -200,7 +200,7 @@ class Settings:
     device: str = "auto"  # auto | cpu | cuda
     model_concurrency: int = 1
     max_tokenize_chars: int = 20_000
-    time_budget_s: float = 120.0  # per request; work stops cooperatively after it (backend/budget.py)
+    time_budget_s: float = 120.0  # per request; work stops cooperatively after it (backend/runtime/budget.py)
     public_max_passages: int = 20_000  # passages per index build in public mode
     train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
@@ -237,7 +237,7 @@ class TextRule:
     hint: str = "type or paste some text, or pick an example."
 
 
-# Every free-text input of the app, by use; `backend.validation.check_text` applies them.
+# Every free-text input of the app, by use; `backend.runtime.validation.check_text` applies them.
 TEXT_RULES: dict[str, TextRule] = {
     "text": TextRule("text", 20_000),
     "question": TextRule("question", 20_000, hint="type a question about the context."),

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from backend.config import text_rule
-from backend.errors import InputError
+from backend.runtime.config import text_rule
+from backend.runtime.errors import InputError
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 

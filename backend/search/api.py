@@ -17,15 +17,17 @@ import os
 
 import numpy as np
 
-from backend import budget, models
-from backend.embedding import embed_texts
-from backend.errors import InputError
-from backend.search import bounds
-from backend.search import corpora as C
+from backend.runtime import budget
+from backend import hub
+from backend.runtime.device import gpu_task
+from backend.engines.embedding import embed_texts
+from backend.runtime.errors import InputError
+from backend.search import chunked_build as bounds
+from backend.search import corpora
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
 from backend.search.reader import check_question, read
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
-from backend.validation import as_bool, as_int, check_text, one_of, opt_text
+from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text
 
 CORPUS_SOURCES = BUILTIN_CORPORA + ("upload", "paste")
 ASK_MAX_PASSAGES = 5  # the reader's prompt (or its span search) stays short
@@ -40,15 +42,15 @@ def _quiet(fraction: float, desc: str) -> None:
 
 
 # ----------------------------------------------------------------------------- model work (GPU)
-@models.gpu_task(duration=60)
+@gpu_task(duration=60)
 def _embed_chunk(texts: list[str], batch_size: int) -> np.ndarray:
-    lm = models.load("embedder")
+    lm = hub.load("embedder")
     return embed_texts(texts, lm.model, lm.tokenizer, batch_size=batch_size)
 
 
-@models.gpu_task(duration=120)
+@gpu_task(duration=120)
 def _read_passages(question: str, passages: list[dict]) -> dict:
-    lm = models.load("qa")
+    lm = hub.load("qa")
     return read(lm.model, lm.tokenizer, lm.method, question, passages)
 
 
@@ -56,7 +58,7 @@ class HubEmbedder(Embedder):
     """The hub's `embedder`, run chunk by chunk inside GPU tasks; progress is told between."""
 
     def embed(self, texts, progress=None) -> np.ndarray:
-        # Chunks, the measured rate, the estimate and the budget checks: backend.search.bounds.
+        # Chunks, the measured rate, the estimate and the budget checks: backend.search.chunked_build.
         vectors, self.plan = bounds.embed_in_chunks(texts, lambda chunk: _embed_chunk(chunk, self.batch_size),
                                                     EMBED_CHUNK, progress, getattr(self, "say", None))
         return vectors
@@ -66,16 +68,16 @@ def load_embedder(progress: ProgressFn | None = None) -> Embedder:
     """The `embedder` role from the hub, keyed by its checkpoint (for scripts and benchmarks).
 
     Loaded here, in the app's process, so that every GPU worker forked later inherits it."""
-    lm = models.load("embedder", progress=progress)
+    lm = hub.load("embedder", progress=progress)
     return HubEmbedder(lm.model, lm.tokenizer, lm.checkpoint, lm.describe())
 
 
 # ----------------------------------------------------------------------------- model-free
 def load_corpus(corpus: str = "glossary", file: str | None = None, paste: str = "",
                 text_field: str | None = None, title_field: str | None = None,
-                keep_good: bool = False, max_words: int = C.DEFAULT_CHUNK_WORDS,
-                overlap: int = C.DEFAULT_OVERLAP_WORDS,
-                progress: ProgressFn | None = None, session_id: str | None = None) -> tuple[C.Corpus, bool]:
+                keep_good: bool = False, max_words: int = corpora.DEFAULT_CHUNK_WORDS,
+                overlap: int = corpora.DEFAULT_OVERLAP_WORDS,
+                progress: ProgressFn | None = None, session_id: str | None = None) -> tuple[corpora.Corpus, bool]:
     """-> (corpus, shared?): built-in corpora are shared by every session, the rest private.
 
     Every parameter is checked here and named as the `/build_index` API lists it. An uploaded
@@ -86,7 +88,7 @@ def load_corpus(corpus: str = "glossary", file: str | None = None, paste: str = 
     paste = check_text(paste, "paste")
     if file is not None and file != "" and not isinstance(file, str):
         raise InputError("file must be an uploaded file: in gradio_client, pass handle_file(path).")
-    opts = C.UploadOptions(text_field=opt_text("text_field", text_field),
+    opts = corpora.UploadOptions(text_field=opt_text("text_field", text_field),
                            title_field=opt_text("title_field", title_field),
                            keep_good_lines=as_bool("keep_good", keep_good),
                            max_words=as_int("max_words", max_words, lo=MIN_WORDS, hi=MAX_WORDS),
@@ -99,11 +101,11 @@ def load_corpus(corpus: str = "glossary", file: str | None = None, paste: str = 
                              "or pick another corpus.")
         data = service.recall_upload(session_id, file) if session_id and not os.path.exists(file) else None
         if data is None:
-            data = C.read_upload(file, service.limits)
+            data = corpora.read_upload(file, service.limits)
             if session_id:
                 service.remember_upload(session_id, file, data)
-        return C.corpus_from_bytes(data, file, opts, service.limits), False
-    return C.corpus_from_paste(paste, opts, service.limits), False
+        return corpora.corpus_from_bytes(data, file, opts, service.limits), False
+    return corpora.corpus_from_paste(paste, opts, service.limits), False
 
 
 def index_settings(index_type=AUTO, m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16,
@@ -137,13 +139,13 @@ def inspect_upload(path: str | None) -> dict | None:
     ext = path.lower().rsplit(".", 1)[-1]
     try:
         with open(path, "rb") as f:
-            text = C.decode_bytes(f.read(1_000_000), "the file")
+            text = corpora.decode_bytes(f.read(1_000_000), "the file")
     except InputError:
         return None
     if ext in ("csv", "tsv"):
-        cols = C.table_columns(text.split("\n", 1)[0] + "\n", "," if ext == "csv" else "\t")
+        cols = corpora.table_columns(text.split("\n", 1)[0] + "\n", "," if ext == "csv" else "\t")
     elif ext == "jsonl":
-        cols = C.jsonl_fields(text)
+        cols = corpora.jsonl_fields(text)
     else:
         return none
     guess = next((c for c in cols if c.lower() in TEXT_FIELD_GUESSES), cols[0] if cols else None)
@@ -175,15 +177,15 @@ def _index_settings(settings: IndexSettings | dict | None) -> IndexSettings:
 # They run in the app's process (sessions live here); models run only in the GPU tasks above.
 def build_index(session_id: str, corpus: str = "glossary", file: str | None = None,
                 paste: str = "", text_field: str | None = None, title_field: str | None = None,
-                keep_good: bool = False, max_words: int = C.DEFAULT_CHUNK_WORDS,
-                overlap: int = C.DEFAULT_OVERLAP_WORDS,
+                keep_good: bool = False, max_words: int = corpora.DEFAULT_CHUNK_WORDS,
+                overlap: int = corpora.DEFAULT_OVERLAP_WORDS,
                 settings: IndexSettings | dict | None = None,
                 progress: ProgressFn | None = None) -> dict:
     """Embed + index a corpus and make it the session's current index -> its stats.
 
     The corpus is read before the embedder loads, so a bad upload fails fast. A private corpus
     is de-duplicated and held to the public passage cap; the build runs under the request's
-    time budget and tells the estimated time first (backend.search.bounds)."""
+    time budget and tells the estimated time first (backend.search.chunked_build)."""
     say = progress or _quiet
     say(0.0, "Reading the corpus")
     with budget.scope():
@@ -244,7 +246,7 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     passages = get_service().search(session_id, question, min(k, ASK_MAX_PASSAGES),
                                     emb)["results"]
     say(0.3, "Loading the reader (first use only)")
-    lm = models.load("qa")
+    lm = hub.load("qa")
     say(0.5, "Reading the passages")
     out = _read_passages(question, passages)
     out.update({"question": question, "passages": passages, "model": lm.describe(),

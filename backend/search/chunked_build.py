@@ -1,4 +1,5 @@
-"""What keeps one index build bounded: de-duplication, the public passage cap, a time estimate.
+"""A private corpus embedded chunk by chunk within bounds: de-duplication, the public passage cap,
+and a time estimate from the rate measured in this process.
 
 - Identical passages (a pasted sentence repeated 2,000 times chunks into 2,000 identical
   windows) are embedded once: `dedupe` keeps the first and says how many it dropped.
@@ -12,14 +13,14 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from backend import budget, config
+from backend.runtime import budget, config
+from backend.runtime.rates import RATES
 from backend.search.corpora import Corpus
 
 LONG_BUILD = 2_000  # passages: from here on the user is told the estimated time first
@@ -51,7 +52,7 @@ def passage_cap() -> int | None:
 
 
 def check_cap(corpus: Corpus) -> None:
-    from backend.errors import InputError
+    from backend.runtime.errors import InputError
 
     cap = passage_cap()
     if cap is not None and len(corpus) > cap:
@@ -61,24 +62,7 @@ def check_cap(corpus: Corpus) -> None:
             "app yourself for big corpora.")
 
 
-@dataclass
-class Rate:
-    """Characters per second the embedder managed lately in this process (smoothed).
-
-    Characters, not passages: a 120-word passage costs ~7x a 20-word one, so a passage rate
-    measured on one corpus would mislead on another."""
-
-    per_s: float | None = None
-
-    def add(self, chars: int, seconds: float) -> None:
-        if chars <= 0 or seconds <= 0:
-            return
-        r = chars / seconds
-        self.per_s = r if self.per_s is None else 0.5 * self.per_s + 0.5 * r
-
-
-RATE = Rate()
-_RATE_LOCK = threading.Lock()
+EMBED_RATE = "embedding characters"  # the RATES key: characters/s (a 120-word passage costs ~7x a 20-word one)
 
 
 def chars(texts: Sequence[str]) -> int:
@@ -87,8 +71,7 @@ def chars(texts: Sequence[str]) -> int:
 
 def estimate(n_chars: int, rate: float | None = None) -> float | None:
     """Seconds to embed `n_chars` characters at `rate` (default: the measured one); None before any measurement."""
-    rate = RATE.per_s if rate is None else rate
-    return None if not rate else n_chars / rate
+    return RATES.estimate(EMBED_RATE, n_chars, rate)
 
 
 def _refuse_if_too_long(left: Sequence[str], total: int, total_s: float, rate: float) -> None:
@@ -125,8 +108,8 @@ def embed_in_chunks(texts: Sequence[str], embed_chunk: Callable[[list[str]], np.
         budget.check(f"embedded {done:,} of {n:,} passages", "Use a smaller corpus.")
         # Before the first chunk: the estimate from earlier builds (a message only). After it: the
         # estimate from this build's own rate, which also decides whether it can fit the budget.
-        if n >= LONG_BUILD and i <= 1 and (own or RATE.per_s) and (i == 1 or plan["estimated_s"] is None):
-            rate = own or RATE.per_s
+        if n >= LONG_BUILD and i <= 1 and (own or RATES.per_s(EMBED_RATE)) and (i == 1 or plan["estimated_s"] is None):
+            rate = own or RATES.per_s(EMBED_RATE)
             left = texts[done:]
             total_s = time.perf_counter() - t_start + estimate(chars(left), rate)
             if own:
@@ -140,8 +123,7 @@ def embed_in_chunks(texts: Sequence[str], embed_chunk: Callable[[list[str]], np.
         seconds = time.perf_counter() - t0
         if i == 0 and seconds > 0:
             own = chars(part) / seconds
-        with _RATE_LOCK:
-            RATE.add(chars(part), seconds)
+        RATES.add(EMBED_RATE, chars(part), seconds)
         done += len(part)
         if progress is not None and n:
             progress(done, n)

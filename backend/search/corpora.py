@@ -18,9 +18,9 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 
-from backend.config import SearchLimits
-from backend.errors import InputError
-from backend.validation import clean_text
+from backend.runtime.config import SearchLimits
+from backend.runtime.errors import InputError
+from backend.runtime.validation import clean_text
 
 ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
 GLOSSARY_PATH = os.path.join(ASSETS_DIR, "corpus", "glossary.jsonl")

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 import faiss
 import numpy as np
 
-from backend.errors import InputError
+from backend.runtime.errors import InputError
 
 INDEX_KINDS = ("flat", "sq8", "hnsw", "ivf_flat", "ivf_pq")
 INDEX_LABELS = {"flat": "Flat (exact)", "sq8": "SQ8 (8-bit scalar)", "hnsw": "HNSW",

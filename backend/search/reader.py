@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from backend.errors import InputError
-from backend.pipelines.instruct import chat_generate
-from backend.validation import check_text
+from backend.runtime.errors import InputError
+from backend.engines.instruct import chat_generate
+from backend.runtime.validation import check_text
 
 MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
 
@@ -86,7 +86,7 @@ def overlap_citations(answer: str, passages: list[dict], min_shared: int = 2) ->
 
 def extractive_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
     """Best span over the passages (each read separately); cites the passage it came from."""
-    from backend.pipelines.extractive_qa import answer_question
+    from backend.engines.extractive_qa import answer_question
 
     question = check_question(question)
     best = None

@@ -24,13 +24,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backend.config import SearchLimits, get_settings
-from backend.embedding import embed_texts
-from backend.errors import InputError
+from backend.engines.once import BuildOnce
+from backend.engines.sessions import SessionStore
+from backend.runtime.config import SearchLimits, get_settings
+from backend.runtime.singleton import ProcessWide
+from backend.engines.embedding import embed_texts
+from backend.runtime.errors import InputError
 from backend.search import index as si
 from backend.search.corpora import Corpus, load_glossary
 from backend.search.index import IndexSettings
-from backend.validation import as_int, check_text
+from backend.search.persistence import clean_stale_temp_files, read_json
+from backend.search.projection import pca_2d
+from backend.runtime.validation import as_int, check_text
 
 BUILTIN_CORPORA = ("glossary", "docstrings")
 MAX_K = 100
@@ -79,8 +84,13 @@ class SessionState:
     entry: IndexEntry | None = None
     query_params: tuple = (16, 8)
     engine: dict | None = None  # the current index's engine choice and why (index.resolve_auto)
-    last_used: float = field(default_factory=time.monotonic)
     upload: tuple[str, bytes] | None = None  # the last uploaded file (its temp copy is deleted once read)
+
+
+def _private_bytes(st: SessionState) -> int:
+    """What a session holds outside the shared indexes: its private vectors (+ index) and upload."""
+    n = st.entry.vectors.nbytes * 2 if st.entry is not None and not st.entry.shared else 0
+    return n + (len(st.upload[1]) if st.upload else 0)
 
 
 class SearchService:
@@ -89,16 +99,16 @@ class SearchService:
                  max_private_bytes: int | None = None, max_shared: int = 8):
         self.cache_dir = os.path.join(str(cache_dir), "search")
         self.limits = limits or SearchLimits.from_env()
-        self.idle_s = idle_s
-        self.max_sessions = max_sessions
         self.persist = persist
-        self._shared: dict[str, IndexEntry] = {}
-        self._sessions: dict[str, SessionState] = {}
-        self._builtin: dict[str, Corpus] = {}
-        self._lock = threading.RLock()
-        self._build_locks: dict[str, threading.Lock] = {}
         self.max_private_bytes = self.limits.session_bytes if max_private_bytes is None else max_private_bytes
-        self.max_shared = max_shared
+        # Shared indexes of built-in corpora: built once (two sessions asking at once build it
+        # once), the oldest forgotten beyond max_shared (sessions using one keep it).
+        self._shared: BuildOnce[IndexEntry] = BuildOnce(max_entries=max_shared)
+        self._sessions: SessionStore[SessionState] = SessionStore(
+            SessionState, idle_s=idle_s, max_entries=max_sessions, max_bytes=self.max_private_bytes,
+            size_of=_private_bytes)
+        self._builtin: dict[str, Corpus] = {}
+        self._lock = self._sessions.lock
         if persist:
             clean_stale_temp_files(self.cache_dir)
 
@@ -122,58 +132,25 @@ class SearchService:
     def _session(self, session_id: str) -> SessionState:
         if not session_id:
             raise InputError("No session id: the search API keeps indexes per session.")
-        with self._lock:
-            st = self._sessions.get(session_id)
-            if st is None:
-                st = self._sessions[session_id] = SessionState()
-            st.last_used = time.monotonic()
-            self.evict_idle()
-            return st
+        return self._sessions.get(session_id)
 
     def evict_idle(self, now: float | None = None) -> list[str]:
         """Drop sessions idle longer than idle_s, then the oldest beyond max_sessions."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            gone = [s for s, st in self._sessions.items() if now - st.last_used > self.idle_s]
-            for s in gone:
-                del self._sessions[s]
-            if len(self._sessions) > self.max_sessions:
-                by_age = sorted(self._sessions, key=lambda s: self._sessions[s].last_used)
-                for s in by_age[: len(self._sessions) - self.max_sessions]:
-                    del self._sessions[s]
-                    gone.append(s)
-            return gone
-
-    def _enforce_memory(self, keep: str) -> None:
-        """Evict least recently used sessions while private indexes exceed the budget, and
-        forget the oldest shared indexes beyond max_shared (sessions using them keep them)."""
-        def private_bytes():
-            return sum(st.entry.vectors.nbytes * 2 for st in self._sessions.values()
-                       if st.entry is not None and not st.entry.shared) + sum(
-                len(st.upload[1]) for st in self._sessions.values() if st.upload)
-        by_age = sorted((s for s in self._sessions if s != keep),
-                        key=lambda s: self._sessions[s].last_used)
-        while by_age and private_bytes() > self.max_private_bytes:
-            del self._sessions[by_age.pop(0)]
-        while len(self._shared) > self.max_shared:
-            self._shared.pop(next(iter(self._shared)))
+        return self._sessions.evict(now=now)
 
     def remember_upload(self, session_id: str, path: str, data: bytes) -> None:
         self._session(session_id).upload = (path, data)
 
     def recall_upload(self, session_id: str, path: str) -> bytes | None:
         """The bytes of this session's last upload when `path` names it (a rebuild)."""
-        with self._lock:
-            st = self._sessions.get(session_id)
-            return st.upload[1] if st is not None and st.upload and st.upload[0] == path else None
+        st = self._sessions.peek(session_id)
+        return st.upload[1] if st is not None and st.upload and st.upload[0] == path else None
 
     def drop_session(self, session_id: str) -> None:
-        with self._lock:
-            self._sessions.pop(session_id, None)
+        self._sessions.drop(session_id)
 
     def session_count(self) -> int:
-        with self._lock:
-            return len(self._sessions)
+        return len(self._sessions)
 
     # ------------------------------------------------------------------ paths
     def _paths(self, corpus: Corpus, embedder: Embedder, settings: IndexSettings) -> dict:
@@ -192,19 +169,9 @@ class SearchService:
         settings, engine = si.resolve_auto(settings, len(corpus), embedding_dim(embedder))
         st = self._session(session_id)
         key = f"{corpus.content_hash}|{embedder.name}|{settings.key()}"
-        entry = None
         if shared:
-            with self._lock:
-                entry = self._shared.get(key)
-                lock = self._build_locks.setdefault(key, threading.Lock())
-            if entry is None:
-                with lock:  # two sessions asking at once build it once
-                    with self._lock:
-                        entry = self._shared.get(key)
-                    if entry is None:
-                        entry = self._build_entry(corpus, settings, embedder, key, True, progress)
-                        with self._lock:
-                            self._shared[key] = entry
+            entry = self._shared.get(key, lambda: self._build_entry(corpus, settings, embedder, key, True,
+                                                                    progress))[0]
         elif st.entry is not None and st.entry.key == key and not st.entry.shared:
             entry = st.entry
         else:
@@ -227,8 +194,8 @@ class SearchService:
             st.entry = entry
             st.query_params = q
             st.engine = engine
-            st.last_used = time.monotonic()
-            self._enforce_memory(keep=session_id)
+        self._sessions.touch(session_id)
+        self._sessions.evict(keep=session_id)  # the new index counts against the memory budget
         stats = dict(stats)
         stats["settings"] = {**stats["settings"], "ef_search": q[0], "nprobe": q[1]}
         stats["engine"] = engine  # per call: auto and an explicit choice share one built index
@@ -274,7 +241,7 @@ class SearchService:
             t0 = time.perf_counter()
             try:
                 index = si.load_index(paths["index"])
-                meta = _read_json(paths["meta"])
+                meta = read_json(paths["meta"])
                 if index.ntotal == len(corpus) and index.d == vectors.shape[1]:
                     eff = IndexSettings(**{**asdict(settings), **meta.get("settings", {})})
                     eff.ef_search, eff.nprobe = settings.ef_search, min(settings.nprobe, eff.nlist)
@@ -453,66 +420,9 @@ def _apply(entry: IndexEntry, q: tuple) -> None:
     si.apply_query_params(entry.built.index, entry.built.settings)
 
 
-def pca_2d(vectors: np.ndarray, max_fit: int = 50_000, seed: int = 0) -> dict:
-    """PCA by SVD of the centred data (fit on a sample when big); -> mean, components, coords."""
-    x = np.asarray(vectors, dtype=np.float32)
-    fit = x
-    if len(x) > max_fit:
-        fit = x[np.random.default_rng(seed).choice(len(x), size=max_fit, replace=False)]
-    mean = fit.mean(axis=0)
-    if len(fit) < 2:
-        comps = np.zeros((2, x.shape[1]), dtype=np.float32)
-        comps[0, 0] = 1.0
-        explained = [1.0, 0.0]
-    else:
-        _, s, vt = np.linalg.svd(fit - mean, full_matrices=False)
-        comps = vt[:2]
-        if comps.shape[0] < 2:
-            comps = np.vstack([comps, np.zeros_like(comps)])
-        var = s ** 2
-        explained = [round(float(v / var.sum()), 4) if var.sum() > 0 else 0.0 for v in var[:2]]
-    coords = (x - mean) @ comps.T
-    return {"mean": mean, "components": comps.astype(np.float32), "coords": coords,
-            "explained": explained}
-
-
-STALE_TEMP_S = 60.0  # no atomic write takes this long; an older `.tmp-*` file is a crash's leftover
-
-
-def clean_stale_temp_files(folder: str, older_than_s: float = STALE_TEMP_S) -> int:
-    """Delete `.tmp-*` files a crashed atomic write left under `folder` -> how many. Recent ones
-    are kept: another process sharing the cache may be writing them right now."""
-    removed, now = 0, time.time()
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            if not name.startswith(".tmp-"):
-                continue
-            path = os.path.join(root, name)
-            try:
-                if now - os.path.getmtime(path) > older_than_s:
-                    os.unlink(path)
-                    removed += 1
-            except OSError:
-                pass
-    return removed
-
-
-def _read_json(path: str) -> dict:
-    import json
-    if not os.path.exists(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-_SERVICE: SearchService | None = None
-_SERVICE_LOCK = threading.Lock()
+SERVICE = ProcessWide(lambda: SearchService(get_settings().cache_dir))
 
 
 def get_service() -> SearchService:
     """The process-wide service, on the configured cache dir."""
-    global _SERVICE
-    with _SERVICE_LOCK:
-        if _SERVICE is None:
-            _SERVICE = SearchService(get_settings().cache_dir)
-        return _SERVICE
+    return SERVICE.get()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from backend.validation import check_text as _check
+from backend.runtime.validation import check_text as _check
 
 EXPLORER_ROLES = ("encoder", "decoder")
 
@@ -125,7 +125,7 @@ def _algorithm(tokenizer) -> str:
 
 def tokenize(text: str, roles=EXPLORER_ROLES, add_special_tokens: bool = True) -> dict:
     """The explorer for each role's tokenizer, side by side, with which checkpoint each is."""
-    from backend.models import get_hub
+    from backend.hub import get_hub
 
     text = check_text(text)
     hub = get_hub()

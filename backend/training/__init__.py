@@ -17,8 +17,11 @@ from backend.training.api import (
     train,
     train_iter,
 )
-from backend.training.datasets import SHIPPED
+from backend.engines.datasets import SHIPPED
 from backend.training.use import classify_in_session, export, use_trained
+from backend.hub import session_models
+
+session_models.provide("sentiment", classify_in_session)  # "Use in Pipelines": Classify asks this first
 
 __all__ = [
     "CURVE_SIZES",

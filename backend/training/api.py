@@ -21,18 +21,20 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from backend import models
-from backend.config import public_mode
-from backend.errors import InputError
-from backend.pipelines.similarity import DEFAULT_TEMPLATE
-from backend.training import datasets as D
-from backend.training import features as F
-from backend.training import finetune as FT
-from backend.training import metrics as M
-from backend.training import probe as P
-from backend.training import use as U
+from backend import hub
+from backend.runtime.config import public_mode
+from backend.runtime.errors import InputError
+from backend.engines.similarity import DEFAULT_TEMPLATE
+from backend.engines import datasets
+from backend.runtime.device import pick_device
+from backend.training import features
+from backend.training import gpu
+from backend.engines import finetune
+from backend.engines import classification_metrics as metrics
+from backend.training import probe as logistic
+from backend.training import use
 from backend.training.store import Trained, get_store
-from backend.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
+from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
 
 METHODS = ("zero_shot", "probe", "finetune")
 METHOD_NAMES = {"zero_shot": "zero-shot (embedding similarity)", "probe": "feature extraction + logistic regression",
@@ -52,28 +54,28 @@ def _quiet(fraction: float, desc: str) -> None:
 # ----------------------------------------------------------------------------- inputs
 def list_datasets() -> list[dict]:
     """The shipped sets: name, labels, sizes and counts per split."""
-    return [D.load_shipped(n).describe() for n in D.SHIPPED]
+    return [datasets.load_shipped(n).describe() for n in datasets.SHIPPED]
 
 
 def load_dataset(dataset: str = "emotion", file: str | None = None, text_column: str | None = "",
-                 label_column: str | None = "") -> D.Dataset:
+                 label_column: str | None = "") -> datasets.Dataset:
     """A shipped set by name, or (dataset="upload") a CSV/JSONL file with text and label columns."""
     dataset, file, text_column, label_column = _data_args(dataset, file, text_column, label_column)
     if dataset == "upload":
-        return D.read_upload(file, text_column, label_column)
-    return D.load_shipped(dataset)
+        return datasets.read_upload(file, text_column, label_column)
+    return datasets.load_shipped(dataset)
 
 
 def _data_args(dataset, file, text_column, label_column) -> tuple:
     """The data parameters checked by name, whatever the dataset (an API caller may send anything)."""
     try:
-        dataset = one_of("dataset", dataset, D.SHIPPED + ("upload",), default="emotion")
+        dataset = one_of("dataset", dataset, datasets.SHIPPED + ("upload",), default="emotion")
     except InputError:
         shown = repr(dataset)[:60] if isinstance(dataset, (str, int, float)) else type(dataset).__name__
-        raise InputError(f"Unknown dataset {shown}. dataset must be one of: {', '.join(D.SHIPPED)}, or "
+        raise InputError(f"Unknown dataset {shown}. dataset must be one of: {', '.join(datasets.SHIPPED)}, or "
                          "'upload' with a file.") from None
-    text_column = opt_text("text_column", text_column, max_chars=D.MAX_LABEL_CHARS * 4) or ""
-    label_column = opt_text("label_column", label_column, max_chars=D.MAX_LABEL_CHARS * 4) or ""
+    text_column = opt_text("text_column", text_column, max_chars=datasets.MAX_LABEL_CHARS * 4) or ""
+    label_column = opt_text("label_column", label_column, max_chars=datasets.MAX_LABEL_CHARS * 4) or ""
     if file is not None and not isinstance(file, str):
         raise InputError("file must be an uploaded file: in gradio_client, pass handle_file(path).")
     if dataset == "upload" and not file:
@@ -100,10 +102,10 @@ def _methods(methods) -> list[str]:
     return [m for m in METHODS if m in items]
 
 
-def _budget(epochs, max_examples, max_seconds, learning_rate, batch_size, seed) -> FT.Budget:
+def _budget(epochs, max_examples, max_seconds, learning_rate, batch_size, seed) -> finetune.Budget:
     cap = MAX_SECONDS_PUBLIC if public_mode() else MAX_SECONDS
-    return FT.Budget(epochs=as_int("epochs", epochs, lo=1, hi=20),
-                     max_examples=as_int("max_examples", max_examples, lo=8, hi=D.MAX_ROWS),
+    return finetune.Budget(epochs=as_int("epochs", epochs, lo=1, hi=20),
+                     max_examples=as_int("max_examples", max_examples, lo=8, hi=datasets.MAX_ROWS),
                      max_seconds=as_float("max_seconds", max_seconds, lo=1, hi=cap),
                      learning_rate=as_float("learning_rate", learning_rate, lo=1e-7, hi=1e-2),
                      batch_size=as_int("batch_size", batch_size, lo=2, hi=128),
@@ -117,7 +119,7 @@ def estimate(dataset: str = "emotion", file: str | None = None, text_column: str
     ds = load_dataset(dataset, file, text_column, label_column)
     b = _budget(epochs, max_examples, max_seconds, 5e-5, 16, 0)
     n = min(len(ds.train), b.max_examples)
-    est = FT.estimate_seconds(n, b.epochs, models.pick_device(), override)
+    est = finetune.estimate_seconds(n, b.epochs, pick_device(), gpu.HubWorker(override).rate_key)
     est.update(examples=n, epochs=b.epochs, budget_s=b.max_seconds,
                fits_budget=est["seconds"] <= b.max_seconds, dataset=ds.describe())
     return est
@@ -134,13 +136,13 @@ def _summary(report: dict) -> dict:
 
 def _map(feats: np.ndarray, ys: np.ndarray, texts: list[str], labels: list[str], title: str) -> dict:
     idx = np.arange(len(texts))[:MAP_MAX_POINTS]
-    coords, explained = M.pca_2d(feats[idx])
+    coords, explained = metrics.pca_2d(feats[idx])
     return {"method": "PCA", "of": title, "explained_variance": explained, "label_names": list(labels),
             "x": np.round(coords[:, 0], 4).tolist(), "y": np.round(coords[:, 1], 4).tolist(),
             "labels": [labels[int(ys[i])] for i in idx], "texts": [texts[i][:120] for i in idx]}
 
 
-def _curve_sizes(ds: D.Dataset) -> tuple[list[int | None], list[str]]:
+def _curve_sizes(ds: datasets.Dataset) -> tuple[list[int | None], list[str]]:
     counts = ds.counts()["train"].values()
     most = max(counts)
     sizes: list[int | None] = [n for n in CURVE_SIZES if n < most]
@@ -169,7 +171,7 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
     session = store.begin(session_id)
     trained = None
     try:
-        lm = models.load(F.ROLE, override, progress)
+        lm = hub.load(gpu.ROLE, override, progress)
         labels, shipped = ds.labels, ds.source == "shipped"
         (tr_x, tr_y), (va_x, va_y), (te_x, te_y) = _xy(ds.train), _xy(ds.validation), _xy(ds.test)
         result = {"dataset": ds.describe(), "methods": {}, "hardest": {}, "model": lm.describe(),
@@ -182,7 +184,7 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
 
         yield stage(0.05, "Extracting features (mean-pooled hidden states)")
         t0 = time.perf_counter()
-        feats = {name: F.extract(x, lm.checkpoint, override, cache=shipped)
+        feats = {name: features.extract(x, lm.checkpoint, override, cache=shipped)
                  for name, x in (("train", tr_x), ("validation", va_x), ("test", te_x))}
         features_s = time.perf_counter() - t0
         result["map"] = _map(feats["train"], tr_y, tr_x, labels, "the frozen encoder's hidden states (train split)")
@@ -191,60 +193,23 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
         if "zero_shot" in chosen:
             yield stage(0.2, "Zero-shot baseline (embedding similarity)")
             t0 = time.perf_counter()
-            zs_test = F.zero_shot_probs(te_x, labels, DEFAULT_TEMPLATE, override)
-            rep = M.report(te_y, zs_test, labels)
+            zs_test = features.zero_shot_probs(te_x, labels, DEFAULT_TEMPLATE, override)
+            rep = metrics.report(te_y, zs_test, labels)
             result["methods"]["zero_shot"] = {**rep, "seconds": round(time.perf_counter() - t0, 3),
                                               "template": DEFAULT_TEMPLATE}
         if "probe" in chosen:
             yield stage(0.25, "Fitting the logistic regression on the features")
             t0 = time.perf_counter()
-            probe = P.fit(feats["train"], tr_y, len(labels), seed=budget.seed)
+            fitted = logistic.fit(feats["train"], tr_y, len(labels), seed=budget.seed)
             fit_s = time.perf_counter() - t0
-            rep = M.report(te_y, probe.predict_proba(feats["test"]), labels)
+            rep = metrics.report(te_y, fitted.predict_proba(feats["test"]), labels)
             result["methods"]["probe"] = {**rep, "fit_s": round(fit_s, 4), "features_s": round(features_s, 3),
-                                          "iterations": probe.iterations}
-            result["hardest"]["probe"] = M.hardest(va_x, va_y, probe.predict_proba(feats["validation"]), labels, HARDEST_K)
-            trained.probe = probe
+                                          "iterations": fitted.iterations}
+            result["hardest"]["probe"] = metrics.hardest(va_x, va_y, fitted.predict_proba(feats["validation"]), labels, HARDEST_K)
+            trained.probe = fitted
             trained.scores["probe"] = _summary(rep)
         if "finetune" in chosen:
-            yield stage(0.3, "Fine-tuning: measuring one step for the estimate")
-            ft_train = D.cap_examples(ds.train, budget.max_examples, budget.seed)
-            if len(ft_train) < len(ds.train):
-                result["notes"].append(f"Fine-tuning used {len(ft_train)} of {len(ds.train)} training "
-                                       f"examples (max_examples).")
-            gen = FT.run(ft_train, ds.validation, len(labels), budget, session.stop, override)
-            while True:
-                try:
-                    ev = next(gen)
-                except StopIteration as done:
-                    outcome: FT.Outcome = done.value
-                    break
-                if ev["event"] == "step":
-                    say(0.3 + 0.55 * ev["step"] / max(1, ev["total_steps"]),
-                        f"Fine-tuning: step {ev['step']}/{ev['total_steps']}, loss {ev['losses'][-1]:.3f}")
-                elif ev["event"] == "estimate":
-                    fits = "fits" if ev["fits_budget"] else "exceeds"
-                    say(0.3, f"Fine-tuning: about {ev['estimated_s']:.0f} s for {ev['steps']} steps "
-                             f"({fits} the {budget.max_seconds:.0f} s budget)")
-                yield {**ev, "event": ev["event"], "method": "finetune"}
-            ft = {"stopped": outcome.stopped, "steps": outcome.steps, "total_steps": outcome.total_steps,
-                  "seconds": outcome.seconds, "estimate": outcome.estimate, "losses": [round(l, 4) for l in outcome.losses],
-                  "epochs": outcome.epochs, "best_epoch": outcome.best_epoch, "best_validation": outcome.best_val,
-                  "examples": len(ft_train)}
-            if outcome.weights is not None:
-                yield stage(0.86, "Scoring the best fine-tuned checkpoint")
-                probs, pooled = FT.predict_proba(outcome.weights, te_x, len(labels), override)
-                ft.update(M.report(te_y, probs, labels))
-                va_probs, _ = FT.predict_proba(outcome.weights, va_x, len(labels), override)
-                result["hardest"]["finetune"] = M.hardest(va_x, va_y, va_probs, labels, HARDEST_K)
-                result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
-                # Before and after on the same texts: the frozen map moves to the test split too.
-                result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
-                trained.weights = outcome.weights
-                trained.scores["finetune"] = _summary(ft)
-            else:
-                ft["note"] = "Stopped before the first training step: no fine-tuned model."
-            result["methods"]["finetune"] = ft
+            yield from _finetune(ds, budget, session.stop, override, say, stage, feats, result, trained)
         if learning_curve:
             yield stage(0.9, "Learning curve")
             result["learning_curve"] = _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune,
@@ -255,6 +220,51 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
         yield {"event": "done", "result": result}
     finally:  # also on an error or a cancel: what was trained so far stays in the session
         store.end(session_id, trained if trained is not None and _best(trained) else None)
+
+
+def _finetune(ds, budget, stop, override, say, stage, feats, result, trained) -> Iterator[dict]:
+    """The fine-tuning method of `train_iter`: the loop's events, then the best checkpoint scored on
+    test (its hardest validation examples and its map), written into `result` and `trained`."""
+    labels = ds.labels
+    (va_x, va_y), (te_x, te_y) = _xy(ds.validation), _xy(ds.test)
+    yield stage(0.3, "Fine-tuning: measuring one step for the estimate")
+    ft_train = datasets.cap_examples(ds.train, budget.max_examples, budget.seed)
+    if len(ft_train) < len(ds.train):
+        result["notes"].append(f"Fine-tuning used {len(ft_train)} of {len(ds.train)} training "
+                               f"examples (max_examples).")
+    gen = finetune.run(ft_train, ds.validation, len(labels), budget, gpu.HubWorker(override), stop)
+    while True:
+        try:
+            ev = next(gen)
+        except StopIteration as done:
+            outcome: finetune.Outcome = done.value
+            break
+        if ev["event"] == "step":
+            say(0.3 + 0.55 * ev["step"] / max(1, ev["total_steps"]),
+                f"Fine-tuning: step {ev['step']}/{ev['total_steps']}, loss {ev['losses'][-1]:.3f}")
+        elif ev["event"] == "estimate":
+            fits = "fits" if ev["fits_budget"] else "exceeds"
+            say(0.3, f"Fine-tuning: about {ev['estimated_s']:.0f} s for {ev['steps']} steps "
+                     f"({fits} the {budget.max_seconds:.0f} s budget)")
+        yield {**ev, "event": ev["event"], "method": "finetune"}
+    ft = {"stopped": outcome.stopped, "steps": outcome.steps, "total_steps": outcome.total_steps,
+          "seconds": outcome.seconds, "estimate": outcome.estimate, "losses": [round(l, 4) for l in outcome.losses],
+          "epochs": outcome.epochs, "best_epoch": outcome.best_epoch, "best_validation": outcome.best_val,
+          "examples": len(ft_train)}
+    if outcome.weights is not None:
+        yield stage(0.86, "Scoring the best fine-tuned checkpoint")
+        probs, pooled = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, te_x, len(labels))
+        ft.update(metrics.report(te_y, probs, labels))
+        va_probs, _ = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, va_x, len(labels))
+        result["hardest"]["finetune"] = metrics.hardest(va_x, va_y, va_probs, labels, HARDEST_K)
+        result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
+        # Before and after on the same texts: the frozen map moves to the test split too.
+        result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
+        trained.weights = outcome.weights
+        trained.scores["finetune"] = _summary(ft)
+    else:
+        ft["note"] = "Stopped before the first training step: no fine-tuned model."
+    result["methods"]["finetune"] = ft
 
 
 def _best(trained: Trained) -> str | None:
@@ -270,7 +280,7 @@ def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, ov
     te_x, te_y = _xy(ds.test)
     index = {t: i for i, (t, _) in enumerate(ds.train)}
     out = {"sizes": ["all" if n is None else n for n in sizes], "examples": [], "notes": notes}
-    zs_acc = M.accuracy(te_y, zs_test.argmax(1)) if zs_test is not None else None
+    zs_acc = metrics.accuracy(te_y, zs_test.argmax(1)) if zs_test is not None else None
     if "zero_shot" in chosen:
         out["zero_shot"] = [round(zs_acc, 4)] * len(sizes)
     if "probe" in chosen:
@@ -278,20 +288,20 @@ def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, ov
     do_ft = curve_finetune and "finetune" in chosen
     if do_ft:
         out["finetune"] = []
-        per_point = FT.Budget(**{**budget.__dict__, "max_seconds": max(1.0, budget.max_seconds / len(sizes))})
+        per_point = finetune.Budget(**{**budget.__dict__, "max_seconds": max(1.0, budget.max_seconds / len(sizes))})
     for n in sizes:
-        rows = D.subsample(ds.train, n, budget.seed)
+        rows = datasets.subsample(ds.train, n, budget.seed)
         out["examples"].append(len(rows))
         x_idx = [index[t] for t, _ in rows]
         y = np.array([y for _, y in rows], dtype=np.int64)
         if "probe" in chosen:
-            probe = P.fit(feats["train"][x_idx], y, len(ds.labels), seed=budget.seed)
-            out["probe"].append(round(M.accuracy(te_y, probe.predict_proba(feats["test"]).argmax(1)), 4))
+            fitted = logistic.fit(feats["train"][x_idx], y, len(ds.labels), seed=budget.seed)
+            out["probe"].append(round(metrics.accuracy(te_y, fitted.predict_proba(feats["test"]).argmax(1)), 4))
         if do_ft:
             if stop.is_set():
                 out["finetune"].append(None)
                 continue
-            gen = FT.run(rows, ds.validation, len(ds.labels), per_point, stop, override)
+            gen = finetune.run(rows, ds.validation, len(ds.labels), per_point, gpu.HubWorker(override), stop)
             while True:
                 try:
                     next(gen)
@@ -301,8 +311,8 @@ def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, ov
             if res.weights is None:
                 out["finetune"].append(None)
             else:
-                probs, _ = FT.predict_proba(res.weights, te_x, len(ds.labels), override)
-                out["finetune"].append(round(M.accuracy(te_y, probs.argmax(1)), 4))
+                probs, _ = finetune.predict_proba(gpu.HubWorker(override), res.weights, te_x, len(ds.labels))
+                out["finetune"].append(round(metrics.accuracy(te_y, probs.argmax(1)), 4))
     if not do_ft and "finetune" in chosen:
         out["notes"].append("Fine-tuning is not on the curve (turn on curve_finetune; it costs one "
                             "fine-tuning run per point).")
@@ -335,15 +345,15 @@ def predict_trained(session_id: str, text: str, method: str = "") -> dict:
     text = check_text(text, "text")
     method = one_of("method", method, ("best", "probe", "finetune"), default="best")
     t = get_store().trained(session_id)
-    method = U.pick(t, method)
+    method = use.pick(t, method)
     t0 = time.perf_counter()
-    probs = U.probabilities(t, method, [text])[0]
+    probs = use.probabilities(t, method, [text])[0]
     order = np.argsort(-probs, kind="stable")
     score = t.scores.get(method, {})
     return {"text": text, "labels": [t.labels[i] for i in order], "scores": [round(float(probs[i]), 4) for i in order],
             "label": t.labels[int(order[0])], "method": method, "method_name": METHOD_NAMES[method],
             "seconds": round(time.perf_counter() - t0, 3),
-            "model": {"role": F.ROLE, "checkpoint": t.checkpoint, "method": method, "source": "session",
+            "model": {"role": gpu.ROLE, "checkpoint": t.checkpoint, "method": method, "source": "session",
                       "trained_on": t.dataset["name"], "test_accuracy": score.get("accuracy"),
                       "test_macro_f1": score.get("macro_f1"), "labels": list(t.labels)}}
 

@@ -1,7 +1,7 @@
 """Frozen-encoder features: mean-pooled last hidden states of the `embedder` role.
 
 The book's feature-extraction recipe, with the pooling the embedder was trained with
-(`backend.embedding.embed_texts`: mean over tokens, L2-normalised). The model runs only in
+(`backend.engines.embedding.embed_texts`: mean over tokens, L2-normalised). The model runs only in
 `_embed_chunk`, a stateless GPU task; the cache of features of the shipped datasets lives in
 the app's process and is shared by every session (uploads are never cached across sessions).
 Zero-shot by embedding similarity reuses the Pipelines' `classify_by_similarity`.
@@ -14,25 +14,11 @@ from typing import Callable
 
 import numpy as np
 
-from backend import models
-from backend.embedding import embed_texts
-from backend.pipelines.similarity import DEFAULT_TEMPLATE, classify_by_similarity
+from backend.engines.similarity import DEFAULT_TEMPLATE
+from backend.training import gpu
 
 CHUNK = 256  # texts per GPU call: a couple of seconds on a CPU, then progress
-ROLE = "embedder"
 MAX_CACHED = 20_000  # vectors of shipped texts kept per checkpoint (~30 MB at 384 dims)
-
-
-@models.gpu_task(duration=60)
-def _embed_chunk(texts: list[str], override: str | None = None) -> np.ndarray:
-    lm = models.load(ROLE, override)
-    return embed_texts(texts, lm.model, lm.tokenizer, batch_size=64)
-
-
-@models.gpu_task(duration=60)
-def _zero_shot_chunk(texts: list[str], descriptions: dict[str, str], override: str | None = None) -> list[dict]:
-    lm = models.load(ROLE, override)
-    return classify_by_similarity(lm.model, lm.tokenizer, texts, descriptions)
 
 
 _CACHE: dict[str, dict[str, np.ndarray]] = {}
@@ -54,7 +40,7 @@ def extract(texts: list[str], checkpoint: str, override: str | None = None, cach
         todo = [i for i in todo if out[i] is None]
     for start in range(0, len(todo), CHUNK):
         idx = todo[start:start + CHUNK]
-        vecs = _embed_chunk([texts[i] for i in idx], override)
+        vecs = gpu.embed_chunk([texts[i] for i in idx], override)
         for i, v in zip(idx, vecs):
             out[i] = v
         if progress is not None:
@@ -77,7 +63,7 @@ def zero_shot_probs(texts: list[str], labels: list[str], template: str = DEFAULT
     descriptions = {l: template.format(l) if "{}" in template else l for l in labels}
     rows = []
     for start in range(0, len(texts), CHUNK):
-        rows += _zero_shot_chunk(list(texts[start:start + CHUNK]), descriptions, override)
+        rows += gpu.zero_shot_chunk(list(texts[start:start + CHUNK]), descriptions, override)
     out = np.zeros((len(texts), len(labels)))
     pos = {l: j for j, l in enumerate(labels)}
     for i, r in enumerate(rows):

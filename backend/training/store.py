@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend import config
-from backend.errors import InputError
+from backend.engines.sessions import SessionStore
+from backend.runtime import config
+from backend.runtime.singleton import ProcessWide
+from backend.runtime.errors import InputError
 
 
 @dataclass
@@ -65,24 +67,36 @@ def _budget_bytes() -> int:
     return int(config.get_settings().train_session_mb * 1024 * 1024)
 
 
+def _forget_model(s: Session) -> bool:
+    """Memory pressure: a session loses its trained model (and its files), not its place."""
+    if s.trained is None:
+        return False
+    s.trained = None
+    s.forget_files()
+    return True
+
+
 class TrainStore:
+    """The sessions of the Train tab, bounded by the one `SessionStore`."""
+
     def __init__(self, idle_s: float = 3600.0, max_sessions: int = 32, max_bytes: int | None = None):
-        self.idle_s = idle_s
-        self.max_sessions = max_sessions
-        self.max_bytes = _budget_bytes() if max_bytes is None else max_bytes
-        self._sessions: dict[str, Session] = {}
-        self._lock = threading.RLock()
+        self._sessions: SessionStore[Session] = SessionStore(
+            Session, idle_s=idle_s, max_entries=max_sessions,
+            max_bytes=_budget_bytes() if max_bytes is None else max_bytes,
+            size_of=lambda s: s.trained.nbytes if s.trained is not None else 0,
+            busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model)
+        self._lock = self._sessions.lock
+
+    @property
+    def max_bytes(self) -> int | None:
+        return self._sessions.max_bytes
 
     def session(self, session_id: str) -> Session:
         if not session_id or not isinstance(session_id, str):
             raise InputError("No session id: trained models are kept per session.")
-        with self._lock:
-            s = self._sessions.get(session_id)
-            if s is None:
-                s = self._sessions[session_id] = Session()
-            s.last_used = time.monotonic()
-            self.evict(keep=session_id)
-            return s
+        s = self._sessions.get(session_id)
+        s.last_used = time.monotonic()
+        return s
 
     def begin(self, session_id: str) -> Session:
         """Mark a run as started (one at a time per session) and clear its stop flag."""
@@ -97,21 +111,18 @@ class TrainStore:
 
     def end(self, session_id: str, trained: Trained | None) -> None:
         with self._lock:
-            s = self._sessions.get(session_id)
-            if s is None:  # evicted while it ran: keep the result anyway
-                s = self._sessions[session_id] = Session()
+            s = self._sessions.get(session_id)  # evicted while it ran: a new one keeps the result anyway
             s.running = False
             if trained is not None:
                 s.trained = trained
                 s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
                 s.forget_files()
-            s.last_used = time.monotonic()
-            self.evict(keep=session_id)
+            self._sessions.get(session_id)  # evict again, now that the result counts
 
     def request_stop(self, session_id: str) -> bool:
         """Set the session's stop flag; True if a run was going."""
         with self._lock:
-            s = self._sessions.get(session_id)
+            s = self._sessions.peek(session_id)
             if s is None:
                 return False
             s.stop.set()
@@ -126,8 +137,7 @@ class TrainStore:
 
     def peek(self, session_id: str) -> Session | None:
         """The session if it exists (never creates one, never evicts)."""
-        with self._lock:
-            return self._sessions.get(session_id)
+        return self._sessions.peek(session_id)
 
     def files_dir(self, session_id: str, root: str | Path | None = None) -> Path:
         """The session's private temp folder (under `root`, e.g. the web server's file cache, so
@@ -141,53 +151,25 @@ class TrainStore:
             return s.files
 
     def drop(self, session_id: str) -> None:
-        with self._lock:
-            s = self._sessions.pop(session_id, None)
-            if s is not None:
-                s.stop.set()
-                s.forget_files()
+        s = self._sessions.drop(session_id)
+        if s is not None:
+            s.stop.set()
 
     def bytes_used(self) -> int:
-        with self._lock:
-            return sum(s.trained.nbytes for s in self._sessions.values() if s.trained is not None)
+        return self._sessions.total_bytes()
 
     def evict(self, keep: str | None = None, now: float | None = None) -> list[str]:
         """Idle sessions, then the oldest beyond max_sessions, then the least recently used
         trained models while all of them together exceed the memory budget (never `keep`,
         never a running session)."""
-        now = time.monotonic() if now is None else now
-        gone = []
-        with self._lock:
-            for sid, s in list(self._sessions.items()):
-                if sid != keep and not s.running and now - s.last_used > self.idle_s:
-                    gone.append(sid)
-                    del self._sessions[sid]
-                    s.forget_files()
-            by_age = sorted((sid for sid, s in self._sessions.items() if sid != keep and not s.running),
-                            key=lambda sid: self._sessions[sid].last_used)
-            while len(self._sessions) > self.max_sessions and by_age:
-                sid = by_age.pop(0)
-                gone.append(sid)
-                self._sessions.pop(sid).forget_files()
-            while self.bytes_used() > self.max_bytes and by_age:
-                sid = by_age.pop(0)
-                if self._sessions[sid].trained is not None:
-                    self._sessions[sid].trained = None
-                    self._sessions[sid].forget_files()
-                    gone.append(sid)
-        return gone
+        return self._sessions.evict(keep=keep, now=now)
 
     def __contains__(self, session_id: str) -> bool:
         return session_id in self._sessions
 
 
-_STORE: TrainStore | None = None
-_STORE_LOCK = threading.Lock()
+STORE = ProcessWide(TrainStore)
 
 
 def get_store() -> TrainStore:
-    global _STORE
-    with _STORE_LOCK:
-        if _STORE is None:
-            _STORE = TrainStore()
-        return _STORE
+    return STORE.get()

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from backend import models
-from backend.errors import InputError
-from backend.pipelines.util import ranked_labels
-from backend.training import features as F
-from backend.training import finetune as FT
+from backend import hub
+from backend.runtime.errors import InputError
+from backend.engines.text import ranked_labels
+from backend.training import features
+from backend.training import gpu
+from backend.engines import finetune
 from backend.training.store import Trained, get_store
-from backend.validation import as_bool, one_of
+from backend.runtime.validation import as_bool, one_of
 
 METHOD_NAMES = {"probe": "feature extraction + logistic regression", "finetune": "fine-tuning"}
 SESSION_METHOD = "session-trained"  # the `method` of a Classify result served by a session's model
@@ -41,8 +42,8 @@ def pick(t: Trained, method) -> str:
 def probabilities(t: Trained, method: str, texts: list[str]) -> np.ndarray:
     """(n, n_labels) class probabilities of `texts` under the session's `method` classifier."""
     if method == "probe":
-        return t.probe.predict_proba(F.extract(texts, t.checkpoint, t.override))
-    return FT.predict_proba(t.weights, texts, len(t.labels), t.override)[0]
+        return t.probe.predict_proba(features.extract(texts, t.checkpoint, t.override))
+    return finetune.predict_proba(gpu.HubWorker(t.override), t.weights, texts, len(t.labels))[0]
 
 
 def describe(t: Trained, method: str) -> dict:
@@ -152,7 +153,7 @@ def _write_folder(t: Trained, method: str, folder: Path) -> None:
     from safetensors.torch import save_file
     import torch
 
-    lm = models.load(F.ROLE, t.override)
+    lm = hub.load(gpu.ROLE, t.override)
     if method == "probe":
         folder.mkdir(parents=True, exist_ok=True)
         lm.model.save_pretrained(folder)
@@ -161,7 +162,7 @@ def _write_folder(t: Trained, method: str, folder: Path) -> None:
         lm.tokenizer.save_pretrained(folder)
         (folder / "labels.json").write_text(json.dumps(list(t.labels)))
     else:
-        FT.save_folder(folder, lm.model, t.weights, lm.tokenizer, t.labels)
+        finetune.save_folder(folder, lm.model, t.weights, lm.tokenizer, t.labels)
     (folder / "README.md").write_text(_card(t, method), encoding="utf-8")
 
 

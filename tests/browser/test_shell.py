@@ -23,7 +23,7 @@ def test_tabs_present_and_tokenizer_explorer_shows_tokens(page, app_url):
     assert not page.blocked_requests, page.blocked_requests
 
 
-# ---------------------------------------------------------------- tokenizer explorer (issue 15, item 10)
+# ---------------------------------------------------------------- tokenizer explorer
 def _chip_colours(page, elem_id: str) -> dict:
     """{'chips': [[text, background]...], 'legend': {label: background}} of one HighlightedText."""
     return page.evaluate(

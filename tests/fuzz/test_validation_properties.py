@@ -9,9 +9,17 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.errors import InputError
-from backend.validation import (
-    as_bool, as_float, as_int, check_template, check_text, clean_text, fill_template, one_of, opt_text,
+from backend.runtime.errors import InputError
+from backend.runtime.validation import (
+    as_bool,
+    as_float,
+    as_int,
+    check_template,
+    check_text,
+    clean_text,
+    fill_template,
+    one_of,
+    opt_text,
 )
 from components.common import md_text
 

@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from backend import anatomy, models
+from backend import anatomy, hub
 from backend.anatomy import lens, scratch
 
 TOL = anatomy.TOLERANCE
@@ -21,12 +21,12 @@ LONG = ("The book Natural Language Processing with Transformers explains how att
 
 @pytest.fixture(scope="module")
 def encoder():
-    return models.load("encoder")
+    return hub.load("encoder")
 
 
 @pytest.fixture(scope="module")
 def decoder():
-    return models.load("decoder")
+    return hub.load("decoder")
 
 
 def test_minilm_every_layer_padded_pairs(encoder):

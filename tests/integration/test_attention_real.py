@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from backend import attention, models
-from backend.attention import encodings as P
-from backend.attention import extract as A
-from backend.attention import math as am
+from backend import attention, hub
+from backend.engines.attention import encodings as P
+from backend.engines.attention import extract as A
+from backend.engines.attention import math as am
 from backend.attention import views as V
 
 TOL = 1e-4
@@ -19,12 +19,12 @@ TOL = 1e-4
 
 @pytest.fixture(scope="module")
 def encoder():
-    return models.load("encoder")
+    return hub.load("encoder")
 
 
 @pytest.fixture(scope="module")
 def decoder():
-    return models.load("decoder")
+    return hub.load("decoder")
 
 
 def _batch(tok, texts, pairs=None):

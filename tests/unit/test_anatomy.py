@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from backend import anatomy, embedding
+from backend import anatomy
+from backend.engines import embedding
 from backend.anatomy import bert, gpt2, lens, llama, parameters, pooling, scratch
 from backend.anatomy.ops import UnsupportedModel
-from backend.attention import encodings
-from backend.errors import InputError, LabError
+from backend.engines.attention import encodings
+from backend.runtime.errors import InputError, LabError
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 
 TOL = anatomy.TOLERANCE

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 import torch
 
-from backend import config
-from backend.attention import extract as A
-from backend.attention import math as am
+from backend.runtime import config
+from backend.engines.attention import extract as A
+from backend.engines.attention import math as am
 from backend.attention import views as V
-from backend.attention import encodings as P
-from backend.errors import InputError
+from backend.engines.attention import encodings as P
+from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 
 INJECTION = '</script><img src=x onerror=alert(1)> "q" \\ back \u2028 \u2029 end'

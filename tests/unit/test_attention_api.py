@@ -12,11 +12,11 @@ import json
 import numpy as np
 import pytest
 
-from backend import attention, models
+from backend import attention, hub
 from backend.attention import api
-from backend.attention import encodings as P
-from backend.attention import extract as A
-from backend.errors import InputError
+from backend.engines.attention import encodings as P
+from backend.engines.attention import extract as A
+from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_llama
 
 PAIR_TOKENS = ["[CLS]", "time", "flies", "like", "an", "arrow", "[SEP]",
@@ -70,7 +70,7 @@ def test_package_exports_the_entry_points():
 def test_attention_encoder_pair_equals_the_model_level_result(folders):
     seen = []
     r = attention.attention(*A.FIRST_EXAMPLE, role="encoder", progress=lambda f, d: seen.append((f, d)))
-    lm = models.load("encoder")
+    lm = hub.load("encoder")
     ref = A.compute_attention(lm.model, lm.tokenizer, *A.FIRST_EXAMPLE)
     p = r["payload"]
     assert p["tokens"] == PAIR_TOKENS and p["sentence_b_start"] == 7
@@ -153,7 +153,7 @@ def test_text_errors_are_readable():
 
 def test_heatmap_reuses_the_last_computation(computations):
     r = attention.attention(*A.FIRST_EXAMPLE, role="encoder")
-    lm = models.load("encoder")
+    lm = hub.load("encoder")
     assert len(computations) == 1
     for layer, head in ((0, 0), (1, 3), (1.0, 2.0)):
         h = attention.heatmap(*A.FIRST_EXAMPLE, "encoder", layer, head)
@@ -195,7 +195,7 @@ def test_attention_math_equals_the_model_level_payload():
     seen = []
     p = attention.attention_math("time flies like an arrow", "", "decoder", 1, 4, -1,
                                  progress=lambda f, d: seen.append(d))
-    lm = models.load("decoder")
+    lm = hub.load("decoder")
     ref = A.attention_math(lm.model, lm.tokenizer, "time flies like an arrow", 1, 4, -1)
     assert {k: v for k, v in p.items() if k not in ("role", "model")} == ref
     assert p["role"] == "decoder" and p["model"] == lm.describe() and "Running the model" in seen
@@ -218,7 +218,7 @@ def test_attention_math_bad_input():
 
 def test_positions_per_role():
     e = attention.positions("encoder")
-    lm = models.load("encoder")
+    lm = hub.load("encoder")
     assert e["learned_similarity"].shape == (128, 128) and e["rotary"] is None
     assert np.array_equal(e["learned_similarity"], P.position_report(lm.model)["learned_similarity"])
     assert e["sinusoidal"].shape == (128, 32) and e["checkpoint"] == lm.checkpoint and e["model"] == lm.describe()

@@ -9,8 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from backend import batching
-from backend.embedding import _embed, embed_texts
+from backend.engines import batching
+from backend.runtime import tokenizer_lock
+from backend.engines.embedding import _embed, embed_texts
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
 
@@ -128,7 +129,7 @@ def test_batching_off_with_batch_max_one_and_the_coalescer_dies_with_its_model(m
 
 def test_one_tokenizer_called_from_many_threads_with_different_settings_never_mixes_them():
     """Without the lock, padding set by one thread is undone by another between set and encode."""
-    batching.thread_safe_tokenizers()
+    tokenizer_lock.thread_safe_tokenizers()
     tok = minilm_tokenizer()
     texts = ["short", "a much longer sentence that needs padding in a batch", "mid length text"]
     errors: list[Exception] = []

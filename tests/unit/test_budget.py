@@ -14,12 +14,15 @@ import time
 import numpy as np
 import pytest
 
-from backend import budget
-from backend.decoding import generate
-from backend.decoding.settings import MAX_COMPARE_WORK, parse_strategies
-from backend.embedding import embed_texts
-from backend.errors import InputError, LabError
-from backend.search import bounds
+from backend.runtime.rates import Rates
+
+from backend.runtime import budget
+from backend.hub import loader
+from backend.engines.generation import generate
+from backend.engines.generation.settings import MAX_COMPARE_WORK, parse_strategies
+from backend.engines.embedding import embed_texts
+from backend.runtime.errors import InputError, LabError
+from backend.search import chunked_build as bounds
 from backend.search.corpora import Corpus, Passage
 from tests import tiny_models as T
 
@@ -135,7 +138,7 @@ def test_compare_refuses_too_much_work():
 def test_instruct_and_seq2seq_generation_stop_at_the_deadline(llama):
     from transformers import BartConfig, BartForConditionalGeneration
 
-    from backend.pipelines.instruct import chat_generate
+    from backend.engines.instruct import chat_generate
     from backend.pipelines.seq2seq import seq2seq_generate
 
     model, tok = llama
@@ -161,7 +164,7 @@ def test_instruct_and_seq2seq_generation_stop_at_the_deadline(llama):
 
 
 def test_instruct_generation_returns_the_text_so_far(llama, monkeypatch):
-    from backend.pipelines import instruct
+    from backend.engines import instruct
 
     model, tok = llama
     b = budget.Budget(60)
@@ -205,7 +208,7 @@ def test_embedding_checks_between_batches(bert):
 def test_qa_stride_loop_checks_between_windows():
     from transformers import BertConfig, BertForQuestionAnswering
 
-    from backend.pipelines.extractive_qa import answer_question
+    from backend.engines.extractive_qa import answer_question
 
     tok = T.minilm_tokenizer()
     model = BertForQuestionAnswering(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1,
@@ -243,7 +246,7 @@ def test_public_mode_caps_the_passages_per_build(monkeypatch):
 
 
 def test_embed_in_chunks_estimates_checks_and_refuses_what_cannot_fit(monkeypatch):
-    monkeypatch.setattr(bounds, "RATE", bounds.Rate())
+    monkeypatch.setattr(bounds, "RATES", Rates())  # nothing measured yet
     monkeypatch.setattr(bounds, "LONG_BUILD", 10)
     told = []
 
@@ -310,7 +313,7 @@ def test_fair_threads_gives_each_of_two_jobs_its_share():
 def test_a_first_model_load_is_not_charged_to_the_requests_budget(monkeypatch):
     """The offline sentiment classifier's one fine-tuning can take a minute inside a request:
     the request's budget restarts after a first load, and a second load changes nothing."""
-    from backend import models
+    from backend import hub
 
     class SlowHub:
         loaded = False
@@ -324,11 +327,11 @@ def test_a_first_model_load_is_not_charged_to_the_requests_budget(monkeypatch):
                 self.loaded = True
             return role
 
-    hub = SlowHub()
-    monkeypatch.setattr(models, "get_hub", lambda: hub)
+    model_hub = SlowHub()
+    monkeypatch.setattr(loader, "get_hub", lambda: model_hub)
     with budget.scope(seconds=0.25) as b:
-        assert models.load("sentiment") == "sentiment"
+        assert hub.load("sentiment") == "sentiment"
         assert not b.expired() and b.remaining() > 0.2
         time.sleep(0.1)
-        models.load("sentiment")  # loaded: no restart
+        hub.load("sentiment")  # loaded: no restart
         assert b.remaining() < 0.2

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from backend.decoding import filters as F
-from backend.decoding.generate import (
+from backend.engines.generation import filters as F
+from backend.engines.generation.generate import (
     build_processors,
     compare,
     decode,
@@ -19,10 +19,10 @@ from backend.decoding.generate import (
     generation_config,
     step_distribution,
 )
-from backend.decoding.presets import PRESETS
-from backend.decoding.record import StepRecorder, Tap
-from backend.decoding.settings import MAX_NEW_TOKENS_CAP, DecodeSettings, parse_strategies
-from backend.errors import InputError
+from backend.engines.generation.presets import PRESETS
+from backend.engines.generation.record import StepRecorder, Tap
+from backend.engines.generation.settings import MAX_NEW_TOKENS_CAP, DecodeSettings, parse_strategies
+from backend.runtime.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
 
 PROMPT = "Transformers are the"
@@ -484,7 +484,7 @@ def test_tab_tables_and_figures_from_real_results(model, tok):
     greedy = decode(model, tok, PROMPT, {"strategy": "greedy", "max_new_tokens": 5}).to_dict()
     beam = decode(model, tok, PROMPT, {"strategy": "beam", "num_beams": 2, "max_new_tokens": 5}).to_dict()
     df = steps_table(sample)
-    # short headers, key columns first, the long candidate list last (issue 15: tables must not overflow)
+    # short headers, key columns first, the long candidate list last (tables must not overflow)
     assert list(df.columns) == ["#", "token", "p", "p (T)", "p (cut)", "left", "rank", "entropy",
                                 "top candidates (p)"] and len(df) == 5
     assert list(steps_table(greedy).columns) == ["#", "token", "p", "rank", "entropy", "top candidates (p)"]
@@ -515,7 +515,7 @@ def test_rare_probabilities_in_scientific_notation():
 
 
 def test_prob_keeps_rare_tokens_visible():
-    from backend.decoding.result import prob
+    from backend.engines.generation.result import prob
 
     assert prob(math.log(3.2e-9)) == 3.2e-09 and prob(math.log(0.25)) == 0.25
     assert prob(float("-inf")) == 0.0 and prob(None) == 0.0

@@ -13,8 +13,8 @@ import threading
 import pytest
 
 from backend import decoding
-from backend.decoding import generate
-from backend.errors import InputError
+from backend.engines.generation import generate
+from backend.runtime.errors import InputError
 from tests.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
 
 PROMPT = "Transformers are the"
@@ -236,10 +236,10 @@ def test_tab_handlers_format_the_backend_results(tok):
 def _int8_expected(settings: dict) -> tuple[dict, dict]:
     """What an int8 run must return: the model-level run of the cached int8 copy, and the fp32
     model's own log-probs of those tokens (one teacher-forced forward)."""
-    from backend import models
-    from backend.efficiency import quantize as Q
+    from backend import hub
+    from backend.engines import quantize as Q
 
-    lm = models.load("decoder")
+    lm = hub.load("decoder")
     q, _ = Q.int8_of(lm)
     run = generate.decode(q, lm.tokenizer, PROMPT, settings).to_dict()
     ids = run["outputs"][0]["token_ids"][: len(run["steps"])]
@@ -253,8 +253,8 @@ def _int8_expected(settings: dict) -> tuple[dict, dict]:
     {"strategy": "beam", "num_beams": 3, "max_new_tokens": 5, "precision": "int8"},
 ])
 def test_int8_run_generates_with_the_quantized_copy_and_shows_both_probabilities(settings):
-    from backend.decoding.result import prob
-    from backend.efficiency import quantize as Q
+    from backend.engines.generation.result import prob
+    from backend.engines import quantize as Q
 
     Q.clear_cache()
     data = decoding.decode(PROMPT, settings)
@@ -277,7 +277,7 @@ def test_int8_run_generates_with_the_quantized_copy_and_shows_both_probabilities
 
 
 def test_int8_copy_is_cached_and_bounded_to_one(tiny, tok, tmp_path, monkeypatch):
-    from backend.efficiency import quantize as Q
+    from backend.engines import quantize as Q
 
     Q.clear_cache()
     settings = {"max_new_tokens": 3, "precision": "int8"}

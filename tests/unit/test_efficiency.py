@@ -14,8 +14,9 @@ import torch
 from torch import nn
 
 from backend import efficiency
-from backend.efficiency import api, measure as M, quantize as Q
-from backend.errors import InputError
+from backend.efficiency import api, measure as M
+from backend.engines import quantize as Q
+from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 
 
@@ -253,9 +254,9 @@ def served(folders, monkeypatch):
 
 
 def test_efficiency_entry_point_on_tiny_models(served, folders):
-    from backend import models
+    from backend import hub
 
-    lm = models.load("decoder")
+    lm = hub.load("decoder")
     before = _snapshot(lm.model)
     seen = []
     r = efficiency.efficiency(prompts=2, texts=2, new_tokens=8, encoder=True, progress=lambda f, d: seen.append(f))
@@ -274,7 +275,7 @@ def test_efficiency_entry_point_on_tiny_models(served, folders):
     assert enc["tasks"]["sentiment"]["items"] > 2
     assert 0.0 <= enc["rows"][1]["agreement"] <= 1.0
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
-    after = models.load("decoder").model.state_dict()
+    after = hub.load("decoder").model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)  # the served model is untouched
     again = efficiency.efficiency(prompts=1, texts=1, new_tokens=8, encoder=False)
     assert again["decoder"]["int8_built_s"] == 0.0 and again["encoder"] is None  # the int8 copy is cached

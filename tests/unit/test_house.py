@@ -1,8 +1,11 @@
 """Rules of the house (DESIGN.md), checked on the source so a break fails CI, not a review.
 
-- `components/` never imports `backend.models`, torch or transformers: tabs pass roles.
+- The backend is in layers: runtime < engines < hub < tabs (one package per tab) < components.
+  A module imports only from its own layer or below; a tab package never imports another tab
+  package; there is no import cycle anywhere in `backend/`.
+- `components/` never imports the hub, torch or transformers: tabs pass roles.
 - `backend/` never imports gradio: it returns plain data that any caller can use.
-- Every backend package exports its entry points from `__init__`.
+- Every tab package (and the hub) exports its entry points from `__init__`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 COMPONENTS = sorted((ROOT / "components").glob("*.py"))
 BACKEND = sorted((ROOT / "backend").rglob("*.py"))
+LAYERS = {"runtime": 0, "engines": 1, "hub": 2, "models": 2}  # backend.models: the hub CLI's old name
+TAB = 3
 PACKAGES = sorted(p.parent.name for p in (ROOT / "backend").glob("*/__init__.py"))
+TABS = [p for p in PACKAGES if p not in LAYERS]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -35,9 +41,134 @@ def _hits(path: Path, banned: tuple[str, ...]) -> list[str]:
     return sorted(m for m in imported_modules(path) if any(m == b or m.startswith(b + ".") for b in banned))
 
 
+# ----------------------------------------------------------------------------- the layers
+def module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def backend_graph(root: Path) -> dict[str, set[str]]:
+    """module -> the backend modules it imports (a `from pkg import sub` names the submodule only)."""
+    files = {module_name(root, p): p for p in (root / "backend").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for mod, path in files.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name.split(".")[0] == "backend")
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "backend":
+                subs = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in files]
+                deps.update(subs)
+                if len(subs) < len(node.names):  # names defined in the module itself
+                    deps.add(node.module)
+        graph[mod] = {d for d in deps if d in files and d != mod and d != "backend"}
+    return graph
+
+
+def layer_of(module: str) -> tuple[int, str | None]:
+    """(layer, tab package or None) of a backend module."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return -1, None
+    if parts[1] in LAYERS:
+        return LAYERS[parts[1]], None
+    return TAB, parts[1]
+
+
+def layer_violations(root: Path) -> list[str]:
+    bad = []
+    for mod, deps in backend_graph(root).items():
+        layer, tab = layer_of(mod)
+        for dep in sorted(deps):
+            dep_layer, dep_tab = layer_of(dep)
+            if dep_layer > layer:
+                bad.append(f"{mod} (layer {layer}) imports {dep} (layer {dep_layer}), above it")
+            elif layer == TAB and dep_layer == TAB and dep_tab != tab:
+                bad.append(f"tab {tab} ({mod}) imports tab {dep_tab} ({dep})")
+    return bad
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_backend_layers_only_import_downwards_and_tabs_never_import_each_other():
+    assert layer_violations(ROOT) == []
+
+
+def test_backend_has_no_import_cycle():
+    assert cycles(backend_graph(ROOT)) == []
+
+
+def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_the_layer_check_fails_on_planted_violations(tmp_path):
+    """A check that cannot fail proves nothing: plant each kind of violation and see it caught."""
+    root = _plant(tmp_path, {
+        "backend/__init__.py": "",
+        "backend/runtime/__init__.py": "",
+        "backend/runtime/budget.py": "def f():\n    from backend.hub import loader\n",  # lazy, upwards
+        "backend/engines/__init__.py": "",
+        "backend/engines/gen.py": "from backend.search import api\n",  # engine -> tab
+        "backend/hub/__init__.py": "",
+        "backend/hub/loader.py": "from backend.runtime import budget\n",
+        "backend/search/__init__.py": "",
+        "backend/search/api.py": "from backend.pipelines import tasks\n",  # tab -> tab
+        "backend/pipelines/__init__.py": "",
+        "backend/pipelines/tasks.py": "from backend.engines import gen\n",
+    })
+    bad = layer_violations(root)
+    assert any("backend.runtime.budget" in b and "backend.hub.loader" in b for b in bad), bad
+    assert any("backend.engines.gen" in b and "backend.search.api" in b for b in bad), bad
+    assert any("tab search" in b and "tab pipelines" in b for b in bad), bad
+    assert len(bad) == 3
+    # runtime.budget -> hub.loader -> runtime.budget, and engines.gen -> search -> pipelines -> engines.gen
+    assert sorted(cycles(backend_graph(root))) == [
+        ["backend.engines.gen", "backend.pipelines.tasks", "backend.search.api"],
+        ["backend.hub.loader", "backend.runtime.budget"]]
+
+
+# ----------------------------------------------------------------------------- UI and backend apart
 @pytest.mark.parametrize("path", COMPONENTS, ids=lambda p: p.name)
 def test_components_never_touch_the_model_hub_or_torch(path):
-    assert _hits(path, ("backend.models", "torch", "transformers")) == []
+    assert _hits(path, ("backend.hub", "backend.models", "backend.engines", "torch", "transformers")) == []
 
 
 @pytest.mark.parametrize("path", BACKEND, ids=lambda p: str(p.relative_to(ROOT)))
@@ -48,8 +179,8 @@ def test_backend_never_imports_gradio(path):
 def test_the_house_check_sees_lazy_imports(tmp_path):
     """The check itself must catch an import hidden inside a function."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from backend import models\n    import torch.nn\n")
-    assert _hits(bad, ("backend.models", "torch")) == ["backend.models", "torch.nn"]
+    bad.write_text("def f():\n    from backend import hub\n    import torch.nn\n")
+    assert _hits(bad, ("backend.hub", "torch")) == ["backend.hub", "torch.nn"]
 
 
 def test_app_reads_the_hub_only_for_the_status_panel():
@@ -57,12 +188,12 @@ def test_app_reads_the_hub_only_for_the_status_panel():
     users = set()
     for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
         for node in ast.walk(fn):
-            if isinstance(node, ast.ImportFrom) and node.module == "backend.models":
+            if isinstance(node, ast.ImportFrom) and node.module in ("backend.hub", "backend.models"):
                 users.add(fn.name)
     assert users <= {"status_rows", "status_header", "main"}, users
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", TABS + ["hub"])
 def test_each_backend_package_exports_its_entry_points(package):
     mod = importlib.import_module(f"backend.{package}")
     exported = getattr(mod, "__all__", None)

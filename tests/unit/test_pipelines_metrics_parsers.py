@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from backend.pipelines import instruct as ins
-from backend.pipelines import similarity as sim
-from backend.errors import InputError
+from backend.engines import instruct as ins
+from backend.engines import similarity as sim
+from backend.runtime.errors import InputError
 from backend.pipelines.metrics import bleu, rouge
 
 LETTER = ("Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "

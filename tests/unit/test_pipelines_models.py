@@ -20,10 +20,10 @@ from transformers import (
     DistilBertForSequenceClassification, MarianConfig, MarianMTModel,
 )
 
-from backend.errors import InputError
-from backend.pipelines import instruct as ins
+from backend.runtime.errors import InputError
+from backend.engines import instruct as ins
 from backend.pipelines import tasks as P
-from backend.pipelines.extractive_qa import answer_question, best_spans
+from backend.engines.extractive_qa import answer_question, best_spans
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_llama
 
 LETTER = ("Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "
@@ -572,8 +572,8 @@ def test_decoder_fill_mask_candidates_are_whole_words_and_chunks_agree(monkeypat
 
 
 def test_decoder_fill_mask_errors_and_budget():
-    from backend import budget
-    from backend.budget import BudgetExceeded, Cancelled
+    from backend.runtime import budget
+    from backend.runtime.budget import BudgetExceeded, Cancelled
 
     tok = smollm2_tokenizer()
     m = lm(tiny_llama(max_position_embeddings=64), tok, method="decoder-fill-mask")

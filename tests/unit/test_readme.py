@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend import config
+from backend.runtime import config
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -31,3 +31,11 @@ def test_space_runs_our_app_on_the_pinned_gradio():
     requirements = (README.parent / "requirements.txt").read_text()
     assert fields["sdk"] == "gradio" and fields["app_file"] == "app.py"
     assert f"gradio=={fields['sdk_version']}" in requirements
+
+
+def test_the_code_map_names_every_backend_package():
+    """The README's code map describes what is there: every package of backend/ is in it."""
+    text = README.read_text()
+    code_map = text[text.index("## Where the code lives"):text.index("## API (gradio_client)")]
+    packages = sorted(p.parent.name for p in (README.parent / "backend").glob("*/__init__.py"))
+    assert [p for p in packages if f"{p}/" not in code_map] == []

@@ -11,9 +11,9 @@ import faiss
 import numpy as np
 import pytest
 
-from backend.config import SearchLimits
-from backend.embedding import embed_texts
-from backend.errors import InputError
+from backend.runtime.config import SearchLimits
+from backend.engines.embedding import embed_texts
+from backend.runtime.errors import InputError
 from backend.search import corpora as C
 from backend.search import index as si
 from backend.search import reader
@@ -533,7 +533,7 @@ def test_idle_eviction(tmp_path, embedder):
     assert set(gone) == {"s1", "s2"} and svc.session_count() == 0
     for s in ("s1", "s2", "s3"):
         svc.build(s, corpus, IndexSettings("flat"), embedder)
-    assert svc.session_count() == 2 and svc._sessions.get("s1") is None
+    assert svc.session_count() == 2 and svc._sessions.peek("s1") is None
 
 
 def test_map_data_pca_and_downsampling(tmp_path, embedder):
@@ -575,7 +575,7 @@ def test_private_memory_budget_evicts_oldest_sessions(tmp_path, embedder):
     svc = SearchService(tmp_path, persist=False, max_private_bytes=2 * one)
     for s in ("s1", "s2", "s3"):
         svc.build(s, corpus, IndexSettings("flat"), embedder)
-    assert svc._sessions.get("s1") is None and svc.current("s3") is not None
+    assert svc._sessions.peek("s1") is None and svc.current("s3") is not None
     with pytest.raises(InputError, match="build one first"):
         svc.search("s1", "budget", 1, embedder)
 

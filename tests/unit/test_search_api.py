@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from backend import search
-from backend.errors import InputError
-from backend.pipelines.extractive_qa import answer_question
-from backend.embedding import embed_texts
+from backend.runtime.errors import InputError
+from backend.engines.extractive_qa import answer_question
+from backend.engines.embedding import embed_texts
 from backend.search import api
 from backend.search import service as S
 from backend.search.corpora import load_glossary
@@ -50,7 +50,7 @@ def qa_dir(tmp_path_factory):
 def service(tmp_path, monkeypatch, embedder_dir):
     monkeypatch.setenv("TLAB_MODEL_EMBEDDER", str(embedder_dir))
     svc = S.SearchService(tmp_path, persist=False)
-    monkeypatch.setattr(S, "_SERVICE", svc)
+    monkeypatch.setattr(S.SERVICE, "_value", svc)
     return svc
 
 
@@ -114,7 +114,7 @@ def test_limits_come_from_config(tmp_path, monkeypatch, embedder_dir):
     monkeypatch.setenv("TLAB_SEARCH_MAX_PASSAGES", "3")
     monkeypatch.setenv("TLAB_MODEL_EMBEDDER", str(embedder_dir))
     svc = S.SearchService(tmp_path, persist=False)
-    monkeypatch.setattr(S, "_SERVICE", svc)
+    monkeypatch.setattr(S.SERVICE, "_value", svc)
     assert svc.limits.max_passages == 3
     with pytest.raises(InputError, match="more than 3 passages"):
         build_paste()
@@ -196,9 +196,9 @@ def test_ask_retrieves_then_reads_with_the_qa_role(service, monkeypatch, qa_dir)
     assert out["model"]["role"] == "qa" and out["model"]["checkpoint"] == str(qa_dir)
     assert out["retriever_model"]["role"] == "embedder"
     # The extractive reader cites the one passage whose best span scored highest.
-    from backend import models
+    from backend import hub
 
-    lm = models.load("qa")
+    lm = hub.load("qa")
     scores = [answer_question(lm.model, lm.tokenizer, q, p["text"], top_n=1)["answers"][0]["score"]
               for p in out["passages"]]
     best = max(range(len(scores)), key=scores.__getitem__) + 1
@@ -241,9 +241,9 @@ def test_embedding_runs_in_chunks_and_reports_between_them(service, monkeypatch)
     build_paste(progress=lambda f, d: calls.append(d))
     assert [d for d in calls if d.startswith("Embedding passages")] == [
         "Embedding passages 3/7", "Embedding passages 6/7", "Embedding passages 7/7"]
-    from backend import models
+    from backend import hub
 
-    lm = models.load("embedder")
+    lm = hub.load("embedder")
     one_go = embed_texts(service.current("s1").corpus.texts_for_embedding(), lm.model, lm.tokenizer)
     np.testing.assert_allclose(service.current("s1").vectors, one_go, atol=1e-5)
 
@@ -291,9 +291,9 @@ def test_inspect_upload(tmp_path):
 
 
 def test_load_corpus_needs_no_model(service, tmp_path):
-    from backend import models
+    from backend import hub
 
-    before = models.get_hub().load_count
+    before = hub.get_hub().load_count
     f = tmp_path / "d.jsonl"
     f.write_text('{"body": "first doc", "t": "one"}\n{"body": "second doc", "t": "two"}\n')
     corpus, shared = search.load_corpus("upload", str(f), text_field=" body ", title_field="t")
@@ -301,4 +301,4 @@ def test_load_corpus_needs_no_model(service, tmp_path):
         ("one", "first doc"), ("two", "second doc")]
     glossary, shared = search.load_corpus("glossary")
     assert shared and glossary.content_hash == load_glossary().content_hash
-    assert models.get_hub().load_count == before
+    assert hub.get_hub().load_count == before

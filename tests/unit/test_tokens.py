@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from backend.errors import InputError
-from backend.tokens import explore
+from backend.runtime.errors import InputError
+from backend.tokenizers.api import explore
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer
 
 

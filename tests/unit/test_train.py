@@ -10,8 +10,10 @@ import threading
 import numpy as np
 import pytest
 
-from backend.errors import InputError
-from backend.training import api, datasets as D, finetune as FT, metrics as M, probe as P
+from backend.runtime.errors import InputError
+from backend.training import api, gpu, probe as P
+from backend.engines import datasets as D, finetune as FT, classification_metrics as M
+from backend.training import store as train_store
 from backend.training.store import TrainStore, Trained
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 
@@ -29,7 +31,7 @@ def tiny_dir(tmp_path_factory):
 @pytest.fixture
 def tiny(monkeypatch, tiny_dir):
     monkeypatch.setenv("TLAB_MODEL_EMBEDDER", str(tiny_dir))
-    monkeypatch.setattr("backend.training.store._STORE", TrainStore())
+    monkeypatch.setattr(train_store.STORE, "_value", TrainStore())
     return tiny_dir
 
 
@@ -130,6 +132,11 @@ def test_subsample_and_cap_are_stratified_and_seeded():
 
 
 # ----------------------------------------------------------------------------- fine-tuning
+def _worker():
+    """The Train tab's worker: each chunk a (fake) GPU task on the embedder role, here the tiny model."""
+    return gpu.HubWorker()
+
+
 def _toy(n=8):
     train = [(t, 1) for t in POS[:n]] + [(t, 0) for t in NEG[:n]]
     return train, [(POS[0], 1), (NEG[0], 0)]
@@ -138,7 +145,7 @@ def _toy(n=8):
 def test_fine_tuning_decreases_the_loss(tiny):
     train, val = _toy()
     budget = FT.Budget(epochs=12, max_seconds=3600, learning_rate=1e-3, batch_size=4, seed=0)
-    gen = FT.run(train, val, 2, budget)
+    gen = FT.run(train, val, 2, budget, _worker())
     events = []
     while True:
         try:
@@ -159,7 +166,7 @@ def test_same_seed_same_losses(tiny):
     budget = FT.Budget(epochs=2, max_seconds=3600, learning_rate=1e-3, batch_size=4, seed=3)
     runs = []
     for _ in range(2):
-        gen = FT.run(train, val, 2, budget)
+        gen = FT.run(train, val, 2, budget, _worker())
         try:
             while True:
                 next(gen)
@@ -171,7 +178,7 @@ def test_same_seed_same_losses(tiny):
 def test_stop_keeps_the_best_checkpoint_so_far(tiny):
     train, val = _toy()
     stop = threading.Event()
-    gen = FT.run(train, val, 2, FT.Budget(epochs=10, max_seconds=3600, batch_size=4), stop)
+    gen = FT.run(train, val, 2, FT.Budget(epochs=10, max_seconds=3600, batch_size=4), _worker(), stop)
     steps = 0
     while True:
         try:
@@ -185,21 +192,21 @@ def test_stop_keeps_the_best_checkpoint_so_far(tiny):
     assert out.stopped == "stopped"
     assert out.steps == steps == FT.FIRST_CHUNK_STEPS < out.total_steps
     assert out.weights is not None and len(out.epochs) == 1 and out.epochs[0]["step"] == steps
-    probs, pooled = FT.predict_proba(out.weights, ["good day", "bad night"], 2)
+    probs, pooled = FT.predict_proba(_worker(), out.weights, ["good day", "bad night"], 2)
     assert probs.shape == (2, 2) and np.allclose(probs.sum(1), 1.0) and pooled.shape == (2, 32)
 
 
 def test_stop_before_the_first_step_leaves_no_model(tiny):
     stop = threading.Event()
     stop.set()
-    gen = FT.run(*_toy(), 2, FT.Budget(), stop)
+    gen = FT.run(*_toy(), 2, FT.Budget(), _worker(), stop)
     with pytest.raises(StopIteration) as done:
         next(gen)
     assert done.value.value.weights is None and done.value.value.stopped == "stopped"
 
 
 def test_the_time_budget_stops_the_run(tiny):
-    gen = FT.run(*_toy(), 2, FT.Budget(epochs=50, max_seconds=0.5, batch_size=2))
+    gen = FT.run(*_toy(), 2, FT.Budget(epochs=50, max_seconds=0.5, batch_size=2), _worker())
     try:
         while True:
             next(gen)
@@ -245,7 +252,7 @@ def test_two_sessions_never_see_each_others_models(tiny, tmp_path):
 
 
 def test_bad_requests_fail_before_any_model_loads(tiny, tmp_path, monkeypatch):
-    monkeypatch.setattr("backend.models.load", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("backend.hub.load", lambda *a, **k: pytest.fail("a model was loaded"))
     with pytest.raises(InputError, match="Unknown method"):
         api.train("s", "emotion", methods="magic")
     with pytest.raises(InputError, match="epochs must be between 1 and 20"):

@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 import torch
 
-from backend import budget as request_budget
-from backend import config, models
-from backend.errors import InputError
+from backend.runtime import budget as request_budget
+from backend.runtime import config
+from backend import hub
+from backend.runtime.errors import InputError
 from backend.pipelines import api as papi
-from backend.training import api, offline, use
+from backend.training import api, use
+from backend.hub import builders as offline
 from tests.unit.test_train import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
 
 
@@ -137,24 +139,24 @@ def test_an_evicted_session_loses_its_files(two_sessions):
 
 # ----------------------------------------------------------------------------- the offline sentiment classifier
 def test_the_offline_classifier_is_fine_tuned_once_and_cached(tiny, tmp_path, monkeypatch):
-    from backend.training import datasets as D
-    from backend.training import finetune as FT
+    from backend.engines import datasets as D
+    from backend.engines import finetune as FT
 
-    folder, meta = offline.ensure(tiny, root=tmp_path)
+    folder, meta = offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert meta["cached"] is False and meta["labels"] == ["NEGATIVE", "NEUTRAL", "POSITIVE"]
     assert meta["sizes"] == {"train": 380, "validation": 82, "test": 82}
     assert meta["epochs"] == 3 and meta["steps"] == 3 * 24  # fixed steps: ceil(380 / 16) per epoch
     assert 0 <= meta["test_accuracy"] <= 1 and meta["best_epoch"] in (1.0, 2.0, 3.0)
     assert FT._SCRATCH == {}  # the one-off run's scratch copy of the encoder is freed
     monkeypatch.setattr(offline, "train", lambda *a: pytest.fail("trained twice"))
-    again, meta2 = offline.ensure(tiny, root=tmp_path)
+    again, meta2 = offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert again == folder and meta2["cached"] is True and meta2["test_accuracy"] == meta["test_accuracy"]
     assert folder == offline.cache_dir(tiny, tmp_path) and (folder / ".complete").exists()
     assert [p.name for p in folder.parent.iterdir() if p.is_dir()] == [folder.name]  # no temp leftovers
     assert {"config.json", "model.safetensors", FT.HEAD_FILE, "labels.json", "meta.json",
             "tokenizer.json"} <= {p.name for p in folder.iterdir()}
     # Served as one module, it scores on the test split exactly what its description says.
-    model, tok, served_meta, _ = offline.serving_model(tiny, "cpu", torch.float32, root=tmp_path)
+    model, tok, served_meta, _ = offline.serving_model(hub.load("embedder"), tiny, "cpu", torch.float32, root=tmp_path)
     assert model.config.id2label == {0: "NEGATIVE", 1: "NEUTRAL", 2: "POSITIVE"}
     test = D.load_shipped("sentiment").test
     batch = tok([t for t, _ in test], padding=True, truncation=True, max_length=FT.MAX_LENGTH, return_tensors="pt")
@@ -168,7 +170,7 @@ def test_the_offline_fine_tune_ignores_the_requests_budget_and_cancel(tiny, tmp_
     """A cancelled or expired request must neither cut the one training short nor cache half a model."""
     with request_budget.scope(seconds=0.001) as b:
         b.cancel()
-        folder, meta = offline.ensure(tiny, root=tmp_path)
+        folder, meta = offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert meta["steps"] == 72 and (folder / ".complete").exists()
 
 
@@ -177,7 +179,7 @@ def test_a_fine_tune_that_does_not_finish_caches_nothing(tiny, tmp_path, monkeyp
 
     monkeypatch.setattr(offline, "RECIPE_BUDGET", replace(offline.RECIPE_BUDGET, max_seconds=0.0))
     with pytest.raises(RuntimeError, match="stopped after 0 of 72 steps"):
-        offline.ensure(tiny, root=tmp_path)
+        offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert not [p for p in (tmp_path / "trained").iterdir() if p.is_dir()]
 
 
@@ -187,34 +189,40 @@ def test_a_crash_while_training_leaves_no_cache(tiny, tmp_path, monkeypatch):
 
     monkeypatch.setattr(offline, "train", boom)
     with pytest.raises(RuntimeError):
-        offline.ensure(tiny, root=tmp_path)
+        offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert not [p for p in (tmp_path / "trained").iterdir() if p.is_dir()]  # no folder, no temp leftovers
 
 
-def test_the_recipe_fine_tunes_the_embedder_it_names(tiny, tmp_path):
-    from backend.errors import ModelLoadError
+def test_the_recipe_fine_tunes_the_embedder_it_names(tiny, tmp_path, monkeypatch):
+    from backend.runtime.errors import ModelLoadError
 
+    elsewhere = hub.Resolved("sentiment", "other", "embedder", config.METHOD_FINETUNED, "package",
+                             "packaged offline model (local profile)", str(tmp_path))
+    plain = hub.ModelHub.resolve
+    monkeypatch.setattr(hub.ModelHub, "resolve",
+                        lambda self, role, override=None: elsewhere if role == "sentiment" else plain(self, role, override))
+    monkeypatch.setattr(hub.HUB, "_value", hub.ModelHub())
     with pytest.raises(ModelLoadError, match="fine-tunes the embedder role's encoder"):
-        offline.ensure(tmp_path, root=tmp_path)
+        hub.load("sentiment")
 
 
 def test_the_hub_serves_the_fine_tuned_sentiment_role(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
-    sentiment = models.Resolved("sentiment", "tiny-minilm", "embedder", config.METHOD_FINETUNED, "package",
+    sentiment = hub.Resolved("sentiment", "tiny-minilm", "embedder", config.METHOD_FINETUNED, "package",
                                 "packaged offline model (local profile)", str(tiny), note="fine-tuned here")
-    plain = models.ModelHub.resolve
-    monkeypatch.setattr(models.ModelHub, "resolve",
+    plain = hub.ModelHub.resolve
+    monkeypatch.setattr(hub.ModelHub, "resolve",
                         lambda self, role, override=None: sentiment if role == "sentiment" else plain(self, role, override))
-    monkeypatch.setattr(models, "_HUB", models.ModelHub())
+    monkeypatch.setattr(hub.HUB, "_value", hub.ModelHub())
     seen = []
-    lm = models.load("sentiment", progress=lambda f, text: seen.append((f, text)))
+    lm = hub.load("sentiment", progress=lambda f, text: seen.append((f, text)))
     assert seen[0][1] == "Loading the sentiment model (first use only)"
     assert seen[-1] == (1.0, "Training the offline sentiment classifier (first use only): step 72 of 72")
     d = lm.describe()
     assert d["method"] == "fine-tuned" and d["trained_on"] == "sentiment (shipped)" and d["steps"] == 72
     assert 0 <= d["test_accuracy"] <= 1 and f"(test accuracy {d['test_accuracy']:.3f})" in d["note"]
-    assert models.load("sentiment").model is lm.model  # loaded once
-    assert lm.model is not models.load("embedder").model  # its own, fine-tuned copy
+    assert hub.load("sentiment").model is lm.model  # loaded once
+    assert lm.model is not hub.load("embedder").model  # its own, fine-tuned copy
     r = papi._classify(["A lovely day.", "Awful."], "", None, None, None)
     assert r["method"] == "fine-tuned" and r["model"]["test_accuracy"] == d["test_accuracy"]
     assert sorted(r["results"][0]["labels"]) == ["NEGATIVE", "NEUTRAL", "POSITIVE"]

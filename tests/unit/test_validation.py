@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from backend import config
-from backend.errors import InputError
-from backend.validation import as_bool, as_float, as_int, check_text
+from backend.runtime import config
+from backend.runtime.errors import InputError
+from backend.runtime.validation import as_bool, as_float, as_int, check_text
 
 
 def test_rules_strip_or_keep_whitespace_by_use():

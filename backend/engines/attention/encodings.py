@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from backend.errors import InputError
+from backend.runtime.errors import InputError
 
 
 def sinusoidal_encoding(n_positions: int, d_model: int) -> np.ndarray:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backend.attention import math as am
-from backend.errors import InputError
-from backend.validation import as_int, check_text
+from backend.engines.attention import math as am
+from backend.runtime.errors import InputError
+from backend.runtime.validation import as_int, check_text
 
 MAX_TOKENS = 256  # heatmaps, summary, math: beyond this the T x T matrices stop being readable
 VIEW_MAX_TOKENS = 96  # bertviz head/model views
@@ -25,6 +25,17 @@ TOLERANCE = 1e-4  # ours vs the model's own attention weights, float32
 HALF_TOLERANCE = 2e-2  # the same for a bf16/fp16 model  # refuse before tokenizing a huge paste
 
 FIRST_EXAMPLE = ("time flies like an arrow", "fruit flies like a banana")
+ROLES = ("encoder", "decoder")  # the models whose attention the app shows
+
+
+def check_role(role) -> str:
+    """'encoder' or 'decoder' (any case, spaces ignored), else a readable InputError."""
+    if role is not None and not isinstance(role, str):
+        raise InputError(f"Role must be 'encoder' or 'decoder', got {type(role).__name__}.")
+    role = (role or "").strip().lower()
+    if role not in ROLES:
+        raise InputError(f"Role must be 'encoder' or 'decoder', got {role!r}.")
+    return role
 
 
 @dataclass
@@ -264,6 +275,53 @@ def attention_payload(result: AttentionResult, layer: int | None = None) -> dict
 
 # ---------------------------------------------------------------------------- attention math
 
+def _query_index(query_index, t: int) -> int:
+    """The query token: a position 0..t-1, or Python-style from the end (-1 the last); empty: the last."""
+    if query_index is None or query_index == "":
+        query_index = t - 1
+    query_index = as_int("query token index", query_index)
+    if -t <= query_index < 0:
+        query_index += t
+    if not 0 <= query_index < t:
+        raise InputError(f"Query token {query_index} does not exist: choose 0 to {t - 1} (or -1 for the last).")
+    return query_index
+
+
+def _mat(x: torch.Tensor, name: str, what: str) -> dict:
+    arr = x.detach().float().cpu().numpy()
+    arr = np.where(np.isneginf(arr), np.nan, arr)  # JSON has no -inf: masked entries are null
+    data = np.round(arr.astype(np.float64), MATH_DECIMALS)
+    return {
+        "name": name,
+        "what": what,
+        "shape": list(arr.shape),
+        "data": [[None if np.isnan(v) else v for v in row] for row in data.tolist()],
+    }
+
+
+def _matrices(lm, head: int, kv_head: int, theirs: torch.Tensor, causal: bool) -> list[dict]:
+    """Every step of one head, in the order the computation takes them."""
+    d = lm.q.shape[-1]
+    matrices = [
+        _mat(lm.q[0, head], "Q", f"queries: input x W_q (head {head})"),
+        _mat(lm.k[0, kv_head], "K", f"keys: input x W_k (key/value head {kv_head})"),
+        _mat(lm.v[0, kv_head], "V", f"values: input x W_v (key/value head {kv_head})"),
+    ]
+    if lm.q_rot is not None:
+        matrices += [
+            _mat(lm.q_rot[0, head], "Q_rot", "queries after the rotary position rotation"),
+            _mat(lm.k_rot[0, kv_head], "K_rot", "keys after the rotary position rotation"),
+        ]
+    return matrices + [
+        _mat(lm.scores[0, head], "scores", "Q K^T: every query's dot product with every key"),
+        _mat(lm.scaled[0, head], "scaled", f"scores / sqrt(d_k) = scores / {d ** 0.5:.3f}, masked entries null (-inf)"),
+        _mat(lm.mask[0, 0].float(), "mask", "1 where the query may attend to the key" + (" (causal)" if causal else "")),
+        _mat(lm.weights[0, head], "weights", "softmax over each row: the attention weights"),
+        _mat(theirs[0, head], "model_weights", "the model's own attention output, for comparison"),
+        _mat(lm.output[0, head], "output", "weights x V: the head's output per token"),
+    ]
+
+
 def attention_math(
     model,
     tokenizer,
@@ -285,14 +343,7 @@ def attention_math(
     layer, head = check_layer_head((n_layers, n_heads), layer, head)
     if layer is None or head is None:
         raise InputError("Choose a layer and a head.")
-    t = len(enc.token_ids)
-    if query_index is None or query_index == "":
-        query_index = t - 1
-    query_index = as_int("query token index", query_index)
-    if -t <= query_index < 0:  # Python-style: -1 is the last token
-        query_index += t
-    if not 0 <= query_index < t:
-        raise InputError(f"Query token {query_index} does not exist: choose 0 to {t - 1} (or -1 for the last).")
+    query_index = _query_index(query_index, len(enc.token_ids))
     inputs = _to_device(enc.inputs, model)
     attentions, hiddens = am.run_model(model, inputs)
     lm = am.layer_math(model, layer, hiddens[layer], inputs["attention_mask"])
@@ -306,36 +357,8 @@ def attention_math(
     n_kv = am.num_kv_heads(model)
     kv_head = head // (n_heads // n_kv)
 
-    def mat(x: torch.Tensor, name: str, what: str) -> dict:
-        arr = x.detach().float().cpu().numpy()
-        arr = np.where(np.isneginf(arr), np.nan, arr)  # JSON has no -inf: masked entries are null
-        data = np.round(arr.astype(np.float64), MATH_DECIMALS)
-        return {
-            "name": name,
-            "what": what,
-            "shape": list(arr.shape),
-            "data": [[None if np.isnan(v) else v for v in row] for row in data.tolist()],
-        }
-
     d = lm.q.shape[-1]
-    matrices = [
-        mat(lm.q[0, head], "Q", f"queries: input x W_q (head {head})"),
-        mat(lm.k[0, kv_head], "K", f"keys: input x W_k (key/value head {kv_head})"),
-        mat(lm.v[0, kv_head], "V", f"values: input x W_v (key/value head {kv_head})"),
-    ]
-    if lm.q_rot is not None:
-        matrices += [
-            mat(lm.q_rot[0, head], "Q_rot", "queries after the rotary position rotation"),
-            mat(lm.k_rot[0, kv_head], "K_rot", "keys after the rotary position rotation"),
-        ]
-    matrices += [
-        mat(lm.scores[0, head], "scores", "Q K^T: every query's dot product with every key"),
-        mat(lm.scaled[0, head], "scaled", f"scores / sqrt(d_k) = scores / {d ** 0.5:.3f}, masked entries null (-inf)"),
-        mat(lm.mask[0, 0].float(), "mask", "1 where the query may attend to the key" + (" (causal)" if causal else "")),
-        mat(lm.weights[0, head], "weights", "softmax over each row: the attention weights"),
-        mat(theirs[0, head], "model_weights", "the model's own attention output, for comparison"),
-        mat(lm.output[0, head], "output", "weights x V: the head's output per token"),
-    ]
+    matrices = _matrices(lm, head, kv_head, theirs, causal)
     q_row = lm.q_rot if lm.q_rot is not None else lm.q
     qk = lm.scores[0, head, query_index]
     return {

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from backend.attention import encodings
-from backend.errors import InputError, LabError
+from backend.engines.attention import encodings
+from backend.runtime.errors import InputError, LabError
 
 # Attention recipes by architecture family, each named after the transformers model types it covers.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -25,7 +25,6 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "llama": ("llama", "mistral", "qwen2", "smollm3"),  # pre-norm, rotary, grouped KV heads
     "gpt": ("gpt2",),  # pre-norm, fused c_attn projection, learned positions
 }
-ARCHITECTURES = tuple(FAMILIES)
 
 
 class UnsupportedModel(LabError):

@@ -7,7 +7,7 @@ candidate as a node: kept (became a running beam), eos (an ended hypothesis) or 
 
 from __future__ import annotations
 
-from backend.decoding.result import TokenText, rounded
+from backend.engines.generation.result import TokenText, rounded
 
 BEAM_TREE_STEPS = 40  # steps recorded; more would not be drawable
 

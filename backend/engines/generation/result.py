@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from backend.decoding.filters import distinct_n, perplexity
+from backend.engines.generation.filters import distinct_n, perplexity
 
 
 @dataclass

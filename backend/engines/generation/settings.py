@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, NamedTuple
 
-from backend.errors import InputError
-from backend.validation import as_bool, as_float, as_int
+from backend.runtime.errors import InputError
+from backend.runtime.validation import as_bool, as_float, as_int
 
 STRATEGIES = ("greedy", "beam", "sample")
 PRECISIONS = ("fp32", "int8")  # the served weights, or their dynamically quantized copy (backend.efficiency)
