@@ -29,6 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from backend.engines.once import BuildOnce
 from backend.runtime.errors import LabError
 
 # Linear layers kept in fp32, by the last part of their name. None by default: quantizing the
@@ -223,10 +224,9 @@ def disk_bytes(model: nn.Module) -> int:
 
 # ---------------------------------------------------------------------------- the per-process cache
 
-_CACHE: dict[tuple, nn.Module] = {}
+_INT8: BuildOnce[nn.Module] = BuildOnce()  # (checkpoint, device, ..., skip) -> the int8 copy
 _SLOTS: dict[str, tuple] = {}  # slot (a role) -> the key of its one int8 copy
 _SIZES: "weakref.WeakKeyDictionary[nn.Module, dict]" = weakref.WeakKeyDictionary()  # dies with its model
-_LOCKS: dict[tuple, threading.Lock] = {}
 _GUARD = threading.Lock()
 
 
@@ -240,25 +240,14 @@ def cached_int8(key: tuple, model: nn.Module, skip: tuple[str, ...] = DEFAULT_SK
     own reference until it finishes.
     """
     key = (*key, skip)
-    with _GUARD:
-        found = _CACHE.get(key)
-        lock = _LOCKS.setdefault(key, threading.Lock())
-    if found is not None:
-        return found, False
-    with lock:
-        found = _CACHE.get(key)
-        if found is not None:
-            return found, False
-        built = int8_copy(model, skip)
+    built, now = _INT8.get(key, lambda: int8_copy(model, skip))
+    if now and slot is not None:
         with _GUARD:
-            if slot is not None:
-                old = _SLOTS.get(slot)
-                if old is not None and old != key:
-                    _CACHE.pop(old, None)
-                    _LOCKS.pop(old, None)
-                _SLOTS[slot] = key
-            _CACHE[key] = built
-        return built, True
+            old = _SLOTS.get(slot)
+            if old is not None and old != key:
+                _INT8.pop(old)
+            _SLOTS[slot] = key
+    return built, now
 
 
 def int8_of(lm) -> tuple[nn.Module, bool]:
@@ -269,8 +258,7 @@ def int8_of(lm) -> tuple[nn.Module, bool]:
 
 def cached_count() -> int:
     """How many int8 copies this process holds."""
-    with _GUARD:
-        return len(_CACHE)
+    return len(_INT8)
 
 
 def sizes(model: nn.Module) -> dict:
@@ -286,8 +274,7 @@ def sizes(model: nn.Module) -> dict:
 
 
 def clear_cache() -> None:
+    _INT8.clear()
     with _GUARD:
-        _CACHE.clear()
         _SLOTS.clear()
         _SIZES.clear()
-        _LOCKS.clear()
