@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
 import gradio as gr
 import pandas as pd
@@ -184,6 +185,71 @@ def _cut_params(settings: dict) -> tuple[float, float, int]:
     return 1.0, 1.0, 0
 
 
+# ----------------------------------------------------------------------------- the run on screen
+# While a run streams, the stats line says what is running and how far it got ("▶ ..."); Stop turns
+# that line into a partial run's line (this run's label and token count), never the previous run's.
+RUNNING = "▶"
+STOPPED = "■"
+_RUNNING_TOKENS = re.compile(r"· (\d+) / (\d+) new tokens")
+
+
+def running_line(label: str | None = None, n: int | None = None, total: int | None = None) -> str:
+    """The stats line while a run is queued, loading, or streaming token `n` of `total`."""
+    if label is None:
+        return f"{RUNNING} waiting for the model… (Stop cancels)"
+    if n is None:
+        return f"{RUNNING} **{md_text(label)}** · running (beam search shows its text when done)…"
+    return f"{RUNNING} **{md_text(label)}** · {n} / {total} new tokens so far…"
+
+
+def stopped_line(line) -> str | object:
+    """The stats line after Stop, from the line of the run Stop interrupted: this run's label and how
+    many tokens it streamed, labelled partial. A finished run's line (not "▶") is left as it is."""
+    line = line if isinstance(line, str) else ""
+    if not line.startswith(RUNNING):
+        return gr.skip()  # the run had already finished: its stats are true
+    label = re.search(r"\*\*(.+?)\*\*", line)
+    who = f"**{label.group(1)}** · " if label else ""
+    tokens = _RUNNING_TOKENS.search(line)
+    if tokens:
+        n, total = int(tokens.group(1)), int(tokens.group(2))
+        return (f"{STOPPED} {who}**stopped by you after {n} of {total} new tokens**: a partial run, its text "
+                "is above. The log-prob, step table and plots come with a finished run (lower max_new_tokens "
+                "for a quicker one).")
+    if label:
+        return (f"{STOPPED} {who}**stopped by you before it finished**: beam search shows its text only "
+                "at the end, so there is nothing to show.")
+    return f"{STOPPED} **stopped by you before the run started**: nothing was generated."
+
+
+def blank_results(line: str) -> list:
+    """Every output of a run, blanked, with `line` as the stats: no earlier run's result stays on
+    screen beside this one's text."""
+    headers = [h for h in STEP_HEADERS if h not in SAMPLING_HEADERS]
+    return [
+        "", line, "",
+        gr.update(value=pd.DataFrame(columns=headers), headers=headers, column_widths=step_widths(headers)),
+        gr.update(value=None, visible=False),
+        None, None, empty_figure("Run beam search to see the beam tree."), None,
+        None, gr.update(value=0, maximum=1, interactive=False),
+    ]
+
+
+def knob_updates(strategy) -> list:
+    """Which knobs the strategy reads: the others are greyed out (the API still accepts and
+    checks them). Greedy returns exactly one sequence, so its num_return_sequences is 1."""
+    sample, beam = strategy == "sample", strategy == "beam"
+    on_off = "" if sample else f" · not used by {md_text(strategy)}"
+    beam_off = "" if beam else f" · not used by {md_text(strategy)}"
+    return [
+        f"**Sampling**{on_off}", gr.update(interactive=sample), gr.update(interactive=sample),
+        gr.update(interactive=sample), gr.update(interactive=sample),
+        f"**Beam search**{beam_off}", gr.update(interactive=beam), gr.update(interactive=beam),
+        gr.update(interactive=beam),
+        gr.update(interactive=True) if strategy != "greedy" else gr.update(value=1, interactive=False),
+    ]
+
+
 # ----------------------------------------------------------------------------- handlers
 
 
@@ -198,13 +264,15 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
             early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n, precision))
         temps = _parse_temps(temps_text)
         skip = [gr.skip()] * 9
-        if settings.strategy == "beam" or settings.num_return_sequences > 1:
-            yield ["", f"Running {settings.label()} (beam search shows its text when done)…", *skip]
-        data = None
+        label, total = settings.label(), settings.max_new_tokens
+        streams = settings.strategy != "beam" and settings.num_return_sequences == 1
+        yield blank_results(running_line(label, 0 if streams else None, total))
+        data, n = None, 0
         with contextlib.closing(decoding.decode_stream(prompt, settings)) as stream:
             for text, res in stream:
                 if res is None:
-                    yield [text, gr.skip(), *skip]
+                    n += 1
+                    yield [text, running_line(label, n, total), *skip]
                 else:
                     data = res
         ids = data["prompt_token_ids"]
@@ -301,23 +369,31 @@ def build() -> None:
             max_new = Slider(1, decoding.MAX_NEW_TOKENS_CAP, value=32, step=1, label="max_new_tokens",
                              elem_id="decoding-max-new")
             seed = Textbox(label="seed (sampling; empty = random, reported)", value="", max_lines=1,
-                           elem_id="decoding-seed")
+                           elem_id="decoding-seed", interactive=False)
+    # The knobs the default strategy (greedy) does not read start greyed out; `knob_updates` on a change.
     with gr.Row():
         with gr.Column():
-            gr.Markdown("**Sampling**")
-            temperature = Slider(0, 3, value=1.0, step=0.05, label="temperature", elem_id="decoding-temperature")
-            top_k = Slider(0, 200, value=0, step=1, label="top_k (0 = off)")
-            top_p = Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)", elem_id="decoding-top-p")
+            sampling_head = gr.Markdown("**Sampling** · not used by greedy", elem_id="decoding-sampling-head")
+            temperature = Slider(0, 3, value=1.0, step=0.05, label="temperature", elem_id="decoding-temperature",
+                                 interactive=False)
+            top_k = Slider(0, 200, value=0, step=1, label="top_k (0 = off)", elem_id="decoding-top-k",
+                           interactive=False)
+            top_p = Slider(0, 1, value=1.0, step=0.01, label="top_p (1 = off)", elem_id="decoding-top-p",
+                           interactive=False)
         with gr.Column():
-            gr.Markdown("**Beam search**")
-            num_beams = Slider(2, decoding.MAX_BEAMS, value=4, step=1, label="num_beams")
-            length_penalty = Slider(-2, 3, value=1.0, step=0.1, label="length_penalty")
-            early_stopping = Checkbox(label="early_stopping", value=False)
+            beam_head = gr.Markdown("**Beam search** · not used by greedy", elem_id="decoding-beam-head")
+            num_beams = Slider(2, decoding.MAX_BEAMS, value=4, step=1, label="num_beams", elem_id="decoding-beams",
+                               interactive=False)
+            length_penalty = Slider(-2, 3, value=1.0, step=0.1, label="length_penalty",
+                                    elem_id="decoding-length-penalty", interactive=False)
+            early_stopping = Checkbox(label="early_stopping", value=False, elem_id="decoding-early-stopping",
+                                      interactive=False)
         with gr.Column():
             gr.Markdown("**All strategies**")
             no_repeat = Slider(0, 6, value=0, step=1, label="no_repeat_ngram_size (0 = off)")
             rep_pen = Slider(0.5, 2.0, value=1.0, step=0.05, label="repetition_penalty (1 = off)")
-            n_return = Slider(1, decoding.MAX_BEAMS, value=1, step=1, label="num_return_sequences")
+            n_return = Slider(1, decoding.MAX_BEAMS, value=1, step=1, elem_id="decoding-n-return", interactive=False,
+                              label="num_return_sequences (beam or sample; greedy returns one)")
             top_n = Slider(1, decoding.MAX_TOP_N, value=5, step=1, label="candidates per step in the table")
             precision = Radio(choices=list(decoding.PRECISIONS), value="fp32", elem_id="decoding-precision",
                               label="precision (int8: the quantized copy of the Efficiency tab; the table "
@@ -365,11 +441,17 @@ def build() -> None:
              n_return, rep_pen, seed, chat, top_n]
     preset.change(apply_preset, [preset], [prompt, *knobs], api_visibility="private")
     results = [text, stats, badge, steps_df, outputs_df, temp_plot, cum_plot, tree_plot, result_json]
+    strategy.change(knob_updates, [strategy], [sampling_head, temperature, top_k, top_p, seed, beam_head, num_beams,
+                                               length_penalty, early_stopping, n_return],
+                    api_visibility="private", queue=False)
+    # Generate first blanks the last run's result (at once, even while this run waits for the model),
+    # then streams; Stop cancels the stream first, then rewrites its "▶" line as this run's partial line.
     run_event = run_btn.click(
-        run, [prompt, *knobs, precision, temps], [*results, state, step], api_visibility="private", **LONG_LANE,
-    )
+        lambda: blank_results(running_line()), None, [*results, state, step], api_visibility="private", queue=False,
+    ).then(run, [prompt, *knobs, precision, temps], [*results, state, step], api_visibility="private", **LONG_LANE)
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
+    stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
     step.release(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
     temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
     cmp_event = cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],

@@ -173,6 +173,34 @@ def compare(k=5, request: gr.Request = None, progress=gr.Progress()):
     return tradeoff_figure(rows), table, rows
 
 
+SOURCE_NAMES = {"glossary": "the glossary", "docstrings": "the API docs", "upload": "your upload",
+                "paste": "your pasted text"}
+
+
+def _source_name(source: str, held: dict | None = None) -> str:
+    if held is not None and source in ("upload", "paste"):
+        return md_text(held["corpus"])
+    return SOURCE_NAMES.get(source, md_text(source))
+
+
+def corpus_after_failure(choice, request: gr.Request = None):
+    """After a refused or failed build: the corpus selector shows what the session's index holds
+    (the old index stays), with one line saying why it switched back."""
+    sid = getattr(request, "session_hash", None) if request is not None else None
+    held = search.held_index(sid) if sid else None
+    source = held["source"] if held else search.AUTO_CORPUS
+    if source == choice:
+        return gr.update(), gr.update(value="", visible=False)
+    if held is None:
+        still = f"there is no index yet, so your first search builds {_source_name(source)} first"
+    else:
+        still = (f"searches still run on {_source_name(source, held)} ({held['count']:,} passages, "
+                 f"{md_text(held['index_type'])} index)")
+    line = (f"↩ Switched back to **{_source_name(source, held)}**: {_source_name(choice)} could not be indexed "
+            f"(the error message says why); {still}.")
+    return gr.update(value=source), gr.update(value=line, visible=True)
+
+
 def source_controls(choice):
     """Show the upload / paste controls (and passage sizing) only for that corpus source."""
     private = choice in ("upload", "paste")
@@ -211,6 +239,7 @@ def build() -> None:
         with gr.Column(scale=1):
             corpus = Radio(CORPUS_CHOICES, value="glossary", label="Corpus",
                            elem_id="search-corpus")
+            corpus_note = gr.Markdown("", visible=False, elem_id="search-corpus-note")
             index_type = Dropdown(INDEX_CHOICES, value=search.AUTO, label="Index type",
                                   elem_id="search-index-type",
                                   info="Auto picks exact search while it costs under ~1 ms, HNSW above.")
@@ -278,6 +307,13 @@ def build() -> None:
     ev = build_btn.click(build_index, build_inputs, [stats_md, stats_json, badge],
                          api_name="build_index", **LONG_LANE)
     clear_on_error(ev, [stats_md, stats_json, badge], box)
+    # A refused or failed build leaves the old index: the selector goes back to what it holds. A new
+    # index makes the hits, map and caption of the old one stale: they go.
+    ev.failure(corpus_after_failure, [corpus], [corpus, corpus_note], queue=False, api_visibility="private")
+    ev.success(lambda: [gr.update(value="", visible=False), "", None, "", None], None,
+               [corpus_note, results, plot, caption, results_json], queue=False, api_visibility="private")
+    corpus.input(lambda: gr.update(value="", visible=False), None, [corpus_note], queue=False,
+                 api_visibility="private")
     search_outputs = [results, plot, results_json, badge]
     for ev in (search_btn.click(run_search, [query, k], search_outputs, api_name="search", **BATCH_LANE),
                query.submit(run_search, [query, k], search_outputs, api_visibility="private", **BATCH_LANE)):

@@ -6,12 +6,14 @@ model-level pieces (service, index, corpora, reader) stay importable for tests.
 
 from backend.search.api import (
     ASK_MAX_PASSAGES,
+    AUTO_CORPUS,
     CORPUS_SOURCES,
     ask,
     build_index,
     compare_indexes,
     drop_session,
     ensure_index,
+    held_index,
     index_settings,
     inspect_upload,
     load_corpus,
@@ -25,6 +27,7 @@ from backend.search.service import BUILTIN_CORPORA
 __all__ = [
     "AUTO",
     "ASK_MAX_PASSAGES",
+    "AUTO_CORPUS",
     "BUILTIN_CORPORA",
     "CORPUS_SOURCES",
     "DEFAULT_CHUNK_WORDS",
@@ -38,6 +41,7 @@ __all__ = [
     "compare_indexes",
     "drop_session",
     "ensure_index",
+    "held_index",
     "index_settings",
     "inspect_upload",
     "load_corpus",

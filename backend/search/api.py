@@ -153,6 +153,22 @@ def inspect_upload(path: str | None) -> dict | None:
     return {"table": True, "columns": cols, "text": guess, "title": title}
 
 
+def held_index(session_id: str) -> dict | None:
+    """What the session's current index holds, for a tab that must show it (after a refused or
+    failed build the old index stays) -> {"source": glossary|docstrings|upload|paste, "corpus",
+    "count", "index_type"}; None when the session has no index yet."""
+    entry = get_service().current(session_id) if session_id else None
+    if entry is None:
+        return None
+    name = entry.corpus.name
+    if entry.shared and name in BUILTIN_CORPORA:
+        source = name
+    else:
+        source = "paste" if name == corpora.PASTE_NAME else "upload"
+    return {"source": source, "corpus": name, "count": len(entry.corpus),
+            "index_type": entry.stats.get("index_type", "")}
+
+
 def drop_session(session_id: str) -> None:
     """Forget a session's index (a closed page); idle eviction covers the rest."""
     if session_id:

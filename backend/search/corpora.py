@@ -18,6 +18,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 
+from backend.runtime import json_input
 from backend.runtime.config import SearchLimits
 from backend.runtime.errors import InputError
 from backend.runtime.validation import clean_text
@@ -28,6 +29,7 @@ GLOSSARY_PATH = os.path.join(ASSETS_DIR, "corpus", "glossary.jsonl")
 DEFAULT_CHUNK_WORDS = 120
 DEFAULT_OVERLAP_WORDS = 30
 SUPPORTED_EXTENSIONS = (".txt", ".csv", ".tsv", ".jsonl")
+PASTE_NAME = "pasted text"  # the name of a corpus built from pasted text
 
 
 @dataclass
@@ -213,8 +215,8 @@ def jsonl_fields(text: str) -> list[str]:
     names: list[str] = []
     for line in text.splitlines()[:200]:
         try:
-            obj = json.loads(line)
-        except ValueError:
+            obj = json_input.loads(line, "a JSONL line")
+        except ValueError:  # an InputError is a ValueError too: a bad line only adds no field
             continue
         if isinstance(obj, dict):
             for k, v in obj.items():
@@ -240,8 +242,8 @@ def parse_jsonl(text: str, field: str | None, title_field: str | None = None,
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except ValueError:
+            obj = json_input.loads(line, f"Line {n}")
+        except ValueError:  # malformed or nested too deeply: counted as a bad line
             bad.append(n)
             continue
         if not isinstance(obj, dict):
@@ -366,7 +368,7 @@ def corpus_from_paste(text: str, options: UploadOptions | None = None,
         raise InputError("The pasted text is empty. Paste documents, one per line or "
                          "separated by blank lines.")
     check_size(len(text.encode("utf-8")), limits, "The pasted text")
-    return documents_to_corpus("pasted text", parse_txt(text), max_words=options.max_words,
+    return documents_to_corpus(PASTE_NAME, parse_txt(text), max_words=options.max_words,
                                overlap=options.overlap, limits=limits)
 
 
