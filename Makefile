@@ -17,7 +17,15 @@ PROFILE ?= local
 SPACE_VENV := .space-venv
 SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench install install-dev chromium unit integration e2e browser fuzz space space-venv clean
+# What the local profile builds into the cache (the decoder's GGUF conversion, the models trained
+# here on shipped data), built by `make run` before the app starts, so no visitor's first click
+# waits for it. The stamp lives in the cache itself (a wiped cache builds again) and is keyed on
+# what the builds read.
+CACHE_DIR := $(or $(TLAB_CACHE_DIR),$(HOME)/.cache/transformers-lab)
+BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backend/hub/conversion.py backend/engines/finetune.py
+BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
+
+.PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +62,13 @@ chromium:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
 	fi
 
-run: install
+$(BUILD_STAMP): | $(RUNTIME_STAMP)
+	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.hub build
+	mkdir -p $(CACHE_DIR) && rm -f $(CACHE_DIR)/.stamp-build-* && touch $@
+
+build: install $(BUILD_STAMP)
+
+run: install build
 	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)
 
 # Every tier; -p no:cacheprovider keeps the clone clean.

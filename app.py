@@ -53,11 +53,10 @@ def status_header() -> str:
 def build_app():
     import gradio as gr
 
-    with gr.Blocks(title="Transformers Lab") as demo:
-        gr.Markdown(
-            "# Transformers Lab\nRun, poke and *see* what *Natural Language Processing with Transformers* "
-            "teaches: pipelines, attention, decoding strategies and semantic search, on real models."
-        )
+    # Gradio's file cache (uploads, downloads, plots as files) is swept every 10 minutes of what is
+    # older than an hour, and emptied when the server restarts: no visitor's files outlive that.
+    with gr.Blocks(title="Transformers Lab", delete_cache=(600, 3600)) as demo:
+        gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr)
     return demo
@@ -89,27 +88,36 @@ def _status_panel(gr) -> None:
     panel.collapse(lambda: gr.Timer(active=False), None, ticker, api_visibility="private", queue=False)
 
 
+# (tab title, element id, what the tagline says it lets a learner see)
+TABS = (
+    ("Pipelines", "pipelines-tab", "the pipeline() tasks"),
+    ("Train", "train-tab", "training a classifier three ways"),
+    ("Tokenizers", "tokenizers-tab", "tokenizers"),
+    ("Anatomy", "anatomy-tab", "a transformer block recomputed by hand"),
+    ("Attention", "attention-tab", "attention"),
+    ("Decoding", "decoding-tab", "decoding strategies"),
+    ("Efficiency", "efficiency-tab", "int8 against fp32"),
+    ("Semantic search", "search-tab", "semantic search"),
+)
+
+
+def tagline() -> str:
+    """What the app teaches, one phrase per tab, so the line names every tab there is."""
+    said = [what for _, _, what in TABS]
+    return ("Run, poke and *see* what *Natural Language Processing with Transformers* teaches: "
+            + ", ".join(said[:-1]) + " and " + said[-1] + ", on real models.")
+
+
 def _tabs(gr) -> None:
     """The tabs; their row wraps on a phone instead of hiding tabs behind a "..." menu."""
     from components import anatomy, attention, decoding, efficiency, pipelines, search, tokenizer, train
 
+    builders = {"Pipelines": pipelines, "Train": train, "Tokenizers": tokenizer, "Anatomy": anatomy,
+                "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search}
     with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs"):
-        with gr.Tab("Pipelines", elem_id="pipelines-tab"):
-            pipelines.build()
-        with gr.Tab("Train", elem_id="train-tab"):
-            train.build()
-        with gr.Tab("Tokenizers", elem_id="tokenizers-tab"):
-            tokenizer.build()
-        with gr.Tab("Anatomy", elem_id="anatomy-tab"):
-            anatomy.build()
-        with gr.Tab("Attention", elem_id="attention-tab"):
-            attention.build()
-        with gr.Tab("Decoding", elem_id="decoding-tab"):
-            decoding.build()
-        with gr.Tab("Efficiency", elem_id="efficiency-tab"):
-            efficiency.build()
-        with gr.Tab("Semantic search", elem_id="search-tab"):
-            search.build()
+        for title, elem_id, _ in TABS:
+            with gr.Tab(title, elem_id=elem_id):
+                builders[title].build()
 
 
 def theme():
@@ -148,6 +156,9 @@ def main(argv=None) -> int:
                 hub.load(role)
             except Exception as exc:  # a failed model fails only its tabs
                 print(f"preload {role}: {exc}", file=sys.stderr)
+    from components import session_memory
+
+    session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
     demo = build_app()
     demo.queue(default_concurrency_limit=4)
     demo.launch(
@@ -156,6 +167,7 @@ def main(argv=None) -> int:
         share=args.share,
         theme=theme(),
         max_file_size="60mb",
+        state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,
         footer_links=["api", "settings"],
     )

@@ -15,6 +15,7 @@ import threading
 import gradio as gr
 
 from backend.runtime import budget
+from backend.runtime import config
 from backend.runtime.config import get_settings
 from backend.runtime.errors import LabError
 
@@ -227,18 +228,16 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
         parts.append(md_text(f", {described['device']} {described.get('dtype') or ''}".rstrip()))
     parts.append(")")
     method = described.get("method")
-    if method == "instruct-fallback":
-        parts.append(" · *instruct-model fallback*: no dedicated local model, the instruct decoder was prompted for this task")
-    elif method == "embedding-similarity":
-        parts.append(" · *embedding similarity* to the label descriptions (no fine-tuned classifier offline)")
-    elif method == "fine-tuned":
-        acc = described.get("test_accuracy")
-        parts.append(" · *fine-tuned here*: the encoder with a linear head on its mean-pooled hidden states, "
-                     f"trained once on the {md_text(described.get('trained_on') or 'shipped')} set"
-                     + (f" (test accuracy {acc:.2f})" if isinstance(acc, (int, float)) else ""))
-    elif method == "session-trained":
-        parts.append(f" · *{md_text(described.get('classifier') or 'your classifier')}* trained in this session "
-                     "(Train tab)")
+    if method and method != config.METHOD_MODEL:  # how it is served, in the words of config.METHOD_WORDS
+        parts.append(f" · *{md_text(config.method_name(method))}*")
+        if method == config.METHOD_FINETUNED:
+            acc = described.get("test_accuracy")
+            parts.append(md_text(f": {config.method_text(method)}; trained on {described.get('trained_on') or 'shipped data'}"
+                                 + (f", test accuracy {acc:.2f}" if isinstance(acc, (int, float)) else "")))
+        elif method == config.METHOD_SESSION:
+            parts.append(md_text(f": {described.get('classifier') or 'your classifier'}, from the Train tab"))
+        else:
+            parts.append(md_text(f": {config.method_text(method, config.role_name(described.get('role')))}"))
     if seconds is not None:
         parts.append(f" · {seconds:.2f} s")
     return "".join(parts)
@@ -310,7 +309,9 @@ def readable_error(exc: Exception, where: str = "") -> gr.Error:
     message = str(exc)
     _remember_error(message)
     _input_log().info("%s: %s", where or "?", message.replace("\n", " ")[:300])
-    return gr.Error(html.escape(message, quote=False), print_exception=False)
+    # Short-lived: the message also stays inline (clear_on_error), and toasts that outlive the
+    # error they report pile up ("Error (2)" holding a message about an input already fixed).
+    return gr.Error(html.escape(message, quote=False), duration=5, print_exception=False)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]()!#|~:@$])")  # CommonMark lets any ASCII punctuation be escaped

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.runtime import json_input
 from backend.runtime.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data"
@@ -65,7 +66,7 @@ def _read_jsonl(path: Path) -> list[tuple[str, str]]:
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
-            obj = json.loads(line)
+            obj = json.loads(line)  # the project's own shipped file
             rows.append((obj["text"], obj["label"]))
     return rows
 
@@ -133,7 +134,7 @@ def _rows_jsonl(text: str) -> tuple[list[str], list[dict]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json_input.loads(line, f"Line {n} of the JSONL file")
         except json.JSONDecodeError as exc:
             raise InputError(f"Line {n} of the JSONL file is not valid JSON ({exc.msg}). Each line "
                              'must be one object like {"text": "...", "label": "..."}.') from None

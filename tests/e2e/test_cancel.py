@@ -90,8 +90,30 @@ def test_cancel_stops_a_long_generation(app):
     job = client.submit("Once upon a time", settings, api_name="/decode")
     wait_busy(proc, job)
     assert_stops(proc, job)
+    start = time.perf_counter()
     r = client.predict("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}, api_name="/decode")
     assert r["n_new_tokens"] == 4
+    assert time.perf_counter() - start < 10, "after a Stop the lane serves the next request at once"
+
+
+@pytest.mark.parametrize("api_name", ["/decode", "/generate_text"])
+def test_a_huge_prompt_with_sixteen_beams_is_refused_before_it_runs(app, api_name):
+    """100,000 characters and 16 beams x 16 sequences x 512 tokens took 561 s against a 120 s
+    budget: 144 s in the prompt's one forward, which no Stop can interrupt. Now refused at once."""
+    url, _ = app
+    client = Client(url, verbose=False)
+    prompt = ("The parcel arrived late and the figure inside was the wrong one. " * 1540)[:99_990]  # the longest allowed
+    if api_name == "/decode":
+        args = (prompt, {"strategy": "beam", "num_beams": 16, "num_return_sequences": 16, "max_new_tokens": 512})
+    else:
+        args = (prompt, "beam", 512, 0.7, 50, 0.9, 16, 0, "")
+    start = time.perf_counter()
+    with pytest.raises(Exception) as err:
+        client.predict(*args, api_name=api_name)
+    assert time.perf_counter() - start < 15
+    assert "token-rows" in str(err.value) and "beams" in str(err.value) and "Traceback" not in str(err.value)
+    r = client.predict("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}, api_name="/decode")
+    assert r["n_new_tokens"] == 4  # the lane is free
 
 
 def test_compare_decoding_refuses_too_much_work_readably(app):

@@ -47,6 +47,7 @@ from backend.engines.generation.result import (
     DecodeResult,
     TokenText,
     output_summary,
+    unscored_summary,
     rounded,
     steps_from_record,
     steps_from_scores,
@@ -55,6 +56,7 @@ from backend.engines.generation.settings import (
     MAX_NEW_TOKENS_CAP,
     STRATEGIES,
     DecodeSettings,
+    check_prefill,
     parse_strategies,
 )
 from backend.runtime.errors import InputError
@@ -157,6 +159,7 @@ def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: t
           streamer: BaseStreamer | None) -> _Wired:
     """The prompt ids, a neutral generation config, and the processor chain with its taps."""
     prompt_text, prompt_ids, warnings = build_prompt(tokenizer, prompt, settings, context_limit(model))
+    check_prefill(settings, len(prompt_ids))
     if settings.seed is None and settings.strategy == "sample":
         settings.seed = random.randrange(2**31)
     gen_config = generation_config(model, tokenizer, settings)
@@ -259,11 +262,19 @@ def _beam_outputs(model, tokenizer, wired: _Wired, rows: list[list[int]], tok: T
     outputs: list[dict] = []
     steps: list[dict] = []
     trimmed = [_trim(r, wired.eos) for r in rows]
+    unscored = 0
     for i, (ids, found) in enumerate(trimmed):
+        if i > 0 and budgets.expired():  # scoring is the request's work too: stop with the budget
+            outputs.append(unscored_summary(ids, found, tok, tokenizer))
+            unscored += 1
+            continue
         scored = score_sequence(model, prompt_ids + ids, plen, wired.settings.top_n)
         outputs.append(output_summary(ids, scored["logprob"], found, tok, tokenizer))
         if i == 0:
             steps = steps_from_scores(ids, scored, tok)
+    if unscored:
+        wired.warnings.append(f"{unscored} of {len(trimmed)} returned sequences were not scored: the request's time "
+                              "budget ran out (their logprob and perplexity are null).")
     tree = beam_tree(wired.recorder.finalize(), trimmed[0][0] if trimmed else [], wired.eos, tok)
     return outputs, steps, tree
 

@@ -82,6 +82,13 @@ def prob(logp: float | None) -> float:
     return float(f"{math.exp(logp):.6g}") if logp is not None and logp > -1e30 else 0.0
 
 
+def unscored_summary(ids: list[int], found_eos: bool, tok: TokenText, tokenizer) -> dict:
+    """A returned sequence the request had no time left to score: its text, no made-up numbers."""
+    out = output_summary(ids, [], found_eos, tok, tokenizer)
+    out.update(logprob=None, perplexity=None, scored=False)
+    return out
+
+
 def output_summary(ids: list[int], logps: list[float], found_eos: bool, tok: TokenText, tokenizer) -> dict:
     """One returned sequence: its text, tokens, log-prob, perplexity and distinct-n."""
     total = float(sum(logps))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, NamedTuple
 
+from backend.runtime import json_input
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_bool, as_float, as_int
 
@@ -26,6 +27,10 @@ MAX_COMPARE = 4
 # sequences; sampling: num_return_sequences). 4096 = e.g. four beam-4 runs of 256 tokens; four
 # beam-16 runs of 512 tokens would be 32768, minutes of CPU.
 MAX_COMPARE_WORK = 4096
+# Token-rows of the prompt's first forward (prompt tokens x the sequences run side by side): the
+# one step of a generation that no Stop and no time budget can interrupt. 16 beams over a
+# 1,536-token prompt (24,576) took 144 s on 2 cores before the first new token; 4,096 is ~20 s.
+MAX_PREFILL_WORK = 4096
 LENGTH_PENALTY_RANGE = (-10.0, 10.0)  # beam scores divide by length**penalty: 1e9 overflows
 
 _ALIASES = {"greedy search": "greedy", "beam search": "beam", "sampling": "sample", "top-k": "sample",
@@ -219,7 +224,7 @@ def parse_settings(settings: Any) -> DecodeSettings:
     """One strategy from a dict, a DecodeSettings, None (defaults) or JSON text (the API's form)."""
     if isinstance(settings, str):
         try:
-            settings = json.loads(settings) if settings.strip() else {}
+            settings = json_input.loads(settings, "settings") if settings.strip() else {}
         except json.JSONDecodeError as exc:
             raise InputError(f"settings is not valid JSON ({exc.msg}).") from None
     return DecodeSettings.from_dict(settings)
@@ -232,7 +237,7 @@ def parse_strategies(strategies: Any) -> list[DecodeSettings]:
         if not text:
             raise InputError('Give 2 to 4 strategies as a JSON list, e.g. [{"strategy": "greedy"}, {"strategy": "beam", "num_beams": 4}].')
         try:
-            strategies = json.loads(text)
+            strategies = json_input.loads(text, "strategies")
         except json.JSONDecodeError as exc:
             raise InputError(f"The strategies are not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).") from None
     if isinstance(strategies, dict):
@@ -255,6 +260,19 @@ def work(s: DecodeSettings) -> int:
     """Token-steps one run costs: sequences decoded in parallel x new tokens."""
     width = s.num_beams if s.strategy == "beam" else s.num_return_sequences
     return width * s.max_new_tokens
+
+
+def check_prefill(s: DecodeSettings, prompt_tokens: int) -> None:
+    """Refuse, before any forward, a run whose first forward cannot be stopped in time."""
+    width = s.num_beams if s.strategy == "beam" else s.num_return_sequences
+    if width * prompt_tokens > MAX_PREFILL_WORK:
+        what = f"{width} beams" if s.strategy == "beam" else f"{width} samples"
+        fits = max(1, MAX_PREFILL_WORK // prompt_tokens)
+        raise InputError(
+            f"The prompt is {prompt_tokens:,} tokens and {what} each read it in one first forward "
+            f"({width * prompt_tokens:,} token-rows), over this server's {MAX_PREFILL_WORK:,}: that forward cannot be "
+            f"stopped once started. Use at most {fits} {'beams' if s.strategy == 'beam' else 'samples'} with this "
+            f"prompt, or a prompt of at most {MAX_PREFILL_WORK // width:,} tokens.")
 
 
 def check_compare_work(settings: list[DecodeSettings]) -> None:
