@@ -78,6 +78,11 @@ def _budget_md(b: dict) -> str:
 
 
 def _masks_md(m: dict) -> str:
+    masked, total = plots.masked_count(m["mask"])
+    return f"**{masked} of {total} query-key pairs masked** for this input. " + _masks_why(m)
+
+
+def _masks_why(m: dict) -> str:
     if m["kind"] == "padding":
         rows = " · ".join(f"`{m_}`" for m_ in m["batch_attention_mask"])
         return (f"Sentences A and B as a batch of two, padded to the same length: attention masks {rows}. "
@@ -86,7 +91,8 @@ def _masks_md(m: dict) -> str:
     if m["kind"] == "causal":
         return (f"Layer {m['layer']}, head {m['head']}: each token may look only at itself and earlier tokens; "
                 "the upper triangle is set to −∞ before the softmax, so its weights are 0.")
-    return f"Layer {m['layer']}, head {m['head']}: one sentence, nothing to mask. Add sentence B to see padding."
+    return (f"Layer {m['layer']}, head {m['head']}: one sentence, nothing to mask: every token may attend to every "
+            "token (the whole mask is the \"may attend\" colour). Add sentence B to see padding.")
 
 
 @user_errors
@@ -152,7 +158,7 @@ def build() -> None:
             with gr.Tab("Residual stream"):
                 stream_plot = gr.Plot(label="Residual stream", elem_id="anatomy-stream")
             with gr.Tab("Masked attention"):
-                masks_md = gr.Markdown()
+                masks_md = gr.Markdown(elem_id="anatomy-masks-caption")
                 masks_plot = gr.Plot(label="Before the mask, the mask, after", elem_id="anatomy-masks")
             with gr.Tab("Logit lens"):
                 lens_md = gr.Markdown()

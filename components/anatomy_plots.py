@@ -51,20 +51,43 @@ def residual_stream(stream: dict, title: str) -> go.Figure:
     return fig
 
 
+MAY_ATTEND, MASKED = "#a1d99b", "#3f3f46"  # the mask's two values: a key a query may look at, or not
+MASK_LEGEND = {1: "may attend (1)", 0: "masked (0: score set to −∞)"}
+
+
+def masked_count(mask: list[list[int]]) -> tuple[int, int]:
+    """(masked query-key pairs, all pairs) of a 0/1 mask (1 = may attend)."""
+    total = sum(len(row) for row in mask)
+    return total - sum(int(v) for row in mask for v in row), total
+
+
 def masked_attention(masks: dict, title: str) -> go.Figure:
-    """Scores before the mask, the mask, the softmax after it: three heatmaps of one head."""
+    """Scores before the mask, the mask, the softmax after it: three heatmaps of one head. The mask
+    has two colours only, named in a legend, so "nothing masked" never looks like "all masked"."""
     labels = _labels(masks["tokens"])
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.05, subplot_titles=(
         "scores QKᵀ/√d before the mask", "mask (1 = may look)", "softmax weights after the mask"))
     hover = "query %{y}<br>key %{x}<br>%{z:.4f}<extra></extra>"
     fig.add_trace(go.Heatmap(z=masks["scores"], x=labels, y=labels, colorscale="RdBu_r", zmid=0,
                              showscale=False, hovertemplate=hover), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=masks["mask"], x=labels, y=labels, colorscale="Greys", zmin=0, zmax=1,
-                             showscale=False, hovertemplate=hover), row=1, col=2)
+    words = [[MASK_LEGEND[int(v)] for v in row] for row in masks["mask"]]
+    fig.add_trace(go.Heatmap(z=masks["mask"], x=labels, y=labels, zmin=0, zmax=1, showscale=False,
+                             colorscale=[[0, MASKED], [0.5, MASKED], [0.5, MAY_ATTEND], [1, MAY_ATTEND]],
+                             customdata=words, hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>"),
+                  row=1, col=2)
+    for value in (1, 0):  # the legend: one square of each colour, whether or not this input has it
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=MASK_LEGEND[value], showlegend=True,
+                                 marker=dict(symbol="square", size=14, color=MAY_ATTEND if value else MASKED,
+                                             line=dict(color="#999", width=1))), row=1, col=2)
     fig.add_trace(go.Heatmap(z=masks["weights"], x=labels, y=labels, colorscale="Blues", zmin=0,
                              showscale=False, hovertemplate=hover), row=1, col=3)
-    size = min(620, max(360, 14 * len(labels) + 200))
-    fig.update_layout(title=title, height=size, margin=dict(l=10, r=10, t=90, b=10))
+    size = min(660, max(400, 14 * len(labels) + 240))
+    masked, total = masked_count(masks["mask"])
+    fig.update_layout(title=f"{title}: {masked} of {total} query-key pairs masked", height=size,
+                      margin=dict(l=10, r=10, t=130, b=10),
+                      legend=dict(orientation="h", x=0.5, xanchor="center", y=1.0, yanchor="bottom",
+                                  title_text="mask:", entrywidth=0, font=dict(size=12)))
+    fig.update_annotations(yshift=28)  # the subplot titles sit above the legend row
     readable = len(labels) <= 40
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     fig.update_yaxes(showticklabels=readable, row=1, col=1)

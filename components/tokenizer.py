@@ -16,6 +16,10 @@ EXAMPLES = [
 WORD, SUBWORD, SPECIAL, BYTES = "word start", "word continuation", "special", "byte piece (part of a character)"
 COLORS = {WORD: "#bfdbfe", SUBWORD: "#fde68a", SPECIAL: "#fca5a5", BYTES: "#d8b4fe"}
 HEADERS = ["#", "token", "text", "bytes", "id", "chars", "special"]
+WIDTHS = ["7%", "20%", "20%", "19%", "12%", "12%", "10%"]
+NO_BYTES_HEADERS = [h for h in HEADERS if h != "bytes"]
+NO_BYTES_WIDTHS = ["8%", "28%", "28%", "14%", "12%", "10%"]
+NO_BYTES_NOTE = "no bytes column: WordPiece works on characters, not bytes"
 BYTE_LEVEL_NOTE = (
     "**Byte-level BPE** cuts the text's UTF-8 *bytes*, not its characters, and prints each byte as one "
     "visible character: `Ġ` is a space, and a character outside ASCII (é, —, 🤗) takes 2-4 bytes, so its "
@@ -38,16 +42,30 @@ def _pieces(result: dict, show_bytes: bool) -> list[tuple[str, str]]:
 def _summary(role: str, result: dict) -> str:
     m = result["model"]
     fragments = sum(bool(r.get("byte_fragment")) for r in result["tokens"])
-    return (
+    if result.get("tokens_per_word") is None:  # an empty (or blank) text: no words, no ratio
+        ratio = ("the text is empty: " + ("only the special tokens, " if result["count"] else "")
+                 + "no words to count tokens per word")
+    else:
+        ratio = f"{result['tokens_per_word']} tokens per word"
+    text = (
         f"**{role}**: `{m['checkpoint']}` ({m['source']}) · {result['algorithm']} · vocabulary "
         f"{result['vocab_size']:,} · **{result['count']} tokens** ({result['special_count']} special"
-        + (f", {fragments} byte pieces" if fragments else "") + f") · {result['tokens_per_word']} tokens per word"
+        + (f", {fragments} byte pieces" if fragments else "") + f") · {ratio}"
     )
+    if not result.get("byte_level"):
+        text += f" · {NO_BYTES_NOTE}"
+    return text
 
 
-def _table(result: dict) -> list[list]:
-    return [[r["index"], r["token"], r["text"], r.get("bytes", ""), r["id"], f"{r['start']}-{r['end']}", r["special"]]
+def _table(result: dict) -> dict:
+    """The ids-and-offsets table; a tokenizer without byte-level pieces has no (empty) bytes column."""
+    if result.get("byte_level"):
+        rows = [[r["index"], r["token"], r["text"], r.get("bytes", ""), r["id"], f"{r['start']}-{r['end']}",
+                 r["special"]] for r in result["tokens"]]
+        return gr.update(value={"data": rows, "headers": HEADERS}, column_widths=WIDTHS)
+    rows = [[r["index"], r["token"], r["text"], r["id"], f"{r['start']}-{r['end']}", r["special"]]
             for r in result["tokens"]]
+    return gr.update(value={"data": rows, "headers": NO_BYTES_HEADERS}, column_widths=NO_BYTES_WIDTHS)
 
 
 @user_errors
@@ -97,7 +115,7 @@ def build() -> None:
             go = gr.Button("Tokenize", variant="primary", elem_id="tok-go")
     gr.Examples(EXAMPLES, inputs=text)
     box = error_box(elem_id="tok-error")
-    widths = ["7%", "20%", "20%", "19%", "12%", "12%", "10%"]
+    widths = WIDTHS
     with gr.Row():
         with gr.Column():
             enc_md = gr.Markdown(elem_id="tok-enc-summary")

@@ -15,6 +15,7 @@ import html
 import gradio as gr
 
 from backend import training
+from backend.runtime import config
 from backend.runtime.errors import InputError, LabError
 from components import common
 from components.common import (SHORT_LANE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
@@ -51,6 +52,42 @@ def _session(request: gr.Request | None) -> str:
     return sid
 
 
+SMALL_SAMPLE = 30  # the backend's classification_metrics.SMALL_SAMPLE: below it, a count and an interval
+
+
+def accuracy_text(acc: float, n: int | None = None, ci95: list | None = None, digits: int = 3) -> str:
+    """An accuracy as shown: on fewer than 30 examples with its count and 95% (Wilson) interval."""
+    text = f"{acc:.{digits}f}"
+    if n is not None and n < SMALL_SAMPLE:
+        text += f" (n={n}" + (f", 95% CI {ci95[0]:.2f}-{ci95[1]:.2f}" if ci95 else "") + ")"
+    return text
+
+
+def seconds_text(s: float) -> str:
+    """Seconds as shown: whole ones from 10 s, one decimal below (a 0.4 s run is not "0 s")."""
+    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+
+
+def estimate_line(e: dict) -> str:
+    """Before or after the first fine-tuning chunk: steps, seconds, and whether the budget holds them."""
+    head = (f"{e['steps']} step{'' if e['steps'] == 1 else 's'} at {e['seconds_per_step']:.2f} s + "
+            f"{e['validation_passes']} validation pass{'' if e['validation_passes'] == 1 else 'es'} of "
+            f"{e['validation_s']:.1f} s ≈ **{seconds_text(e['estimated_s'])}** ({e['basis']})")
+    if e["fits_budget"]:
+        return f"{head}, within the {e['budget_s']:.0f} s budget."
+    return f"{head}: **over** the {e['budget_s']:.0f} s budget. {e['advice']}"
+
+
+def done_line(r: dict) -> str:
+    """After the run: how long it took against the estimate shown before it."""
+    est = r.get("estimate") or {}
+    if est.get("estimated_s") is None:
+        return f"Done in {r['seconds']:.1f} s."
+    if est.get("off"):
+        return f"Done in {r['seconds']:.1f} s. **Estimate off:** {md_text(est['message'])}"
+    return f"Done in {r['seconds']:.1f} s (estimated {seconds_text(est['estimated_s'])} before it started)."
+
+
 def summary_markdown(result: dict) -> str:
     ds = result["dataset"]
     sizes = ds["sizes"]
@@ -67,7 +104,10 @@ def summary_markdown(result: dict) -> str:
             note = f"{r['steps']}/{r['total_steps']} steps, {r['stopped']}"
             if r.get("best_epoch") is not None:
                 note += f", best checkpoint at epoch {r['best_epoch']}"
-        acc = f"{r['accuracy']:.3f}" if "accuracy" in r else "-"
+            vs = r.get("vs_plan") or {}
+            if vs.get("off"):
+                note += f"; estimated {seconds_text(vs['estimated_s'])}"
+        acc = accuracy_text(r["accuracy"], r.get("n"), r.get("ci95")) if "accuracy" in r else "-"
         f1 = f"{r['macro_f1']:.3f}" if "macro_f1" in r else "-"
         best = " **(in use)**" if m == result.get("best_method") else ""
         lines.append(f"| {METHOD_LABELS[m]}{best} | {acc} | {f1} | {t}; {html.escape(note)} |")
@@ -96,11 +136,7 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
         if kind == "stage":
             yield f"*{html.escape(ev['desc'])}...*", skip, skip, skip, skip, skip, skip, skip, skip
         elif kind == "estimate":
-            fits = "fits in" if ev["fits_budget"] else "is more than"
-            yield (f"*Fine-tuning: {ev['steps']} steps at {ev['seconds_per_step']:.2f} s/step "
-                   f"≈ **{ev['estimated_s']:.0f} s**, which {fits} the {ev['budget_s']:.0f} s budget "
-                   f"(the budget stops it; the best checkpoint is kept).*",
-                   skip, skip, skip, skip, skip, skip, skip, skip)
+            yield (f"Fine-tuning: {estimate_line(ev)}", skip, skip, skip, skip, skip, skip, skip, skip)
         elif kind in ("step", "epoch"):
             if kind == "step":
                 losses += ev["losses"]
@@ -108,14 +144,17 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
             else:
                 epochs_seen.append(ev)
             status = (f"*Fine-tuning: step {len(losses)}/{total}, loss {losses[-1]:.3f}"
-                      + (f", validation accuracy {epochs_seen[-1]['val_accuracy']:.3f}" if epochs_seen else "")
+                      + (", validation accuracy " + accuracy_text(epochs_seen[-1]["val_accuracy"],
+                                                                   epochs_seen[-1].get("val_n"),
+                                                                   epochs_seen[-1].get("val_ci95"))
+                         if epochs_seen else "")
                       + " · press Stop to keep the best checkpoint so far.*")
             yield status, skip, shown(loss_figure(losses, epochs_seen, total)), skip, skip, skip, skip, skip, skip
         elif kind == "done":
             r = ev["result"]
             ft = r["methods"].get("finetune")
             loss = loss_figure(ft["losses"], ft["epochs"], ft["total_steps"]) if ft else None
-            status = (f"Done in {r['seconds']:.1f} s. " + model_badge(r["model"]) +
+            status = (done_line(r) + " " + model_badge(r["model"]) +
                       (f" · the session now classifies with **{METHOD_LABELS[r['best_method']]}**"
                        if r.get("best_method") else ""))
             yield (status, summary_markdown(r), shown(loss), shown(confusion_figure(r["methods"])),
@@ -145,8 +184,9 @@ def predict(text, method, request: gr.Request):
                    f"background:#e07b14;border-radius:3px'></span></td></tr>"
                    for l, s in zip(r["labels"], r["scores"]))
     md = (f"<div id='train-prediction'><b>{html.escape(r['label'])}</b> "
-          f"<i>by {html.escape(r['method_name'])} trained in this session on {html.escape(m['trained_on'])} "
-          f"(test accuracy {m['test_accuracy']:.3f}) over {html.escape(m['checkpoint'])}</i>"
+          f"<i>by {html.escape(r['method_name'])}, {html.escape(config.method_name(config.METHOD_SESSION))}, on {html.escape(m['trained_on'])} "
+          f"(test accuracy {accuracy_text(m['test_accuracy'], m.get('test_n'), m.get('test_ci95'))}) "
+          f"over {html.escape(m['checkpoint'])}</i>"
           f"<table>{rows}</table></div>")
     return md, r
 
@@ -175,24 +215,33 @@ def download(method, request: gr.Request):
     r = training.export(_session(request), method or "", root=_gradio_cache())
     m = r["model"]
     note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {md_text(m['classifier'])}, "
-            f"test accuracy {m['test_accuracy']:.3f}; files: {md_text(', '.join(r['files']))}.")
+            f"test accuracy {accuracy_text(m['test_accuracy'], m.get('test_n'), m.get('test_ci95'))}; files: {md_text(', '.join(r['files']))}.")
     return r["path"], note
 
 
-def show_estimate(dataset, file, text_column, label_column, epochs, max_examples, max_seconds):
-    """Before training: how long fine-tuning should take (no model runs; a bad upload is named)."""
+def show_estimate(dataset, file, text_column, label_column, epochs, max_examples, max_seconds,
+                  methods=None, batch_size=16, learning_curve=True, curve_finetune=False, seed=0):
+    """Before training: how long the whole run should take, part by part, and whether fine-tuning
+    fits its budget (no model runs; a bad upload is named)."""
     if dataset == "upload" and not file_path(file):
         return "*Upload a .csv or .jsonl file with a text and a label column.*"
     try:
-        e = training.estimate(dataset, file_path(file), text_column, label_column, epochs, max_examples, max_seconds)
+        e = training.estimate(dataset, file_path(file), text_column, label_column, epochs, max_examples,
+                              max_seconds, methods=training.METHODS if methods is None else methods,
+                              batch_size=batch_size, learning_curve=learning_curve,
+                              curve_finetune=curve_finetune, seed=seed)
     except LabError as exc:  # shown in the box, not raised: this runs on every slider move
         return f"**Cannot train on this data:** {html.escape(str(exc))}"
     sizes = e["dataset"]["sizes"]
-    fits = "within" if e["fits_budget"] else "**over**"
-    return (f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test examples, "
-            f"labels: {', '.join(e['dataset']['labels'])}. Fine-tuning {e['examples']} examples x "
-            f"{e['epochs']} epoch{'' if e['epochs'] == 1 else 's'}: about **{e['seconds']:.0f} s** ({e['basis']}), {fits} the "
-            f"{e['budget_s']:.0f} s budget.")
+    parts = ", ".join(f"{p['what']} {seconds_text(p['estimated_s'])}" for p in e["parts"] if p["estimated_s"] >= 0.05)
+    text = (f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test examples, "
+            f"labels: {', '.join(e['dataset']['labels'])}. The whole run: about **{seconds_text(e['seconds'])}** "
+            f"({md_text(e['basis'])})" + (f": {parts}" if parts else "") + ".")
+    ft = e["finetune"]
+    if ft is not None:
+        text += (f"\n\nFine-tuning {e['examples']} examples x {e['epochs']} epoch{'' if e['epochs'] == 1 else 's'}: "
+                 + estimate_line(ft))
+    return text
 
 
 def drop_session(request: gr.Request):
@@ -267,8 +316,10 @@ def build() -> None:
                                     elem_id="train-download-file")
             download_md = gr.Markdown(elem_id="train-download-status")
 
-    estimate_inputs = [dataset, file, text_column, label_column, epochs, max_examples, max_seconds]
-    for widget in (dataset, file, epochs, max_examples, max_seconds):
+    estimate_inputs = [dataset, file, text_column, label_column, epochs, max_examples, max_seconds, methods,
+                       batch_size, learning_curve, curve_finetune, seed]
+    for widget in (dataset, file, epochs, max_examples, max_seconds, methods, batch_size, learning_curve,
+                   curve_finetune, seed):
         widget.change(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
     file.upload(lambda: "upload", None, [dataset], api_visibility="private")
     train_inputs = [dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds,
@@ -280,6 +331,7 @@ def build() -> None:
     # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
     ev.success(lambda: (False, "", gr.update(value=None, visible=False), ""), None,
                [use_box, use_md, download_file, download_md], api_visibility="private")
+    ev.then(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")  # now from the rates just measured
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
     ev = predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
                            **SHORT_LANE)

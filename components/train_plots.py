@@ -13,6 +13,7 @@ from components.common import short
 METHOD_LABELS = {"zero_shot": "zero-shot (similarity)", "probe": "features + logistic regression",
                  "finetune": "fine-tuning"}
 METHOD_COLOURS = {"zero_shot": "#8c8c8c", "probe": "#1f77b4", "finetune": "#e07b14"}
+SMALL_SAMPLE = 30  # below this many test examples an accuracy carries its count and interval
 PALETTE = ["#1f77b4", "#e07b14", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf"]
 
@@ -45,7 +46,7 @@ def confusion_figure(methods: dict) -> go.Figure | None:
     if not names:
         return None
     fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.08,
-                        subplot_titles=[f"{METHOD_LABELS[m]}: acc {methods[m]['accuracy']:.2f}" for m in names])
+                        subplot_titles=[f"{METHOD_LABELS[m]}:<br>acc {_acc(methods[m])}" for m in names])
     for i, m in enumerate(names, start=1):
         c = methods[m]["confusion"]
         z = c["normalised"]
@@ -55,9 +56,19 @@ def confusion_figure(methods: dict) -> go.Figure | None:
                       row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i, title_text="true" if i == 1 else None)
         fig.update_xaxes(title_text="predicted", row=1, col=i)
-    fig.update_layout(title="Normalised confusion matrices (test split)", height=380,
-                      margin=dict(l=60, r=10, t=70, b=50))
+    two_lines = any(methods[m].get("n") is not None and methods[m]["n"] < SMALL_SAMPLE for m in names)
+    fig.update_layout(title=dict(text="Normalised confusion matrices (test split)", y=0.92 if two_lines else 0.95, yanchor="top"),
+                      height=450 if two_lines else 400, margin=dict(l=60, r=10, t=150 if two_lines else 95, b=50))
     return fig
+
+
+def _acc(r: dict) -> str:
+    """An accuracy on a figure: on fewer than 30 examples with its count and 95% interval."""
+    text = f"{r['accuracy']:.2f}"
+    if r.get("n") is not None and r["n"] < SMALL_SAMPLE:
+        ci = r.get("ci95")
+        text += f"<br>(n={r['n']}" + (f", 95% CI {ci[0]:.2f}-{ci[1]:.2f}" if ci else "") + ")"
+    return text
 
 
 def map_figure(m: dict | None) -> go.Figure | None:
@@ -94,7 +105,11 @@ def curve_figure(curve: dict | None) -> go.Figure | None:
                                      line=dict(color=METHOD_COLOURS[m], dash="dash" if m == "zero_shot" else None),
                                      customdata=curve["examples"],
                                      hovertemplate="%{x} per label (%{customdata} examples)<br>accuracy %{y:.3f}<extra></extra>"))
-    fig.update_layout(title="Learning curve: test accuracy vs training examples per label", height=360,
+    n = curve.get("test_n")
+    title = "Learning curve: test accuracy vs training examples per label"
+    if n is not None and n < SMALL_SAMPLE:
+        title += f"<br><sub>on only {n} test examples: one example moves accuracy by {1 / n:.2f}</sub>"
+    fig.update_layout(title=title, height=360,
                       margin=dict(l=50, r=10, t=50, b=40), xaxis_title="examples per label",
                       yaxis_title="test accuracy", yaxis_range=[0, 1.02], legend=dict(orientation="h", y=-0.25))
     return fig

@@ -28,6 +28,23 @@ def accuracy(y_true, y_pred) -> float:
     return float((y_true == y_pred).mean()) if len(y_true) else 0.0
 
 
+SMALL_SAMPLE = 30  # below this many examples an accuracy is shown with its count and 95% interval
+Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
+
+
+def wilson_interval(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion `correct`/`n` (better than p ± z·se for small n and
+    for p near 0 or 1: 4/4 gives [0.51, 1.00], not [1, 1]). n = 0 says nothing: [0, 1]."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = correct / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
 def f1_per_label(m: np.ndarray) -> np.ndarray:
     """F1 of each label from a count matrix; a label never predicted nor present scores 0."""
     tp = np.diag(m).astype(np.float64)
@@ -55,8 +72,13 @@ def report(y_true, probs: np.ndarray, labels: list[str]) -> dict:
     probs = np.asarray(probs, dtype=np.float64)
     y_pred = probs.argmax(axis=1)
     m = confusion(y_true, y_pred, len(labels))
+    correct = int(np.trace(m))
+    lo, hi = wilson_interval(correct, len(y_true))
     return {
         "accuracy": round(accuracy(y_true, y_pred), 4),
+        "correct": correct,
+        "ci95": [round(lo, 4), round(hi, 4)],  # Wilson score interval of the accuracy
+        "small_sample": len(y_true) < SMALL_SAMPLE,
         "macro_f1": round(macro_f1(y_true, y_pred, len(labels)), 4),
         "loss": round(float(log_loss_each(probs, y_true).mean()), 4) if len(y_true) else 0.0,
         "n": int(len(y_true)),

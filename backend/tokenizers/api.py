@@ -96,7 +96,11 @@ def explore(text: str, tokenizer, add_special_tokens: bool = True) -> dict:
         "count": len(ids),
         "special_count": sum(r["special"] for r in rows),
         "words": words,
-        "tokens_per_word": round(len([r for r in rows if not r["special"]]) / words, 3) if words else 0.0,
+        # No words (an empty or blank text): no ratio to show, rather than a made-up 0.0.
+        "tokens_per_word": round(len([r for r in rows if not r["special"]]) / words, 3) if words else None,
+        "empty": words == 0,
+        # Byte-level BPE has a "bytes" per piece; WordPiece works on characters, so it has none.
+        "columns": ["index", "token", "text"] + (["bytes"] if byte_level else []) + ["id", "start", "end", "special"],
         "tokens": rows,
         "ids": [int(i) for i in ids],
         "decoded": tokenizer.decode(ids),

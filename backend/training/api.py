@@ -22,11 +22,13 @@ from typing import Callable, Iterator
 import numpy as np
 
 from backend import hub
+from backend.runtime import config
 from backend.runtime.config import public_mode
 from backend.runtime.errors import InputError
 from backend.engines.similarity import DEFAULT_TEMPLATE
 from backend.engines import datasets
 from backend.runtime.device import pick_device
+from backend.runtime.rates import RATES
 from backend.training import features
 from backend.training import gpu
 from backend.engines import finetune
@@ -37,7 +39,7 @@ from backend.training.store import Trained, get_store
 from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
 
 METHODS = ("zero_shot", "probe", "finetune")
-METHOD_NAMES = {"zero_shot": "zero-shot (embedding similarity)", "probe": "feature extraction + logistic regression",
+METHOD_NAMES = {"zero_shot": f"zero-shot ({config.method_name(config.METHOD_EMBEDDING)})", "probe": "feature extraction + logistic regression",
                 "finetune": "fine-tuning"}
 CURVE_SIZES = (8, 16, 32, 64, 128)
 HARDEST_K = 10
@@ -114,15 +116,21 @@ def _budget(epochs, max_examples, max_seconds, learning_rate, batch_size, seed) 
 
 def estimate(dataset: str = "emotion", file: str | None = None, text_column: str | None = "",
              label_column: str | None = "", epochs: int = 3, max_examples: int = 2000,
-             max_seconds: float = 60, override: str | None = None) -> dict:
-    """How long fine-tuning should take, before it starts (no model runs)."""
+             max_seconds: float = 60, override: str | None = None, methods=METHODS,
+             batch_size: int = 16, learning_curve: bool = True, curve_finetune: bool = False,
+             seed: int = 0) -> dict:
+    """How long the whole run should take, before it starts (no model runs): `seconds` for every
+    part (`parts`), `basis` (measured in this process, or a rough guess), and fine-tuning's plan
+    (`finetune`: its steps, whether they fit `max_seconds`, and if not what to lower)."""
     ds = load_dataset(dataset, file, text_column, label_column)
-    b = _budget(epochs, max_examples, max_seconds, 5e-5, 16, 0)
-    n = min(len(ds.train), b.max_examples)
-    est = finetune.estimate_seconds(n, b.epochs, pick_device(), gpu.HubWorker(override).rate_key)
-    est.update(examples=n, epochs=b.epochs, budget_s=b.max_seconds,
-               fits_budget=est["seconds"] <= b.max_seconds, dataset=ds.describe())
-    return est
+    b = _budget(epochs, max_examples, max_seconds, 5e-5, batch_size, seed)
+    chosen = _methods(methods)
+    plan = _plan_run(ds, chosen, b, as_bool("learning_curve", learning_curve),
+                     as_bool("curve_finetune", curve_finetune), override)
+    ft = plan["finetune"]
+    plan.update(examples=min(len(ds.train), b.max_examples), epochs=b.epochs, budget_s=b.max_seconds,
+                fits_budget=ft is None or ft["fits_budget"], methods=chosen, dataset=ds.describe())
+    return plan
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -131,7 +139,7 @@ def _xy(rows):
 
 
 def _summary(report: dict) -> dict:
-    return {k: report[k] for k in ("accuracy", "macro_f1", "loss", "n")}
+    return {k: report[k] for k in ("accuracy", "macro_f1", "loss", "n", "ci95")}
 
 
 def _map(feats: np.ndarray, ys: np.ndarray, texts: list[str], labels: list[str], title: str) -> dict:
@@ -151,6 +159,101 @@ def _curve_sizes(ds: datasets.Dataset) -> tuple[list[int | None], list[str]]:
     return sizes + [None], notes
 
 
+# ----------------------------------------------------------------------------- the plan of a run
+LOAD_WORK = "loading the embedder"  # units: 1 load
+PROBE_WORK = "logistic-regression examples"  # units: examples fitted
+GUESS_PER_S = {"cpu": {LOAD_WORK: 1 / 10.0, features.EMBED_WORK: 15000.0, features.ZERO_SHOT_WORK: 15000.0,
+                       PROBE_WORK: 2000.0},
+               "cuda": {LOAD_WORK: 1 / 10.0, features.EMBED_WORK: 300000.0, features.ZERO_SHOT_WORK: 300000.0,
+                        PROBE_WORK: 2000.0}}  # rough guesses before the first measurement, never shown as measured
+PART_NAMES = {"load": "loading the model", "features": "feature extraction", "zero_shot": "zero-shot baseline",
+              "probe": "logistic regression", "finetune": "fine-tuning (steps + a validation pass per epoch)",
+              "scoring": "scoring the fine-tuned model (test + validation)", "curve": "learning curve"}
+
+
+def _seconds(work: str, model: str, units: float) -> tuple[float, bool]:
+    """(seconds, measured?) for `units` of `work`: at the rate measured in this process, else a guess."""
+    per_s = RATES.per_s(finetune.rate_key(work, model))
+    if per_s:
+        return units / per_s, True
+    guesses = GUESS_PER_S.get(pick_device(), GUESS_PER_S["cpu"])
+    return units / guesses[work], False
+
+
+def _plan_run(ds: datasets.Dataset, chosen: list[str], budget: finetune.Budget, learning_curve: bool,
+              curve_finetune: bool, override: str | None) -> dict:
+    """Every part the run will do, each with its seconds from a measured rate (or a rough guess, said
+    so): loading, features, zero-shot, the probe, fine-tuning with its validation passes, scoring,
+    the learning curve. No model runs."""
+    model = override or ""
+    parts = []
+
+    def add(part, work, units):
+        s, measured = _seconds(work, model, units)
+        parts.append({"part": part, "what": PART_NAMES[part], "estimated_s": round(s, 2), "measured": measured})
+
+    try:
+        loaded = hub.get_hub().is_loaded(gpu.ROLE, override)
+        checkpoint = hub.resolve(gpu.ROLE, override).checkpoint
+    except Exception:  # a bad override fails the run itself, with its message; not the estimate
+        loaded, checkpoint = True, None
+    if not loaded:
+        add("load", LOAD_WORK, 1)
+    texts = [t for t, _ in ds.train + ds.validation + ds.test]
+    todo = features.uncached(texts, checkpoint) if ds.source == "shipped" else texts
+    add("features", features.EMBED_WORK, finetune.text_units(todo))
+    test_units = finetune.text_units(t for t, _ in ds.test)
+    if "zero_shot" in chosen:
+        add("zero_shot", features.ZERO_SHOT_WORK, test_units)
+    if "probe" in chosen:
+        add("probe", PROBE_WORK, len(ds.train))
+    ft_plan = None
+    if "finetune" in chosen:
+        ft_train = datasets.cap_examples(ds.train, budget.max_examples, budget.seed)
+        ft_plan = finetune.plan(ft_train, ds.validation, budget, model)
+        loop_s = finetune.loop_seconds(ft_plan)
+        parts.append({"part": "finetune", "what": PART_NAMES["finetune"], "estimated_s": round(loop_s, 2),
+                      "measured": ft_plan["measured"]})
+        s, measured = finetune.seconds_for(finetune.SCORE_WORK, model, test_units + finetune.text_units(
+            t for t, _ in ds.validation))
+        parts.append({"part": "scoring", "what": PART_NAMES["scoring"], "estimated_s": round(s, 2), "measured": measured})
+    if learning_curve:
+        sizes, _ = _curve_sizes(ds)
+        rows = [datasets.subsample(ds.train, n, budget.seed) for n in sizes]
+        curve_s, measured = 0.0, True
+        if "probe" in chosen:
+            curve_s, measured = _seconds(PROBE_WORK, model, sum(len(r) for r in rows))
+        if curve_finetune and "finetune" in chosen:
+            per_point = finetune.Budget(**{**budget.__dict__, "max_seconds": max(1.0, budget.max_seconds / len(sizes))})
+            for r in rows:
+                p = finetune.plan(r, ds.validation, per_point, model)
+                s, m = finetune.seconds_for(finetune.SCORE_WORK, model, test_units)
+                curve_s += finetune.loop_seconds(p) + s
+                measured = measured and p["measured"] and m
+        parts.append({"part": "curve", "what": PART_NAMES["curve"], "estimated_s": round(curve_s, 2),
+                      "measured": measured})
+    total = sum(p["estimated_s"] for p in parts)
+    measured = all(p["measured"] for p in parts)
+    some = any(p["measured"] for p in parts)
+    basis = (finetune.MEASURED if measured else
+             f"rough guess for {', '.join(p['what'] for p in parts if not p['measured'])}: not measured yet in "
+             "this process" if some else finetune.GUESSED)
+    return {"seconds": round(total, 1), "measured": measured, "basis": basis, "parts": parts, "finetune": ft_plan}
+
+
+def _compare_run(plan: dict, actual: dict, total_s: float) -> dict:
+    """The plan shown before the run against what each part took; a sentence when off by > 25 %."""
+    out = finetune.compare(plan["seconds"], total_s)
+    out["basis"] = plan["basis"]
+    out["parts"] = [{**p, "actual_s": round(actual.get(p["part"], 0.0), 2)} for p in plan["parts"]]
+    if out["off"]:
+        worst = max(out["parts"], key=lambda p: abs(p["actual_s"] - p["estimated_s"]))
+        out["message"] = (f"This run {out['message']}; the estimate was a {plan['basis']}. Largest gap: "
+                          f"{worst['what']} (estimated {worst['estimated_s']:.1f} s, took {worst['actual_s']:.1f} s). "
+                          "The rates just measured make the next estimate closer.")
+    return out
+
+
 # ----------------------------------------------------------------------------- training
 def train_iter(session_id: str, dataset: str = "emotion", file: str | None = None,
                text_column: str | None = "", label_column: str | None = "",
@@ -167,11 +270,18 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
     learning_curve, curve_finetune = as_bool("learning_curve", learning_curve), as_bool("curve_finetune", curve_finetune)
     say(0.0, "Reading the data")
     ds = load_dataset(dataset, file, text_column, label_column)  # a bad upload fails before any model loads
+    plan = _plan_run(ds, chosen, budget, learning_curve, curve_finetune, override)  # what the tab showed
+    took: dict[str, float] = {}
     store = get_store()
     session = store.begin(session_id)
     trained = None
     try:
+        t0 = time.perf_counter()
+        was_loaded = hub.get_hub().is_loaded(gpu.ROLE, override)
         lm = hub.load(gpu.ROLE, override, progress)
+        if not was_loaded:
+            took["load"] = time.perf_counter() - t0
+            RATES.add(finetune.rate_key(LOAD_WORK, override or ""), 1, took["load"])
         labels, shipped = ds.labels, ds.source == "shipped"
         (tr_x, tr_y), (va_x, va_y), (te_x, te_y) = _xy(ds.train), _xy(ds.validation), _xy(ds.test)
         result = {"dataset": ds.describe(), "methods": {}, "hardest": {}, "model": lm.describe(),
@@ -186,43 +296,50 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
         t0 = time.perf_counter()
         feats = {name: features.extract(x, lm.checkpoint, override, cache=shipped)
                  for name, x in (("train", tr_x), ("validation", va_x), ("test", te_x))}
-        features_s = time.perf_counter() - t0
+        features_s = took["features"] = time.perf_counter() - t0
         result["map"] = _map(feats["train"], tr_y, tr_x, labels, "the frozen encoder's hidden states (train split)")
 
         zs_test = None
         if "zero_shot" in chosen:
-            yield stage(0.2, "Zero-shot baseline (embedding similarity)")
+            yield stage(0.2, f"Zero-shot baseline ({config.method_name(config.METHOD_EMBEDDING)})")
             t0 = time.perf_counter()
             zs_test = features.zero_shot_probs(te_x, labels, DEFAULT_TEMPLATE, override)
             rep = metrics.report(te_y, zs_test, labels)
-            result["methods"]["zero_shot"] = {**rep, "seconds": round(time.perf_counter() - t0, 3),
+            took["zero_shot"] = time.perf_counter() - t0
+            result["methods"]["zero_shot"] = {**rep, "seconds": round(took["zero_shot"], 3),
                                               "template": DEFAULT_TEMPLATE}
         if "probe" in chosen:
             yield stage(0.25, "Fitting the logistic regression on the features")
             t0 = time.perf_counter()
             fitted = logistic.fit(feats["train"], tr_y, len(labels), seed=budget.seed)
             fit_s = time.perf_counter() - t0
+            RATES.add(finetune.rate_key(PROBE_WORK, override or ""), len(tr_y), fit_s)
             rep = metrics.report(te_y, fitted.predict_proba(feats["test"]), labels)
             result["methods"]["probe"] = {**rep, "fit_s": round(fit_s, 4), "features_s": round(features_s, 3),
                                           "iterations": fitted.iterations}
             result["hardest"]["probe"] = metrics.hardest(va_x, va_y, fitted.predict_proba(feats["validation"]), labels, HARDEST_K)
             trained.probe = fitted
             trained.scores["probe"] = _summary(rep)
+            took["probe"] = time.perf_counter() - t0
         if "finetune" in chosen:
-            yield from _finetune(ds, budget, session.stop, override, say, stage, feats, result, trained)
+            yield from _finetune(ds, budget, session.stop, override, say, stage, feats, result, trained,
+                                 plan["finetune"], took)
         if learning_curve:
             yield stage(0.9, "Learning curve")
+            t0 = time.perf_counter()
             result["learning_curve"] = _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune,
                                                        session.stop, override)
+            took["curve"] = time.perf_counter() - t0
         result["best_method"] = _best(trained)
         result["seconds"] = round(time.perf_counter() - t_start, 2)
+        result["estimate"] = _compare_run(plan, took, result["seconds"])
         say(1.0, "Done")
         yield {"event": "done", "result": result}
     finally:  # also on an error or a cancel: what was trained so far stays in the session
         store.end(session_id, trained if trained is not None and _best(trained) else None)
 
 
-def _finetune(ds, budget, stop, override, say, stage, feats, result, trained) -> Iterator[dict]:
+def _finetune(ds, budget, stop, override, say, stage, feats, result, trained, plan, took) -> Iterator[dict]:
     """The fine-tuning method of `train_iter`: the loop's events, then the best checkpoint scored on
     test (its hardest validation examples and its map), written into `result` and `trained`."""
     labels = ds.labels
@@ -247,16 +364,21 @@ def _finetune(ds, budget, stop, override, say, stage, feats, result, trained) ->
             say(0.3, f"Fine-tuning: about {ev['estimated_s']:.0f} s for {ev['steps']} steps "
                      f"({fits} the {budget.max_seconds:.0f} s budget)")
         yield {**ev, "event": ev["event"], "method": "finetune"}
+    took["finetune"] = outcome.seconds
     ft = {"stopped": outcome.stopped, "steps": outcome.steps, "total_steps": outcome.total_steps,
-          "seconds": outcome.seconds, "estimate": outcome.estimate, "losses": [round(l, 4) for l in outcome.losses],
+          "seconds": outcome.seconds, "train_s": outcome.train_s, "validation_s": outcome.eval_s,
+          "plan": plan, "estimate": outcome.estimate, "losses": [round(l, 4) for l in outcome.losses],
           "epochs": outcome.epochs, "best_epoch": outcome.best_epoch, "best_validation": outcome.best_val,
           "examples": len(ft_train)}
+    ft["vs_plan"] = finetune.compare(finetune.loop_seconds(plan), outcome.seconds)
     if outcome.weights is not None:
         yield stage(0.86, "Scoring the best fine-tuned checkpoint")
+        t0 = time.perf_counter()
         probs, pooled = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, te_x, len(labels))
         ft.update(metrics.report(te_y, probs, labels))
         va_probs, _ = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, va_x, len(labels))
         result["hardest"]["finetune"] = metrics.hardest(va_x, va_y, va_probs, labels, HARDEST_K)
+        took["scoring"] = time.perf_counter() - t0
         result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
         # Before and after on the same texts: the frozen map moves to the test split too.
         result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
@@ -279,7 +401,8 @@ def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, ov
     sizes, notes = _curve_sizes(ds)
     te_x, te_y = _xy(ds.test)
     index = {t: i for i, (t, _) in enumerate(ds.train)}
-    out = {"sizes": ["all" if n is None else n for n in sizes], "examples": [], "notes": notes}
+    out = {"sizes": ["all" if n is None else n for n in sizes], "examples": [], "notes": notes,
+           "test_n": int(len(te_y))}
     zs_acc = metrics.accuracy(te_y, zs_test.argmax(1)) if zs_test is not None else None
     if "zero_shot" in chosen:
         out["zero_shot"] = [round(zs_acc, 4)] * len(sizes)
@@ -355,7 +478,8 @@ def predict_trained(session_id: str, text: str, method: str = "") -> dict:
             "seconds": round(time.perf_counter() - t0, 3),
             "model": {"role": gpu.ROLE, "checkpoint": t.checkpoint, "method": method, "source": "session",
                       "trained_on": t.dataset["name"], "test_accuracy": score.get("accuracy"),
-                      "test_macro_f1": score.get("macro_f1"), "labels": list(t.labels)}}
+                      "test_macro_f1": score.get("macro_f1"), "test_n": score.get("n"),
+                      "test_ci95": score.get("ci95"), "labels": list(t.labels)}}
 
 
 def session_model(session_id: str) -> dict | None:

@@ -10,12 +10,18 @@ Zero-shot by embedding similarity reuses the Pipelines' `classify_by_similarity`
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 import numpy as np
 
+from backend.engines.finetune import rate_key, text_units
 from backend.engines.similarity import DEFAULT_TEMPLATE
+from backend.runtime.rates import RATES
 from backend.training import gpu
+
+EMBED_WORK = "embedding characters"  # the frozen encoder's features (measured rate, see runtime.rates)
+ZERO_SHOT_WORK = "zero-shot characters"
 
 CHUNK = 256  # texts per GPU call: a couple of seconds on a CPU, then progress
 MAX_CACHED = 20_000  # vectors of shipped texts kept per checkpoint (~30 MB at 384 dims)
@@ -38,6 +44,7 @@ def extract(texts: list[str], checkpoint: str, override: str | None = None, cach
                 if t in store:
                     out[i] = store[t]
         todo = [i for i in todo if out[i] is None]
+    t0 = time.perf_counter()
     for start in range(0, len(todo), CHUNK):
         idx = todo[start:start + CHUNK]
         vecs = gpu.embed_chunk([texts[i] for i in idx], override)
@@ -45,6 +52,8 @@ def extract(texts: list[str], checkpoint: str, override: str | None = None, cach
             out[i] = v
         if progress is not None:
             progress(min(start + CHUNK, len(todo)), len(todo))
+    if todo:
+        RATES.add(rate_key(EMBED_WORK, override or ""), text_units(texts[i] for i in todo), time.perf_counter() - t0)
     if cache and todo:
         with _CACHE_LOCK:
             store = _CACHE.setdefault(checkpoint, {})
@@ -57,13 +66,22 @@ def extract(texts: list[str], checkpoint: str, override: str | None = None, cach
     return np.stack(out).astype(np.float32)
 
 
+def uncached(texts: list[str], checkpoint: str | None) -> list[str]:
+    """The texts whose features `extract(..., cache=True)` would still have to compute."""
+    with _CACHE_LOCK:
+        store = _CACHE.get(checkpoint or "", {})
+        return [t for t in texts if t not in store]
+
+
 def zero_shot_probs(texts: list[str], labels: list[str], template: str = DEFAULT_TEMPLATE,
                     override: str | None = None) -> np.ndarray:
     """(n, n_labels) softmax(cos / T) scores in `labels` order, by the Pipelines' method."""
     descriptions = {l: template.format(l) if "{}" in template else l for l in labels}
     rows = []
+    t0 = time.perf_counter()
     for start in range(0, len(texts), CHUNK):
         rows += gpu.zero_shot_chunk(list(texts[start:start + CHUNK]), descriptions, override)
+    RATES.add(rate_key(ZERO_SHOT_WORK, override or ""), text_units(texts), time.perf_counter() - t0)
     out = np.zeros((len(texts), len(labels)))
     pos = {l: j for j, l in enumerate(labels)}
     for i, r in enumerate(rows):

@@ -43,7 +43,8 @@ class HubWorker:
 
     def __init__(self, override: str | None = None):
         self.override = override
-        self.rate_key = ("fine-tuning examples", override or "")
+        self.rate_model = override or ""  # the rates its runs measure are keyed by this name
+        self.rate_key = FT.rate_key(FT.TRAIN_WORK, self.rate_model)
 
     def train_chunk(self, *args) -> dict:
         return _train_chunk(self.override, *args)

@@ -54,6 +54,7 @@ def describe(t: Trained, method: str) -> dict:
     return {"role": "sentiment", "checkpoint": name, "source": "session", "method": SESSION_METHOD,
             "classifier": METHOD_NAMES[method], "trained_method": method, "base_checkpoint": t.checkpoint,
             "trained_on": t.dataset["name"], "test_accuracy": acc, "test_macro_f1": score.get("macro_f1"),
+            "test_n": score.get("n"), "test_ci95": score.get("ci95"),
             "labels": list(t.labels), "device": "", "note": f"{METHOD_NAMES[method]} over {t.checkpoint}"}
 
 
