@@ -19,6 +19,7 @@ from components.common import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
     md_text, model_box, raw_json, user_errors,
 )
+from components.pipelines_intro import intro_markdown
 from components.pipelines_examples import (
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, MASK_EXAMPLES, NER_EXAMPLE, NER_EXAMPLE_2, PRAISE,
     QA_CONTEXT, QA_QUESTIONS, QUESTION, REPLY_PROMPT, SUMMARY_EXAMPLE, SUMMARY_REFERENCE, EIFFEL, EIFFEL_SUMMARY,
@@ -52,7 +53,8 @@ def run_ner(text, aggregation, batch, model_box, progress=gr.Progress()):
     r = pipelines.ner(text, aggregation, batch, override=model_box, progress=progress)
     res = r["results"]
     highlight = show.entity_highlight([x["text"] for x in res], [x["entities"] for x in res])
-    return show.badge(r), highlight, show.entity_rows(res), r
+    table = gr.update(value=show.entity_rows(res), label=show.entity_table_label(res))
+    return show.badge(r), highlight, table, r
 
 
 @user_errors
@@ -63,16 +65,24 @@ def run_qa(context, question, top_n, model_box, progress=gr.Progress()):
 
 @user_errors
 def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
+    reference, dropped = _own_reference(text, reference, SUMMARY_PAIRS)
     r = pipelines.summarize(text, max_new_tokens, min_new_tokens, num_beams, reference,
                             override=model_box, progress=progress)
-    return show.badge(r), r["summary"], show.rouge_bars(r.get("rouge")), r
+    _say_dropped(r, dropped)
+    summary = gr.update(value=r["summary"], label=show.output_label(r, "Summary", "summarise"))
+    base = r["baseline"]
+    baseline = gr.update(value=base["summary"], label=f"Baseline: {base['name']}")
+    return show.badge(r), summary, baseline, show.rouge_bars(r), show.rouge_table(r), r
 
 
 @user_errors
 def run_translate(text, source, target, max_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
+    reference, dropped = _own_reference(text, reference, TRANSLATION_PAIRS)
     r = pipelines.translate(text, source, target, max_new_tokens, num_beams, reference,
                             override=model_box, progress=progress)
-    return show.badge(r), r["translation"], show.bleu_line(r), r
+    _say_dropped(r, dropped)
+    translation = gr.update(value=r["translation"], label=show.output_label(r, "Translation", "translate"))
+    return show.badge(r), translation, show.bleu_line(r), r
 
 
 @user_errors
@@ -114,6 +124,63 @@ def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
 
 def _joined(prompt, completion: str) -> str:
     return (prompt if isinstance(prompt, str) else "") + completion
+
+
+# A reference belongs to one text: an example sets both; the learner's own text clears it, so
+# no score against another text's reference is ever shown.
+REFERENCE_NOTE = "A reference belongs to one text: editing the text (or the languages) clears it."
+REFERENCE_CLEARED = ("**Reference cleared:** it was written for the previous text. Paste one written for "
+                     "this text to get a score, or run without one.")
+
+
+# The examples' (text, reference) pairs: an example's reference sent with another text (edited
+# without a keystroke the page noticed, or by a script) is dropped, never scored against.
+SUMMARY_PAIRS = [(SUMMARY_EXAMPLE, SUMMARY_REFERENCE), (EIFFEL, EIFFEL_SUMMARY), (LETTER, LETTER_SUMMARY)]
+TRANSLATION_PAIRS = [(LETTER_START, LETTER_GERMAN_START)]
+
+
+def _own_reference(text, reference, pairs) -> tuple:
+    """(the reference to score against, the example text it belongs to if it was dropped)."""
+    ref = reference.strip() if isinstance(reference, str) else reference
+    for example_text, example_ref in pairs:
+        if ref == example_ref and (text.strip() if isinstance(text, str) else text) != example_text:
+            return "", example_text
+    return reference, None
+
+
+def _say_dropped(r: dict, example_text) -> None:
+    if example_text is not None:
+        r["reference_dropped"] = f"it is the example's reference for: {example_text[:60]}…"
+        r["notices"].insert(0, "The reference was not used: it belongs to an example's text, not to this one. "
+                               "Paste a reference written for this text to get a score.")
+
+
+def _text_edited(reference):
+    """The learner changed the text: drop the reference that belonged to the old one."""
+    if not (reference or "").strip():
+        return gr.skip(), gr.skip()
+    return "", REFERENCE_CLEARED
+
+
+def _reference_set(reference):
+    """An example (or the learner) put a reference in: the usual note again."""
+    return REFERENCE_NOTE if (reference or "").strip() else gr.skip()
+
+
+def _link_reference(edits: list, reference, note) -> None:
+    for box in edits:
+        box.input(_text_edited, [reference], [reference, note], queue=False, api_visibility="private")
+    reference.change(_reference_set, [reference], [note], queue=False, api_visibility="private")
+
+
+# The knobs each generation strategy uses; the others are greyed out (they would do nothing).
+STRATEGY_KNOBS = {"greedy": set(), "sample": {"temperature", "top_k", "top_p", "seed"}, "beam": {"num_beams"}}
+KNOB_ORDER = ("temperature", "top_k", "top_p", "num_beams", "seed")
+
+
+def _knobs_for(strategy):
+    used = STRATEGY_KNOBS.get(strategy, set(KNOB_ORDER))
+    return [gr.update(interactive=k in used) for k in KNOB_ORDER]
 
 
 # ------------------------------------------------------------------------------- build
@@ -202,8 +269,8 @@ def _build_ner() -> None:
             box = error_box("pl-ner-error")
             badge = gr.Markdown(elem_id="pl-ner-badge")
             hl = gr.HighlightedText(label="Entities in the text", show_legend=True, elem_id="pl-ner-highlight")
-            table = gr.Dataframe(headers=["#", "type", "entity", "score", "start", "end"], label="Entities",
-                                 wrap=True, elem_id="pl-ner-table")
+            table = gr.Dataframe(headers=show.ENTITY_COLUMNS[1:], label="Entities", wrap=True,
+                                 elem_id="pl-ner-table")
             out = _json("ner")
     ev = go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
     clear_on_error(ev, [badge, hl, table, out], box)
@@ -238,13 +305,14 @@ def _build_qa() -> None:
 def _build_summarize() -> None:
     with gr.Row():
         with gr.Column():
-            text = Textbox(label="Text", lines=6, value=SUMMARY_EXAMPLE)
+            text = Textbox(label="Text", lines=6, value=SUMMARY_EXAMPLE, elem_id="pl-summarize-text")
             with gr.Row():
                 max_new = Slider(8, 256, value=60, step=1, label="Max new tokens")
                 min_new = Slider(0, 128, value=10, step=1, label="Min new tokens")
                 beams = Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
             reference = Textbox(label="Reference summary (optional: gives ROUGE)", lines=2,
-                                value=SUMMARY_REFERENCE)
+                                value=SUMMARY_REFERENCE, elem_id="pl-summarize-reference")
+            note = gr.Markdown(REFERENCE_NOTE, elem_id="pl-summarize-reference-note")
             model = _model_box("summarize")
             go_btn = gr.Button("Summarize", variant="primary", elem_id="pl-summarize-run")
             gr.Examples([[SUMMARY_EXAMPLE, SUMMARY_REFERENCE], [EIFFEL, EIFFEL_SUMMARY], [LETTER, LETTER_SUMMARY]],
@@ -254,17 +322,22 @@ def _build_summarize() -> None:
             box = error_box("pl-summarize-error")
             badge = gr.Markdown(elem_id="pl-summarize-badge")
             summary = Textbox(label="Summary", lines=4, interactive=False, elem_id="pl-summarize-output")
+            baseline = Textbox(label="Baseline: the first three sentences (chapter 6's baseline)", lines=3,
+                               interactive=False, elem_id="pl-summarize-baseline")
             plot = gr.Plot(label="ROUGE", elem_id="pl-summarize-plot")
+            scores = gr.Markdown(elem_id="pl-summarize-scores")
             out = _json("summarize")
-    ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], [badge, summary, plot, out],
+    _link_reference([text], reference, note)
+    outputs = [badge, summary, baseline, plot, scores, out]
+    ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
                       api_name="summarize", **LONG_LANE)
-    clear_on_error(ev, [badge, summary, plot, out], box)
+    clear_on_error(ev, outputs, box)
 
 
 def _build_translate() -> None:
     with gr.Row():
         with gr.Column():
-            text = Textbox(label="Text", lines=4, value=LETTER_START)
+            text = Textbox(label="Text", lines=4, value=LETTER_START, elem_id="pl-translate-text")
             with gr.Row():
                 src = Dropdown(LANGUAGES, value="en", label="From")
                 tgt = Dropdown(LANGUAGES, value="de", label="To")
@@ -272,7 +345,8 @@ def _build_translate() -> None:
                 max_new = Slider(8, 400, value=120, step=1, label="Max new tokens")
                 beams = Slider(0, 8, value=0, step=1, label="Beams (0 = the checkpoint's default)")
             reference = Textbox(label="Reference translation (optional: gives BLEU)", lines=2,
-                                   value=LETTER_GERMAN_START)
+                                value=LETTER_GERMAN_START, elem_id="pl-translate-reference")
+            note = gr.Markdown(REFERENCE_NOTE, elem_id="pl-translate-reference-note")
             model = _model_box("translate")
             go_btn = gr.Button("Translate", variant="primary", elem_id="pl-translate-run")
             gr.Examples([[LETTER_START, LETTER_GERMAN_START]], [text, reference],
@@ -283,6 +357,7 @@ def _build_translate() -> None:
             translation = Textbox(label="Translation", lines=4, interactive=False, elem_id="pl-translate-output")
             pair = gr.Markdown(elem_id="pl-translate-pair")
             out = _json("translate")
+    _link_reference([text, src, tgt], reference, note)
     ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
                       [badge, translation, pair, out], api_name="translate", **LONG_LANE)
     clear_on_error(ev, [badge, translation, pair, out], box)
@@ -292,15 +367,22 @@ def _build_generate_text() -> None:
     with gr.Row():
         with gr.Column():
             prompt = Textbox(label="Prompt", lines=6, value=REPLY_PROMPT)
-            strategy = Radio(["greedy", "sample", "beam"], value="greedy", label="Strategy")
+            strategy = Radio(["greedy", "sample", "beam"], value="greedy", label="Strategy",
+                             elem_id="pl-generate_text-strategy",
+                             info="Greyed-out knobs do nothing for this strategy: greedy uses none of them, "
+                                  "sampling its temperature, top-k, top-p and seed, beam search its beams.")
             with gr.Row():
                 max_new = Slider(1, 256, value=48, step=1, label="Max new tokens", elem_id="pl-generate_text-max")
-                temperature = Slider(0.05, 2.0, value=0.7, step=0.05, label="Temperature")
-                beams = Slider(1, 8, value=4, step=1, label="Beams")
+                temperature = Slider(0.05, 2.0, value=0.7, step=0.05, label="Temperature", interactive=False,
+                                     elem_id="pl-generate_text-temperature")
+                beams = Slider(1, 8, value=4, step=1, label="Beams", interactive=False,
+                               elem_id="pl-generate_text-beams")
             with gr.Row():
-                top_k = Slider(0, 200, value=50, step=1, label="Top-k (0 = off)")
-                top_p = Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p")
-                seed = Number(value=0, precision=0, label="Seed")
+                top_k = Slider(0, 200, value=50, step=1, label="Top-k (0 = off)", interactive=False,
+                               elem_id="pl-generate_text-top_k")
+                top_p = Slider(0.05, 1.0, value=0.9, step=0.05, label="Top-p", interactive=False,
+                               elem_id="pl-generate_text-top_p")
+                seed = Number(value=0, precision=0, label="Seed", interactive=False, elem_id="pl-generate_text-seed")
             model = _model_box("generate_text")
             with gr.Row():
                 go_btn = gr.Button("Generate", variant="primary", elem_id="pl-generate_text-run")
@@ -314,6 +396,8 @@ def _build_generate_text() -> None:
                                    elem_id="pl-generate_text-output")
             out = _json("generate_text")
     inputs = [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model]
+    strategy.change(_knobs_for, [strategy], [temperature, top_k, top_p, beams, seed], queue=False,
+                    api_visibility="private")
     # The button streams (not an API); /generate_text keeps its one-shot result for scripts.
     # No clear_on_error here: a Stop counts as a failure and would blank the text streamed so far.
     # The handler blanks the old result itself and puts an input error in the box.
@@ -366,14 +450,7 @@ SUBTABS = [
 
 def build() -> None:
     """Sub-tabs for the eight tasks, wired to their api_names."""
-    gr.Markdown(
-        "The book opens by running `pipeline()` on a customer's complaint letter. Each task below "
-        "shows which checkpoint served it, where it came from and how long it took. Offline "
-        "(`local` profile), sentiment is a **logistic regression on the encoder's features**, trained "
-        "once on the shipped sentiment set, zero-shot is **embedding similarity**, NER, QA, "
-        "summarization and translation by an **instruct-model fallback**, and fill-mask by the **decoder** "
-        "(candidates from the left context, reranked by the whole sentence): said at the top of each result."
-    )
+    gr.Markdown(intro_markdown(pipelines.serving_methods()))  # from the serving decision, never by hand
     with gr.Tabs(overflow_behavior="wrap"):
         for name, build_task in SUBTABS:
             with gr.Tab(name):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from backend.runtime import config
+
 from components.common import md_text, model_badge, short
 
 LABEL_HEADERS = ["#", "top label", "score", "text", "all scores"]  # key columns first
@@ -18,11 +20,11 @@ def badge(result: dict) -> str:
 
     A fallback says so first, where a reader looks before reading the result."""
     text = ""
-    if result.get("method") == "instruct-fallback":
+    if result.get("method") == config.METHOD_INSTRUCT:
         text = f"{FALLBACK_BADGE} weaker than the book's dedicated model; answers may be wrong\n\n"
     text += model_badge(result["model"], result["seconds"])
-    method = result.get("method_label") or result["method"]
-    text += f"\n\n**method:** {md_text(method)}"
+    text += wait_line(result)
+    text += f"\n\n**method:** {md_text(result['method'])}"  # the API's identifier; the badge says what it is
     finish = result.get("finish_reason") or (result.get("decoding") or {}).get("finish_reason")
     if finish in ("stopped", "time budget"):
         text += f" · **{FINISH_WORDS[finish]}**"
@@ -68,9 +70,41 @@ def entity_highlight(texts: list[str], per_text: list[list[dict]]) -> dict:
     return {"text": joined, "entities": entities}
 
 
-def entity_rows(results: list[dict]) -> list[list]:
-    return [[i, e["entity_group"], e["word"], None if e["score"] is None else round(e["score"], 4), e["start"], e["end"]]
-            for i, x in enumerate(results, 1) for e in x["entities"]]
+def wait_line(result: dict) -> str:
+    """What the request waited for (a first use's load, conversion or training), as part of its
+    total time: the badge's time is the learner's whole wait, this says where it went."""
+    waited = [w for w in result.get("waited") or [] if w.get("seconds") is not None]
+    if not waited:
+        return ""
+    parts = [f"{w['seconds']:.2f} s {md_text(w['for'])}" for w in waited]
+    rest = max(0.0, result["seconds"] - sum(w["seconds"] for w in waited))
+    return f"\n\n**Waited:** {'; '.join(parts)}; then {rest:.2f} s for this request's work."
+
+
+ENTITY_COLUMNS = ["text #", "type", "entity", "score", "start", "end"]
+
+
+def entity_rows(results: list[dict]):
+    """The entities as a table with only the columns that carry values: the text's number only
+    in batch mode (several texts), the score only when the method gives scores."""
+    import pandas as pd
+
+    rows = [[i, e["entity_group"], e["word"], None if e.get("score") is None else round(e["score"], 4),
+             e["start"], e["end"]] for i, x in enumerate(results, 1) for e in x["entities"]]
+    frame = pd.DataFrame(rows, columns=ENTITY_COLUMNS)
+    drop = [] if len(results) > 1 else ["text #"]
+    if not rows or all(r[3] is None for r in rows):
+        drop.append("score")
+    return frame.drop(columns=drop)
+
+
+def entity_table_label(results: list[dict]) -> str:
+    """The table's label: says why a column is missing."""
+    scored = any(e.get("score") is not None for x in results for e in x["entities"])
+    found = any(x["entities"] for x in results)
+    if found and not scored:
+        return "Entities (no score column: this method lists entities without a confidence)"
+    return "Entities"
 
 
 def answer_highlight(r: dict) -> dict:
@@ -101,25 +135,59 @@ def answer_markdown(r: dict) -> str:
     return text
 
 
-def rouge_bars(rouge: dict | None):
+def rouge_bars(r: dict):
+    """ROUGE F1 of the model's summary and of the book's baseline (the first three sentences),
+    side by side, against the reference given with this text; None without one."""
+    rouge = r.get("rouge")
     if not rouge:
         return None
     names = list(rouge)
     fig = go.Figure()
-    for key in ("precision", "recall", "f1"):
-        fig.add_bar(x=names, y=[rouge[n][key] for n in names], name=key,
-                    text=[f"{rouge[n][key]:.2f}" for n in names], textposition="auto")
-    fig.update_layout(title="ROUGE against the reference", barmode="group", yaxis=dict(range=[0, 1]),
-                      height=300, margin=dict(l=10, r=10, t=40, b=10))
+    series = [("model summary", rouge)]
+    if (r.get("baseline") or {}).get("rouge"):
+        series.append(("baseline: first 3 sentences", r["baseline"]["rouge"]))
+    for name, scores in series:
+        fig.add_bar(x=names, y=[scores[n]["f1"] for n in names], name=name,
+                    text=[f"{scores[n]['f1']:.2f}" for n in names], textposition="auto")
+    fig.update_layout(title="ROUGE F1 against the reference for this text", barmode="group",
+                      yaxis=dict(range=[0, 1], title="F1"), height=300, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.15))
     return fig
+
+
+def rouge_table(r: dict) -> str:
+    """A small Markdown table: precision / recall / F1 per ROUGE type, model vs baseline; or the
+    one line saying why there is no score."""
+    rouge = r.get("rouge")
+    if not rouge:
+        return ("*No ROUGE: no reference was given with this text. Pick an example, or paste a reference "
+                "summary written for this text.*")
+    base = (r.get("baseline") or {}).get("rouge") or {}
+    lines = ["| | " + " | ".join(f"{n} P / R / F1" for n in rouge) + " |",
+             "|---|" + "---|" * len(rouge)]
+    for name, scores in (("model summary", rouge), ("baseline: first 3 sentences", base)):
+        if scores:
+            cells = [f"{scores[n]['precision']:.2f} / {scores[n]['recall']:.2f} / **{scores[n]['f1']:.2f}**"
+                     for n in rouge]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def output_label(r: dict, what: str, verb: str) -> str:
+    """The output box's label says what produced the text: the fallback is not the book's model."""
+    if r.get("method") == config.METHOD_INSTRUCT:
+        return f"{what} by the {config.method_name(config.METHOD_INSTRUCT)}: a small chat model prompted to {verb}"
+    return f"{what} by {r['model'].get('checkpoint') or 'the model'}"
 
 
 def bleu_line(r: dict) -> str:
     info = f"**{md_text(r['language_pair'])}**"
     if "bleu" in r:
         b = r["bleu"]
-        info += (f" · **BLEU {b['bleu']:.1f}** (n-gram precisions "
+        info += (f" · **BLEU {b['bleu']:.1f}** against the reference given with this text (n-gram precisions "
                  + ", ".join(f"{p:.0f}" for p in b["precisions"]) + f"; brevity penalty {b['brevity_penalty']:.2f})")
+    else:
+        info += " · no BLEU: no reference translation was given with this text"
     return info
 
 

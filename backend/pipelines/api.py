@@ -9,6 +9,11 @@ the model box's override), and hands the loaded model to the model-level runner 
 
 from __future__ import annotations
 
+import functools
+import inspect
+import time
+from pathlib import Path
+
 from backend.runtime import config
 from backend import hub
 from backend.hub import session_models
@@ -20,17 +25,85 @@ from backend.engines.generation.settings import parse_settings
 from backend.engines.text import split_lines
 from backend.pipelines.encoders import AGGREGATIONS
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
+from backend.runtime.errors import LabError
 from backend.runtime.validation import as_bool, as_int, check_template, check_text, one_of, opt_text
 
 STRATEGIES = ("greedy", "sample", "beam")
 
 
-def _load(task: str, override: str | None, progress):
+def _load(task: str, override: str | None, progress) -> tuple:
+    """(the task's model, what the request waited for): a first use's load, conversion or
+    training is timed and named, e.g. [{"for": "loading the sentiment model (first use: ...)",
+    "seconds": 91.2}]; a model already in memory adds nothing."""
     override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
-    lm = hub.load(config.TASK_ROLES[task], override, progress)
+    role = config.TASK_ROLES[task]
+    reason = _first_use(role, override)
+    start = time.perf_counter()
+    lm = hub.load(role, override, progress)
+    waited = [] if reason is None else [{"for": reason, "seconds": round(time.perf_counter() - start, 2)}]
     if progress is not None:
         progress(0.4, "Running")
-    return lm
+    return lm, waited
+
+
+def _first_use(role: str, override: str | None) -> str | None:
+    """What loading `role` will wait for, in words; None when it is in memory already."""
+    h = hub.get_hub()
+    if h.is_loaded(role, override):
+        return None
+    what = f"loading the {role} model (first use"
+    try:
+        r = h.resolve(role, override)
+    except LabError:
+        return what + ")"
+    if r.method == config.METHOD_FINETUNED:
+        from backend.hub import builders
+
+        trained = builders.cache_dir(r.location).is_dir()
+        return what + (": reading the offline classifier trained here before)" if trained
+                       else ": training the offline classifier, once)")
+    if r.gguf_file:
+        from backend.hub.conversion import converted_dir
+
+        converted = converted_dir(Path(r.location) / r.gguf_file).is_dir()
+        return what + (": reading its converted weights)" if converted
+                       else ": converting the GGUF file to safetensors, once)")
+    return what + (": downloading it from the Hub)" if r.source == "hub" else ": reading its weights)")
+
+
+def _timed(fn):
+    """The outermost wrapper of an entry point: the result's `seconds` is the wall time of the
+    whole request from here, a first use's load included (`waited` names it and its part).
+    A stream's last item carries the result."""
+
+    def total(r, start):
+        if isinstance(r, dict):
+            r["seconds"] = round(time.perf_counter() - start, 4)
+            r.setdefault("waited", [])
+        return r
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def stream(*args, **kwargs):
+            start = time.perf_counter()
+            for item in fn(*args, **kwargs):
+                if isinstance(item, tuple) and item and isinstance(item[-1], dict):
+                    total(item[-1], start)
+                yield item
+
+        return stream
+
+    @functools.wraps(fn)
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        return total(fn(*args, **kwargs), start)
+
+    return timed
+
+
+def _with_waits(r: dict, waited: list) -> dict:
+    r["waited"] = waited
+    return r
 
 
 def _texts(text, batch) -> list[str]:
@@ -54,6 +127,7 @@ def _seq2seq_settings(max_new_tokens, min_new_tokens=0, num_beams=0) -> dict:
     return settings
 
 
+@_timed
 def classify(text, batch: bool = False, label_descriptions: str | None = None,
              session_id: str | None = None, override: str | None = None, progress=None) -> dict:
     """Sentiment of one text (or one per line in batch mode).
@@ -77,19 +151,20 @@ def classify(text, batch: bool = False, label_descriptions: str | None = None,
 def _classify(texts: list[str], raw: str, desc, override, progress) -> dict:
     """The profile's (or the model box's) classifier; the offline one, fine-tuned here, is
     served as a sequence classifier and labelled with its own method."""
-    lm = _load("classify", override, progress)
+    lm, waited = _load("classify", override, progress)
     if lm.method != config.METHOD_EMBEDDING and raw == SENTIMENT_DEFAULT:
         desc = None  # the default descriptions only matter for the embedding method
     if lm.method != config.METHOD_FINETUNED:
-        return tasks.classify(lm, texts, label_descriptions=desc)
+        return _with_waits(tasks.classify(lm, texts, label_descriptions=desc), waited)
     from dataclasses import replace
 
     r = tasks.classify(replace(lm, method=config.METHOD_MODEL), texts, label_descriptions=desc)
     r.update(model=lm.describe(), method=lm.method,
              scoring="softmax over the logits of a linear head on the fine-tuned encoder's mean-pooled hidden states")
-    return r
+    return _with_waits(r, waited)
 
 
+@_timed
 @gpu_task(duration=60)
 def zero_shot(text, labels, multi_label: bool = False, template: str = DEFAULT_TEMPLATE, batch: bool = False,
               override: str | None = None, progress=None) -> dict:
@@ -98,39 +173,43 @@ def zero_shot(text, labels, multi_label: bool = False, template: str = DEFAULT_T
     multi_label = as_bool("multi_label", multi_label)
     labels = labels if isinstance(labels, (list, tuple)) else check_text(labels, "labels")
     template = check_template("template", template, DEFAULT_TEMPLATE)
-    lm = _load("zero_shot", override, progress)
-    return tasks.zero_shot(lm, texts, labels, multi_label=multi_label, template=template)
+    lm, waited = _load("zero_shot", override, progress)
+    return _with_waits(tasks.zero_shot(lm, texts, labels, multi_label=multi_label, template=template), waited)
 
 
+@_timed
 @gpu_task(duration=120)
 def ner(text, aggregation: str = "simple", batch: bool = False, override: str | None = None,
         progress=None) -> dict:
     """Named entities with character offsets, per text."""
     texts = _texts(text, batch)
     aggregation = one_of("aggregation", aggregation, AGGREGATIONS, default="simple")
-    lm = _load("ner", override, progress)
-    return tasks.ner(lm, texts, aggregation=aggregation)
+    lm, waited = _load("ner", override, progress)
+    return _with_waits(tasks.ner(lm, texts, aggregation=aggregation), waited)
 
 
+@_timed
 @gpu_task(duration=60)
 def qa(context, question, top_n=3, override: str | None = None, progress=None) -> dict:
     """The answer to `question` in `context`, with up to `top_n` alternative spans."""
     top_n = as_int("top_n", top_n, lo=1, hi=tasks.MAX_TOP_N)
     context, question = check_text(context, "context"), check_text(question, "question")
-    lm = _load("qa", override, progress)
-    return tasks.qa(lm, question, context, top_n=top_n)
+    lm, waited = _load("qa", override, progress)
+    return _with_waits(tasks.qa(lm, question, context, top_n=top_n), waited)
 
 
+@_timed
 @gpu_task(duration=120)
 def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference: str | None = None,
               override: str | None = None, progress=None) -> dict:
     """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
     settings = _seq2seq_settings(max_new_tokens, min_new_tokens, num_beams)
     text, reference = check_text(text), check_text(reference, "reference")
-    lm = _load("summarize", override, progress)
-    return tasks.summarize(lm, text, settings, reference=reference)
+    lm, waited = _load("summarize", override, progress)
+    return _with_waits(tasks.summarize(lm, text, settings, reference=reference), waited)
 
 
+@_timed
 @gpu_task(duration=120)
 def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, num_beams=0,
               reference: str | None = None, override: str | None = None, progress=None) -> dict:
@@ -139,20 +218,22 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
     text, reference = check_text(text), check_text(reference, "reference")
     source = one_of("source", source, LANGUAGE_NAMES, default="en")
     target = one_of("target", target, LANGUAGE_NAMES, default="de")
-    lm = _load("translate", override, progress)
-    return tasks.translate(lm, text, source, target, settings, reference=reference)
+    lm, waited = _load("translate", override, progress)
+    return _with_waits(tasks.translate(lm, text, source, target, settings, reference=reference), waited)
 
 
+@_timed
 @gpu_task(duration=60)
 def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict:
     """The `top_k` likeliest words for the one [MASK] (or <mask>) in `text`. Offline the decoder
     serves it: candidates from the left context, reranked by whole-sentence likelihood."""
     top_k = as_int("top_k", top_k, lo=1, hi=MAX_TOP_K)
     text = check_text(text)
-    lm = _load("fill_mask", override, progress)
-    return tasks.fill_mask(lm, text, top_k=top_k)
+    lm, waited = _load("fill_mask", override, progress)
+    return _with_waits(tasks.fill_mask(lm, text, top_k=top_k), waited)
 
 
+@_timed
 @gpu_task(duration=120)
 def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50, top_p=0.9,
                   num_beams=4, seed=0, override: str | None = None, progress=None) -> dict:
@@ -161,18 +242,20 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
     `seed` None or empty: a random one, reported in the result.
     """
     prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
-    lm = _load("generate_text", override, progress)
-    return tasks.generate_text(lm, prompt, settings)
+    lm, waited = _load("generate_text", override, progress)
+    return _with_waits(tasks.generate_text(lm, prompt, settings), waited)
 
 
+@_timed
 @gpu_task(duration=120)
 def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50,
                          top_p=0.9, num_beams=4, seed=0, override: str | None = None, progress=None):
     """`generate_text`, streamed: yields (completion so far, tokens so far, None) as tokens
     arrive, then (completion, tokens, the `generate_text` result). Closing it stops generation."""
     prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
-    lm = _load("generate_text", override, progress)
-    yield from tasks.generate_text_stream(lm, prompt, settings)
+    lm, waited = _load("generate_text", override, progress)
+    for completion, n, r in tasks.generate_text_stream(lm, prompt, settings):
+        yield completion, n, (r if r is None else _with_waits(r, waited))
 
 
 def _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed) -> tuple[str, dict]:

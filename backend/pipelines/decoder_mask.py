@@ -16,12 +16,13 @@ import math
 
 import torch
 
+from backend.runtime import config
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.engines.text import device_of, model_max_length
 
 METHOD = "decoder-fill-mask"  # the fill_mask role's method under the local profile (config.LOCAL)
-METHOD_LABEL = "decoder fill-mask: candidates from the left context, reranked by whole-sentence likelihood"
+METHOD_LABEL = f"{config.method_name(config.METHOD_DECODER_MASK)}: {config.method_text(config.METHOD_DECODER_MASK)}"
 PLACEHOLDERS = ("[MASK]", "<mask>")
 N_CANDIDATES = 20  # candidates reranked (more when top_k asks for more)
 MAX_LOGITS = 32_000_000  # floats of logits per scoring forward: bounds memory on long right contexts

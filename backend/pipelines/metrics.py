@@ -1,7 +1,9 @@
-"""Chapter 6's metrics: ROUGE-1/2/L for summaries, BLEU (sacrebleu) for translations."""
+"""Chapter 6's metrics: ROUGE-1/2/L for summaries, BLEU (sacrebleu) for translations, and the
+book's summarisation baseline (the first three sentences)."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from backend.runtime.errors import InputError
@@ -42,3 +44,46 @@ def bleu(prediction: str, reference: str) -> dict:
         "brevity_penalty": float(result.bp),
         "signature": "sacrebleu sentence_bleu, 13a tokenizer, exp smoothing",
     }
+
+
+# Chapter 6's baseline: the first three sentences of the text. The book splits with nltk's punkt
+# (a download); this splitter needs none: a sentence ends at . ! or ? (closing quotes or brackets
+# may follow) before white space and a capital, digit or opening quote, unless the word before is
+# a known abbreviation or a single letter (initials, "U.S."). A line break always ends one.
+_ABBREVIATIONS = {
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
+    "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "gen", "col", "gov", "sen", "rep", "approx", "dept", "est", "u.s", "u.k",
+}
+_BEFORE_NUMBER = {"no", "fig", "vol", "pp", "nr"}  # "No. 5", "Fig. 2"; but "No." alone is a sentence
+_BOUNDARY = re.compile(r"([.!?…]+[\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9À-ÖØ-Þ])")
+BASELINE_SENTENCES = 3
+BASELINE_NAME = "the first three sentences (chapter 6's baseline)"
+
+
+def split_sentences(text: str) -> list[str]:
+    """`text` cut into sentences without nltk: good enough for a baseline, never empty pieces."""
+    sentences: list[str] = []
+    for line in re.split(r"\s*\n\s*", (text or "").strip()):
+        if not line:
+            continue
+        start = 0
+        for m in _BOUNDARY.finditer(line):
+            end = m.end(1)
+            word = re.search(r"(\S+)$", line[start:end])
+            token = (word.group(1) if word else "").rstrip(".!?…\"'”’)]").lstrip("\"'“‘([").lower()
+            numbered = token in _BEFORE_NUMBER and line[m.end():m.end() + 1].isdigit()
+            if m.group(1).startswith(".") and (token in _ABBREVIATIONS or numbered or re.fullmatch(r"[a-z]", token)):
+                continue  # "Dr. Smith", "J. R. R. Tolkien": not an end
+            sentences.append(line[start:end].strip())
+            start = m.end()
+        if line[start:].strip():
+            sentences.append(line[start:].strip())
+    return sentences
+
+
+def lead_baseline(text: str, n: int = BASELINE_SENTENCES) -> dict:
+    """The book's summarisation baseline: the first `n` sentences of the text, joined."""
+    sentences = split_sentences(text)
+    return {"name": BASELINE_NAME, "summary": " ".join(sentences[:n]), "sentences_in_text": len(sentences),
+            "sentences_used": min(n, len(sentences))}

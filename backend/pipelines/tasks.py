@@ -25,7 +25,7 @@ from backend.pipelines import decoder_mask as dec_mask
 from backend.pipelines import encoders as enc
 from backend.engines import instruct as ins
 from backend.engines import similarity as sim
-from backend.pipelines.metrics import bleu, rouge
+from backend.pipelines.metrics import BASELINE_SENTENCES, bleu, lead_baseline, rouge
 from backend.engines.extractive_qa import answer_question
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
 from backend.engines.text import check_batch
@@ -225,12 +225,17 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
             r.update({"answers": answers, "raw_output": gen["text"], "windows": 1})
             _finish(r, gen, "The answer")
             r["notices"].append("Instruct-model fallback: the answer is generated, not extracted; "
-                                "its score is the model's mean token probability. Only one answer.")
+                                "its score is the model's mean token probability. Only one answer"
+                                + (f" (asked for {top_n})." if top_n > 1 else "."))
             if loc["match"] == "partial":
                 r["notices"].append("The answer does not occur verbatim in the context: the longest "
                                     "matching part is highlighted.")
             elif loc["match"] == "none":
                 r["notices"].append("The answer does not occur in the context.")
+        r["top_n"] = {"asked": top_n, "given": len(answers)}
+        if len(answers) < top_n and method == METHOD_MODEL:  # the fallback's own notice says it
+            r["notices"].append(f"Asked for {top_n} answer spans; {len(answers)} given: the context has no "
+                                "more distinct spans within the answer-length limit.")
         best = answers[0] if answers else {"answer": "", "score": None, "start": None, "end": None}
         r.update({"answer": best["answer"], "score": best["score"], "start": best["start"], "end": best["end"]})
     return r
@@ -288,11 +293,29 @@ def summarize(lm, text: str, settings: dict | None = None, reference: str | None
                       "output_tokens": out["new_tokens"]})
             r["notices"].append("Instruct-model fallback: a small chat model prompted to summarise.")
             _finish(r, out, "The summary")
-        reference = check_text(reference, "reference")
-        if reference:
-            r["reference"] = reference
-            r["rouge"] = rouge(r["summary"], reference)
+        r["baseline"] = lead_baseline(text)
+        if r["baseline"]["sentences_in_text"] <= BASELINE_SENTENCES:
+            r["notices"].append(f"The text has {r['baseline']['sentences_in_text']} sentence(s): the "
+                                "first-three-sentences baseline is the whole text.")
+        _score(r, "summary", check_text(reference, "reference"), "ROUGE")
     return r
+
+
+def _score(r: dict, output: str, reference: str, metric: str) -> None:
+    """ROUGE (summaries, and the baseline's) or BLEU against the reference passed with this very
+    request, never another: `scored_against` says so, or why nothing was scored."""
+    if not reference:
+        r["scored_against"] = None
+        r["notices"].append(f"No reference given with this text: no {metric}.")
+        return
+    r["reference"] = reference
+    r["scored_against"] = "the reference passed with this request (for this text)"
+    if metric == "BLEU":
+        r["bleu"] = bleu(r[output], reference)
+        return
+    r["rouge"] = rouge(r[output], reference)
+    if "baseline" in r:
+        r["baseline"]["rouge"] = rouge(r["baseline"]["summary"], reference)
 
 
 def translate(lm, text: str, source: str = "en", target: str = "de", settings: dict | None = None,
@@ -330,10 +353,7 @@ def translate(lm, text: str, source: str = "en", target: str = "de", settings: d
             _finish(r, out, "The translation")
         r["source_lang"], r["target_lang"] = source, target
         r["language_pair"] = f"{LANGUAGE_NAMES.get(source, source)} -> {LANGUAGE_NAMES.get(target, target)}"
-        reference = check_text(reference, "reference")
-        if reference:
-            r["reference"] = reference
-            r["bleu"] = bleu(r["translation"], reference)
+        _score(r, "translation", check_text(reference, "reference"), "BLEU")
     return r
 
 

@@ -173,7 +173,7 @@ TASK_ROLES: dict[str, str] = {
 
 FILL_MASK_HINT = (
     "No masked language model is available offline. Fill-mask needs one, e.g. "
-    "'bert-base-uncased': run `python -m backend.hub pull --profile book` on a machine "
+    "'bert-base-uncased': run python -m backend.hub pull --profile book on a machine "
     "with network, or enter a local model directory in the model box."
 )
 
@@ -285,7 +285,7 @@ TEXT_RULES: dict[str, TextRule] = {
     "tokenize": TextRule("text", 20_000, allow_empty=True, strip=False),
     # Optional texts of the Pipelines tab, named as the API lists them.
     "reference": TextRule("reference", 20_000, allow_empty=True),
-    "labels": TextRule("labels", 5_000, hint="give comma-separated labels, e.g. 'complaint, praise'."),
+    "labels": TextRule("list of labels", 5_000, hint="give comma-separated labels, e.g. 'complaint, praise'."),
     "label_descriptions": TextRule("label_descriptions", 10_000, allow_empty=True),
     # A pasted corpus: its real limit is TLAB_SEARCH_MAX_MB, checked in bytes by the corpus reader.
     "paste": TextRule("paste", 200_000_000, allow_empty=True, strip=False),

@@ -14,6 +14,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from backend.runtime import config
 from tests.browser.conftest import open_raw_json, overflowing_tables, shot
 
 # sub-tab name, task id, first example's label, what must show after the run
@@ -69,7 +70,9 @@ def test_subtab_runs_first_example(page, app_url, tab, task, example, result):
         expect(badge).to_contain_text("fallback: small chat model, English")
         assert badge.inner_text().lstrip().startswith("fallback: small chat model, English")
     if task == "fill_mask":
-        expect(badge).to_contain_text("decoder fill-mask: candidates from the left context")
+        # how it was served, in the words of its one source (config.METHOD_WORDS)
+        expect(badge).to_contain_text(f"{config.method_name(config.METHOD_DECODER_MASK)}: "
+                                      f"{config.method_text(config.METHOD_DECODER_MASK)}")
         expect(page.locator("#pl-fill_mask-table")).to_contain_text("capital")
     if task == "qa":  # the Top-n slider says what the fallback does with it
         expect(page.get_by_text("the offline fallback returns one answer")).to_be_visible()
@@ -93,7 +96,7 @@ def test_error_clears_the_old_result(page, app_url):
     page.locator("#pl-fill_mask-run").click()
     badge = page.locator("#pl-fill_mask-badge")
     expect(badge).to_contain_text("decoder fill-mask", timeout=180_000)
-    expect(page.locator("#pl-fill_mask-plot .js-plotly-plot")).to_be_visible()
+    expect(page.locator("#pl-fill_mask-plot .js-plotly-plot")).to_be_visible(timeout=30_000)  # a loaded box draws late
     page.locator("#pl-fill_mask-text textarea").fill("No mask in this sentence.")
     page.locator("#pl-fill_mask-run").click()
     box = page.locator("#pl-fill_mask-error")
