@@ -59,6 +59,9 @@ def build_app():
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr)
+    from components.guard import guard
+
+    guard(demo)  # every handler, private ones included, answers a stranger's values readably
     return demo
 
 
@@ -130,13 +133,17 @@ def theme():
 
 
 def _trained_here(hub) -> tuple[str, ...]:
-    """Roles the profile serves with a model trained here (offline sentiment)."""
-    from backend.runtime.config import METHOD_FINETUNED
+    """Roles the profile serves with a model trained here (offline sentiment, NER)."""
+    from backend.runtime.config import METHOD_FINETUNED, ROLES
 
-    try:
-        return ("sentiment",) if hub.resolve("sentiment").method == METHOD_FINETUNED else ()
-    except Exception:  # no model for the role: its tab says so
-        return ()
+    roles = []
+    for role in ROLES:
+        try:
+            if hub.resolve(role).method == METHOD_FINETUNED:
+                roles.append(role)
+        except Exception:  # no model for the role: its tab says so
+            continue
+    return tuple(roles)
 
 
 def main(argv=None) -> int:

@@ -86,10 +86,14 @@ def _timed(fn):
         @functools.wraps(fn)
         def stream(*args, **kwargs):
             start = time.perf_counter()
-            for item in fn(*args, **kwargs):
-                if isinstance(item, tuple) and item and isinstance(item[-1], dict):
-                    total(item[-1], start)
-                yield item
+            inner = fn(*args, **kwargs)
+            try:
+                for item in inner:
+                    if isinstance(item, tuple) and item and isinstance(item[-1], dict):
+                        total(item[-1], start)
+                    yield item
+            finally:
+                inner.close()  # a Stop closes this stream: close the generation at once, not when collected
 
         return stream
 

@@ -1,0 +1,123 @@
+"""No raw error reaches a visitor, from any handler the page exposes.
+
+Every event handler can be called by its `fn_index`, private ones included (the plot redraws,
+the example loaders, the reference-clearing hooks), with any values a stranger sends. A
+handler that trips over such a value raised a bare `'dict' object has no attribute 'strip'`,
+and Gradio's own input processing answered with its internals ("Could not preprocess input
+component at index 0 ... Original error: ..."). `guard(demo)` wraps every handler: a `LabError`
+becomes its readable message, anything else a plain sentence (the traceback goes to the log);
+and a value a component cannot read is said as such, without Gradio's internals.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+
+import gradio as gr
+
+from backend.runtime.errors import LabError
+from components.common import readable_error
+
+LOG = logging.getLogger("transformers_lab.guard")
+
+
+def _unexpected(name: str) -> gr.Error:
+    LOG.exception("handler %s failed on the values it was sent", name)
+    return gr.Error(f"This action ({name.strip('_')}) could not use the values it was sent. From the page, reload "
+                    "it and try again; from the API, /gradio_api/info says what each argument takes.",
+                    duration=5, print_exception=False)
+
+
+def _guarded(fn):
+    name = getattr(fn, "__name__", "handler")
+
+    def convert(exc: Exception) -> Exception:
+        if isinstance(exc, gr.Error):
+            return exc
+        if isinstance(exc, LabError):
+            return readable_error(exc, name)
+        return _unexpected(name)
+
+    if inspect.isasyncgenfunction(fn):
+        @functools.wraps(fn)
+        async def agen(*args, **kwargs):
+            try:
+                async for item in fn(*args, **kwargs):
+                    yield item
+            except Exception as exc:
+                raise convert(exc) from None
+        wrapped = agen
+    elif inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def coro(*args, **kwargs):
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                raise convert(exc) from None
+        wrapped = coro
+    elif inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except Exception as exc:
+                raise convert(exc) from None
+        wrapped = gen
+    else:
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                raise convert(exc) from None
+        wrapped = call
+    wrapped._tlab_guarded = True
+    return wrapped
+
+
+def _processing_message(block_fn, index, block, value, is_input, original_error) -> str:
+    """What Gradio says when a component cannot read a value (it said its internals)."""
+    LOG.info("component %s could not %s %r: %s", type(block).__name__, "read" if is_input else "show",
+             type(value).__name__, original_error)
+    kind = type(block).__name__.lower()
+    if is_input:
+        return (f"Input {index + 1} of this action (a {kind}) cannot read a value of type {type(value).__name__}: "
+                "send what the page sends for it (/gradio_api/info lists each argument).")
+    return f"This action produced a result its {kind} cannot show; nothing was changed on the page."
+
+
+def _too_few(block_fn, inputs) -> None:
+    """Gradio listed the components' reprs (`<components.common.Textbox object at 0x...>`)."""
+    if len(inputs) < len(block_fn.inputs):
+        raise gr.Error(f"This action takes {len(block_fn.inputs)} values and got {len(inputs)}: "
+                       "/gradio_api/info lists them, in order.", print_exception=False)
+
+
+def _uploaded_files_only(preprocess_data):
+    """A file argument naming a path on the server was refused with that path in full."""
+    from gradio.exceptions import InvalidPathError
+
+    @functools.wraps(preprocess_data)
+    async def wrapped(*args, **kwargs):
+        try:
+            return await preprocess_data(*args, **kwargs)
+        except InvalidPathError:
+            raise gr.Error("A file argument must be a file uploaded to this app (with gradio_client: "
+                           "handle_file(path)); the one given was not.", print_exception=False) from None
+
+    wrapped._tlab_guarded = True
+    return wrapped
+
+
+def guard(demo) -> None:
+    """Wrap every handler of `demo` (idempotent) and word Gradio's own input errors."""
+    for block_fn in demo.fns.values():
+        fn = block_fn.fn
+        if fn is not None and not getattr(fn, "_tlab_guarded", False):
+            block_fn.fn = _guarded(fn)
+    demo._format_processing_error = _processing_message
+    demo.validate_inputs = _too_few
+    if not getattr(demo.preprocess_data, "_tlab_guarded", False):
+        demo.preprocess_data = _uploaded_files_only(demo.preprocess_data)
