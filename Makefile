@@ -22,7 +22,8 @@ SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev
 # waits for it. The stamp lives in the cache itself (a wiped cache builds again) and is keyed on
 # what the builds read.
 CACHE_DIR := $(or $(TLAB_CACHE_DIR),$(HOME)/.cache/transformers-lab)
-BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backend/hub/conversion.py backend/engines/finetune.py
+BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backend/hub/ner_builder.py \
+	backend/hub/conversion.py backend/engines/finetune.py backend/engines/token_classification.py backend/engines/ner_data.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean

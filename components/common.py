@@ -231,9 +231,11 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
     if method and method != config.METHOD_MODEL:  # how it is served, in the words of config.METHOD_WORDS
         parts.append(f" · *{md_text(config.method_name(method))}*")
         if method == config.METHOD_FINETUNED:
-            acc = described.get("test_accuracy")
-            parts.append(md_text(f": {config.method_text(method)}; trained on {described.get('trained_on') or 'shipped data'}"
-                                 + (f", test accuracy {acc:.2f}" if isinstance(acc, (int, float)) else "")))
+            acc, f1 = described.get("test_accuracy"), described.get("test_f1")
+            score = (f", test accuracy {acc:.2f}" if isinstance(acc, (int, float))
+                     else f", test entity F1 {f1:.2f}" if isinstance(f1, (int, float)) else "")
+            parts.append(md_text(f": {config.method_text(method)}; trained on "
+                                 f"{described.get('trained_on') or 'shipped data'}{score}"))
         elif method == config.METHOD_SESSION:
             parts.append(md_text(f": {described.get('classifier') or 'your classifier'}, from the Train tab"))
         else:

@@ -46,7 +46,7 @@ DATASET = "sentiment"
 RECIPE_BUDGET = finetune.Budget(epochs=3, max_examples=datasets.MAX_ROWS, max_seconds=math.inf, learning_rate=1e-4,
                           batch_size=16, seed=0)
 META_FILE = "meta.json"
-CLASSIFIER = f"all-MiniLM-L6-v2, {config.method_name(config.METHOD_FINETUNED)}: {config.method_text(config.METHOD_FINETUNED)}"
+CLASSIFIER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden states"
 
 
 def _key(location: Path) -> str:
@@ -161,3 +161,13 @@ BUILDERS = {
     "sentiment": Builder("embedder", serving_model, ("classifier", "trained_on", "test_accuracy", "test_macro_f1",
                                                      "labels", "epochs", "steps")),
 }
+
+
+def _ner_builder() -> Builder:
+    from backend.hub import ner_builder  # the NER recipe (imports engines only)
+
+    return Builder("embedder", ner_builder.serving_model,
+                   ("classifier", "trained_on", "test_f1", "test_f1_per_type", "labels", "epochs", "steps"))
+
+
+BUILDERS["ner"] = _ner_builder()

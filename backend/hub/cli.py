@@ -102,7 +102,9 @@ def _train_offline(specs: dict) -> int:
             failed += 1
             print(f"FAILED  {role}: {type(exc).__name__}: {exc}")
             continue
-        print(f"ready   {role}: {d['classifier']} on {d['trained_on']}, test accuracy {d['test_accuracy']:.3f} "
+        score = (f"test accuracy {d['test_accuracy']:.3f}" if "test_accuracy" in d
+                 else f"test entity F1 {d['test_f1']:.3f}" if "test_f1" in d else "no test score")
+        print(f"ready   {role}: {d['classifier']} on {d['trained_on']}, {score} "
               f"({time.perf_counter() - start:.1f} s, cached under {config.get_settings().cache_dir / 'trained'})")
     return failed
 

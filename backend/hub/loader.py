@@ -114,6 +114,15 @@ def _explain_failure(r: Resolved, exc: Exception) -> ModelLoadError:
     return ModelLoadError(f"Could not load '{r.checkpoint}' for {r.role}: {hint} ({text})", role=r.role, checkpoint=r.checkpoint)
 
 
+def _test_score(extra: dict) -> str:
+    """A model trained here says how it scored on its test split."""
+    if "test_accuracy" in extra:
+        return f" (test accuracy {extra['test_accuracy']:.3f})"
+    if "test_f1" in extra:
+        return f" (test entity F1 {extra['test_f1']:.3f})"
+    return ""
+
+
 class ModelHub:
     """Loads each (location, kind, device) once and hands out `LoadedModel` views of it.
 
@@ -135,7 +144,7 @@ class ModelHub:
 
     @staticmethod
     def _key(r: Resolved, device: str) -> tuple:
-        trained = ("fine-tuned-here",) if r.method == METHOD_FINETUNED else ()
+        trained = ("fine-tuned-here", r.role) if r.method == METHOD_FINETUNED else ()  # one model per role
         return (r.location, r.gguf_file, r.kind, device) + trained
 
     def resolve(self, role: str, override: str | None = None) -> Resolved:
@@ -195,7 +204,7 @@ class ModelHub:
             model=weights.model,
             tokenizer=weights.tokenizer,
             load_s=weights.load_s,
-            note=r.note + (f" (test accuracy {weights.extra['test_accuracy']:.3f})" if "test_accuracy" in weights.extra else ""),
+            note=r.note + _test_score(weights.extra),
             extra=dict(weights.extra),
         )
 

@@ -1,0 +1,126 @@
+"""The offline `ner` role: MiniLM fine-tuned once, here, on the shipped NER set (the book's
+chapter 4 method: encoder + dropout + a linear head per token, first sub-word piece labelled).
+
+Under the `local` profile there is no NER checkpoint (none is packaged, and the registries
+hold none). all-MiniLM-L6-v2 is uncased, so the capital letters that mark most names never
+reach it; the recipe adds a small learned word-shape embedding (lower / Capitalised / ALLCAPS /
+digits / punctuation, from the word as written) to each token's hidden state before the head,
+and serves a tokenizer that computes those shapes from the text (bench/results/ner.md has the
+numbers with and without it).
+
+Like the sentiment builder (`builders.py`): a fixed number of steps, inside
+`budget.detached()`, written with `conversion.write_once` under
+`<cache>/trained/<RECIPE>-<key>`, the key hashing the data, the base weights and the recipe.
+The served model looks like an `AutoModelForTokenClassification` to transformers' pipeline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from backend.engines import ner_data
+from backend.engines import token_classification as tc
+from backend.hub.conversion import _file_fingerprint, write_once
+from backend.runtime import budget as request_budget
+from backend.runtime import config
+
+RECIPE = "ner-shape-v1"  # bump when the recipe changes
+RECIPE_SETTINGS = tc.Recipe(epochs=10, batch_size=16, learning_rate=5e-4, shape_dim=16, head_lr_scale=5.0, seed=0)
+META_FILE = "meta.json"
+ARCHITECTURE = "MiniLMWordShapeForTokenClassification"
+CLASSIFIER = ("all-MiniLM-L6-v2 fine-tuned with a linear head per token (first sub-word piece), "
+              "plus a learned word-shape embedding")
+
+
+def _key(location: Path, recipe: tc.Recipe = RECIPE_SETTINGS) -> str:
+    h = hashlib.sha256(RECIPE.encode())
+    h.update(json.dumps(asdict(recipe), sort_keys=True).encode())
+    for split in ner_data.SPLITS:
+        h.update((ner_data.DATA_DIR / f"{split}.jsonl").read_bytes())
+    weights = sorted(location.glob("*.safetensors")) or sorted(location.glob("*.bin"))
+    for w in weights:
+        h.update(w.name.encode() + _file_fingerprint(w).encode())
+    return h.hexdigest()[:16]
+
+
+def cache_dir(location: str | Path, root: Path | None = None) -> Path:
+    root = root or config.get_settings().cache_dir
+    return root / "trained" / f"{RECIPE}-{_key(Path(location))}"
+
+
+def _rounded(report: dict) -> dict:
+    return {"overall": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in report["overall"].items()},
+            "per_type": {t: {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
+                         for t, r in report["per_type"].items()}}
+
+
+def train(base, progress: Callable[[float, str], None] | None = None,
+          recipe: tc.Recipe = RECIPE_SETTINGS) -> tuple[tc.TokenClassifier, dict]:
+    """Fine-tune a copy of `base` (the embedder's LoadedModel) on the shipped train split by
+    `recipe`, keep the best state on validation, score it on test."""
+    t0 = time.perf_counter()
+    data = ner_data.load_shipped()
+    with request_budget.detached():
+        model = tc.new_model(base.model, len(data.labels), recipe.seed, recipe.dropout, recipe.shape_dim,
+                             recipe.shape_input)
+        model.to(getattr(base, "device", None) or "cpu")
+
+        def step(done: int, total: int, loss: float) -> None:
+            if progress is not None:
+                progress(done / total, f"Training the offline NER model (first use only): step {done} of {total}")
+
+        out = tc.train(model, base.tokenizer, data.train, data.validation, data.labels, recipe, step)
+        if out.steps < out.total_steps:
+            raise RuntimeError(f"the offline NER fine-tune stopped after {out.steps} of {out.total_steps} steps; "
+                               "nothing was cached")
+        test = tc.evaluate(model, base.tokenizer, data.test, data.labels, recipe.max_length)["report"]
+    meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": "ner (shipped, CoNLL-2003 types)",
+            "labels": list(data.labels), "sizes": {s: len(data.split(s)) for s in ner_data.SPLITS},
+            "epochs": recipe.epochs, "steps": out.steps, "batch_size": recipe.batch_size,
+            "learning_rate": recipe.learning_rate, "shape_dim": recipe.shape_dim, "best_step": out.best_step,
+            "validation_f1": round(out.best_val["overall"]["f1"], 4),
+            "test_f1": round(test["overall"]["f1"], 4),
+            "test_f1_per_type": {t: round(r["f1"], 4) for t, r in test["per_type"].items()},
+            "test": _rounded(test), "step_s": round(out.step_seconds, 4),
+            "train_s": round(time.perf_counter() - t0, 2)}
+    return model, meta
+
+
+def ensure(base, location: str | Path, root: Path | None = None,
+           progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
+    """The cached NER model's folder for the encoder `base` (read from `location`), trained now
+    if it is not cached yet."""
+    folder = cache_dir(location, root)
+    built: dict = {}
+
+    def build(tmp: Path) -> None:
+        model, built["meta"] = train(base, progress)
+        tc.save_folder(tmp, model, base.tokenizer, built["meta"]["labels"], RECIPE_SETTINGS)
+        (tmp / META_FILE).write_text(json.dumps(built["meta"], indent=1))
+
+    if write_once(folder, build):
+        return folder, {**built["meta"], "cached": False}
+    return folder, {**json.loads((folder / META_FILE).read_text()), "cached": True}
+
+
+def serve(folder: str | Path, device: str = "cpu", dtype=None) -> tuple[tc.ForTokenClassification, object]:
+    """(model, tokenizer) from a saved folder, as the token-classification pipeline expects them."""
+    import torch
+
+    classifier, tokenizer, labels = tc.load_folder(folder, device, dtype or torch.float32)
+    if classifier.uses_shapes:
+        tokenizer = tc.with_word_shapes(tokenizer)
+    return tc.ForTokenClassification(classifier, tokenizer, labels, ARCHITECTURE).eval(), tokenizer
+
+
+def serving_model(base, location: str | Path, device: str, dtype, root: Path | None = None,
+                  progress: Callable[[float, str], None] | None = None):
+    """(model, tokenizer, meta, folder) for the offline `ner` role, trained once from `base`."""
+    folder, meta = ensure(base, location, root, progress)
+    model, tokenizer = serve(folder, device, dtype)
+    return model, tokenizer, meta, folder

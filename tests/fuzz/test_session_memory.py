@@ -1,0 +1,69 @@
+"""A stranger cannot grow the app's memory by visiting: 300 new sessions with large requests.
+
+Before the bound, each fresh session that sent a 20,000-character /tokenize kept ~11 MB in the
+process for good (Gradio's per-session copies of every value, for deep links): 150 sessions
+took it from 0.6 to 2.3 GB. Now what a session keeps is small and the count is capped.
+"""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlparse
+
+from tests.conftest import running_app
+from tests.fuzz.raw import call
+
+SESSIONS = 300
+CHARS = 20_000
+ALLOWED_GROWTH_MB = 200
+
+
+def _pid_serving(url: str) -> int:
+    """The app process listening on the URL's port (found from its command line)."""
+    port = str(urlparse(url).port)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"app.py") for a in args) and port.encode() in args:
+            return int(proc.name)
+    raise AssertionError(f"no app.py process serves port {port}")
+
+
+def _rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+
+def test_300_new_sessions_with_large_requests_leave_memory_where_it_was():
+    words = "the quick brown fox jumps over a lazy dog while tokenizers split unusual words".split()
+    rng = random.Random(0)
+
+    def text() -> str:
+        return " ".join(rng.choice(words) for _ in range(CHARS // 4))[:CHARS]
+
+    with running_app("session_memory.log") as url:
+        pid = _pid_serving(url)
+        for _ in range(5):  # warm: the tokenizers load, the allocator settles
+            assert call(url, "/tokenize", [text(), True], session_hash=uuid.uuid4().hex)[0] == "complete"
+        time.sleep(1)
+        before = _rss_mb(pid)
+        texts = [text() for _ in range(SESSIONS)]
+
+        def visit(t: str) -> str:  # a new visitor each time: a fresh session hash
+            event, out = call(url, "/tokenize", [t, True], session_hash=uuid.uuid4().hex)
+            return event if event == "complete" else f"{event}: {str(out)[:200]}"
+
+        with ThreadPoolExecutor(4) as pool:  # four at a time, as a crowd would come
+            answers = list(pool.map(visit, texts))
+        assert answers == ["complete"] * SESSIONS, [a for a in answers if a != "complete"][:3]
+        time.sleep(2)
+        grown = _rss_mb(pid) - before
+    assert grown < ALLOWED_GROWTH_MB, f"{SESSIONS} sessions grew the app by {grown:.0f} MB"
