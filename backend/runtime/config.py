@@ -46,8 +46,8 @@ METHOD_WORDS: dict[str, tuple[str, str]] = {
     METHOD_INSTRUCT: ("instruct-model fallback",
                       "no dedicated local {task} model: the instruct decoder is prompted for the task"),
     METHOD_FINETUNED: ("fine-tuned here",
-                       "the encoder fine-tuned once, here, with a linear head on its mean-pooled hidden states, "
-                       "on a labelled set the project ships"),
+                       "the encoder fine-tuned once, here, with a small task head, on a labelled set the project "
+                       "ships"),
     METHOD_DECODER_MASK: ("decoder fill-mask",
                           "no local masked LM: the decoder's candidates from the left context, reranked by the "
                           "whole sentence's likelihood"),
