@@ -48,6 +48,19 @@ def _session(request: gr.Request | None) -> str:
     return sid
 
 
+def estimate_check(plan: dict | None) -> str:
+    """The embedding estimate said before a long build, checked against what it took: both numbers
+    when they differ by more than 25% (a wrong estimate is said, not hidden)."""
+    if not plan or plan.get("estimated_s") is None or not plan.get("seconds"):
+        return ""
+    est, took = float(plan["estimated_s"]), float(plan["seconds"])
+    if abs(took - est) <= 0.25 * max(est, 1e-9):
+        return f"Embedding took {took:.0f} s, as estimated before it started ({est:.0f} s)."
+    return (f"Embedding took {took:.0f} s; the estimate before it started said {est:.0f} s "
+            f"({abs(took - est) / est:.0%} {'longer' if took > est else 'shorter'}: the box was "
+            f"{'busier' if took > est else 'quieter'} than when the rate was measured).")
+
+
 def stats_markdown(st: dict, how: str = "") -> str:
     s = st["settings"]
     knobs = {"Flat (exact)": "", "SQ8 (8-bit scalar)": "",
@@ -75,6 +88,9 @@ def stats_markdown(st: dict, how: str = "") -> str:
         f"index alone, one query on one thread (embedding the query excluded).*",
     ]
     notes = list(st.get("corpus_notes", [])) + list(st.get("notes", []))
+    estimate = estimate_check(st.get("embedding"))
+    if estimate:
+        notes.append(estimate)
     if st.get("shared"):
         notes.append("Built-in corpus: this index is shared by all sessions and built once.")
     lines += [f"\n> {md_text(n)}" for n in notes]

@@ -138,3 +138,12 @@ def test_a_built_in_index_is_read_from_disk_by_a_new_process(service, tmp_path, 
     second = search.build_index("s2", "glossary")
     assert second["embeddings_from_cache"] is True and second["index_from_cache"] is True
     assert second["count"] == first["count"]
+
+
+def test_a_build_estimate_is_checked_against_what_it_took():
+    from components.search import estimate_check
+
+    assert estimate_check(None) == "" and estimate_check({"estimated_s": None, "seconds": 3.0}) == ""
+    assert "as estimated" in estimate_check({"estimated_s": 40.0, "seconds": 45.0})
+    said = estimate_check({"estimated_s": 40.0, "seconds": 90.0})
+    assert "90 s" in said and "40 s" in said and "125% longer" in said
