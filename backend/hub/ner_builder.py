@@ -25,6 +25,7 @@ from typing import Callable
 
 from backend.engines import ner_data
 from backend.engines import token_classification as tc
+from backend.engines import token_serving as serving
 from backend.hub.conversion import _file_fingerprint, write_once
 from backend.runtime import budget as request_budget
 from backend.runtime import config
@@ -108,14 +109,14 @@ def ensure(base, location: str | Path, root: Path | None = None,
     return folder, {**json.loads((folder / META_FILE).read_text()), "cached": True}
 
 
-def serve(folder: str | Path, device: str = "cpu", dtype=None) -> tuple[tc.ForTokenClassification, object]:
+def serve(folder: str | Path, device: str = "cpu", dtype=None) -> tuple[serving.ForTokenClassification, object]:
     """(model, tokenizer) from a saved folder, as the token-classification pipeline expects them."""
     import torch
 
     classifier, tokenizer, labels = tc.load_folder(folder, device, dtype or torch.float32)
     if classifier.uses_shapes:
-        tokenizer = tc.with_word_shapes(tokenizer)
-    return tc.ForTokenClassification(classifier, tokenizer, labels, ARCHITECTURE).eval(), tokenizer
+        tokenizer = serving.with_word_shapes(tokenizer)
+    return serving.ForTokenClassification(classifier, tokenizer, labels, ARCHITECTURE).eval(), tokenizer
 
 
 def serving_model(base, location: str | Path, device: str, dtype, root: Path | None = None,

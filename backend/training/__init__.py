@@ -4,7 +4,6 @@ learning curve; the result belongs to the caller's session.
 """
 
 from backend.training.api import (
-    CURVE_SIZES,
     METHOD_NAMES,
     METHODS,
     list_datasets,
@@ -18,6 +17,7 @@ from backend.training.api import (
     train_iter,
 )
 from backend.engines.datasets import SHIPPED
+from backend.training.run_plan import CURVE_SIZES
 from backend.training.use import classify_in_session, export, use_trained
 from backend.hub import session_models
 

@@ -9,6 +9,7 @@ import torch
 
 from backend.engines import ner_data, ner_metrics
 from backend.engines import token_classification as tc
+from backend.engines import token_serving as serving
 from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
@@ -164,7 +165,7 @@ def test_continuation_pieces_get_their_words_first_piece_tag_as_inside():
     assert any(cont)
     logits = torch.randn(1, len(pieces), len(LABELS))
     logits[0, 1, L2I["B-LOC"]] = 9.0  # the first piece of Kwiatkowski (kw ##ia ##t ##kowski)
-    out = tc.word_level_logits(logits, enc["input_ids"], tc.continuation_table(tok), LABELS)
+    out = serving.word_level_logits(logits, enc["input_ids"], serving.continuation_table(tok), LABELS)
     for i, c in enumerate(cont):
         if c:
             assert LABELS[int(out[0, i].argmax())] == "I-LOC"
@@ -176,7 +177,7 @@ def test_continuation_pieces_get_their_words_first_piece_tag_as_inside():
 
 
 def test_the_shape_tokenizer_adds_shape_ids_for_every_call_form():
-    tok = tc.with_word_shapes(minilm_tokenizer())
+    tok = serving.with_word_shapes(minilm_tokenizer())
     one = tok("NATO met in Paris")
     assert len(one["shape_ids"]) == len(one["input_ids"]) and "offset_mapping" not in one
     assert [tc.SHAPES[s] for s in one["shape_ids"]] == ["none", "ALLCAPS", "lower", "lower", "Capitalised", "none"]
@@ -184,7 +185,7 @@ def test_the_shape_tokenizer_adds_shape_ids_for_every_call_form():
     assert many["shape_ids"].shape == many["input_ids"].shape
     split = tok([["NATO", "met"]], is_split_into_words=True, return_offsets_mapping=True)
     assert split["shape_ids"][0][1] == tc.SHAPES.index("ALLCAPS") and "offset_mapping" in split
-    assert tc.with_word_shapes(tok) is tok
+    assert serving.with_word_shapes(tok) is tok
     assert minilm_tokenizer()("NATO").keys() == {"input_ids", "token_type_ids", "attention_mask"}  # the base is untouched
 
 
@@ -197,7 +198,7 @@ def test_the_served_model_runs_in_the_pipelines_ner_path(shape_dim):
     with torch.no_grad():  # a head that calls every token a B-LOC
         classifier.head.weight.zero_()
         classifier.head.bias.copy_(torch.tensor([0.0, 0, 0, 0, 0, 5.0, 0, 0, 0]))
-    served_tok = tc.with_word_shapes(tok) if shape_dim else tok
+    served_tok = serving.with_word_shapes(tok) if shape_dim else tok
     seen = {}
     forward = classifier.forward
 
@@ -206,7 +207,7 @@ def test_the_served_model_runs_in_the_pipelines_ner_path(shape_dim):
         return forward(*args, **kwargs)
 
     classifier.forward = spy
-    served = tc.ForTokenClassification(classifier, served_tok, LABELS, "TestForTokenClassification").eval()
+    served = serving.ForTokenClassification(classifier, served_tok, LABELS, "TestForTokenClassification").eval()
     assert served.config.id2label[5] == "B-LOC" and served.config.label2id["O"] == 0
     for aggregation in encoders.AGGREGATIONS:
         ents, _ = encoders.ner_with_pipeline(served, served_tok, ["Kwiatkowski"], aggregation)
