@@ -200,3 +200,23 @@ def test_each_backend_package_exports_its_entry_points(package):
     assert exported, f"backend/{package}/__init__.py lists no entry points in __all__"
     missing = [name for name in exported if not callable(getattr(mod, name, None)) and not hasattr(mod, name)]
     assert missing == []
+
+
+# ----------------------------------------------------------------------------- small modules
+MAX_FILE_LINES = 450
+MAX_FUNCTION_LINES = 80
+
+
+def test_backend_files_and_functions_stay_small():
+    """A module over 450 lines or a function over 80 holds more than one job: split it."""
+    big_files, big_functions = [], []
+    for path in BACKEND:
+        text = path.read_text()
+        if text.count("\n") > MAX_FILE_LINES:
+            big_files.append(f"{path.relative_to(ROOT)} ({text.count(chr(10))} lines)")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    big_functions.append(f"{path.relative_to(ROOT)}:{node.name} ({length} lines)")
+    assert big_files == [] and big_functions == []
