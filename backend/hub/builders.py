@@ -21,7 +21,6 @@ The key covers the data, the base encoder's weights and this recipe, so a change
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import time
@@ -37,9 +36,8 @@ from backend.engines import classification_metrics as metrics
 from backend.engines import datasets
 from backend.engines import finetune
 from backend.engines.embedding import DEFAULT_MAX_LENGTH
-from backend.hub.conversion import _file_fingerprint, write_once
+from backend.hub.conversion import build_key, trained_dir, write_once
 from backend.runtime import budget as request_budget
-from backend.runtime import config
 
 RECIPE = "sentiment-finetune-v1"  # bump when the recipe changes
 DATASET = "sentiment"
@@ -50,18 +48,11 @@ CLASSIFIER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden stat
 
 
 def _key(location: Path) -> str:
-    h = hashlib.sha256(RECIPE.encode())
-    for split in datasets.SPLITS:
-        h.update((datasets.DATA_DIR / DATASET / f"{split}.jsonl").read_bytes())
-    weights = sorted(location.glob("*.safetensors")) or sorted(location.glob("*.bin"))
-    for w in weights:
-        h.update(w.name.encode() + _file_fingerprint(w).encode())
-    return h.hexdigest()[:16]
+    return build_key(RECIPE, [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS], location)
 
 
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    root = root or config.get_settings().cache_dir
-    return root / "trained" / f"{RECIPE}-{_key(Path(location))}"
+    return trained_dir(RECIPE, _key(Path(location)), root)
 
 
 def train(base, progress: Callable[[float, str], None] | None = None) -> tuple[dict, dict]:

@@ -29,6 +29,26 @@ def _file_fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def build_key(recipe: str, data_files: list[Path], base_location: Path, settings: bytes = b"") -> str:
+    """The cache key of a model built here: its recipe's name (and settings), the data it is
+    trained on, and the base weights it starts from, so a change to any of them rebuilds it."""
+    h = hashlib.sha256(recipe.encode())
+    if settings:
+        h.update(settings)
+    for path in data_files:
+        h.update(path.read_bytes())
+    weights = sorted(base_location.glob("*.safetensors")) or sorted(base_location.glob("*.bin"))
+    for w in weights:
+        h.update(w.name.encode() + _file_fingerprint(w).encode())
+    return h.hexdigest()[:16]
+
+
+def trained_dir(recipe: str, key: str, root: Path | None = None) -> Path:
+    """Where a model built here is cached: <cache>/trained/<recipe>-<key>."""
+    root = root or config.get_settings().cache_dir
+    return root / "trained" / f"{recipe}-{key}"
+
+
 def converted_dir(gguf_path: Path, cache_dir: Path | None = None) -> Path:
     cache_dir = cache_dir or config.get_settings().cache_dir
     return cache_dir / "converted" / f"{gguf_path.stem}-{_file_fingerprint(gguf_path)}"

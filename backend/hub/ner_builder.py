@@ -16,7 +16,6 @@ The served model looks like an `AutoModelForTokenClassification` to transformers
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import asdict
@@ -26,9 +25,8 @@ from typing import Callable
 from backend.engines import ner_data
 from backend.engines import token_classification as tc
 from backend.engines import token_serving as serving
-from backend.hub.conversion import _file_fingerprint, write_once
+from backend.hub.conversion import build_key, trained_dir, write_once
 from backend.runtime import budget as request_budget
-from backend.runtime import config
 
 RECIPE = "ner-shape-v1"  # bump when the recipe changes
 RECIPE_SETTINGS = tc.Recipe(epochs=10, batch_size=16, learning_rate=5e-4, shape_dim=16, head_lr_scale=5.0, seed=0)
@@ -39,19 +37,12 @@ CLASSIFIER = ("all-MiniLM-L6-v2 fine-tuned with a linear head per token (first s
 
 
 def _key(location: Path, recipe: tc.Recipe = RECIPE_SETTINGS) -> str:
-    h = hashlib.sha256(RECIPE.encode())
-    h.update(json.dumps(asdict(recipe), sort_keys=True).encode())
-    for split in ner_data.SPLITS:
-        h.update((ner_data.DATA_DIR / f"{split}.jsonl").read_bytes())
-    weights = sorted(location.glob("*.safetensors")) or sorted(location.glob("*.bin"))
-    for w in weights:
-        h.update(w.name.encode() + _file_fingerprint(w).encode())
-    return h.hexdigest()[:16]
+    return build_key(RECIPE, [ner_data.DATA_DIR / f"{split}.jsonl" for split in ner_data.SPLITS], location,
+                     settings=json.dumps(asdict(recipe), sort_keys=True).encode())
 
 
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    root = root or config.get_settings().cache_dir
-    return root / "trained" / f"{RECIPE}-{_key(Path(location))}"
+    return trained_dir(RECIPE, _key(Path(location)), root)
 
 
 def _rounded(report: dict) -> dict:
