@@ -403,8 +403,10 @@ def _build_generate_text() -> None:
     # The handler blanks the old result itself and puts an input error in the box.
     ev = go_btn.click(stream_generate, inputs, [badge, generated, counter, out, box], api_visibility="private",
                       **LONG_LANE)
-    stop_btn.click(lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], cancels=[ev],
-                   queue=False, api_visibility="private")
+    # Cancel first, then say so: a token already on its way must not overwrite the "stopped" line.
+    stop_btn.click(None, None, None, cancels=[ev], queue=False, api_visibility="private").then(
+        lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
+        api_visibility="private")
     api_btn = gr.Button(visible=False)
     api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **LONG_LANE)
 
