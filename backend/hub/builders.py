@@ -21,7 +21,6 @@ The key covers the data, the base encoder's weights and this recipe, so a change
 from __future__ import annotations
 
 import copy
-import json
 import math
 import time
 from pathlib import Path
@@ -36,14 +35,13 @@ from backend.engines import classification_metrics as metrics
 from backend.engines import datasets
 from backend.engines import finetune
 from backend.engines.embedding import DEFAULT_MAX_LENGTH
-from backend.hub.conversion import build_key, trained_dir, write_once
+from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
 from backend.runtime import budget as request_budget
 
 RECIPE = "sentiment-finetune-v1"  # bump when the recipe changes
 DATASET = "sentiment"
 RECIPE_BUDGET = finetune.Budget(epochs=3, max_examples=datasets.MAX_ROWS, max_seconds=math.inf, learning_rate=1e-4,
                           batch_size=16, seed=0)
-META_FILE = "meta.json"
 CLASSIFIER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden states"
 
 
@@ -92,17 +90,12 @@ def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
     """The cached classifier's folder for the encoder `base` (read from `location`), trained now
     if it is not cached yet."""
-    folder = cache_dir(location, root)
-    built: dict = {}
+    def train_and_save(tmp: Path) -> dict:
+        weights, meta = train(base, progress)
+        finetune.save_folder(tmp, base.model, weights, base.tokenizer, meta["labels"])
+        return meta
 
-    def build(tmp: Path) -> None:
-        weights, built["meta"] = train(base, progress)
-        finetune.save_folder(tmp, base.model, weights, base.tokenizer, built["meta"]["labels"])
-        (tmp / META_FILE).write_text(json.dumps(built["meta"], indent=1))
-
-    if write_once(folder, build):
-        return folder, {**built["meta"], "cached": False}
-    return folder, {**json.loads((folder / META_FILE).read_text()), "cached": True}
+    return build_trained(cache_dir(location, root), train_and_save)
 
 
 class Served(nn.Module):

@@ -9,6 +9,7 @@ for anything else built once into the cache (the offline sentiment classifier).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import uuid
@@ -47,6 +48,23 @@ def trained_dir(recipe: str, key: str, root: Path | None = None) -> Path:
     """Where a model built here is cached: <cache>/trained/<recipe>-<key>."""
     root = root or config.get_settings().cache_dir
     return root / "trained" / f"{recipe}-{key}"
+
+
+META_FILE = "meta.json"
+
+
+def build_trained(folder: Path, train_and_save: Callable[[Path], dict]) -> tuple[Path, dict]:
+    """A model built here, once: `train_and_save(tmp)` trains, writes the model into `tmp` and
+    returns its meta; written atomically with its meta. -> (folder, meta + "cached")."""
+    built: dict = {}
+
+    def build(tmp: Path) -> None:
+        built["meta"] = train_and_save(tmp)
+        (tmp / META_FILE).write_text(json.dumps(built["meta"], indent=1))
+
+    if write_once(folder, build):
+        return folder, {**built["meta"], "cached": False}
+    return folder, {**json.loads((folder / META_FILE).read_text()), "cached": True}
 
 
 def converted_dir(gguf_path: Path, cache_dir: Path | None = None) -> Path:

@@ -25,12 +25,11 @@ from typing import Callable
 from backend.engines import ner_data
 from backend.engines import token_classification as tc
 from backend.engines import token_serving as serving
-from backend.hub.conversion import build_key, trained_dir, write_once
+from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
 from backend.runtime import budget as request_budget
 
 RECIPE = "ner-shape-v1"  # bump when the recipe changes
 RECIPE_SETTINGS = tc.Recipe(epochs=10, batch_size=16, learning_rate=5e-4, shape_dim=16, head_lr_scale=5.0, seed=0)
-META_FILE = "meta.json"
 ARCHITECTURE = "MiniLMWordShapeForTokenClassification"
 CLASSIFIER = ("all-MiniLM-L6-v2 fine-tuned with a linear head per token (first sub-word piece), "
               "plus a learned word-shape embedding")
@@ -87,17 +86,12 @@ def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
     """The cached NER model's folder for the encoder `base` (read from `location`), trained now
     if it is not cached yet."""
-    folder = cache_dir(location, root)
-    built: dict = {}
+    def train_and_save(tmp: Path) -> dict:
+        model, meta = train(base, progress)
+        tc.save_folder(tmp, model, base.tokenizer, meta["labels"], RECIPE_SETTINGS)
+        return meta
 
-    def build(tmp: Path) -> None:
-        model, built["meta"] = train(base, progress)
-        tc.save_folder(tmp, model, base.tokenizer, built["meta"]["labels"], RECIPE_SETTINGS)
-        (tmp / META_FILE).write_text(json.dumps(built["meta"], indent=1))
-
-    if write_once(folder, build):
-        return folder, {**built["meta"], "cached": False}
-    return folder, {**json.loads((folder / META_FILE).read_text()), "cached": True}
+    return build_trained(cache_dir(location, root), train_and_save)
 
 
 def serve(folder: str | Path, device: str = "cpu", dtype=None) -> tuple[serving.ForTokenClassification, object]:
