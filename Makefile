@@ -72,14 +72,15 @@ build: install $(BUILD_STAMP)
 run: install build
 	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)
 
-# Every tier; -p no:cacheprovider keeps the clone clean.
-test: install-dev space-venv
+# Every tier, on a cache built as `make run` builds it (the tests check that no first call waits
+# for a build); -p no:cacheprovider keeps the clone clean.
+test: install-dev space-venv build
 	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/fuzz tests/space
 
-space: install-dev space-venv
+space: install-dev space-venv build
 	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/space
 
-unit integration e2e browser fuzz: install-dev
+unit integration e2e browser fuzz: install-dev build
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/$@
 
 bench: install-dev

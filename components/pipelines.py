@@ -24,6 +24,7 @@ from components.pipelines_examples import (
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, MASK_EXAMPLES, NER_EXAMPLE, NER_EXAMPLE_2, PRAISE,
     QA_CONTEXT, QA_QUESTIONS, QUESTION, REPLY_PROMPT, SUMMARY_EXAMPLE, SUMMARY_REFERENCE, EIFFEL, EIFFEL_SUMMARY,
 )
+from components.pipelines_examples import RHINE, RHINE_LABELS, RHINE_QUESTIONS
 
 LANGUAGES = [("English", "en"), ("German", "de"), ("French", "fr"), ("Spanish", "es"),
              ("Italian", "it"), ("Dutch", "nl")]
@@ -279,21 +280,24 @@ def _build_ner() -> None:
 def _build_qa() -> None:
     with gr.Row():
         with gr.Column():
-            context = Textbox(label="Context", lines=6, value=QA_CONTEXT)
+            context = Textbox(label="Context", lines=6, value=QA_CONTEXT, elem_id="pl-qa-context")
             question = Textbox(label="Question", value=QA_QUESTIONS[0])
             top_n = Slider(1, 10, value=3, step=1, label="Top-n answer spans",
-                           info="A dedicated QA model ranks spans; the offline fallback returns one answer.")
+                           info="Distinct spans of the context, best first; offline, the chat model may only copy "
+                                "spans and may say the text has no answer.")
             model = _model_box("qa")
             go_btn = gr.Button("Answer", variant="primary", elem_id="pl-qa-run")
-            gr.Examples([[QA_CONTEXT, q] for q in QA_QUESTIONS] + [[LETTER, "What does the customer want?"]],
-                        [context, question], example_labels=[*QA_QUESTIONS, "The book's letter: what is wanted?"],
+            gr.Examples([[QA_CONTEXT, q] for q in QA_QUESTIONS] + [[RHINE, q] for q in RHINE_QUESTIONS]
+                        + [[LETTER, "What does the customer want?"]], [context, question],
+                        example_labels=[*QA_QUESTIONS, *RHINE_LABELS, "The book's letter: what is wanted?"],
                         cache_examples=False)
         with gr.Column():
             box = error_box("pl-qa-error")
             badge = gr.Markdown(elem_id="pl-qa-badge")
             answer = gr.Markdown(elem_id="pl-qa-answer")
             hl = gr.HighlightedText(label="Answer in the context", show_legend=True, elem_id="pl-qa-highlight")
-            table = gr.Dataframe(headers=["#", "score", "answer", "match", "start", "end"], label="Top-n spans",
+            table = gr.Dataframe(headers=["#", "score", "answer", "match", "start", "end"],
+                                 label="Top-n spans (with no answer: the spans the model rejected)",
                                  wrap=True, column_widths=["8%", "12%", "44%", "12%", "12%", "12%"],
                                  elem_id="pl-qa-table")
             out = _json("qa")

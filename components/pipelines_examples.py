@@ -19,6 +19,12 @@ NER_EXAMPLE = "Tim Cook presented the new iPhone at Apple's headquarters in Cupe
 NER_EXAMPLE_2 = "Marie Curie was born in Warsaw and later worked at the University of Paris."
 QA_CONTEXT = "The Eiffel Tower is in Paris. It was built in 1889 by the company of Gustave Eiffel."
 QA_QUESTIONS = ["When was the Eiffel Tower built?", "Where is the Eiffel Tower?"]
+# The issue's check: the answer is a span of the text ("1,230 km"), or there is none in it.
+RHINE = ("The Rhine is one of the major rivers of Europe. It rises in the Swiss Alps and flows 1,230 km to the "
+         "North Sea, passing through Basel, Strasbourg and Cologne. Barges carry coal, grain and containers "
+         "along it, and its largest port is Duisburg in Germany.")
+RHINE_QUESTIONS = ["How long is the Rhine?", "Who was the first person to swim the Rhine?"]
+RHINE_LABELS = ["The Rhine: how long is it?", "The Rhine: who swam it first? (the text does not say)"]
 SUMMARY_EXAMPLE = (
     "Bumblebee ordered a Megatron action figure from an online store. When the parcel arrived, it contained an "
     "Optimus Prime figure instead. Bumblebee wrote to the store to ask for the Megatron figure and for help "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 from backend.runtime import config
@@ -20,7 +22,7 @@ def badge(result: dict) -> str:
 
     A fallback says so first, where a reader looks before reading the result."""
     text = ""
-    if result.get("method") == config.METHOD_INSTRUCT:
+    if result.get("method") in (config.METHOD_INSTRUCT, config.METHOD_SPAN):
         text = f"{FALLBACK_BADGE} weaker than the book's dedicated model; answers may be wrong\n\n"
     text += model_badge(result["model"], result["seconds"])
     text += wait_line(result)
@@ -35,11 +37,17 @@ def badge(result: dict) -> str:
     return text
 
 
+def plot_text(text) -> str:
+    """A visitor's text (a zero-shot label, a sequence) as Plotly shows it, never as markup:
+    Plotly reads <a href>, <b>, <br> in tick labels and legends, and &lt; &gt; &amp; as entities."""
+    return html.escape(str(text), quote=False)
+
+
 def label_bars(results: list[dict], title: str, xaxis: str = "score") -> go.Figure:
     fig = go.Figure()
     for res in results[:8]:
-        fig.add_bar(y=res["labels"][::-1], x=res["scores"][::-1], orientation="h",
-                    name=short(res["sequence"]),
+        fig.add_bar(y=[plot_text(label) for label in res["labels"][::-1]], x=res["scores"][::-1], orientation="h",
+                    name=plot_text(short(res["sequence"])),
                     text=[f"{s:.3f}" for s in res["scores"][::-1]], textposition="auto")
     fig.update_layout(title=title, xaxis_title=xaxis, barmode="group", height=280 + 24 * len(results[0]["labels"]),
                       margin=dict(l=10, r=10, t=40, b=10), showlegend=len(results) > 1,
@@ -107,10 +115,16 @@ def entity_table_label(results: list[dict]) -> str:
     return "Entities"
 
 
+NO_ANSWER = "No answer in this text"
+
+
 def answer_highlight(r: dict) -> dict:
-    """The best answer and its non-overlapping alternatives marked in the context."""
+    """The best answer and its non-overlapping alternatives marked in the context.
+
+    When the model says the text has no answer, nothing is marked: the spans it rejected are in
+    the table only."""
     entities, taken = [], []
-    for rank, a in enumerate(r["answers"], 1):
+    for rank, a in enumerate([] if r.get("no_answer") else r["answers"], 1):
         if a["start"] is None:
             continue
         if any(not (a["end"] <= s or a["start"] >= e) for s, e in taken):
@@ -129,6 +143,15 @@ def answer_rows(r: dict) -> list[list]:
 
 
 def answer_markdown(r: dict) -> str:
+    if r.get("no_answer"):
+        text = f"### {NO_ANSWER}"
+        if r.get("no_answer_score") is not None:
+            text += f"\nscore of the reply \"{md_text(r.get('no_answer_reply', 'not in the text'))}\" " \
+                    f"{r['no_answer_score']:.3f}"
+            if r["answers"]:
+                text += f"; of the best span, \"{md_text(short(r['answers'][0]['answer'], 60))}\", " \
+                        f"{r['answers'][0]['score']:.3f}"
+        return text
     text = f"### {md_text(r['answer']) if r['answer'] else '(no answer)'}"
     if r["score"] is not None:
         text += f"\nscore {r['score']:.3f}"
@@ -198,7 +221,7 @@ DECODER_MASK_HEADERS = ["word", "rerank score", "P(word | left)", "left rank", "
 def mask_bars(r: dict) -> go.Figure:
     """The candidates' probabilities; for the decoder, both scores side by side."""
     cands = r["candidates"][::-1]
-    words = [c["token_str"] for c in cands]
+    words = [plot_text(c["token_str"]) for c in cands]
     fig = go.Figure()
     if "left_prob" in (r["candidates"][0] if r["candidates"] else {}):
         fig.add_bar(y=words, x=[c["score"] for c in cands], orientation="h", name="after the rerank (whole sentence)",

@@ -1,11 +1,11 @@
 """The instruct-model fallback: a small chat model prompted for a task it was not built for.
 
-Under the `local` profile there is no dedicated NER, QA, summarisation or translation model,
-so the instruct decoder (SmolLM2-135M-Instruct) gets a task prompt through its chat template.
-Its free text is parsed into the same result shapes as the dedicated models: NER entities
-with character offsets found in the input, QA answers located in the context. A 135M model
-is weak at this: the parsers are forgiving, and what cannot be grounded in the input is
-dropped (NER) or flagged (QA), never invented.
+Under the `local` profile there is no dedicated summarisation or translation model, so the
+instruct decoder (SmolLM2-135M-Instruct) gets a task prompt through its chat template. Its free
+text is parsed into the same result shapes as the dedicated models. The NER parser (entities
+with character offsets found in the input; what cannot be grounded is dropped, never invented)
+stays for a profile that serves NER this way; none does today: offline NER is a model trained
+here (backend.hub.ner_builder) and offline QA may only copy spans (backend.engines.span_qa).
 """
 
 from __future__ import annotations
@@ -39,22 +39,10 @@ NER_DEMO = [
      + "Angela Merkel visited the Siemens plant in Munich and tried the new iPhone."},
     {"role": "assistant", "content": "PER: Angela Merkel\nORG: Siemens\nLOC: Munich\nMISC: iPhone"},
 ]
-QA_INSTRUCTION = "Answer the question with the exact words from the text. Keep the answer short.\n\n"
-QA_DEMO = [
-    {"role": "user", "content": QA_INSTRUCTION + "Text: Ada Lovelace wrote the first program for the "
-     "Analytical Engine in 1843.\n\nQuestion: When did Ada Lovelace write the first program?"},
-    {"role": "assistant", "content": "in 1843"},
-]
 
 
 def ner_messages(text: str) -> list[dict]:
     return NER_DEMO + [{"role": "user", "content": NER_INSTRUCTION + text}]
-
-
-def qa_messages(question: str, context: str) -> list[dict]:
-    return QA_DEMO + [
-        {"role": "user", "content": f"{QA_INSTRUCTION}Text: {context}\n\nQuestion: {question}"}
-    ]
 
 
 def summary_messages(text: str, sentences: int = 2) -> list[dict]:
@@ -207,61 +195,6 @@ def ground_entities(text: str, pairs: list[tuple[str, str]]) -> tuple[list[dict]
         for s, e, typ in taken
     ]
     return entities, dropped
-
-
-_ANSWER_PREFIX = re.compile(r"^(the\s+)?(short\s+)?answer( is)?\s*[:\-]?\s*", re.IGNORECASE)
-
-
-def parse_qa_output(raw: str) -> str:
-    """Model text -> the answer string (first line, prefixes, quotes and final period removed)."""
-    lines = [ln for ln in (raw or "").strip().splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    answer = _ANSWER_PREFIX.sub("", lines[0].strip())
-    return _clean(answer)
-
-
-def _words(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer(r"\w+", text)]
-
-
-def locate_answer(context: str, answer: str) -> dict:
-    """Where `answer` sits in `context`.
-
-    match "exact": the answer occurs verbatim (any case); "partial": the longest run of
-    consecutive words shared with the context (two words at least; else the first
-    capitalised word or number of the answer that occurs capitalised in the context) is
-    highlighted; "none": nothing of it is in the context.
-    """
-    if not answer:
-        return {"match": "none", "start": None, "end": None}
-    spans = find_all(context, answer)
-    if spans:
-        s, e = spans[0]
-        return {"match": "exact", "start": s, "end": e}
-    cw, aw = _words(context), _words(answer)
-    best = (0, 0, 0)  # (length, context word index, answer word index)
-    prev = [0] * (len(aw) + 1)
-    for i in range(1, len(cw) + 1):
-        cur = [0] * (len(aw) + 1)
-        for j in range(1, len(aw) + 1):
-            if cw[i - 1][0] == aw[j - 1][0]:
-                cur[j] = prev[j - 1] + 1
-                if cur[j] > best[0]:
-                    best = (cur[j], i, j)
-        prev = cur
-    length, i_end, _ = best
-    if length >= 2:
-        first, last = cw[i_end - length], cw[i_end - 1]
-        return {"match": "partial", "start": first[1], "end": last[2]}
-    # One word in common at most: only a name or a number is worth pointing at.
-    raw_answer_words = [m.group(0) for m in re.finditer(r"\w+", answer)]
-    for word in raw_answer_words:
-        if word[:1].isupper() or word.isdigit():
-            spans = find_all(context, word)
-            if spans and (context[spans[0][0]].isupper() or word.isdigit()):
-                return {"match": "partial", "start": spans[0][0], "end": spans[0][1]}
-    return {"match": "none", "start": None, "end": None}
 
 
 _PREAMBLE = re.compile(

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.runtime import json_input
 from backend.runtime.errors import InputError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data" / "ner"
@@ -53,7 +54,7 @@ class NerData:
         return {"train": self.train, "validation": self.validation, "test": self.test}[name]
 
 
-def _check(tokens, tags, where: str) -> Sentence:
+def check_sentence(tokens, tags, where: str) -> Sentence:
     if not isinstance(tokens, list) or not isinstance(tags, list):
         raise InputError(f"{where}: 'tokens' and 'tags' must be lists.")
     if len(tokens) != len(tags):
@@ -77,7 +78,7 @@ def read_jsonl(path: str | Path) -> list[Sentence]:
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             row = json.loads(line)
-            out.append(_check(row.get("tokens"), row.get("tags"), f"line {n}"))
+            out.append(check_sentence(row.get("tokens"), row.get("tags"), f"line {n}"))
     return out
 
 
@@ -131,7 +132,7 @@ def parse_conll(text: str) -> list[Sentence]:
 
     def flush(n):
         if tokens:
-            out.append(_check(list(tokens), list(tags), f"sentence ending at line {n}"))
+            out.append(check_sentence(list(tokens), list(tags), f"sentence ending at line {n}"))
             tokens.clear()
             tags.clear()
 
@@ -159,7 +160,7 @@ def parse_conll(text: str) -> list[Sentence]:
 _WORD = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]", re.UNICODE)
 
 
-def _words_with_offsets(text: str) -> list[tuple[str, int, int]]:
+def words_with_offsets(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
@@ -174,7 +175,7 @@ def parse_span_jsonl(text: str) -> list[Sentence]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json_input.loads(line, f"line {n}")
         except json.JSONDecodeError as exc:
             raise InputError(f"line {n}: not valid JSON ({exc.msg}).") from None
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
@@ -182,7 +183,7 @@ def parse_span_jsonl(text: str) -> list[Sentence]:
         spans = row.get("entities", row.get("spans", []))
         if not isinstance(spans, list):
             raise InputError(f"line {n}: 'entities' must be a list.")
-        words = _words_with_offsets(row["text"])
+        words = words_with_offsets(row["text"])
         tags = ["O"] * len(words)
         for sp in spans:
             if not isinstance(sp, dict):
@@ -199,7 +200,7 @@ def parse_span_jsonl(text: str) -> list[Sentence]:
                 raise InputError(f"line {n}: entities overlap at {row['text'][start:end]!r}.")
             for k, i in enumerate(inside):
                 tags[i] = ("B-" if k == 0 else "I-") + label.upper()
-        out.append(_check([w for w, _, _ in words], tags, f"line {n}"))
+        out.append(check_sentence([w for w, _, _ in words], tags, f"line {n}"))
         if len(out) > MAX_SENTENCES:
             raise InputError(f"More than {MAX_SENTENCES} sentences; upload fewer.")
     if not out:

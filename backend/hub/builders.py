@@ -139,11 +139,13 @@ class Builder:
     base_role: str
     build: Callable  # (base LoadedModel, base location, device, dtype, progress=) -> (model, tokenizer, meta, folder)
     describe_keys: tuple[str, ...]
+    cache_dir: Callable  # (base location) -> the folder the built model lives in (built or not yet)
+    what: str  # what is built, in words: "the offline classifier"
 
 
 BUILDERS = {
     "sentiment": Builder("embedder", serving_model, ("classifier", "trained_on", "test_accuracy", "test_macro_f1",
-                                                     "labels", "epochs", "steps")),
+                                                     "labels", "epochs", "steps"), cache_dir, "the offline classifier"),
 }
 
 
@@ -151,7 +153,8 @@ def _ner_builder() -> Builder:
     from backend.hub import ner_builder  # the NER recipe (imports engines only)
 
     return Builder("embedder", ner_builder.serving_model,
-                   ("classifier", "trained_on", "test_f1", "test_f1_per_type", "labels", "epochs", "steps"))
+                   ("classifier", "trained_on", "test_f1", "test_f1_per_type", "labels", "epochs", "steps"),
+                   ner_builder.cache_dir, "the offline NER model")
 
 
 BUILDERS["ner"] = _ner_builder()

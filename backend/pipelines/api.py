@@ -34,9 +34,9 @@ STRATEGIES = ("greedy", "sample", "beam")
 def _load(task: str, override: str | None, progress) -> tuple:
     """(the task's model, what the request waited for): a first use's load, conversion or
     training is timed and named, e.g. [{"for": "loading the sentiment model (first use: ...)",
-    "seconds": 91.2}]; a model already in memory adds nothing."""
+    "seconds": 91.2}]; a model already in memory adds nothing. `task` is a task or a role."""
     override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
-    role = config.TASK_ROLES[task]
+    role = config.TASK_ROLES.get(task, task)
     reason = _first_use(role, override)
     start = time.perf_counter()
     lm = hub.load(role, override, progress)
@@ -59,9 +59,10 @@ def _first_use(role: str, override: str | None) -> str | None:
     if r.method == config.METHOD_FINETUNED:
         from backend.hub import builders
 
-        trained = builders.cache_dir(r.location).is_dir()
-        return what + (": reading the offline classifier trained here before)" if trained
-                       else ": training the offline classifier, once)")
+        builder = builders.BUILDERS[r.role]
+        trained = builder.cache_dir(r.location).is_dir()
+        return what + (f": reading {builder.what} trained here before)" if trained
+                       else f": training {builder.what}, once)")
     if r.gguf_file:
         from backend.hub.conversion import converted_dir
 
@@ -199,7 +200,14 @@ def qa(context, question, top_n=3, override: str | None = None, progress=None) -
     top_n = as_int("top_n", top_n, lo=1, hi=tasks.MAX_TOP_N)
     context, question = check_text(context, "context"), check_text(question, "question")
     lm, waited = _load("qa", override, progress)
-    return _with_waits(tasks.qa(lm, question, context, top_n=top_n), waited)
+    rank = None
+    if lm.method == config.METHOD_SPAN:  # the decoder reads only the sentences the embedder ranks first
+        from backend.engines import span_qa
+
+        emb, more = _load("embedder", None, progress)
+        waited = waited + more
+        rank = span_qa.embedding_rank(emb.model, emb.tokenizer)
+    return _with_waits(tasks.qa(lm, question, context, top_n=top_n, rank=rank), waited)
 
 
 @_timed

@@ -110,12 +110,14 @@ def ner_with_pipeline(model, tokenizer, texts: list[str], aggregation: str = "si
         if "truncation" in kwargs:
             tokenizer.model_max_length = tokenizer_max
     out = []
-    for ents in raw:
+    for text, ents in zip(texts, raw):
         rows = []
         for ent in ents:
             row = {k: _plain(v) for k, v in ent.items()}
             row["entity_group"] = row.pop("entity_group", row.pop("entity", None))
             row["score"] = float(row["score"])
+            if isinstance(row.get("start"), int) and isinstance(row.get("end"), int):
+                row["word"] = text[row["start"]:row["end"]]  # as written: an uncased tokenizer decodes lowercase
             rows.append(row)
         out.append(rows)
     return out, notices

@@ -11,7 +11,8 @@ serves the task, and returns one JSON-able dict:
 
 methods: "model" (a checkpoint fine-tuned for the task), "embedding-similarity" (sentiment
 and zero-shot by cosine to label descriptions), "instruct-fallback" (the instruct decoder
-prompted for the task, its reply parsed into the same shape).
+prompted for the task, its reply parsed into the same shape), "span-decoding" (QA: the instruct
+decoder's reply may only be a span of the context; backend.engines.span_qa).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from backend.pipelines import decoder_mask as dec_mask
 from backend.pipelines import encoders as enc
 from backend.engines import instruct as ins
 from backend.engines import similarity as sim
+from backend.engines import span_qa
 from backend.pipelines.metrics import BASELINE_SENTENCES, bleu, lead_baseline, rouge
 from backend.engines.extractive_qa import answer_question
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
@@ -34,6 +36,7 @@ from backend.runtime.validation import as_int, check_template, check_text
 METHOD_MODEL = config.METHOD_MODEL
 METHOD_EMBEDDING = config.METHOD_EMBEDDING
 METHOD_INSTRUCT = config.METHOD_INSTRUCT
+METHOD_SPAN = config.METHOD_SPAN
 
 # Ranges of the numbers a caller sets (the tab's sliders stay inside them).
 MAX_TOP_N = 20  # QA answer spans
@@ -169,12 +172,14 @@ def zero_shot(lm, texts, labels, multi_label: bool = False, template: str = sim.
 def ner(lm, texts, aggregation: str = "simple", max_new_tokens: int = 96) -> dict:
     """Named entities with character offsets, per text."""
     texts = check_batch(texts)
-    method = _method(lm, "ner", (METHOD_MODEL, METHOD_INSTRUCT))
+    method = _method(lm, "ner", (METHOD_MODEL, config.METHOD_FINETUNED, METHOD_INSTRUCT))
     with _envelope("ner", lm, method) as r:
-        r["aggregation"] = aggregation if method == METHOD_MODEL else "instruct-fallback"
-        if method == METHOD_MODEL:
+        r["aggregation"] = aggregation if method != METHOD_INSTRUCT else "instruct-fallback"
+        if method != METHOD_INSTRUCT:  # a token classifier: a checkpoint, or the one fine-tuned here
             entities, notes = enc.ner_with_pipeline(lm.model, lm.tokenizer, texts, aggregation)
             r["notices"] += notes
+            r["scoring"] = ("an entity's score is the mean softmax probability of its words' tags"
+                            if aggregation != "none" else "each token's softmax probability of its tag")
             r["results"] = [{"text": t, "entities": e} for t, e in zip(texts, entities)]
         else:
             results = []
@@ -198,45 +203,48 @@ def ner(lm, texts, aggregation: str = "simple", max_new_tokens: int = 96) -> dic
 # ------------------------------------------------------------------------------------- QA
 
 def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
-       max_answer_tokens: int = 30, max_new_tokens: int = 32) -> dict:
-    """Extractive QA: the answer span in the context, with top-n alternatives."""
+       max_answer_tokens: int = 30, rank=None) -> dict:
+    """Extractive QA: the answer span in the context, with top-n alternatives.
+
+    A QA checkpoint scores start/end logits; the instruct decoder (METHOD_SPAN) may only copy
+    spans of the context and may say the text has no answer (`no_answer`). `rank` (question,
+    sentences -> scores) lets it read only the best sentences (backend.engines.span_qa)."""
     question = check_text(question, "question")
     context = check_text(context, "context")
     top_n = as_int("top_n", top_n, lo=1, hi=MAX_TOP_N)
-    method = _method(lm, "qa", (METHOD_MODEL, METHOD_INSTRUCT))
+    method = _method(lm, "qa", (METHOD_MODEL, METHOD_SPAN))
     with _envelope("qa", lm, method) as r:
         r["question"], r["context"] = question, context
         if method == METHOD_MODEL:
             out = answer_question(lm.model, lm.tokenizer, question, context, top_n=top_n,
                                   stride=int(stride), max_answer_tokens=int(max_answer_tokens))
-            r.update(out)
+            r.update(out, no_answer=False)
             if out["windows"] > 1:
                 r["notices"].append(f"The context was read in {out['windows']} overlapping windows "
                                     f"of {out['max_length']} tokens (stride {out['stride']}).")
             answers = out["answers"]
-            for a in answers:
-                a["match"] = "exact"
+            why = "the context has no more distinct spans within the answer-length limit"
         else:
-            gen = ins.chat_generate(lm.model, lm.tokenizer, ins.qa_messages(question, context), max_new_tokens)
-            answer = ins.parse_qa_output(gen["text"])
-            loc = ins.locate_answer(context, answer)
-            answers = [{"answer": answer, "score": ins.probability(gen["mean_logprob"]),
-                        "start": loc["start"], "end": loc["end"], "match": loc["match"], "window": 0}]
-            r.update({"answers": answers, "raw_output": gen["text"], "windows": 1})
-            _finish(r, gen, "The answer")
-            r["notices"].append("Instruct-model fallback: the answer is generated, not extracted; "
-                                "its score is the model's mean token probability. Only one answer"
-                                + (f" (asked for {top_n})." if top_n > 1 else "."))
-            if loc["match"] == "partial":
-                r["notices"].append("The answer does not occur verbatim in the context: the longest "
-                                    "matching part is highlighted.")
-            elif loc["match"] == "none":
-                r["notices"].append("The answer does not occur in the context.")
+            out = span_qa.answer_spans(lm.model, lm.tokenizer, question, context, top_n=top_n, rank=rank,
+                                       max_answer_tokens=min(int(max_answer_tokens), span_qa.MAX_ANSWER_TOKENS))
+            answers, why = out.pop("answers"), out.pop("why_fewer")
+            for a in answers:
+                a["window"] = 0
+            r.update(out, answers=answers, windows=1, scoring=span_qa.SCORING,
+                     no_answer_reply=span_qa.NO_ANSWER_REPLY)
+            if out["sentences_read"] < out["sentences"]:
+                r["notices"].append(f"The decoder read the {out['sentences_read']} of {out['sentences']} sentences "
+                                    "closest to the question (embedding cosine).")
+            if r["no_answer"]:
+                r["notices"].append(f"No answer in this text: the model rates the reply '{span_qa.NO_ANSWER_REPLY}' "
+                                    "about as likely as its best span, or more.")
+        for a in answers:
+            a["match"] = "exact"
         r["top_n"] = {"asked": top_n, "given": len(answers)}
-        if len(answers) < top_n and method == METHOD_MODEL:  # the fallback's own notice says it
-            r["notices"].append(f"Asked for {top_n} answer spans; {len(answers)} given: the context has no "
-                                "more distinct spans within the answer-length limit.")
-        best = answers[0] if answers else {"answer": "", "score": None, "start": None, "end": None}
+        if len(answers) < top_n:
+            r["notices"].append(f"Asked for {top_n} answer spans; {len(answers)} given: {why}.")
+        best = answers[0] if answers and not r["no_answer"] else {"answer": "", "score": None, "start": None,
+                                                                   "end": None}
         r.update({"answer": best["answer"], "score": best["score"], "start": best["start"], "end": best["end"]})
     return r
 

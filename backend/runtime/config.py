@@ -32,9 +32,10 @@ PROFILES: tuple[str, ...] = ("auto", "book", "local")
 METHOD_MODEL = "model"  # a checkpoint made for the task
 METHOD_EMBEDDING = "embedding-similarity"  # classify by cosine to label descriptions
 METHOD_INSTRUCT = "instruct-fallback"  # the instruct decoder prompted for the task
-METHOD_FINETUNED = "fine-tuned"  # the encoder fine-tuned here, once, on shipped data (offline sentiment)
+METHOD_FINETUNED = "fine-tuned"  # the encoder fine-tuned here, once, on shipped data (offline sentiment, NER)
 METHOD_DECODER_MASK = "decoder-fill-mask"  # no masked LM: the decoder fills the mask
 METHOD_SESSION = "session-trained"  # a classifier the visitor trained in this session (Train tab)
+METHOD_SPAN = "span-decoding"  # no QA head: the instruct decoder's reply may only be a span of the context
 
 # What each method is, in words: the one source of every text that describes how a role is
 # served (the Pipelines intro, the result badges, the models panel; tests check the README's
@@ -52,6 +53,9 @@ METHOD_WORDS: dict[str, tuple[str, str]] = {
                           "no local masked LM: the decoder's candidates from the left context, reranked by the "
                           "whole sentence's likelihood"),
     METHOD_SESSION: ("trained in this session", "your classifier from the Train tab"),
+    METHOD_SPAN: ("copy-only span decoding",
+                  "no local {task} model: the instruct decoder scores copies of spans of the text (never free "
+                  "text) and a 'not in the text' reply, which wins when no span scores well enough"),
 }
 
 
@@ -134,7 +138,7 @@ BOOK: dict[str, ModelSpec] = {
 LOCAL: dict[str, ModelSpec | None] = {
     "encoder": ModelSpec(kind="encoder", **MINILM),
     "embedder": ModelSpec(kind="embedder", **MINILM),
-    "sentiment": ModelSpec(  # fine-tuned once on assets/data/sentiment (backend/training/offline.py)
+    "sentiment": ModelSpec(  # fine-tuned once on assets/data/sentiment (backend/hub/builders.py)
         kind="embedder", method=METHOD_FINETUNED, note=method_text(METHOD_FINETUNED), **MINILM
     ),
     "zero_shot": ModelSpec(
@@ -142,8 +146,10 @@ LOCAL: dict[str, ModelSpec | None] = {
     ),
     "decoder": ModelSpec(kind="causal_lm", **SMOLLM2),
     "text_generation": ModelSpec(kind="causal_lm", **SMOLLM2),
-    "ner": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "NER"), **SMOLLM2),
-    "qa": ModelSpec(kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "QA"), **SMOLLM2),
+    "ner": ModelSpec(  # fine-tuned once on assets/data/ner (backend/hub/ner_builder.py)
+        kind="embedder", method=METHOD_FINETUNED, note=method_text(METHOD_FINETUNED), **MINILM
+    ),
+    "qa": ModelSpec(kind="causal_lm", method=METHOD_SPAN, note=method_text(METHOD_SPAN, "QA"), **SMOLLM2),
     "summarization": ModelSpec(
         kind="causal_lm", method=METHOD_INSTRUCT, note=method_text(METHOD_INSTRUCT, "summarization"), **SMOLLM2
     ),

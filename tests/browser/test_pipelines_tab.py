@@ -28,7 +28,7 @@ SUBTABS = [
     ("Text generation", "generate_text", "Reply to the letter", "#pl-generate_text-output textarea"),
     ("Fill-mask", "fill_mask", "Paris is the [MASK] of France.", "#pl-fill_mask-plot .js-plotly-plot"),
 ]
-FALLBACKS = {"ner", "qa", "summarize", "translate"}
+FALLBACKS = {"qa", "summarize", "translate"}
 
 
 def open_pipelines(page, app_url):
@@ -69,13 +69,23 @@ def test_subtab_runs_first_example(page, app_url, tab, task, example, result):
     if task in FALLBACKS:  # said first, before the result
         expect(badge).to_contain_text("fallback: small chat model, English")
         assert badge.inner_text().lstrip().startswith("fallback: small chat model, English")
+    if task == "ner":  # the model fine-tuned here, its test score named, real scores per entity
+        expect(badge).to_contain_text(config.method_name(config.METHOD_FINETUNED))
+        expect(badge).to_contain_text("test entity F1")
+        expect(page.locator("#pl-ner-highlight")).to_contain_text("Tim Cook")
+        table = page.locator("#pl-ner-table")
+        expect(table).to_contain_text("PER")
+        expect(table).to_contain_text("ORG")
+        scores = page.evaluate("""() => [...document.querySelectorAll('#pl-ner-table tbody td')]
+                                        .map(e => e.textContent.trim()).filter(t => /^0?\\.\\d+$|^1(\\.0+)?$/.test(t))""")
+        assert scores and all(0 < float(x) <= 1 for x in scores), scores
     if task == "fill_mask":
         # how it was served, in the words of its one source (config.METHOD_WORDS)
         expect(badge).to_contain_text(f"{config.method_name(config.METHOD_DECODER_MASK)}: "
                                       f"{config.method_text(config.METHOD_DECODER_MASK)}")
         expect(page.locator("#pl-fill_mask-table")).to_contain_text("capital")
-    if task == "qa":  # the Top-n slider says what the fallback does with it
-        expect(page.get_by_text("the offline fallback returns one answer")).to_be_visible()
+    if task == "qa":  # the Top-n slider says what span decoding does with it
+        expect(page.get_by_text("may only copy spans and may say the text has no answer")).to_be_visible()
         headers = page.evaluate("""() => [...document.querySelectorAll('#pl-qa-table th')]
                                            .map(e => e.textContent.trim()).filter(t => t)""")
         cells = page.evaluate("""() => [...document.querySelectorAll('#pl-qa-table tbody td')]

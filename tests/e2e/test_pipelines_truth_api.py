@@ -31,10 +31,11 @@ def test_a_cold_first_call_reports_the_whole_wait(tmp_path):
         _, again, wall2 = timed(client, "/fill_mask", "The cat sat on the [MASK].", 3, "")
         assert again["waited"] == [] and 0 < again["seconds"] <= wall2
         # Another role on the same converted weights: a first load, but no conversion this time.
-        _, ner, wall3 = timed(client, "/ner", "Tim Cook works at Apple.", "simple", False, "")
-        if ner["waited"]:  # the NER role shares the decoder's weights when the key matches
-            assert "converting" not in ner["waited"][0]["for"]
-        assert ner["seconds"] <= wall3
+        _, summary, wall3 = timed(client, "/summarize", "Tim Cook works at Apple. He lives in California.",
+                                  8, 0, 0, "", "")
+        if summary["waited"]:  # the summarization role shares the decoder's converted weights
+            assert "converting" not in summary["waited"][0]["for"]
+        assert summary["seconds"] <= wall3
 
 
 def test_warm_calls_report_at_most_the_callers_wait(client):
@@ -45,8 +46,13 @@ def test_warm_calls_report_at_most_the_callers_wait(client):
         assert all(w["seconds"] <= r["seconds"] for w in r["waited"])
 
 
-def test_qa_says_the_fallback_gives_one_answer(client):
-    _, r, _ = timed(client, "/qa", "The Eiffel Tower is in Paris.", "Where is the Eiffel Tower?", 5, "")
-    assert r["top_n"] == {"asked": 5, "given": 1}
-    assert any(n.startswith("Instruct-model fallback") and n.endswith("Only one answer (asked for 5).")
-               for n in r["notices"])
+def test_qa_says_when_fewer_spans_came_than_asked(client):
+    context = "The Eiffel Tower is in Paris."
+    _, r, _ = timed(client, "/qa", context, "Where is the Eiffel Tower?", 5, "")
+    assert r["method"] == "span-decoding" and r["top_n"]["asked"] == 5
+    given = r["top_n"]["given"]
+    assert given == len(r["answers"]) and len({a["answer"] for a in r["answers"]}) == given  # distinct spans
+    for a in r["answers"]:
+        assert context[a["start"]:a["end"]] == a["answer"]
+    if given < 5:
+        assert any(n.startswith(f"Asked for 5 answer spans; {given} given: ") for n in r["notices"]), r["notices"]

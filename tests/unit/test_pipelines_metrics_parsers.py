@@ -97,35 +97,6 @@ def test_ground_entities_tags_every_occurrence_on_word_boundaries():
     assert [(e["start"], e["end"]) for e in entities] == [(0, 5), (20, 25)]  # not inside "Primes"
 
 
-# ----------------------------------------------------------------------- QA parsing
-
-@pytest.mark.parametrize("raw,expected", [
-    ("in 1843", "in 1843"),
-    ("The answer is: Megatron.", "Megatron"),
-    ("Answer: \"an Optimus Prime figure\"\nBecause the parcel...", "an Optimus Prime figure"),
-    ("", ""),
-    ("   \n  ", ""),
-])
-def test_parse_qa_output(raw, expected):
-    assert ins.parse_qa_output(raw) == expected
-
-
-def test_locate_answer_exact_partial_none():
-    loc = ins.locate_answer(LETTER, "a megatron action figure")
-    assert loc["match"] == "exact"
-    assert LETTER[loc["start"]:loc["end"]].lower() == "a megatron action figure"
-    # recorded reply: not verbatim; the longest shared run of words is highlighted
-    loc = ins.locate_answer(LETTER, "The customer ordered the Megatron action figure from Amazon in Detroit yesterday.")
-    assert loc["match"] == "partial"
-    assert LETTER[loc["start"]:loc["end"]] == "Megatron action figure from"
-    # recorded reply: one word in common; a name is worth pointing at, "the" is not
-    loc = ins.locate_answer(LETTER, "The item was delivered to Germany, Europe.")
-    assert loc["match"] == "partial" and LETTER[loc["start"]:loc["end"]] == "Germany"
-    assert ins.locate_answer(LETTER, "The thing was delivered")["match"] == "none"
-    assert ins.locate_answer(LETTER, "nothing of the sort")["match"] == "none"
-    assert ins.locate_answer(LETTER, "")["match"] == "none"
-
-
 def test_parse_free_text_drops_preambles():
     assert ins.parse_free_text("Here is the summary: Bumblebee got the wrong toy.") == "Bumblebee got the wrong toy."
     assert ins.parse_free_text("German translation: Ich habe bestellt.") == "Ich habe bestellt."

@@ -215,7 +215,7 @@ def test_the_served_model_runs_in_the_pipelines_ner_path(shape_dim):
         if aggregation == "none":  # per token: B on the first piece, I on the pieces after it
             assert [e["entity_group"] for e in ents[0]][:2] == ["B-LOC", "I-LOC"]
         else:  # one word, one entity
-            assert [(e["entity_group"], e["word"]) for e in ents[0]] == [("LOC", "kwiatkowski")], aggregation
+            assert [(e["entity_group"], e["word"]) for e in ents[0]] == [("LOC", "Kwiatkowski")], aggregation
     assert (seen["shape_ids"] is not None) == bool(shape_dim)
 
 

@@ -1,0 +1,103 @@
+"""QA on the `local` profile (span-decoding, backend.engines.span_qa): quality and latency, one run.
+
+  .venv/bin/python bench/qa.py            # the held-out set (~30 questions), then the tuning set
+  .venv/bin/python bench/qa.py --held-out # the held-out set only
+
+The check sets (tests/integration/qa_sets.py) were written for this project: short news, science,
+history and business contexts (~60-80 words, 4-5 sentences), answers that are names, numbers,
+dates, places and short phrases, and questions the text does not answer. The settings
+(margin, calibration, demos, sentences read) were chosen on TUNING; HELD_OUT was not looked at
+while choosing. Through `tasks.qa`, the runner the tab calls, with the embedder ranking sentences
+as the app does. Latency is per question, warm models, on this (shared, noisy) machine.
+Writes bench/results/qa.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ["TLAB_PROFILE"] = "local"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from backend import hub  # noqa: E402
+from backend.engines import span_qa  # noqa: E402
+from backend.pipelines import tasks as P  # noqa: E402
+from tests.integration.qa_sets import HELD_OUT, TUNING, grade  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "qa.md"
+
+
+def run(lm, rank, cases) -> dict:
+    rows, seconds, substring = [], [], 0
+    for context, question, expected in cases:
+        start = time.perf_counter()
+        r = P.qa(lm, question, context, top_n=3, rank=rank)
+        seconds.append(time.perf_counter() - start)
+        substring += all(context[a["start"]:a["end"]] == a["answer"] for a in r["answers"])
+        g = grade(context, expected, r)
+        rows.append((question, expected, "(no answer)" if r["no_answer"] else r["answer"], g))
+        print(f"{seconds[-1]:6.2f} s  {question[:50]:50s} -> {rows[-1][2]!r} (expected {expected!r})", flush=True)
+    answerable = [g for *_, g in rows if g["answerable"]]
+    unanswerable = [g for *_, g in rows if not g["answerable"]]
+    return {
+        "n": len(cases), "answerable": len(answerable), "unanswerable": len(unanswerable),
+        "exact": sum(g["exact"] for g in answerable), "overlap": sum(g["overlap"] for g in answerable),
+        "f1": sum(g["f1"] for g in answerable) / max(1, len(answerable)),
+        "refused_wrongly": sum(g["refused"] for g in answerable),
+        "refused": sum(g["refused"] for g in unanswerable), "substring": substring,
+        "median_s": statistics.median(seconds), "p90_s": sorted(seconds)[int(0.9 * (len(seconds) - 1))],
+        "max_s": max(seconds), "rows": rows,
+    }
+
+
+def table(name: str, m: dict) -> list[str]:
+    a, u = m["answerable"], m["unanswerable"]
+    return [f"| {name} | {m['overlap']}/{a} ({m['overlap'] / a:.0%}) | {m['exact']}/{a} | {m['f1']:.2f} | "
+            f"{m['refused_wrongly']}/{a} | {m['refused']}/{u} ({m['refused'] / u:.0%}) | {m['substring']}/{m['n']} | "
+            f"{m['median_s']:.1f} / {m['p90_s']:.1f} / {m['max_s']:.1f} |"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--held-out", action="store_true", help="only the held-out set")
+    args = ap.parse_args()
+    start = time.perf_counter()
+    lm, emb = hub.load("qa"), hub.load("embedder")
+    loaded = time.perf_counter() - start
+    rank = span_qa.embedding_rank(emb.model, emb.tokenizer)
+    P.qa(lm, "Where?", "A warm-up sentence in Paris.", top_n=1, rank=rank)  # builds the demos' cache once
+    sets = {"held-out": run(lm, rank, HELD_OUT)}
+    if not args.held_out:
+        sets["tuning"] = run(lm, rank, TUNING)
+    lines = [
+        "# QA on the `local` profile: copy-only span decoding (SmolLM2-135M-Instruct)",
+        "",
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared with other jobs: noisy), "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; models loaded in {loaded:.1f} s.",
+        f"Settings: margin {span_qa.DEFAULT_MARGIN} nats, calibration {span_qa.DEFAULT_CALIBRATION}, "
+        f"{span_qa.STARTS} starts, answers up to {span_qa.MAX_ANSWER_TOKENS} tokens, the {span_qa.KEEP_SENTENCES} "
+        "sentences closest to the question (all-MiniLM-L6-v2 cosine), chosen on the tuning set.",
+        "",
+        "| set | answerable: right span (overlaps the expected) | exact | token F1 | answerable refused | "
+        "unanswerable refused | answers = context[start:end] | seconds per question: median / p90 / max |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, m in sets.items():
+        lines += table(name, m)
+    lines += ["", "Held-out answers (question -> answer; expected):", ""]
+    lines += [f"- {q} -> {got!r}; {exp!r}" for q, exp, got, _ in sets["held-out"]["rows"]]
+    OUT.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:12]))
+
+
+if __name__ == "__main__":
+    main()
