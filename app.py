@@ -167,7 +167,11 @@ def main(argv=None) -> int:
 
     session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
     demo = build_app()
-    demo.queue(default_concurrency_limit=4)
+    from backend.runtime.config import get_settings
+    from components.common import admit_fairly
+
+    demo.queue(default_concurrency_limit=4, max_size=get_settings().queue_max)  # more waiting: refused at once
+    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/common.py)
     demo.launch(
         server_name=args.host,
         server_port=args.port,
@@ -183,3 +187,5 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+    session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
+    session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings

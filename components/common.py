@@ -30,7 +30,9 @@ from backend.runtime.errors import LabError
 # - DECODE_LANE (`/decode` only): a decode is short or long depending on its settings, which a
 #   static group cannot know; it has 2 slots, and a long decode also takes the long lane's slot
 #   (`LONG_SLOT`, below) before it runs, so it queues behind long work, never in front of short work.
-SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": get_settings().model_concurrency}
+# The short lane has at least 2 slots: tokenize / attention requests are tens of milliseconds of
+# work, and one slot made them queue behind each other under a crowd (issue #21's siege).
+SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": get_settings().model_concurrency + 1}
 # - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
@@ -71,6 +73,65 @@ def _lane_slot(b: budget.Budget, long: bool):
         yield
     finally:
         LONG_SLOT.release()
+
+
+# ---------------------------------------------------------------- fair admission to the long lane
+# A crowd once kept the long lane from finishing anything (0 of 18 long requests in 3 minutes):
+# one client could queue any number of long jobs. `admit_fairly(demo)` checks each request as it
+# joins Gradio's queue: a visitor (session) has at most one long job waiting or running, and at
+# most LONG_WAITING_MAX long jobs wait at once, all visitors together; beyond that the request is
+# refused at once with a readable message (Gradio's validation answer: the page shows it, and
+# gradio_client raises it as a ValidationError) instead of waiting behind work that cannot end.
+LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
+
+
+def _event_is_long(fn, data) -> bool:
+    concurrency_id = getattr(fn, "concurrency_id", None)
+    return _is_long(concurrency_id, tuple(data or ()), {}) if concurrency_id in ("long", "decode") else False
+
+
+def lane_refusal(events, session_hash: str | None, fn, data) -> str | None:
+    """Why a request may not join the queue now (None: it may). `events`: the queue's events
+    (waiting or running) as (session_hash, fn, data, running)."""
+    if not _event_is_long(fn, data):
+        return None
+    long_events = [(s, running) for s, f, d, running in events if _event_is_long(f, d)]
+    if session_hash and any(s == session_hash for s, _ in long_events):
+        return ("You already have a long job (a build, a summary, a long generation) waiting or "
+                "running: wait for it to finish, or press Stop, then start the next one.")
+    if sum(1 for _, running in long_events if not running) >= LONG_WAITING_MAX:
+        return (f"The long-job lane is full ({LONG_WAITING_MAX} long jobs are waiting). Try again in a "
+                "minute; short actions (classify, tokenize, attention, search) still answer at once.")
+    return None
+
+
+def admit_fairly(demo) -> None:
+    """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above)."""
+    from gradio import route_utils
+
+    queue = demo._queue
+    push = queue.push
+
+    async def fair_push(body, request, username):
+        try:
+            fn = route_utils.get_fn(queue.blocks, None, body)
+        except Exception:  # an unknown fn_index: Gradio's own push answers it
+            return await push(body, request, username)
+        waiting = _waiting_ids(queue)
+        events = [(e.session_hash, e.fn, getattr(e.data, "data", None), e._id not in waiting)
+                  for e in list(queue.event_ids_to_events.values())]
+        why = lane_refusal(events, body.session_hash, fn, body.data)
+        if why is None:
+            return await push(body, request, username)
+        _input_log().info("lane: %s", why[:120])
+        return False, [{"__type__": "validate", "is_valid": False, "message": why,
+                        "parameter_name": "lane"}], "validator_error"
+
+    queue.push = fair_push
+
+
+def _waiting_ids(queue) -> set[str]:
+    return {e._id for q in list(queue.event_queue_per_concurrency_id.values()) for e in list(q.queue)}
 
 
 # ---------------------------------------------------------------- budget and cancel

@@ -11,7 +11,15 @@ sessions Gradio keeps at all (the oldest goes first; what they hold is small now
 
 from __future__ import annotations
 
+import os
+import tempfile
+import threading
+import time
+
 STATE_SESSIONS = 1000  # sessions whose gr.State Gradio keeps (launch(state_session_capacity=...))
+UPLOAD_FOLDER_MAX_MB = 1024  # the upload folder's cap (TLAB_UPLOAD_FOLDER_MB): oldest uploads go beyond it
+UPLOAD_GRACE_S = 120  # an upload this young is never deleted: its request may be about to read it
+UPLOAD_MAX_FILES = 4  # files per request to /gradio_api/upload (Gradio's own limit is 1,000; every input here takes one)
 
 
 def bound() -> None:
@@ -39,3 +47,78 @@ def bound() -> None:
     SessionState._update_value_in_config = _update_value_in_config
     SessionState.__setitem__ = __setitem__
     SessionState._tlab_bounded = True
+
+
+def limit_uploads(max_files: int = UPLOAD_MAX_FILES) -> None:
+    """At most `max_files` files per upload request: Gradio 6 has no setting for it and takes
+    1,000 (of up to max_file_size each) in one request; more are refused with its own
+    "Too many files" answer (HTTP 400) before anything is written. Idempotent."""
+    from gradio.route_utils import GradioMultiPartParser
+
+    if getattr(GradioMultiPartParser, "_tlab_max_files", None) == max_files:
+        return
+    original = getattr(GradioMultiPartParser, "_tlab_original_init", GradioMultiPartParser.__init__)
+
+    def __init__(self, *args, max_files_: int = max_files, **kwargs) -> None:
+        original(self, *args, **kwargs)
+        self.max_files = min(self.max_files, max_files_)
+
+    GradioMultiPartParser._tlab_original_init = original
+    GradioMultiPartParser.__init__ = __init__
+    GradioMultiPartParser._tlab_max_files = max_files
+
+
+def upload_folder() -> str:
+    """Gradio's upload folder (GRADIO_TEMP_DIR, else the system temp dir's 'gradio')."""
+    return os.path.realpath(os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio"))
+
+
+def trim_upload_folder(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S,
+                       now: float | None = None) -> list[str]:
+    """Delete the oldest files under `folder` until it holds at most `max_bytes`, sparing files
+    younger than `grace_s` and the trained-model folders (tlab-train-*: their store deletes them
+    with their session). Gradio's delete_cache removes files after an hour; a stranger can post
+    gigabytes in that hour, so this caps the folder in between. -> the deleted paths."""
+    now = time.time() if now is None else now
+    files = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith("tlab-train-")]
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            files.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in files)
+    deleted = []
+    for mtime, size, path in sorted(files):
+        if total <= max_bytes or now - mtime < grace_s:
+            break
+        try:
+            os.unlink(path)
+            parent = os.path.dirname(path)
+            if parent != folder and not os.listdir(parent):
+                os.rmdir(parent)
+        except OSError:
+            continue
+        total -= size
+        deleted.append(path)
+    return deleted
+
+
+def keep_uploads_bounded(every_s: float = 10.0) -> threading.Thread:
+    """A daemon thread that trims the upload folder to TLAB_UPLOAD_FOLDER_MB every `every_s`."""
+    max_bytes = int(float(os.environ.get("TLAB_UPLOAD_FOLDER_MB", UPLOAD_FOLDER_MAX_MB)) * 1024 * 1024)
+
+    def loop() -> None:
+        while True:
+            time.sleep(every_s)
+            try:
+                trim_upload_folder(upload_folder(), max_bytes)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=loop, name="tlab-upload-janitor", daemon=True)
+    thread.start()
+    return thread

@@ -245,6 +245,8 @@ class Settings:
     public_max_passages: int = 20_000  # passages per index build in public mode
     train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
+    keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
+    queue_max: int = 64  # requests waiting in Gradio's queue, all lanes together (more: refused at once)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -263,6 +265,8 @@ class Settings:
             public_max_passages=max(1, _env_int("TLAB_PUBLIC_MAX_PASSAGES", 20_000)),
             train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
             batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
+            keep_items_s=max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)),
+            queue_max=max(1, _env_int("TLAB_QUEUE_MAX", 64)),
         )
 
 

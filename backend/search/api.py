@@ -224,8 +224,12 @@ AUTO_CORPUS = "glossary"  # what a first search with no index searches (built in
 def ensure_index(session_id: str, progress: ProgressFn | None = None) -> dict | None:
     """Give a session with no index the glossary (auto engine) -> its build stats, or None
     when the session already has an index (which is left as it is)."""
-    if get_service().current(session_id) is not None:
+    service = get_service()
+    if service.current(session_id) is not None:
         return None
+    gone = service.gone_message(session_id)
+    if gone:  # their own index was evicted: say so, never answer silently from the glossary
+        raise InputError(gone)
     return build_index(session_id, AUTO_CORPUS, progress=progress)
 
 

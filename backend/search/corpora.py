@@ -15,12 +15,12 @@ import io
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 
 from backend.runtime import json_input
 from backend.runtime.config import SearchLimits
 from backend.runtime.errors import InputError
+from backend.runtime.uploads import discard_upload, upload_dir  # noqa: F401  (re-exported)
 from backend.runtime.validation import clean_text
 
 ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
@@ -313,29 +313,6 @@ def corpus_from_bytes(data: bytes, filename: str, options: UploadOptions | None 
                                   options.keep_good_lines)
     return documents_to_corpus(base, docs, max_words=options.max_words,
                                overlap=options.overlap, limits=limits, notes=notes)
-
-
-def upload_dir() -> str:
-    """Where the web app keeps the files visitors upload (Gradio's GRADIO_TEMP_DIR)."""
-    return os.path.realpath(os.environ.get("GRADIO_TEMP_DIR")
-                            or os.path.join(tempfile.gettempdir(), "gradio"))
-
-
-def discard_upload(path: str) -> bool:
-    """Delete a visitor's uploaded file (and its now empty folder) once it is read, so a
-    private corpus leaves nothing in the upload folder. Files elsewhere (a script's own
-    file) are never touched. -> whether it was deleted."""
-    real, folder = os.path.realpath(path), upload_dir()
-    if os.path.commonpath([real, folder]) != folder or real == folder:
-        return False
-    try:
-        os.unlink(real)
-        parent = os.path.dirname(real)
-        if parent != folder and not os.listdir(parent):
-            os.rmdir(parent)
-    except OSError:
-        pass
-    return not os.path.exists(real)
 
 
 def read_upload(path: str, limits: SearchLimits | None = None) -> bytes:

@@ -31,6 +31,7 @@ from backend.runtime.singleton import ProcessWide
 from backend.engines.embedding import embed_texts
 from backend.runtime.errors import InputError
 from backend.search import index as si
+from backend.search import room
 from backend.search.corpora import Corpus, load_glossary
 from backend.search.index import IndexSettings
 from backend.search.persistence import clean_stale_temp_files, read_json
@@ -96,7 +97,7 @@ def _private_bytes(st: SessionState) -> int:
 class SearchService:
     def __init__(self, cache_dir: str | os.PathLike, limits: SearchLimits | None = None,
                  idle_s: float = 3600.0, max_sessions: int = 64, persist: bool = True,
-                 max_private_bytes: int | None = None, max_shared: int = 8):
+                 max_private_bytes: int | None = None, max_shared: int = 8, keep_s: float = 0.0):
         self.cache_dir = os.path.join(str(cache_dir), "search")
         self.limits = limits or SearchLimits.from_env()
         self.persist = persist
@@ -106,7 +107,7 @@ class SearchService:
         self._shared: BuildOnce[IndexEntry] = BuildOnce(max_entries=max_shared)
         self._sessions: SessionStore[SessionState] = SessionStore(
             SessionState, idle_s=idle_s, max_entries=max_sessions, max_bytes=self.max_private_bytes,
-            size_of=_private_bytes)
+            size_of=_private_bytes, keep_s=keep_s, describe=room.held)
         self._builtin: dict[str, Corpus] = {}
         self._lock = self._sessions.lock
         if persist:
@@ -139,7 +140,21 @@ class SearchService:
         return self._sessions.evict(now=now)
 
     def remember_upload(self, session_id: str, path: str, data: bytes) -> None:
-        self._session(session_id).upload = (path, data)
+        """Keep the upload's bytes for a rebuild when there is room (else a rebuild reads it again)."""
+        st = self._session(session_id)
+        held = _private_bytes(st) - (len(st.upload[1]) if st.upload else 0)
+        if self._sessions.room_for(session_id, held + len(data)):
+            st.upload = (path, data)
+
+    def gone_message(self, session_id: str) -> str | None:
+        """Why this session has no private index any more (evicted); None if it never lost one."""
+        return room.gone_message(self._sessions, session_id)
+
+    def _check_room(self, session_id: str, corpus: Corpus, embedder: Embedder) -> None:
+        st = self._session(session_id)
+        need = room.private_bytes_estimate(len(corpus), embedding_dim(embedder))
+        if not self._sessions.room_for(session_id, need + (len(st.upload[1]) if st.upload else 0)):
+            raise InputError(room.full_message(self._sessions.keep_s))
 
     def recall_upload(self, session_id: str, path: str) -> bytes | None:
         """The bytes of this session's last upload when `path` names it (a rebuild)."""
@@ -175,6 +190,7 @@ class SearchService:
         elif st.entry is not None and st.entry.key == key and not st.entry.shared:
             entry = st.entry
         else:
+            self._check_room(session_id, corpus, embedder)  # before any embedding: refused in a moment
             entry = self._build_entry(corpus, settings, embedder, key, False, progress)
         # Query-time knobs (efSearch, nprobe) apply without a rebuild, per session: a shared
         # index is re-tuned under its lock just before each search of this session.
@@ -195,6 +211,7 @@ class SearchService:
             st.query_params = q
             st.engine = engine
         self._sessions.touch(session_id)
+        self._sessions.forget_gone(session_id)
         self._sessions.evict(keep=session_id)  # the new index counts against the memory budget
         stats = dict(stats)
         stats["settings"] = {**stats["settings"], "ef_search": q[0], "nprobe": q[1]}
@@ -281,7 +298,8 @@ class SearchService:
         k = as_int("k", k, lo=1)
         entry = self.current(session_id)
         if entry is None:
-            raise InputError("No index in this session yet: build one first (choose a corpus "
+            raise InputError(self.gone_message(session_id) or
+                             "No index in this session yet: build one first (choose a corpus "
                              "and press 'Build index', or call /build_index).")
         notes = []
         n = len(entry.corpus)
@@ -420,7 +438,7 @@ def _apply(entry: IndexEntry, q: tuple) -> None:
     si.apply_query_params(entry.built.index, entry.built.settings)
 
 
-SERVICE = ProcessWide(lambda: SearchService(get_settings().cache_dir))
+SERVICE = ProcessWide(lambda: SearchService(get_settings().cache_dir, keep_s=get_settings().keep_items_s))
 
 
 def get_service() -> SearchService:

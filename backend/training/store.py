@@ -1,5 +1,8 @@
 """Trained classifiers per session, bounded like the search indexes: idle eviction, a session
-cap and a memory budget for all sessions together (TLAB_TRAIN_SESSION_MB, default 1024).
+cap and a memory budget for all sessions together (TLAB_TRAIN_SESSION_MB, default 1024), shared
+fairly (backend/engines/sessions.py): a model used in the last `keep_s` (TLAB_KEEP_ITEMS_S) is
+never evicted for a newcomer; a run starts only when a model's room can be found, else it is
+refused at once; a visitor whose model was evicted is told why.
 
 A session holds its last training result: the fitted probe (tiny numpy arrays) and the
 fine-tuned weights (about 90 MB for MiniLM), a stop flag that the Stop button sets, whether
@@ -21,6 +24,8 @@ from backend.engines.sessions import SessionStore
 from backend.runtime import config
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.errors import InputError
+
+MODEL_BYTES_GUESS = 100 * 1024 * 1024  # a fine-tuned MiniLM (~90 MB): the room a run must find before it starts
 
 
 @dataclass
@@ -67,6 +72,12 @@ def _budget_bytes() -> int:
     return int(config.get_settings().train_session_mb * 1024 * 1024)
 
 
+def _describe(s: Session) -> str:
+    """The model, in words, for the message its session gets if it is evicted."""
+    t = s.trained
+    return f"classifier trained on '{t.dataset.get('name', '?')}'" if t is not None else "model"
+
+
 def _forget_model(s: Session) -> bool:
     """Memory pressure: a session loses its trained model (and its files), not its place."""
     if s.trained is None:
@@ -79,12 +90,14 @@ def _forget_model(s: Session) -> bool:
 class TrainStore:
     """The sessions of the Train tab, bounded by the one `SessionStore`."""
 
-    def __init__(self, idle_s: float = 3600.0, max_sessions: int = 32, max_bytes: int | None = None):
+    def __init__(self, idle_s: float = 3600.0, max_sessions: int = 32, max_bytes: int | None = None,
+                 keep_s: float = 0.0):
         self._sessions: SessionStore[Session] = SessionStore(
             Session, idle_s=idle_s, max_entries=max_sessions,
             max_bytes=_budget_bytes() if max_bytes is None else max_bytes,
             size_of=lambda s: s.trained.nbytes if s.trained is not None else 0,
-            busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model)
+            busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model,
+            keep_s=keep_s, describe=_describe)
         self._lock = self._sessions.lock
 
     @property
@@ -105,6 +118,12 @@ class TrainStore:
             if s.running:
                 raise InputError("A training run is already going in this session: wait for it, "
                                  "or press Stop.")
+            guess = min(MODEL_BYTES_GUESS, (self.max_bytes or 8 * MODEL_BYTES_GUESS) // 8)  # small test budgets
+            if not self._sessions.could_fit(session_id, guess):
+                raise InputError(
+                    "The server's memory for trained models is full: other visitors are using theirs "
+                    f"(a model stays reserved for {self._sessions.keep_s / 60:.0f} minutes after its "
+                    "last use). Try again in a few minutes.")
             s.running = True
             s.stop.clear()
             return s
@@ -114,6 +133,7 @@ class TrainStore:
             s = self._sessions.get(session_id)  # evicted while it ran: a new one keeps the result anyway
             s.running = False
             if trained is not None:
+                self._sessions.forget_gone(session_id)
                 s.trained = trained
                 s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
                 s.forget_files()
@@ -129,11 +149,26 @@ class TrainStore:
             return s.running
 
     def trained(self, session_id: str) -> Trained:
-        t = self.session(session_id).trained
-        if t is None:
-            raise InputError("No trained model in this session yet: build one first by training "
+        """The session's model (marked used); never makes a session, so asking evicts nobody."""
+        if not session_id or not isinstance(session_id, str):
+            raise InputError("No session id: trained models are kept per session.")
+        s = self._sessions.peek(session_id)
+        if s is None or s.trained is None:
+            raise InputError(self._gone_message(session_id) or
+                             "No trained model in this session yet: build one first by training "
                              "(the Train tab, or /train with the same client).")
-        return t
+        self._sessions.touch(session_id)
+        s.last_used = time.monotonic()
+        return s.trained
+
+    def _gone_message(self, session_id: str) -> str | None:
+        found = self._sessions.why_gone(session_id)
+        if found is None or self._sessions.peek(session_id) is not None and self._sessions.peek(session_id).running:
+            return None
+        why = (f"after {self._sessions.idle_s / 60:.0f} minutes unused" if found[0] == "idle" else
+               "to make room for other visitors (the server keeps the models used most recently)")
+        return (f"No trained model in this session now: your {found[1] or 'model'} was removed {why}. "
+                "Train it again (the Train tab, or /train with the same client).")
 
     def peek(self, session_id: str) -> Session | None:
         """The session if it exists (never creates one, never evicts)."""
@@ -168,7 +203,7 @@ class TrainStore:
         return session_id in self._sessions
 
 
-STORE = ProcessWide(TrainStore)
+STORE = ProcessWide(lambda: TrainStore(keep_s=config.get_settings().keep_items_s))
 
 
 def get_store() -> TrainStore:

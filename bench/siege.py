@@ -1,0 +1,309 @@
+"""Siege: a crowd of strangers on the public app (issue #21). Does long work keep finishing, do
+short requests stay near a second, and does the upload folder stay bounded?
+
+Starts app.py in public mode on loopback (local profile, its own upload folder) and runs, for
+`--seconds`, `--clients` visitors, each a fresh gradio_client session:
+- short visitors (most): /tokenize, /classify or /attention, about one a second;
+- long visitors (`--long-clients`): a private /build_index over pasted text, /summarize, or a
+  beam /decode of 64 tokens, one after another; one of them is greedy and submits three long
+  jobs at once (two must be refused: one long job per visitor);
+- an uploader: 10 or 4 files of 1 MB per request to /gradio_api/upload, about one a second.
+Every 2 s it samples the app's RSS and the upload folder's size. Writes bench/results/siege.md.
+
+    .venv/bin/python bench/siege.py                          # 30 clients, 180 s
+    .venv/bin/python bench/siege.py --clients 10 --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import threading
+import time
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+from load import ROOT, free_port, rss_mb
+
+SHORT = {
+    "/tokenize": ("Tokenizing text is a core task of NLP.", True),
+    "/classify": ("Dear Amazon, I ordered a Megatron figure but got Optimus Prime.", False, "", ""),
+    "/attention": ("time flies like an arrow", "", "encoder", -1),
+}
+UPLOAD_CAP_MB = 100
+LONG_DECODE = {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64}
+LETTER = ("Dear Amazon, last week I ordered an action figure of Megatron from your online store in "
+          "Germany. Unfortunately, when I opened the package, I discovered to my horror that I had "
+          "been sent an action figure of Optimus Prime instead! ") * 3
+
+
+def start_app(env: dict) -> tuple[subprocess.Popen, str]:
+    """app.py on a free loopback port, its log in bench/results/siege-app.log."""
+    port = free_port()
+    log = open(ROOT / "bench" / "results" / "siege-app.log", "w")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
+                             "--profile", "local"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 300
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError("app.py exited; see bench/results/siege-app.log")
+        try:
+            urllib.request.urlopen(url + "gradio_api/info", timeout=5)
+            return proc, url
+        except OSError:
+            if time.time() > deadline:
+                proc.kill()
+                raise RuntimeError("app.py did not answer within 300 s") from None
+            time.sleep(1)
+
+
+def _paste(seed: int, n: int = 300) -> str:
+    rng = random.Random(seed)
+    words = "attention token embedding decoder encoder layer head softmax beam corpus index vector".split()
+    return "\n\n".join(f"{seed}-{i} " + " ".join(rng.choice(words) for _ in range(30)) for i in range(n))
+
+
+def long_call(client, kind: str, seed: int):
+    if kind == "/build_index":
+        return client.submit("paste", None, _paste(seed), None, "", False, 120, 30, "flat", 32, 40, 16,
+                             100, 8, 16, 8, api_name="/build_index")
+    if kind == "/summarize":
+        return client.submit(LETTER, 60, 0, 0, "", "", api_name="/summarize")
+    return client.submit("Once upon a time, in a land of transformers,", LONG_DECODE, api_name="/decode")
+
+
+class Tally:
+    def __init__(self):
+        self.lat: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, list[str]] = defaultdict(list)
+        self.lock = threading.Lock()
+
+    def ok(self, lane: str, seconds: float) -> None:
+        with self.lock:
+            self.lat[lane].append(seconds)
+
+    def fail(self, lane: str, message: str) -> None:
+        with self.lock:
+            self.errors[lane].append(" ".join(message.split())[:160])
+
+
+def connect(url: str, tally: Tally, lane: str, stop: float):
+    """A new visitor (a fresh session); opening the page can time out on a crowded box: counted, retried."""
+    from gradio_client import Client
+
+    while time.time() < stop:
+        try:
+            return Client(url, verbose=False, httpx_kwargs={"timeout": 60})
+        except Exception as exc:
+            tally.fail(lane, f"connect: {exc}")
+            time.sleep(2)
+    return None
+
+
+def short_visitor(url: str, stop: float, tally: Tally, seed: int) -> None:
+    rng = random.Random(seed)
+    client = connect(url, tally, "short", stop)
+    while client is not None and time.time() < stop:
+        api = rng.choice(list(SHORT))
+        t0 = time.perf_counter()
+        try:
+            client.predict(*SHORT[api], api_name=api)
+            tally.ok("short", time.perf_counter() - t0)
+            tally.ok(api, time.perf_counter() - t0)
+        except Exception as exc:  # counted, reported
+            tally.fail("short", f"{api}: {exc}")
+        time.sleep(rng.uniform(0.5, 1.5))
+
+
+def _refusal(text: str, greedy: bool) -> str:
+    """Which tally a failed long job goes to: refused at admission (by whom), or a real error."""
+    if "already have a long job" in text:
+        return "refused: second job" + (" (greedy visitor)" if greedy else "")
+    return "refused: lane full" if "lane is full" in text else "long"
+
+
+def long_visitor(url: str, stop: float, tally: Tally, seed: int, greedy: bool) -> None:
+    rng = random.Random(seed)
+    client = connect(url, tally, "long", stop)
+    kinds = ["/build_index", "/summarize", "/decode"]
+    while client is not None and time.time() < stop:
+        t0 = time.perf_counter()
+        jobs = []
+        for _ in range(3 if greedy else 1):
+            kind = rng.choice(kinds)
+            try:
+                jobs.append((kind, long_call(client, kind, seed * 1000 + len(tally.lat["long"]))))
+            except Exception as exc:
+                tally.fail(_refusal(str(exc), greedy), f"{kind}: {exc}")
+        for kind, job in jobs:
+            try:
+                job.result(timeout=max(1.0, stop + 150 - time.time()))
+                tally.ok("long", time.perf_counter() - t0)
+                tally.ok(kind, time.perf_counter() - t0)
+            except Exception as exc:
+                job.cancel()  # a visitor who gives up presses Stop
+                tally.fail(_refusal(str(exc), greedy), f"{kind}: {exc}")
+        time.sleep(rng.uniform(0.5, 2.0))
+
+
+def _upload_body(n_files: int) -> bytes:
+    return b"".join(
+        b'--B\r\nContent-Disposition: form-data; name="files"; filename="f%d.txt"\r\n'
+        b"Content-Type: text/plain\r\n\r\n" % i + os.urandom(1 << 20) + b"\r\n" for i in range(n_files)) + b"--B--\r\n"
+
+
+def uploader(url: str, stop: float, counts: dict) -> None:
+    """Alternately 10 files (over the route's count limit) and 4 files (taken) of 1 MB, no session."""
+    n = 10
+    while time.time() < stop:  # new random bytes each time: Gradio keeps one copy of identical content
+        req = urllib.request.Request(url + "gradio_api/upload", data=_upload_body(n), method="POST",
+                                     headers={"Content-Type": "multipart/form-data; boundary=B"})
+        try:
+            urllib.request.urlopen(req, timeout=30).read()
+            counts[f"{n} files: taken"] += 1
+        except urllib.error.HTTPError as exc:
+            counts[f"{n} files: refused {exc.code}"] += 1
+        except OSError:  # the server answered and closed before the body was sent
+            counts[f"{n} files: refused (connection closed)"] += 1
+        n = 4 if n == 10 else 10
+        time.sleep(1)
+
+
+def folder_mb(path: Path) -> float:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total / 1e6
+
+
+def sampler(pid: int, folder: Path, stop: threading.Event, samples: list) -> None:
+    while not stop.is_set():
+        samples.append((time.time(), rss_mb(pid), folder_mb(folder)))
+        stop.wait(2)
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def warm_up(url: str) -> float:
+    from gradio_client import Client
+
+    t0 = time.perf_counter()
+    c = Client(url, verbose=False)
+    for api, args in SHORT.items():
+        c.predict(*args, api_name=api)
+    for kind in ("/build_index", "/summarize", "/decode"):
+        long_call(c, kind, 0).result(timeout=600)
+    return time.perf_counter() - t0
+
+
+def _rows(tally: Tally, kinds: tuple, digits: int) -> list[str]:
+    out = []
+    for kind in kinds:
+        lat = tally.lat[kind]
+        out.append(f"| &nbsp;&nbsp;{kind} | {len(lat)} | {pct(lat, .5):.{digits}f} | {pct(lat, .95):.{digits}f} | "
+                   f"{max(lat, default=float('nan')):.{digits}f} | |")
+    return out
+
+
+def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s: float, wall: float) -> str:
+    short, long = tally.lat["short"], tally.lat["long"]
+    rss = [s[1] for s in samples]
+    disk = [s[2] for s in samples]
+    lines = [
+        "# Siege: a crowd on the public app (bench/siege.py)", "",
+        f"{args.clients} visitors ({args.clients - args.long_clients} short, {args.long_clients} long, one of "
+        f"them submitting 3 long jobs at once) for {args.seconds} s, plus an uploader (10 or 4 x 1 MB "
+        f"per request, about one a second); public mode, local profile, loopback. Wall {wall:.0f} s; warm-up {warm_s:.0f} s.", "",
+        f"Box: {os.cpu_count()} cores; load average at start {load[0]}, at end {load[1]}. "
+        "The cores are shared with other workers and a model training: the numbers are what this "
+        "contended box gave, not a quiet machine's.", "",
+        "| lane | completed | p50 s | p95 s | max s | errors |", "|---|---|---|---|---|---|",
+        f"| short (tokenize / classify / attention) | {len(short)} | {pct(short, .5):.2f} | {pct(short, .95):.2f} | "
+        f"{max(short, default=float('nan')):.2f} | {len(tally.errors['short'])} |",
+    ]
+    lines += _rows(tally, tuple(SHORT), 2)
+    lines.append(f"| long (build / summarize / beam decode) | {len(long)} | {pct(long, .5):.1f} | {pct(long, .95):.1f} | "
+                 f"{max(long, default=float('nan')):.1f} | {len(tally.errors['long'])} |")
+    lines += _rows(tally, ("/build_index", "/summarize", "/decode"), 1)
+    refused = {k: len(v) for k, v in tally.errors.items() if k.startswith("refused")}
+    lines += ["", f"Long jobs refused at admission: {refused or 'none'}.",
+              "", f"Uploads (no session, 1 MB files): {dict(uploads)}; the route takes at most 4 files per request.",
+              f"Upload folder (capped at TLAB_UPLOAD_FOLDER_MB={UPLOAD_CAP_MB}, files younger than 120 s spared): "
+              f"max {max(disk, default=0):.1f} MB, at end {disk[-1] if disk else 0:.1f} MB.",
+              f"App RSS: start {rss[0] if rss else 0:.0f} MB, max {max(rss, default=0):.0f} MB, "
+              f"end {rss[-1] if rss else 0:.0f} MB.", ""]
+    p95 = pct(short, .95)
+    lines += ["## Against the targets", "",
+              f"- Long-lane requests complete under the crowd: {'yes' if long else 'NO'} ({len(long)} completed; "
+              "the issue's run before the fair admission: 0 of 18).",
+              f"- Short-lane p95 < 2 s: {'yes' if p95 < 2 else 'NO'} (p95 {p95:.2f} s, p50 {pct(short, .5):.2f} s).",
+              f"- Upload folder bounded: max {max(disk, default=0):.0f} MB over the run.", ""]
+    if load[0].split()[0] and float(load[0].split()[0]) > (os.cpu_count() or 1):
+        lines += [f"The load average at the start ({load[0].split()[0]}) was already above the {os.cpu_count()} "
+                  "cores before the crowd arrived: the latencies above measure a box that other processes "
+                  "were saturating, so they overstate what the app does on its own machine.", ""]
+    for lane in ["short", "long"] + sorted(refused):
+        seen = sorted(set(tally.errors[lane]))[:6]
+        if seen:
+            lines += [f"First distinct {lane} errors:", ""] + [f"- {e}" for e in seen] + [""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--clients", type=int, default=30)
+    p.add_argument("--long-clients", type=int, default=6)
+    p.add_argument("--seconds", type=int, default=180)
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "siege.md"))
+    args = p.parse_args(argv)
+    upload_root = Path(tempfile.mkdtemp(prefix="tlab-siege-uploads-"))
+    proc, url = start_app({"TLAB_PUBLIC": "1", "GRADIO_TEMP_DIR": str(upload_root),
+                           "TLAB_UPLOAD_FOLDER_MB": str(UPLOAD_CAP_MB)})
+    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    try:
+        warm_s = warm_up(url)
+        samples: list = []
+        done = threading.Event()
+        threading.Thread(target=sampler, args=(proc.pid, upload_root, done, samples), daemon=True).start()
+        tally, uploads = Tally(), defaultdict(int)
+        t0 = time.time()
+        stop = t0 + args.seconds
+        threads = [threading.Thread(target=uploader, args=(url, stop, uploads), daemon=True)]
+        for i in range(args.clients):
+            if i < args.long_clients:
+                threads.append(threading.Thread(target=long_visitor, args=(url, stop, tally, i, i == 0)))
+            else:
+                threads.append(threading.Thread(target=short_visitor, args=(url, stop, tally, i)))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=max(1.0, stop + 200 - time.time()))
+        wall = time.time() - t0
+        done.set()
+        load_end = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        text = report(args, tally, samples, uploads, (load_start, load_end), warm_s, wall)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    Path(args.out).write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
