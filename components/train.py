@@ -20,6 +20,7 @@ from backend.runtime.errors import InputError, LabError
 from components import common
 from components.common import (SHORT_LANE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
+from components import train_ner
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
@@ -250,7 +251,23 @@ def drop_session(request: gr.Request):
 
 
 # ------------------------------------------------------------------------- layout
+TASK_CHOICES = [("Sentence classification (chapters 2 and 9)", "classify"),
+                ("Token classification: named entities (chapter 4)", "ner")]
+
+
 def build() -> None:
+    task = Radio(TASK_CHOICES, value="classify", label="Task", elem_id="train-task")
+    with gr.Column(visible=True) as classify_col:
+        _build_classify()
+    with gr.Column(visible=False) as ner_col:
+        ner_estimate, ner_inputs, ner_estimate_md = train_ner.build()
+    task.change(lambda t: (gr.update(visible=t == "classify"), gr.update(visible=t == "ner")), [task],
+                [classify_col, ner_col], api_visibility="private", queue=False)
+    task.change(lambda t, *args: ner_estimate(*args) if t == "ner" else gr.update(), [task, *ner_inputs],
+                [ner_estimate_md], api_visibility="private")
+
+
+def _build_classify() -> None:
     gr.Markdown(
         "## Train a classifier\n"
         "Three ways to turn a transformer into a classifier, compared on the same split (the book's "

@@ -36,6 +36,10 @@ CASES: dict[str, tuple] = {
     "/predict_trained": ("The delivery was late and the package arrived damaged.", ""),
     "/use_trained": (True, ""),  # this session's Pipelines' Classify now uses it (others unaffected)
     "/download_trained": ("probe",),  # the zip of a save_pretrained folder + model card
+    # Train, token classification: 2 steps on 32 shipped sentences; then tag and download in the same session.
+    "/train_ner": ("shipped", None, 1, 32, None, 16, True, 0),
+    "/predict_ner": ("Angela Merkel visited Paris.",),
+    "/download_ner": (),
 }
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).

@@ -1,6 +1,6 @@
 """Train a classifier in the browser (the book's chapters 2 and 9): zero-shot, feature
 extraction + logistic regression, and fine-tuning, side by side on the same split, with a
-learning curve; the result belongs to the caller's session.
+learning curve; and a token classifier (NER, chapter 4). The result belongs to the caller's session.
 """
 
 from backend.training.api import (
@@ -19,6 +19,9 @@ from backend.training.api import (
 from backend.engines.datasets import SHIPPED
 from backend.training.run_plan import CURVE_SIZES
 from backend.training.use import classify_in_session, export, use_trained
+from backend.training import ner_api, ner_use
+from backend.training.ner_api import estimate as estimate_ner, train as train_ner, train_iter as train_ner_iter
+from backend.training.ner_use import export as export_ner, predict as predict_ner
 from backend.hub import session_models
 
 session_models.provide("sentiment", classify_in_session)  # "Use in Pipelines": Classify asks this first
@@ -34,6 +37,13 @@ __all__ = [
     "list_datasets",
     "drop_session",
     "estimate",
+    "estimate_ner",
+    "export_ner",
+    "ner_api",
+    "ner_use",
+    "predict_ner",
+    "train_ner",
+    "train_ner_iter",
     "load_dataset",
     "predict_trained",
     "session_model",

@@ -32,6 +32,9 @@ SESSION_METHOD = "session-trained"  # the `method` of a Classify result served b
 def pick(t: Trained, method) -> str:
     """`method` ("" / "best" = the session's best) checked against what the session holds."""
     method = one_of("method", method, ("best", "probe", "finetune"), default="best")
+    if getattr(t, "task", None) == "ner":  # ner_use.NerTrained: a token classifier, not a text classifier
+        raise InputError("This session's model is a token classifier (NER), not a text classifier: tag text "
+                         "with it in the Train tab (/predict_ner), or train a classifier (/train) to use this.")
     method = t.best if method == "best" else method
     if method not in t.methods():
         raise InputError(f"This session has no '{method}' classifier; it has: {', '.join(t.methods()) or 'none'}. "

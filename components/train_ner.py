@@ -1,0 +1,201 @@
+"""The Train tab's token-classification (NER) task, the book's chapter 4: fine-tune the encoder
+with a linear head per token on the shipped NER set or an upload, for the epochs the learner
+chose (the plan is shown before it starts); then seqeval's scores per entity type, the tag
+confusion matrix, the highest-loss sentences, and the trained model to try and download.
+
+The model belongs to the caller's session (like the classifiers, and replacing them there).
+"""
+
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from backend import training
+from backend.runtime.errors import LabError
+from components import common
+from components.common import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
+                               error_box, file_path, md_text, model_badge, raw_json, user_errors)
+from components.train_ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
+                                        score_rows, scores_figure)
+
+LANE = getattr(common, "LONG_LANE", SHORT_LANE)
+SOURCE_CHOICES = [("NER set (shipped): PER / ORG / LOC / MISC, news, letters, sport, science, history", "shipped"),
+                  ("Upload CoNLL columns (.conll / .txt) or JSONL (tokens + tags, or text + entity spans)", "upload")]
+UPLOAD_TYPES = [".conll", ".txt", ".iob", ".bio", ".tsv", ".jsonl", ".json"]
+EXAMPLES = ["Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus.",
+            "Serena Williams won the US Open in New York after beating Naomi Osaka.",
+            "The European Space Agency launched a probe from French Guiana on Tuesday."]
+
+
+def _session(request: gr.Request | None) -> str:
+    from components.train import _session as session_of
+
+    return session_of(request)
+
+
+def seconds_text(s: float) -> str:
+    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+
+
+def plan_text(e: dict) -> str:
+    """The plan before the run: data, steps, seconds per part, the total against the budget."""
+    d = e["dataset"]
+    sizes = d["sizes"]
+    parts = ", ".join(f"{p['what']} {seconds_text(p['estimated_s'])}" for p in e["parts"] if p["estimated_s"] >= 0.05)
+    budget = f"the {e['budget_s']:.0f} s request budget" if e["budget_s"] is not None else "no time limit"
+    fits = f"within {budget}." if e["fits_budget"] else f"**over** {budget}. {md_text(e['advice'])}"
+    return (f"{sizes['train']} train / {sizes['validation']} validation / {sizes['test']} test sentences, types "
+            f"{', '.join(d['types'])}. Training on {e['train_sentences']} sentences: {e['epochs']} epoch"
+            f"{'' if e['epochs'] == 1 else 's'} x {e['steps_per_epoch']} batches of {e['batch_size']} = "
+            f"**{e['steps']} steps** at about {e['seconds_per_step']:.2f} s ≈ **{seconds_text(e['seconds'])}** "
+            f"({md_text(e['basis'])}): {parts}; {fits}")
+
+
+def summary_markdown(r: dict) -> str:
+    d, t, v = r["dataset"], r["test"]["overall"], r["validation"]["overall"]
+    est = r.get("estimate") or {}
+    lines = [f"### {html.escape(d['name'])}: test F1 **{t['f1']:.3f}** (seqeval, entity level, "
+             f"{len(r['predictions']['test'])} test sentences, {t['support']} entities)",
+             f"{r['steps']} of {r['total_steps']} steps ({r['epochs']} epoch{'' if r['epochs'] == 1 else 's'}, "
+             f"{r['train_sentences']} training sentences, batch {r['recipe']['batch_size']}, "
+             f"{r['step_s']:.2f} s a step) on `{md_text(r['model']['checkpoint'])}`"
+             f"{' + word shapes' if r['recipe']['shape_dim'] else ''}; best epoch {r['best_epoch']} (validation "
+             f"F1 {v['f1']:.3f} on {d['sizes']['validation']} sentences). Done in {r['seconds']:.1f} s"
+             + (f" (estimated {seconds_text(est['estimated_s'])})." if est.get("estimated_s") else ".")]
+    lines += [f"\n> {html.escape(n)}" for n in d.get("notes", [])]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------- handlers
+@user_errors
+def run_ner(source, file, epochs, max_sentences, learning_rate, batch_size, word_shapes, seed,
+            request: gr.Request, progress=gr.Progress()):
+    sid = _session(request)
+    skip = gr.update()
+    for ev in training.train_ner_iter(sid, source, file_path(file), epochs, max_sentences, learning_rate,
+                                      batch_size, word_shapes, seed):
+        kind = ev["event"]
+        if kind == "estimate":
+            progress(0.0, f"Training {ev['steps']} steps")
+            yield (f"*Plan: {ev['steps']} steps, about {seconds_text(ev['seconds'])}...*",) + (skip,) * 7
+        elif kind == "step":
+            progress(ev["step"] / ev["total_steps"], f"step {ev['step']}/{ev['total_steps']}")
+            yield (f"*Step {ev['step']}/{ev['total_steps']}, loss {ev['loss']:.3f} · press Stop to end the run "
+                   "(no model is kept)*",) + (skip,) * 7
+        elif kind == "scoring":
+            yield ("*Scoring the best epoch on validation and test...*",) + (skip,) * 7
+        elif kind == "done":
+            r = ev["result"]
+            if r["stopped"]:
+                yield (f"**Stopped.** {md_text(r['note'])}", "", None, None, None, None, "", r)
+                return
+            status = (f"Trained: **{r['steps']} steps** in {r['seconds']:.1f} s " + model_badge(r["model"]) +
+                      " · the session now tags text with this model.")
+            yield (status, summary_markdown(r), score_rows(r), scores_figure(r), loss_figure(r), confusion_figure(r),
+                   errors_html(r), r)
+
+
+def stop_ner(request: gr.Request):
+    sid = getattr(request, "session_hash", None)
+    if sid and training.stop(sid)["stopping"]:
+        return "*Stopping after the current step (no model is kept)...*"
+    return "*Nothing is training in this session.*"
+
+
+@user_errors
+def tag(text, request: gr.Request):
+    p = training.predict_ner(_session(request), text)
+    return entities_html(p), p
+
+
+@user_errors
+def download(request: gr.Request):
+    from components.train import _gradio_cache
+
+    r = training.export_ner(_session(request), root=_gradio_cache())
+    m = r["model"]
+    note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {m['steps']} steps, test F1 "
+            f"{m['test_f1']:.3f}; files: {md_text(', '.join(r['files']))}.")
+    return gr.update(value=r["path"], visible=True), note
+
+
+def show_estimate(source, file, epochs, max_sentences, learning_rate, batch_size, word_shapes, seed):
+    """Before training (no model runs): the plan, or why this data cannot be trained on."""
+    if source == "upload" and not file_path(file):
+        return "*Upload CoNLL columns (.conll / .txt) or JSON Lines (.jsonl).*"
+    try:
+        return plan_text(training.estimate_ner(source, file_path(file), epochs, max_sentences, learning_rate,
+                                               batch_size, word_shapes, seed))
+    except LabError as exc:
+        return f"**Cannot train on this data:** {html.escape(str(exc))}"
+
+
+# ------------------------------------------------------------------------- layout
+def build() -> tuple:
+    """The NER task's widgets and events; returns (show_estimate, its inputs, the plan's box) so
+    the tab shows the plan when the task is chosen."""
+    gr.Markdown(
+        "## Token classification (NER)\nThe book's chapter 4: the encoder reads each sentence, a linear head "
+        "tags every word (B-/I- of a type, or O). Only a word's first sub-word piece carries its tag in the "
+        "loss. Scores are seqeval's: an entity counts only when its type and its exact words match.")
+    with gr.Row():
+        with gr.Column(scale=1):
+            source = Radio(SOURCE_CHOICES, value="shipped", label="Data", elem_id="train-ner-source")
+            file = File(label="Upload (.conll, .txt, .jsonl)", file_types=UPLOAD_TYPES, type="filepath", value=None,
+                        elem_id="train-ner-file")
+            epochs = Slider(1, 10, value=1, step=1, label="Epochs (a fixed number of steps)", elem_id="train-ner-epochs")
+            max_sentences = Number(value=0, precision=0, label="Max training sentences (0 = all)",
+                                   elem_id="train-ner-max-sentences")
+            with gr.Accordion("Recipe", open=False):
+                learning_rate = Number(value=None, label="Learning rate (empty = the offline NER model's)")
+                batch_size = Slider(2, 64, value=16, step=2, label="Batch size")
+                word_shapes = Checkbox(True, label="Word-shape embedding (gives the uncased encoder back capitals)")
+                seed = Number(value=0, precision=0, label="Seed")
+            estimate_md = gr.Markdown(elem_id="train-ner-estimate")
+            with gr.Row():
+                go = gr.Button("Train NER", variant="primary", elem_id="train-ner-go")
+                stop = gr.Button("Stop", variant="stop", elem_id="train-ner-stop")
+        with gr.Column(scale=2):
+            status = gr.Markdown(elem_id="train-ner-status")
+            box = error_box("train-ner-error")
+            summary = gr.Markdown(elem_id="train-ner-summary")
+            table = gr.Dataframe(headers=SCORE_HEADERS, label="seqeval scores per entity type (test split)",
+                                 interactive=False, wrap=True, column_widths=["24%", "15%", "15%", "15%", "16%", "15%"],
+                                 elem_id="train-ner-scores")
+            bars = gr.Plot(label="Scores per entity type", elem_id="train-ner-bars")
+            loss = gr.Plot(label="Loss", elem_id="train-ner-loss")
+            confusion = gr.Plot(label="Confusion matrix of word tags", elem_id="train-ner-confusion")
+            errors = gr.HTML(elem_id="train-ner-errors")
+            result_json = raw_json(elem_id="train-ner-json")
+            with gr.Group():
+                text = Textbox(label="Try your NER model", placeholder=EXAMPLES[0], elem_id="train-ner-text")
+                tag_btn = gr.Button("Tag", elem_id="train-ner-tag")
+                gr.Examples([[e] for e in EXAMPLES], inputs=[text])
+            tag_box = error_box("train-ner-tag-error")
+            tagged = gr.HTML(elem_id="train-ner-tagged-box")
+            tagged_json = raw_json(elem_id="train-ner-tagged-json")
+            download_btn = gr.Button("Download (zip: encoder folder + head + model card)", elem_id="train-ner-download")
+            download_file = gr.File(label="Your NER model", visible=False, interactive=False,
+                                    elem_id="train-ner-download-file")
+            download_md = gr.Markdown(elem_id="train-ner-download-status")
+
+    inputs = [source, file, epochs, max_sentences, learning_rate, batch_size, word_shapes, seed]
+    for widget in (source, file, epochs, max_sentences, batch_size, word_shapes):
+        widget.change(show_estimate, inputs, [estimate_md], api_visibility="private")
+    file.upload(lambda: "upload", None, [source], api_visibility="private")
+    outputs = [status, summary, table, bars, loss, confusion, errors, result_json]
+    ev = go.click(run_ner, inputs, outputs, api_name="train_ner", **LANE)
+    clear_on_error(ev, outputs, box)
+    ev.success(lambda: (gr.update(value=None, visible=False), ""), None, [download_file, download_md],
+               api_visibility="private")
+    ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
+    stop.click(stop_ner, None, [status], api_visibility="private", queue=False)
+    ev = tag_btn.click(tag, [text], [tagged, tagged_json], api_name="predict_ner", **SHORT_LANE)
+    clear_on_error(ev, [tagged, tagged_json], tag_box)
+    ev = text.submit(tag, [text], [tagged, tagged_json], api_visibility="private", **SHORT_LANE)
+    clear_on_error(ev, [tagged, tagged_json], tag_box)
+    ev = download_btn.click(download, None, [download_file, download_md], api_name="download_ner", **SHORT_LANE)
+    clear_on_error(ev, [download_file, download_md], tag_box)
+    return show_estimate, inputs, estimate_md
