@@ -1,0 +1,315 @@
+"""Links that restore a result: a tab's inputs, written into the page's query string.
+
+A tab calls `register(key, {name: component}, events=[...], run=button)` where its "copy link"
+bar belongs. After each of those events succeeds, the bar shows the link and its script writes
+it into the address bar (history.replaceState; on a Space also the parent page, by the message
+Spaces listens for). On page load (`restore`) and from the Start page (`apply`) the same
+parameters set the tab's inputs again; a tab registered with `cheap=True` also runs on open.
+
+The query string is a stranger's text: unknown keys are dropped, numbers are clipped to the
+component's range, choices must be one of the component's, text is capped, and nothing from it
+is ever rendered except escaped (the bar's link is rebuilt from the validated values).
+Values are kept in the URL (not Gradio's per-session deep links, which session_memory disables).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+import gradio as gr
+
+MAX_TEXT = 1500  # characters of one text input that a link carries; a longer one is left out
+NUMBER_BOUND = 10_000  # a gr.Number without bounds: a link's value is clipped to +-this
+TAB_KEY = "tab"
+OMITTED_KEY = "omitted"
+
+
+@dataclass
+class Param:
+    name: str
+    component: object
+    kind: str  # text | int | float | bool | choice
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+
+    def parse(self, raw: str):
+        """The value a raw query-string text stands for, within this input's range, or None."""
+        if not isinstance(raw, str):
+            return None
+        if self.kind == "text":
+            return raw[:MAX_TEXT]
+        if self.kind == "bool":
+            low = raw.strip().lower()
+            return True if low in ("1", "true", "yes", "on") else False if low in ("0", "false", "no", "off") else None
+        if self.kind == "choice":
+            return raw if raw in self.choices else None
+        try:
+            number = float(raw[:40])
+        except ValueError:
+            return None
+        if not math.isfinite(number):
+            return None
+        number = min(max(number, self.lo), self.hi)
+        return int(round(number)) if self.kind == "int" else number
+
+    def render(self, value) -> str | None:
+        """The query-string text of a value (None: leave it out)."""
+        if value is None:
+            return None
+        if self.kind == "bool":
+            return "1" if value else "0"
+        if self.kind in ("int", "float"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                return None
+            return str(int(number)) if self.kind == "int" or number.is_integer() else f"{number:g}"
+        return str(value)
+
+
+@dataclass
+class TabLink:
+    key: str  # the tab's id (gr.Tab(id=...)) and its name in the URL
+    params: list[Param]
+    bar: object | None = None  # the "copy link" gr.HTML
+    run_id: str | None = None  # elem_id of the button a cheap tab presses on open
+    foreign: dict = field(default_factory=dict)  # name -> elem_id, resolved after the page is built
+
+
+_REGISTRY: dict[str, TabLink] = {}
+
+
+def reset() -> None:
+    """Forget every registration (a new page is being built)."""
+    _REGISTRY.clear()
+
+
+def registered() -> dict[str, TabLink]:
+    return dict(_REGISTRY)
+
+
+def param_for(name: str, component) -> Param:
+    """What a link may hold for this component, read from its own range and choices."""
+    if isinstance(component, gr.Checkbox):
+        return Param(name, component, "bool")
+    if isinstance(component, (gr.Radio, gr.Dropdown)):
+        values = tuple(str(c[1] if isinstance(c, (tuple, list)) else c) for c in component.choices or ())
+        return Param(name, component, "choice", choices=values)
+    if isinstance(component, gr.Slider):
+        step = float(component.step or 1)
+        kind = "int" if step.is_integer() and float(component.minimum).is_integer() else "float"
+        return Param(name, component, kind, float(component.minimum), float(component.maximum))
+    if isinstance(component, gr.Number):
+        lo = component.minimum if component.minimum is not None else -NUMBER_BOUND
+        hi = component.maximum if component.maximum is not None else NUMBER_BOUND
+        return Param(name, component, "int" if component.precision == 0 else "float", float(lo), float(hi))
+    return Param(name, component, "text")
+
+
+def _param(name: str, spec) -> Param:
+    """A component, or (component, lo, hi) where its own range is narrower than what a link may
+    hold (a slider whose maximum follows the model)."""
+    if isinstance(spec, tuple):
+        component, lo, hi = spec
+        p = param_for(name, component)
+        p.lo, p.hi = float(lo), float(hi)
+        return p
+    return param_for(name, spec)
+
+
+def _set(p: Param, value):
+    """The update that puts a link's value into its input (a slider's maximum widened to hold it)."""
+    hi = getattr(p.component, "maximum", None)
+    if isinstance(p.component, gr.Slider) and hi is not None and value > hi:
+        return gr.update(value=value, maximum=value)
+    return gr.update(value=value)
+
+
+# ---------------------------------------------------------------- plain encoding (unit-tested)
+def encode(key: str, params: list[Param], values: list) -> tuple[str, list[str]]:
+    """(query string, names left out because too long) for these input values."""
+    pairs = [(TAB_KEY, key)]
+    omitted = []
+    for p, value in zip(params, values):
+        if p.kind == "text" and isinstance(value, str) and len(value) > MAX_TEXT:
+            omitted.append(p.name)
+            continue
+        text = p.render(value)
+        if text is not None:
+            pairs.append((p.name, text))
+    if omitted:
+        pairs.append((OMITTED_KEY, ",".join(omitted)))
+    return urlencode(pairs), omitted
+
+
+def decode(query: dict) -> tuple[str | None, dict, list[str]]:
+    """(tab key, {param name: value}, names the link left out) from a stranger's query params."""
+    key = query.get(TAB_KEY)
+    link = _REGISTRY.get(key) if isinstance(key, str) else None
+    if link is None:
+        return (key if isinstance(key, str) and key in _known_tabs() else None), {}, []
+    values = {}
+    for p in link.params:
+        if p.name in query:
+            value = p.parse(query[p.name])
+            if value is not None:
+                values[p.name] = value
+    raw = query.get(OMITTED_KEY)
+    omitted = [p.name for p in link.params if isinstance(raw, str) and p.name in raw.split(",")]
+    return key, values, omitted
+
+
+_TABS: set[str] = set()
+
+
+def known_tabs(keys) -> None:
+    """The page's tab ids (a link may open a tab that registered no inputs)."""
+    _TABS.clear()
+    _TABS.update(keys)
+
+
+def _known_tabs() -> set[str]:
+    return _TABS | set(_REGISTRY)
+
+
+def bar_html(query: str, omitted: list[str], autorun: bool = False, note: str = "") -> str:
+    """The bar: the link, a copy button, and what the link leaves out. Everything escaped."""
+    if not query:
+        return ""
+    said = ""
+    if omitted:
+        said = (f" <span class='tlab-link-note'>Left out of the link (longer than {MAX_TEXT} characters): "
+                f"{html.escape(', '.join(omitted))}.</span>")
+    if note:
+        said += f" <span class='tlab-link-note'>{html.escape(note)}</span>"
+    run = " data-autorun='1'" if autorun else ""
+    return (f"<div class='tlab-link-row'{run}><a class='tlab-link-a' href='?{html.escape(query, quote=True)}'>"
+            "Link to this result</a> <button type='button' class='tlab-copy'>Copy link</button>" + said + "</div>")
+
+
+# ---------------------------------------------------------------- the page
+# Runs once per bar: writes the link into the address bar whenever the bar changes, copies it on
+# the button, and presses the tab's run button when the bar asks (a link opened on a cheap tab).
+BAR_JS = """
+const write = () => {
+  const row = element.querySelector('.tlab-link-row');
+  const a = element.querySelector('a.tlab-link-a');
+  if (!a) return;
+  const q = a.getAttribute('href');
+  try { history.replaceState(history.state, '', q); } catch (e) {}
+  try { if (window.parent !== window) window.parent.postMessage({queryString: q.slice(1)}, 'https://huggingface.co'); } catch (e) {}
+  const runId = __RUN_ID__;
+  if (row && row.getAttribute('data-autorun') === '1' && runId) {
+    row.removeAttribute('data-autorun');
+    let tries = 0;
+    const press = () => {
+      const b = document.getElementById(runId);
+      if (b) { b.click(); } else if (tries++ < 50) { setTimeout(press, 100); }
+    };
+    setTimeout(press, 50);
+  }
+};
+watch('value', write);
+write();
+element.addEventListener('click', (ev) => {
+  const b = ev.target.closest('button.tlab-copy');
+  if (!b) return;
+  const a = element.querySelector('a.tlab-link-a');
+  const url = a ? a.href : location.href;
+  const done = () => { b.textContent = 'Copied'; setTimeout(() => { b.textContent = 'Copy link'; }, 1500); };
+  const fallback = () => {
+    const t = document.createElement('textarea'); t.value = url; document.body.appendChild(t); t.select();
+    try { document.execCommand('copy'); done(); } catch (e) { window.prompt('Copy this link:', url); }
+    t.remove();
+  };
+  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(url).then(done, fallback);
+  else fallback();
+});
+"""
+BAR_CSS = """
+.tlab-link-row { font-size: 0.9em; display: flex; flex-wrap: wrap; gap: 0.5em; align-items: center; }
+.tlab-copy { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 1px 8px; }
+.tlab-link-note { color: var(--body-text-color-subdued); }
+"""
+
+
+def bar(key: str, run=None):
+    """The tab's link bar, placed where it is called (near the result). `run`: the button that a
+    link opened on this tab presses (only for cheap runs: tokenize, attention, anatomy)."""
+    run_id = getattr(run, "elem_id", None) or ""
+    return gr.HTML("", js_on_load=BAR_JS.replace("__RUN_ID__", json.dumps(run_id)), css_template=BAR_CSS,
+                   elem_id=f"{key}-link", elem_classes=["tlab-link"])
+
+
+def register(key: str, inputs: dict, events=(), link_bar=None, run=None) -> None:
+    """Give a tab links: `inputs` by their URL names (keep a name once links are out), the `events`
+    after whose success the link is written into `link_bar` (from `bar`), `run` as given to `bar`."""
+    params = [_param(name, spec) for name, spec in inputs.items()]
+    _REGISTRY[key] = TabLink(key, params, link_bar, getattr(run, "elem_id", None))
+
+    def written(*values):
+        query, omitted = encode(key, params, list(values))
+        return bar_html(query, omitted)
+
+    written.__name__ = f"link_{key}"
+    for event in events:
+        event.success(written, [p.component for p in params], link_bar, api_visibility="private", queue=False,
+                      show_progress="hidden")
+
+
+def adopt(key: str, inputs: dict) -> None:
+    """A tab this module cannot edit: its inputs by elem_id, resolved by `resolve(demo)`. Restored
+    from links and the Start page; writing its link waits for the tab to `register` itself."""
+    if key not in _REGISTRY:
+        _REGISTRY[key] = TabLink(key, [], None, None, foreign=dict(inputs))
+
+
+def resolve(demo) -> None:
+    """Find adopted tabs' components by elem_id (missing ones are skipped)."""
+    by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
+    for link in _REGISTRY.values():
+        if link.foreign and not link.params:
+            link.params = [param_for(name, by_id[eid]) for name, eid in link.foreign.items() if eid in by_id]
+
+
+def outputs(tabs) -> list:
+    """Every component a restore may set, in the order `updates` returns them."""
+    out = [tabs]
+    for link in _REGISTRY.values():
+        out += [p.component for p in link.params] + ([link.bar] if link.bar is not None else [])
+    return out
+
+
+def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = True, note: str = "") -> list:
+    """The updates for `outputs(...)`: the tab selected, its inputs set, its bar showing the link."""
+    out = [gr.update(selected=key) if key else gr.skip()]
+    for k, link in _REGISTRY.items():
+        mine = k == key
+        out += [_set(p, values[p.name]) if mine and p.name in values else gr.skip() for p in link.params]
+        if link.bar is not None:
+            if mine and values:
+                query, _ = encode(key, link.params, [values.get(p.name) for p in link.params])
+                if omitted:
+                    query += "&" + urlencode({OMITTED_KEY: ",".join(omitted)})
+                out.append(bar_html(query, omitted, autorun=autorun and link.run_id is not None, note=note))
+            else:
+                out.append(gr.skip())
+    return out
+
+
+def restore(request: gr.Request):
+    """demo.load: the page's query string, validated, as updates (nothing when there is none)."""
+    query = dict(getattr(request, "query_params", None) or {})
+    key, values, omitted = decode({k: v for k, v in query.items() if isinstance(k, str)})
+    return updates(key, values, omitted)
+
+
+def apply(query: dict, note: str = ""):
+    """A Start-page button: the same path as a link, from plain data."""
+    key, values, omitted = decode(query)
+    return updates(key, values, omitted, note=note)
