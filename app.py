@@ -50,15 +50,29 @@ def status_header() -> str:
     return f"**Device:** {pick_device()}{gpu} · **Profile:** `{s.profile}` · **Cache:** `{s.cache_dir}`"
 
 
+# Page-wide CSS (Gradio 6 takes css only in launch(); a <style> in the head works from here).
+# On a phone a wide result table keeps readable columns and scrolls inside itself, never the page.
+STYLE = """
+.tab-chapter { font-size: 0.92em; opacity: 0.9; }
+@media (max-width: 760px) {
+  #decoding-steps .table-container, #decoding-outputs .table-container, #decoding-compare-table .table-container
+    { overflow-x: auto; }
+  #decoding-steps .table-wrap { min-width: 1040px; }
+  #decoding-outputs .table-wrap, #decoding-compare-table .table-wrap { min-width: 640px; }
+}
+"""
+
+
 def build_app():
     import gradio as gr
 
     # Gradio's file cache (uploads, downloads, plots as files) is swept every 10 minutes of what is
     # older than an hour, and emptied when the server restarts: no visitor's files outlive that.
     with gr.Blocks(title="Transformers Lab", delete_cache=(600, 3600)) as demo:
+        gr.HTML("", head=f"<style>{STYLE}</style>", elem_id="tlab-style", visible="hidden")
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
-        _tabs(gr)
+        _tabs(gr, demo)
     from components.guard import guard
 
     guard(demo)  # every handler, private ones included, answers a stranger's values readably
@@ -91,36 +105,62 @@ def _status_panel(gr) -> None:
     panel.collapse(lambda: gr.Timer(active=False), None, ticker, api_visibility="private", queue=False)
 
 
-# (tab title, element id, what the tagline says it lets a learner see)
+# (tab title, element id, tab id (its name in a link's ?tab=), what the tagline says it lets a learner see)
 TABS = (
-    ("Pipelines", "pipelines-tab", "the pipeline() tasks"),
-    ("Train", "train-tab", "training a classifier three ways"),
-    ("Tokenizers", "tokenizers-tab", "tokenizers"),
-    ("Anatomy", "anatomy-tab", "a transformer block recomputed by hand"),
-    ("Attention", "attention-tab", "attention"),
-    ("Decoding", "decoding-tab", "decoding strategies"),
-    ("Efficiency", "efficiency-tab", "int8 against fp32"),
-    ("Semantic search", "search-tab", "semantic search"),
+    ("Pipelines", "pipelines-tab", "pipelines", "the pipeline() tasks"),
+    ("Train", "train-tab", "train", "training a classifier three ways and a token classifier"),
+    ("Tokenizers", "tokenizers-tab", "tokenizers", "tokenizers"),
+    ("Anatomy", "anatomy-tab", "anatomy", "a transformer block recomputed by hand"),
+    ("Attention", "attention-tab", "attention", "attention"),
+    ("Decoding", "decoding-tab", "decoding", "decoding strategies"),
+    ("Efficiency", "efficiency-tab", "efficiency", "int8 against fp32"),
+    ("Interventions", "interventions-tab", "interventions", "ablating heads and layers"),
+    ("Semantic search", "search-tab", "search", "semantic search"),
+    ("From scratch", "scratch-tab", "scratch", "training a tokenizer from scratch"),
 )
 
 
 def tagline() -> str:
     """What the app teaches, one phrase per tab, so the line names every tab there is."""
-    said = [what for _, _, what in TABS]
+    said = [what for *_, what in TABS]
     return ("Run, poke and *see* what *Natural Language Processing with Transformers* teaches: "
             + ", ".join(said[:-1]) + " and " + said[-1] + ", on real models.")
 
 
-def _tabs(gr) -> None:
-    """The tabs; their row wraps on a phone instead of hiding tabs behind a "..." menu."""
-    from components import anatomy, attention, decoding, efficiency, pipelines, search, tokenizer, train
+def _tabs(gr, demo) -> None:
+    """The Start page, then the tabs, each under its chapter line; their row wraps on a phone
+    instead of hiding tabs behind a "..." menu. Links and Start buttons are wired last, once
+    every tab has registered its inputs."""
+    from components import anatomy, attention, course, decoding, efficiency, links, pipelines, search, start
+    from components import interventions, scratch, tokenizer, train
 
     builders = {"Pipelines": pipelines, "Train": train, "Tokenizers": tokenizer, "Anatomy": anatomy,
-                "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search}
-    with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs"):
-        for title, elem_id, _ in TABS:
-            with gr.Tab(title, elem_id=elem_id):
+                "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search,
+                "Interventions": interventions, "From scratch": scratch}
+    links.reset()
+    links.known_tabs(["start"] + [key for _, _, key, _ in TABS])
+    with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs") as tabs:
+        with gr.Tab("Start", id="start", elem_id="start-tab"):
+            tries = start.build({key: title for title, _, key, _ in TABS})
+        for title, elem_id, key, _ in TABS:
+            with gr.Tab(title, id=key, elem_id=elem_id):
+                header = course.header_markdown(key)
+                if header:
+                    gr.Markdown(header, elem_id=f"{key}-chapter", elem_classes=["tab-chapter"])
                 builders[title].build()
+    _links(demo, tabs, tries)
+
+
+def _links(demo, tabs, tries) -> None:
+    """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
+    opened with a query string restores its tab (components/links.py)."""
+    from components import links, start
+
+    links.adopt("search", {"query": "search-query"})
+    links.resolve(demo)
+    start.wire(tries, tabs)
+    demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
+              show_progress="hidden")
 
 
 def theme():
@@ -166,6 +206,8 @@ def main(argv=None) -> int:
     from components import session_memory
 
     session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
+    session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
+    session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings
     demo = build_app()
     from backend.runtime.config import get_settings
     from components.common import admit_fairly
@@ -187,5 +229,3 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-    session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
-    session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings

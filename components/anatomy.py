@@ -12,6 +12,7 @@ import gradio as gr
 
 from backend import anatomy
 from components import anatomy_plots as plots
+from components import links
 from components.common import (SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
                                raw_json, user_errors)
 
@@ -139,7 +140,7 @@ def build() -> None:
             head = Number(value=0, precision=0, label="Head for the mask view")
             token_index = Number(value=-1, precision=0, label="Token for the residual stream (-1 = last)")
             override = Textbox(label="Model (optional: a Hub id or folder; empty = the role's model)", value="")
-        run = gr.Button("Take it apart", variant="primary")
+        run = gr.Button("Take it apart", variant="primary", elem_id="anatomy-run")
         gr.Examples(
             [[anatomy.FIRST_EXAMPLE[0], anatomy.FIRST_EXAMPLE[1], "encoder"],
              ["The capital of France is", "", "decoder"],
@@ -149,6 +150,7 @@ def build() -> None:
         )
         box = error_box(elem_id="anatomy-error")
         badge = gr.Markdown(elem_id="anatomy-badge")
+        link_bar = links.bar("anatomy", run=run)
         verdict = gr.Markdown(elem_id="anatomy-verdict")
         with gr.Tabs():
             with gr.Tab("Layer by layer"):
@@ -180,3 +182,5 @@ def build() -> None:
             **SHORT_LANE,
         )
         clear_on_error(ev, outputs, box)
+        links.register("anatomy", {"text": text, "text_b": text_b, "role": role, "layer": layer, "head": head,
+                                   "token": token_index}, [ev], link_bar, run=run)

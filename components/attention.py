@@ -12,6 +12,7 @@ import gradio as gr
 
 from backend import attention
 from components import attention_plots as plots
+from components import links
 from components.common import (SHORT_LANE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
 
@@ -109,6 +110,25 @@ def run_positions(role, progress=gr.Progress()):
     )
 
 
+# The view is a whole document (vendored bertviz JS and the data inline) in an iframe's srcdoc:
+# the browser saves it as it is, a file that draws offline; nothing is written on the server.
+_SAVE_VIEW_JS = """() => {
+  const frame = document.querySelector('#__ID__ iframe');
+  if (!frame || !frame.srcdoc) { alert('Press Show attention first: there is no view to save yet.'); return; }
+  const url = URL.createObjectURL(new Blob([frame.srcdoc], {type: 'text/html'}));
+  const a = document.createElement('a');
+  a.href = url; a.download = '__ID__.html'; document.body.appendChild(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}"""
+
+
+def _download_button(view_id: str) -> gr.Button:
+    """A button that saves the view beside it as a standalone HTML file (opens offline)."""
+    btn = gr.Button("Download this view (HTML, works offline)", size="sm", elem_id=f"{view_id}-download")
+    btn.click(None, None, None, js=_SAVE_VIEW_JS.replace("__ID__", view_id), api_visibility="private")
+    return btn
+
+
 def build() -> None:
     with gr.Column(elem_id="attention-tab"):
         gr.Markdown(
@@ -122,7 +142,7 @@ def build() -> None:
             text_b = Textbox(label="Sentence B (optional: makes a pair)", value=attention.FIRST_EXAMPLE[1], lines=2, scale=3)
             role = Radio(list(ROLES), value="encoder", label="Model", scale=1)
         with gr.Row():
-            show = gr.Button("Show attention", variant="primary")
+            show = gr.Button("Show attention", variant="primary", elem_id="attention-run")
             with gr.Accordion("API option", open=False):
                 api_layer = Number(value=-1, precision=0, label="Layer in the returned array (-1 = all layers)")
         gr.Examples(
@@ -134,11 +154,14 @@ def build() -> None:
         )
         box = error_box(elem_id="attention-error")
         badge = gr.Markdown(elem_id="attention-badge")
+        link_bar = links.bar("attention", run=show)
         with gr.Tabs():
             with gr.Tab("Head view"):
                 head_html = gr.HTML(elem_id="attention-head-view")
+                _download_button("attention-head-view")
             with gr.Tab("Model view"):
                 model_html = gr.HTML(elem_id="attention-model-view")
+                _download_button("attention-model-view")
             with gr.Tab("Heatmap"):
                 with gr.Row():
                     hm_layer = Slider(0, 5, value=0, step=1, label="Layer")
@@ -193,5 +216,8 @@ def build() -> None:
         for slider in (hm_layer, hm_head):
             slider.release(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
                            api_visibility="private", **SHORT_LANE)
+        links.register("attention", {"text": text, "text_b": text_b, "role": role,
+                                    "layer": (hm_layer, 0, 99), "head": (hm_head, 0, 99)},
+                       [ev], link_bar, run=show)
         m_ev = m_run.click(run_math, inputs=math_in, outputs=math_out, api_name="attention_math", **SHORT_LANE)
         clear_on_error(m_ev, math_out, m_box)

@@ -106,9 +106,13 @@ def math_matrices(payload: dict, names=("Q", "K", "scores", "weights", "model_we
                        hovertemplate=f"{m['name']}[%{{y}}, %{{x}}] = %{{z:.4f}}<extra>{m['what']}</extra>"),
             row=i // cols + 1, col=i % cols + 1,
         )
-        fig.update_yaxes(autorange="reversed", row=i // cols + 1, col=i % cols + 1)
+        tokens = payload.get("tokens") or []
+        # Rows are tokens in every matrix (and so are columns of the T x T ones): label them by token.
+        ticks = _tick_axis(tokens) if tokens and len(tokens) == m["shape"][0] else {}
+        fig.update_yaxes(autorange="reversed", row=i // cols + 1, col=i % cols + 1, **ticks)
         if square:
-            fig.update_xaxes(scaleanchor=None, row=i // cols + 1, col=i % cols + 1)
+            fig.update_xaxes(scaleanchor=None, row=i // cols + 1, col=i % cols + 1,
+                             **({**ticks, "tickangle": -45} if ticks else {}))
     fig.update_layout(height=330 * rows + 60, margin=dict(l=10, r=10, t=60, b=10),
                       title=f"Layer {payload['layer']}, head {payload['head']}: rows are tokens; "
                             f"d_k = {payload['head_dim']}")

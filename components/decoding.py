@@ -17,6 +17,7 @@ import pandas as pd
 from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
+from components import links
 from components.common import (
     DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
     model_badge, raw_json, readable_error, user_errors,
@@ -44,7 +45,7 @@ STEP_HEADERS = ["#", "token", "p", "p (T)", "p (cut)", "left", "rank", "entropy"
 SAMPLING_HEADERS = ("p (T)", "p (cut)", "left")
 # Widths in % of the table's width, so the table never needs horizontal scrolling; the candidate
 # list takes what is left and wraps.
-STEP_WIDTHS = {"#": 4, "token": 10, "p": 7, "p (T)": 7, "p (cut)": 7, "left": 6, "rank": 5, "entropy": 9}
+STEP_WIDTHS = {"#": 4, "token": 12, "p": 7, "p (T)": 7, "p (cut)": 7, "left": 6, "rank": 5, "entropy": 9}
 OUTPUT_HEADERS = ["#", "log-prob", "ppl", "dist-2", "dist-3", "tokens", "text"]
 OUTPUT_WIDTHS = ["4%", "9%", "9%", "8%", "8%", "8%", "54%"]
 COMPARE_HEADERS = ["strategy", "log-prob", "ppl", "dist-2", "dist-3", "tokens", "tok/s", "text"]
@@ -361,6 +362,7 @@ def build() -> None:
             prompt = Textbox(label="Prompt", lines=4, value="Transformers are the", elem_id="decoding-prompt")
             with gr.Row():
                 preset = gr.Dropdown(choices=list(decoding.PRESETS), value=None, label="Book examples (presets)",
+                                     info=f"{len(decoding.PRESETS)} of the book's prompts and settings: pick one",
                                      elem_id="decoding-preset")
                 chat = Checkbox(label="Use the model's chat template (instruct models)", value=False)
         with gr.Column(scale=2):
@@ -403,6 +405,7 @@ def build() -> None:
         stop_btn = gr.Button("Stop", variant="stop", elem_id="decoding-stop")
 
     box = error_box("decoding-error")
+    link_bar = links.bar("decoding")  # a generation is not cheap: a link restores, the visitor runs
     text = Textbox(label="Generated text", lines=6, interactive=False, elem_id="decoding-text")
     stats = gr.Markdown(elem_id="decoding-stats")
     badge = gr.Markdown(elem_id="decoding-badge")
@@ -462,5 +465,11 @@ def build() -> None:
     def lane(q: dict) -> dict:
         return {k: v for k, v in q.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
 
+    links.register("decoding", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
+                                "top_k": top_k, "top_p": top_p, "num_beams": num_beams,
+                                "length_penalty": length_penalty, "no_repeat": no_repeat,
+                                "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen,
+                                "seed": seed, "chat": chat, "top_n": top_n, "precision": precision},
+                   [run_event], link_bar)
     gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
     gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))

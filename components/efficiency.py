@@ -12,6 +12,7 @@ import gradio as gr
 
 from backend import efficiency
 from components import efficiency_plots as plots
+from components import links
 from components.common import (
     LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
 )
@@ -117,6 +118,7 @@ def build() -> None:
             encoder = Checkbox(label="also compare the encoder (classification)", value=True)
         run = gr.Button("Compare fp32 and int8", variant="primary", elem_id="efficiency-run")
         box = error_box("efficiency-error")
+        link_bar = links.bar("efficiency")  # minutes of work: a link restores the settings only
         badge = gr.Markdown(elem_id="efficiency-badge")
         summary = gr.Markdown(elem_id="efficiency-summary")
         with gr.Row():
@@ -139,6 +141,9 @@ def build() -> None:
             inputs=[prompts, texts, new_tokens, encoder],
             outputs=outputs,
             api_name="efficiency",
+            show_progress_on=[summary],  # one progress bar, where the result's first line appears
             **LONG_LANE,
         )
         clear_on_error(event, outputs, box)
+        links.register("efficiency", {"prompts": prompts, "texts": texts, "new_tokens": new_tokens,
+                                      "encoder": encoder}, [event], link_bar)

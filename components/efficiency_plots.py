@@ -22,7 +22,7 @@ def latency_quality(rows: list[dict], x_key: str, y_key: str, x_title: str, y_ti
         y = r[y_key] * 100 if y_percent and r[y_key] is not None else r[y_key]
         fig.add_trace(go.Scatter(
             x=[r[x_key]], y=[y], mode="markers+text", name=f"{r['name']} ({r['memory_mb']:.0f} MB)",
-            text=[r["name"]], textposition="top center",
+            text=[r["name"]], textposition="top center", cliponaxis=False,  # a label at the edge stays whole
             marker=dict(size=_marker_px(r["memory_mb"], largest), color=COLORS.get(r["precision"], "#7f7f7f"),
                         opacity=0.6, line=dict(width=1, color="#333")),
             hovertemplate=f"{r['name']}<br>{x_title}: %{{x:.2f}}<br>{y_title}: %{{y:.3f}}<br>"

@@ -6,6 +6,7 @@ import gradio as gr
 
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
+from components import links
 from components.common import Checkbox, Textbox, clear_on_error, error_box, raw_json, user_errors
 
 EXAMPLES = [
@@ -115,6 +116,7 @@ def build() -> None:
             go = gr.Button("Tokenize", variant="primary", elem_id="tok-go")
     gr.Examples(EXAMPLES, inputs=text)
     box = error_box(elem_id="tok-error")
+    link_bar = links.bar("tokenizers", run=go)
     widths = WIDTHS
     with gr.Row():
         with gr.Column():
@@ -130,8 +132,10 @@ def build() -> None:
     out_json = raw_json("Raw result (JSON: what /tokenize returns)", elem_id="tok-json")
     outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, out_json]
     chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl], api_visibility="private")
-    for ev in (go.click(run, [text, special], outputs, api_name="tokenize"),
-               text.submit(run, [text, special], outputs, api_visibility="private")):
+    events = (go.click(run, [text, special], outputs, api_name="tokenize"),
+              text.submit(run, [text, special], outputs, api_visibility="private"))
+    for ev in events:
         clear_on_error(ev, outputs, box)
         ev.success(**chips)  # keep the chips as the toggle says
+    links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
     show_bytes.change(**chips)

@@ -41,10 +41,15 @@ CASES: dict[str, tuple] = {
     "/predict_ner": ("Angela Merkel visited Paris.",),
     "/download_ner": (),
 }
+CASES["/intervene"] = ("decoder", "The capital of France is", "L3H*=0", 4, 5)
+CASES["/sweep_heads"] = ("encoder", "time flies like an arrow", 1)
+CASES["/train_tokenizer"] = ("BPE", 300, "tokenizers", "", None, "Tokenizers learn merges.")  # no model weights
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
-MODEL_FREE = {"/tokenize", "/status"}
+MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer"}
+# Endpoints that answer with no model installed at all (a missing model fails only its own row).
+NEEDS_NO_MODEL = {"/train_tokenizer"}
 
 
 def all_api_names() -> set[str]:

@@ -1,0 +1,54 @@
+"""On a 420-px phone the Decoding step table is readable: no cell narrower than its longest
+word (the issue saw "entropy" printed one letter per line); the table scrolls inside itself,
+never the page."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import shot
+from tests.browser.test_decoding_tab import pick_strategy, set_number
+
+# Cells whose longest word does not fit their width: (column header, cell text, word px, cell px).
+CRUSHED = """(id) => {
+    const root = document.getElementById(id);
+    const out = [];
+    const canvas = document.createElement('canvas').getContext('2d');
+    for (const cell of root.querySelectorAll('thead th, [role=gridcell]')) {
+        if (cell.offsetParent === null) continue;
+        const text = cell.innerText.trim();
+        if (!text) continue;
+        const style = getComputedStyle(cell.querySelector('span, div') || cell);
+        canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        const word = Math.max(...text.split(/\\s+/).map(w => canvas.measureText(w).width));
+        const pad = parseFloat(getComputedStyle(cell).paddingLeft) + parseFloat(getComputedStyle(cell).paddingRight);
+        const room = cell.getBoundingClientRect().width - pad;
+        if (word > room + 1) out.push([text.slice(0, 30), Math.round(word), Math.round(room)]);
+    }
+    return out;
+}"""
+
+
+def test_the_decoding_step_table_is_readable_on_a_phone(browser, app_url):
+    context = browser.new_context(viewport={"width": 420, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(app_url + "?tab=decoding")
+        expect(page.locator("#decoding-run")).to_be_visible(timeout=30_000)
+        pick_strategy(page, "sample")  # the widest table: the sampling columns too
+        set_number(page, "decoding-max-new", 4)
+        page.locator("#decoding-seed textarea, #decoding-seed input").first.fill("1")
+        page.locator("#decoding-run").click()
+        expect(page.locator("#decoding-stats")).to_contain_text(re.compile(r"sequence log-prob"), timeout=240_000)
+        heads = page.locator("#decoding-steps thead th")
+        expect(heads.filter(has_text="entropy")).to_have_count(1)
+        page.locator("#decoding-steps").scroll_into_view_if_needed()
+        crushed = page.evaluate(CRUSHED, "decoding-steps")
+        shot(page, "course_phone_decoding_table")
+        assert crushed == [], crushed
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 420, f"the page scrolls sideways on a phone: {width}px"
+    finally:
+        context.close()

@@ -1,0 +1,116 @@
+"""The course map and the link registry: plain data checked without a browser."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl
+
+import gradio as gr
+import pytest
+
+from components import course, links
+
+NOTEBOOK = re.compile(r"^(0[1-9]|1[01])_[a-z]+(-[a-z]+)*\.ipynb$")
+
+
+def _tab_keys() -> set[str]:
+    import app
+
+    return {key for _, _, key, _ in app.TABS}
+
+
+def test_every_chapter_names_real_tabs_and_a_notebook_of_the_repository_pattern():
+    keys = _tab_keys()
+    assert [c.number for c in course.CHAPTERS] == list(range(1, 12))
+    for c in course.CHAPTERS:
+        assert set(c.tabs) <= keys, (c.number, c.tabs)
+        assert NOTEBOOK.match(c.notebook) and c.notebook.startswith(f"{c.number:02d}_"), c.notebook
+        assert c.notebook_url.startswith("https://github.com/nlp-with-transformers/notebooks/blob/main/")
+        if c.try_query:  # a Try button opens one of the chapter's own tabs
+            assert c.try_query["tab"] in c.tabs and c.try_label
+        else:
+            assert c.gap, f"chapter {c.number} has no tab: it must say so"
+    assert {tab for tab, _ in course.FIRST_HOUR} <= keys
+
+
+def test_every_tab_but_none_unnamed_gets_a_chapter_header():
+    for key in _tab_keys():
+        header = course.header_markdown(key)
+        assert header.startswith("**Book:** ch. "), key
+        assert "notebooks/blob/main/" in header
+    assert course.header_markdown("no-such-tab") == ""
+
+
+@pytest.fixture()
+def registry():
+    links.reset()
+    with gr.Blocks():
+        text = gr.Textbox()
+        role = gr.Radio(["encoder", "decoder"], value="encoder")
+        layer = gr.Slider(0, 5, step=1)
+        temp = gr.Slider(0, 3, step=0.05)
+        flag = gr.Checkbox()
+        idx = gr.Number(precision=0)
+        bar = links.bar("demo")
+        links.register("demo", {"text": text, "role": role, "layer": (layer, 0, 99), "temp": temp,
+                                "flag": flag, "idx": idx}, (), bar)
+    links.known_tabs(["start", "demo", "other"])
+    yield links.registered()["demo"]
+    links.reset()
+
+
+def test_a_link_round_trips_its_values(registry):
+    query, omitted = links.encode("demo", registry.params, ["time flies & <b>", "decoder", 7, 0.7, True, -1])
+    assert omitted == []
+    key, values, left = links.decode(dict(parse_qsl(query)))
+    assert key == "demo" and left == []
+    assert values == {"text": "time flies & <b>", "role": "decoder", "layer": 7, "temp": 0.7, "flag": True, "idx": -1}
+
+
+def test_a_text_too_long_for_a_url_is_left_out_and_said(registry):
+    query, omitted = links.encode("demo", registry.params, ["x" * (links.MAX_TEXT + 1), "encoder", 0, 1, False, 0])
+    assert omitted == ["text"] and "xxx" not in query
+    key, values, left = links.decode(dict(parse_qsl(query)))
+    assert "text" not in values and left == ["text"]
+    assert "Left out of the link" in links.bar_html(query, omitted)
+
+
+def test_a_hostile_query_is_clipped_ignored_and_escaped(registry):
+    hostile = {"tab": "demo", "text": "<img src=x onerror=alert(1)>" * 100, "role": "<script>", "layer": "1e99",
+               "temp": "nan", "flag": "maybe", "idx": "-inf", "__proto__": "x", "omitted": "text,<i>"}
+    key, values, left = links.decode(hostile)
+    assert key == "demo"
+    assert len(values["text"]) == links.MAX_TEXT
+    assert values["layer"] == 99  # clipped to the range the link allows
+    assert "role" not in values and "temp" not in values and "flag" not in values and "idx" not in values
+    assert left == ["text"]
+    query, _ = links.encode("demo", registry.params, [values.get(p.name) for p in registry.params])
+    page = links.bar_html(query, left)
+    assert "<img" not in page and "<script" not in page and "onerror=alert" not in page.replace("onerror%3D", "")
+    assert links.decode({"tab": "<script>"}) == (None, {}, [])
+    assert links.decode({"tab": "other"}) == ("other", {}, [])  # a known tab without inputs just opens
+    assert links.decode({"tab": ["demo"]}) == (None, {}, [])
+
+
+def test_updates_select_the_tab_and_set_only_its_inputs(registry):
+    out = links.updates("demo", {"text": "hi", "layer": 42}, [])
+    assert out[0].get("selected") == "demo"
+    text_update, layer_update = out[1], out[3]
+    assert text_update["value"] == "hi"
+    assert layer_update["value"] == 42 and layer_update["maximum"] == 42  # the slider widens to hold it
+    assert out[2] == gr.skip()  # role: not in the link, left as it is
+    assert "tlab-link-a" in out[-1]
+    nothing = links.updates(None, {}, [])
+    assert all(u == gr.skip() for u in nothing)
+
+
+def test_step_by_step_heatmaps_are_labelled_by_token_not_index():
+    from components import attention_plots
+
+    tokens = ["[CLS]", "time", "flies", "[SEP]"]
+    mats = [{"name": "Q", "shape": [4, 2], "data": [[0.1, 0.2]] * 4, "what": "queries"},
+            {"name": "weights", "shape": [4, 4], "data": [[0.25] * 4] * 4, "what": "softmax"}]
+    fig = attention_plots.math_matrices({"matrices": mats, "layer": 0, "head": 0, "head_dim": 2, "tokens": tokens})
+    assert list(fig.layout.yaxis.ticktext) == ["0: [CLS]", "1: time", "2: flies", "3: [SEP]"]
+    assert list(fig.layout.xaxis2.ticktext) == list(fig.layout.yaxis2.ticktext)  # T x T: keys by token too
+    assert fig.layout.xaxis.ticktext is None  # Q's columns are dimensions, not tokens
