@@ -75,7 +75,10 @@ def _budget_bytes() -> int:
 def _describe(s: Session) -> str:
     """The model, in words, for the message its session gets if it is evicted."""
     t = s.trained
-    return f"classifier trained on '{t.dataset.get('name', '?')}'" if t is not None else "model"
+    if t is None:
+        return "model"
+    what = "token classifier (NER)" if getattr(t, "task", None) == "ner" else "classifier"
+    return f"{what} trained on '{t.dataset.get('name', '?')}'"
 
 
 def _forget_model(s: Session) -> bool:

@@ -119,3 +119,13 @@ def test_what_crosses_a_zerogpu_worker_pickles(tiny):
         pickle.loads(pickle.dumps(ev))
     assert events[-1]["event"] == "trained" and events[-1]["steps"] == 1
     assert set(events[-1]["weights"]) and all(v.device.type == "cpu" for v in events[-1]["weights"].values())
+
+
+def test_an_evicted_ner_model_is_named_as_what_it_is():
+    """The message a visitor gets after eviction names the kind of model they trained."""
+    s = train_store.Session()
+    assert train_store._describe(s) == "model"
+    s.trained = ner_use.NerTrained(labels=["O", "B-PER"], dataset={"name": "ner"}, checkpoint="m", override=None)
+    assert train_store._describe(s) == "token classifier (NER) trained on 'ner'"
+    s.trained = train_store.Trained(labels=["a", "b"], dataset={"name": "emotion"}, checkpoint="m", override=None)
+    assert train_store._describe(s) == "classifier trained on 'emotion'"
