@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from components.pipelines_examples import LETTER
+
 NOTEBOOKS_REPO = "https://github.com/nlp-with-transformers/notebooks"
 BOOK = "*Natural Language Processing with Transformers* (Tunstall, von Werra, Wolf; O'Reilly)"
 UNICORNS = ("In a shocking finding, scientist discovered a herd of unicorns living in a remote, previously "
@@ -37,7 +39,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(1, "Hello Transformers", "01_introduction.ipynb",
             "What a transformer can do out of the box: classify, find entities, answer, summarize, translate "
             "and generate, each with one `pipeline()` call.",
-            ("pipelines",), "the pipeline tasks", {"tab": "pipelines"}),
+            ("pipelines",), "classify the book's complaint letter",
+            {"tab": "pipelines-classify", "text": LETTER, "batch": "0"}),
     Chapter(2, "Text Classification", "02_classification.ipynb",
             "From text to tokens to a classifier: tokenization, then a classifier trained on frozen "
             "features or by fine-tuning the whole model, judged with a confusion matrix.",
@@ -51,7 +54,9 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(4, "Multilingual Named Entity Recognition", "04_multilingual-ner.ipynb",
             "Token classification: a label for each token, and how a multilingual encoder (XLM-R) "
             "carries what it learned in one language to others.",
-            ("pipelines", "train"), "the NER pipeline", {"tab": "pipelines"},
+            ("pipelines", "train"), "find the entities in a news sentence",
+            {"tab": "pipelines-ner", "text": "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus.",
+             "aggregation": "simple", "batch": "0"},
             gap="The NER pipeline and the Train tab's token classification are English only: fine-tuning "
                 "XLM-R across languages has no tab yet."),
     Chapter(5, "Text Generation", "05_text-generation.ipynb",
@@ -63,7 +68,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(6, "Summarization", "06_summarization.ipynb",
             "Encoder-decoder models that condense a text, and how ROUGE scores a summary against a "
             "reference.",
-            ("pipelines",), "the summarization pipeline", {"tab": "pipelines"}),
+            ("pipelines",), "summarize the letter beside the lead-3 baseline",
+            {"tab": "pipelines-summarize", "text": LETTER}),
     Chapter(7, "Question Answering", "07_question-answering.ipynb",
             "Extractive QA: a reader finds the answer's span in a passage, and a retriever first finds "
             "the passages worth reading.",

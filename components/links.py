@@ -79,6 +79,8 @@ class TabLink:
     bar: object | None = None  # the "copy link" gr.HTML
     run_id: str | None = None  # elem_id of the button a cheap tab presses on open
     foreign: dict = field(default_factory=dict)  # name -> elem_id, resolved after the page is built
+    parent: str | None = None  # a sub-tab's main tab (the page's gr.Tabs selects it; `key` selects the sub-tab)
+    subtabs: object | None = None  # the gr.Tabs that holds this sub-tab (gr.Tab(id=key) inside it)
 
 
 _REGISTRY: dict[str, TabLink] = {}
@@ -246,11 +248,14 @@ def bar(key: str, run=None):
                    elem_id=f"{key}-link", elem_classes=["tlab-link"])
 
 
-def register(key: str, inputs: dict, events=(), link_bar=None, run=None) -> None:
+def register(key: str, inputs: dict, events=(), link_bar=None, run=None, parent: str | None = None,
+             subtabs=None) -> None:
     """Give a tab links: `inputs` by their URL names (keep a name once links are out), the `events`
-    after whose success the link is written into `link_bar` (from `bar`), `run` as given to `bar`."""
+    after whose success the link is written into `link_bar` (from `bar`), `run` as given to `bar`.
+    A sub-tab (Pipelines' tasks) names its main tab as `parent` and the gr.Tabs it sits in as
+    `subtabs`; its own gr.Tab has id=key."""
     params = [_param(name, spec) for name, spec in inputs.items()]
-    _REGISTRY[key] = TabLink(key, params, link_bar, getattr(run, "elem_id", None))
+    _REGISTRY[key] = TabLink(key, params, link_bar, getattr(run, "elem_id", None), parent=parent, subtabs=subtabs)
 
     def written(*values):
         query, omitted = encode(key, params, list(values))
@@ -277,9 +282,18 @@ def resolve(demo) -> None:
             link.params = [param_for(name, by_id[eid]) for name, eid in link.foreign.items() if eid in by_id]
 
 
+def _subtabs() -> list:
+    """The sub-tab groups (each once), in registration order."""
+    seen: list = []
+    for link in _REGISTRY.values():
+        if link.subtabs is not None and all(link.subtabs is not s for s in seen):
+            seen.append(link.subtabs)
+    return seen
+
+
 def outputs(tabs) -> list:
     """Every component a restore may set, in the order `updates` returns them."""
-    out = [tabs]
+    out = [tabs, *_subtabs()]
     for link in _REGISTRY.values():
         out += [p.component for p in link.params] + ([link.bar] if link.bar is not None else [])
     return out
@@ -287,7 +301,11 @@ def outputs(tabs) -> list:
 
 def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = True, note: str = "") -> list:
     """The updates for `outputs(...)`: the tab selected, its inputs set, its bar showing the link."""
-    out = [gr.update(selected=key) if key else gr.skip()]
+    this = _REGISTRY.get(key) if key else None
+    main = (this.parent if this is not None and this.parent else key)
+    out = [gr.update(selected=main) if main else gr.skip()]
+    out += [gr.update(selected=key) if this is not None and this.subtabs is group else gr.skip()
+            for group in _subtabs()]
     for k, link in _REGISTRY.items():
         mine = k == key
         out += [_set(p, values[p.name]) if mine and p.name in values else gr.skip() for p in link.params]

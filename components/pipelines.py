@@ -14,6 +14,7 @@ import gradio as gr
 
 from backend import pipelines
 from backend.runtime.errors import LabError
+from components import links
 from components import pipelines_plots as show
 from components.common import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
@@ -220,9 +221,11 @@ def _build_classify() -> None:
             table = gr.Dataframe(headers=show.LABEL_HEADERS, label="Per text", wrap=True,
                                  column_widths=show.LABEL_WIDTHS, elem_id="pl-classify-table")
             out = _json("classify")
+            link_bar = _link_bar("classify", go_btn)
     ev = go_btn.click(run_classify, [text, batch, desc, model], [badge, plot, table, out],
                       api_name="classify", **BATCH_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
+    _link("classify", {"text": text, "batch": batch}, ev, link_bar, go_btn)
 
 
 def _build_zero_shot() -> None:
@@ -248,9 +251,12 @@ def _build_zero_shot() -> None:
             table = gr.Dataframe(headers=show.LABEL_HEADERS, label="Per text", wrap=True,
                                  column_widths=show.LABEL_WIDTHS, elem_id="pl-zero_shot-table")
             out = _json("zero_shot")
+            link_bar = _link_bar("zero_shot", go_btn)
     ev = go_btn.click(run_zero_shot, [text, labels, multi, template, batch, model], [badge, plot, table, out],
                       api_name="zero_shot", **BATCH_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
+    _link("zero_shot", {"text": text, "labels": labels, "multi": multi, "template": template, "batch": batch},
+          ev, link_bar, go_btn)
 
 
 def _build_ner() -> None:
@@ -273,8 +279,10 @@ def _build_ner() -> None:
             table = gr.Dataframe(headers=show.ENTITY_COLUMNS[1:], label="Entities", wrap=True,
                                  elem_id="pl-ner-table")
             out = _json("ner")
+            link_bar = _link_bar("ner", go_btn)
     ev = go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
     clear_on_error(ev, [badge, hl, table, out], box)
+    _link("ner", {"text": text, "aggregation": agg, "batch": batch}, ev, link_bar, go_btn)
 
 
 def _build_qa() -> None:
@@ -301,9 +309,11 @@ def _build_qa() -> None:
                                  wrap=True, column_widths=["8%", "12%", "44%", "12%", "12%", "12%"],
                                  elem_id="pl-qa-table")
             out = _json("qa")
+            link_bar = _link_bar("qa", go_btn)
     ev = go_btn.click(run_qa, [context, question, top_n, model], [badge, answer, hl, table, out],
                       api_name="qa", **LONG_LANE)
     clear_on_error(ev, [badge, answer, hl, table, out], box)
+    _link("qa", {"context": context, "question": question, "top_n": top_n}, ev, link_bar, go_btn)
 
 
 def _build_summarize() -> None:
@@ -331,11 +341,14 @@ def _build_summarize() -> None:
             plot = gr.Plot(label="ROUGE", elem_id="pl-summarize-plot")
             scores = gr.Markdown(elem_id="pl-summarize-scores")
             out = _json("summarize")
+            link_bar = _link_bar("summarize", go_btn)
     _link_reference([text], reference, note)
     outputs = [badge, summary, baseline, plot, scores, out]
     ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
                       api_name="summarize", **LONG_LANE)
     clear_on_error(ev, outputs, box)
+    _link("summarize", {"text": text, "max_new": max_new, "min_new": min_new, "beams": beams}, ev, link_bar,
+          go_btn)
 
 
 def _build_translate() -> None:
@@ -361,10 +374,13 @@ def _build_translate() -> None:
             translation = Textbox(label="Translation", lines=4, interactive=False, elem_id="pl-translate-output")
             pair = gr.Markdown(elem_id="pl-translate-pair")
             out = _json("translate")
+            link_bar = _link_bar("translate", go_btn)
     _link_reference([text, src, tgt], reference, note)
     ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
                       [badge, translation, pair, out], api_name="translate", **LONG_LANE)
     clear_on_error(ev, [badge, translation, pair, out], box)
+    _link("translate", {"text": text, "source": src, "target": tgt, "max_new": max_new, "beams": beams}, ev,
+          link_bar, go_btn)
 
 
 def _build_generate_text() -> None:
@@ -399,6 +415,7 @@ def _build_generate_text() -> None:
             generated = Textbox(label="Generated text", lines=10, interactive=False,
                                    elem_id="pl-generate_text-output")
             out = _json("generate_text")
+            link_bar = _link_bar("generate_text", go_btn)
     inputs = [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model]
     strategy.change(_knobs_for, [strategy], [temperature, top_k, top_p, beams, seed], queue=False,
                     api_visibility="private")
@@ -413,6 +430,8 @@ def _build_generate_text() -> None:
         api_visibility="private")
     api_btn = gr.Button(visible=False)
     api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **LONG_LANE)
+    _link("generate_text", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
+                            "top_k": top_k, "top_p": top_p, "beams": beams, "seed": seed}, ev, link_bar, go_btn)
 
 
 def _build_fill_mask() -> None:
@@ -437,27 +456,45 @@ def _build_fill_mask() -> None:
                                  column_widths=["18%", "13%", "14%", "10%", "14%", "31%"],
                                  elem_id="pl-fill_mask-table")
             out = _json("fill_mask")
+            link_bar = _link_bar("fill_mask", go_btn)
     ev = go_btn.click(run_fill_mask, [text, top_k, model], [badge, plot, table, out], api_name="fill_mask",
                       **SHORT_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
+    _link("fill_mask", {"text": text, "top_k": top_k}, ev, link_bar, go_btn)
 
 
 SUBTABS = [
-    ("Text classification", _build_classify),
-    ("Zero-shot", _build_zero_shot),
-    ("Named entities", _build_ner),
-    ("Question answering", _build_qa),
-    ("Summarization", _build_summarize),
-    ("Translation", _build_translate),
-    ("Text generation", _build_generate_text),
-    ("Fill-mask", _build_fill_mask),
+    ("Text classification", "classify", _build_classify),
+    ("Zero-shot", "zero_shot", _build_zero_shot),
+    ("Named entities", "ner", _build_ner),
+    ("Question answering", "qa", _build_qa),
+    ("Summarization", "summarize", _build_summarize),
+    ("Translation", "translate", _build_translate),
+    ("Text generation", "generate_text", _build_generate_text),
+    ("Fill-mask", "fill_mask", _build_fill_mask),
 ]
+# Tasks quick enough that a link opening them runs them at once (the others only restore inputs).
+CHEAP = {"classify", "zero_shot", "ner", "fill_mask"}
+_SUBTABS: dict = {}  # the task sub-tabs' gr.Tabs while build() runs (links select a task in it)
+
+
+def _link_bar(task: str, go_btn):
+    """The task's "copy link" bar, where it is called (under its result)."""
+    return links.bar(f"pipelines-{task}", run=go_btn if task in CHEAP else None)
+
+
+def _link(task: str, inputs: dict, event, link_bar, go_btn) -> None:
+    """Links for one task: ?tab=pipelines-<task> opens Pipelines at that task with these inputs
+    (the model box is left out: a link never chooses which weights a visitor loads)."""
+    links.register(f"pipelines-{task}", inputs, [event], link_bar, run=go_btn if task in CHEAP else None,
+                   parent="pipelines", subtabs=_SUBTABS["tabs"])
 
 
 def build() -> None:
     """Sub-tabs for the eight tasks, wired to their api_names."""
     gr.Markdown(intro_markdown(pipelines.serving_methods()))  # from the serving decision, never by hand
-    with gr.Tabs(overflow_behavior="wrap"):
-        for name, build_task in SUBTABS:
-            with gr.Tab(name):
+    with gr.Tabs(overflow_behavior="wrap", elem_id="pl-tasks") as tabs:
+        _SUBTABS["tabs"] = tabs
+        for name, task, build_task in SUBTABS:
+            with gr.Tab(name, id=f"pipelines-{task}", elem_id=f"pl-{task}-tab"):
                 build_task()

@@ -26,8 +26,8 @@ def test_every_chapter_names_real_tabs_and_a_notebook_of_the_repository_pattern(
         assert set(c.tabs) <= keys, (c.number, c.tabs)
         assert NOTEBOOK.match(c.notebook) and c.notebook.startswith(f"{c.number:02d}_"), c.notebook
         assert c.notebook_url.startswith("https://github.com/nlp-with-transformers/notebooks/blob/main/")
-        if c.try_query:  # a Try button opens one of the chapter's own tabs
-            assert c.try_query["tab"] in c.tabs and c.try_label
+        if c.try_query:  # a Try button opens one of the chapter's own tabs (or a task inside it)
+            assert c.try_query["tab"].split("-", 1)[0] in c.tabs and c.try_label
         else:
             assert c.gap, f"chapter {c.number} has no tab: it must say so"
     assert {tab for tab, _ in course.FIRST_HOUR} <= keys
@@ -114,3 +114,32 @@ def test_step_by_step_heatmaps_are_labelled_by_token_not_index():
     assert list(fig.layout.yaxis.ticktext) == ["0: [CLS]", "1: time", "2: flies", "3: [SEP]"]
     assert list(fig.layout.xaxis2.ticktext) == list(fig.layout.yaxis2.ticktext)  # T x T: keys by token too
     assert fig.layout.xaxis.ticktext is None  # Q's columns are dimensions, not tokens
+
+
+def test_a_sub_tab_link_selects_its_main_tab_and_its_task():
+    """Pipelines' tasks: ?tab=pipelines-ner selects the Pipelines tab, then the NER task in it."""
+    links.reset()
+    with gr.Blocks():
+        with gr.Tabs() as main:
+            with gr.Tab("Pipelines", id="pipelines"):
+                with gr.Tabs() as tasks:
+                    with gr.Tab("NER", id="pipelines-ner"):
+                        text = gr.Textbox()
+                        bar = links.bar("pipelines-ner")
+                    with gr.Tab("QA", id="pipelines-qa"):
+                        question = gr.Textbox()
+        links.register("pipelines-ner", {"text": text}, (), bar, parent="pipelines", subtabs=tasks)
+        links.register("pipelines-qa", {"question": question}, (), None, parent="pipelines", subtabs=tasks)
+    links.known_tabs(["start", "pipelines"])
+    try:
+        out = links.outputs(main)
+        assert out[:2] == [main, tasks] and out.count(tasks) == 1  # the task group once, however many tasks
+        up = links.updates(*links.decode({"tab": "pipelines-ner", "text": "Angela Merkel"}))
+        assert len(up) == len(out)
+        assert up[0]["selected"] == "pipelines" and up[1]["selected"] == "pipelines-ner"
+        assert up[2]["value"] == "Angela Merkel"
+        # A main tab's link leaves the task group as it is.
+        up = links.updates(*links.decode({"tab": "pipelines"}))
+        assert up[0]["selected"] == "pipelines" and up[1] is not None and "selected" not in (up[1] or {})
+    finally:
+        links.reset()
