@@ -159,6 +159,7 @@ def _links(demo, tabs, tries) -> None:
     links.adopt("search", {"query": "search-query"})
     links.resolve(demo)
     start.wire(tries, tabs)
+    links.wire_handoffs(tabs)
     demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
               show_progress="hidden")
 

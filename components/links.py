@@ -89,6 +89,7 @@ _REGISTRY: dict[str, TabLink] = {}
 def reset() -> None:
     """Forget every registration (a new page is being built)."""
     _REGISTRY.clear()
+    _HANDOFFS.clear()
 
 
 def registered() -> dict[str, TabLink]:
@@ -331,3 +332,45 @@ def apply(query: dict, note: str = ""):
     """A Start-page button: the same path as a link, from plain data."""
     key, values, omitted = decode(query)
     return updates(key, values, omitted, note=note)
+
+
+# ---------------------------------------------------------------- hand-offs between tabs
+@dataclass
+class Handoff:
+    button: object
+    source: object  # the component whose value is handed on
+    query: dict  # the target tab and any fixed inputs, e.g. {"tab": "attention", "role": "encoder"}
+    param: str  # the target input that receives the source's value
+
+
+_HANDOFFS: list[Handoff] = []
+
+
+def handoff(label: str, source, tab: str, param: str, **fixed) -> gr.Button:
+    """A small button, placed where it is called, that opens `tab` with `source`'s value as its
+    `param` input (a sentence tried in Pipelines, seen in Attention). Wired by `wire_handoffs`
+    once every tab exists. The value is handed over whole, never cut to a link's length."""
+    button = gr.Button(label, size="sm", variant="secondary", scale=0, min_width=160,
+                       elem_id=f"handoff-{tab}-{param}-{len(_HANDOFFS)}", elem_classes=["tlab-handoff"])
+    _HANDOFFS.append(Handoff(button, source, {TAB_KEY: tab, **fixed}, param))
+    return button
+
+
+def handed(query: dict, param: str, value):
+    """The updates a hand-off makes: the target's fixed inputs from `query`, then the value."""
+    key, values, _ = decode(query)
+    link = _REGISTRY.get(key) if key else None
+    if link is not None and any(p.name == param for p in link.params) and isinstance(value, str):
+        values[param] = value
+    return updates(key, values, [], note="Opened from another tab.")
+
+
+def wire_handoffs(tabs) -> None:
+    """Connect every hand-off button; call after every tab registered its inputs."""
+    out = outputs(tabs)
+    for h in _HANDOFFS:
+        def go(value, query=dict(h.query), param=h.param):
+            return handed(query, param, value)
+
+        go.__name__ = f"handoff_{h.query[TAB_KEY]}"
+        h.button.click(go, [h.source], out, api_visibility="private", queue=False, show_progress="hidden")

@@ -211,6 +211,7 @@ def _build_classify() -> None:
                                 "sentiment set) ignores them.")
             model = _model_box("classify")
             go_btn = gr.Button("Classify", variant="primary", elem_id="pl-classify-run")
+            _see_it_elsewhere(text)
             gr.Examples([[LETTER, False], [PRAISE, False], ["\n".join([LETTER, PRAISE, QUESTION]), True]],
                         [text, batch], example_labels=["The complaint letter", "A happy customer",
                                                        "Batch: three messages"], cache_examples=False)
@@ -268,6 +269,7 @@ def _build_ner() -> None:
             batch = _batch_box()
             model = _model_box("ner")
             go_btn = gr.Button("Find entities", variant="primary", elem_id="pl-ner-run")
+            _see_it_elsewhere(text)
             gr.Examples([[NER_EXAMPLE, False], [NER_EXAMPLE_2, False], [LETTER, False],
                          ["\n".join([NER_EXAMPLE, NER_EXAMPLE_2]), True]], [text, batch],
                         example_labels=["Tim Cook at Apple", "Marie Curie", "The book's complaint letter",
@@ -407,6 +409,9 @@ def _build_generate_text() -> None:
             with gr.Row():
                 go_btn = gr.Button("Generate", variant="primary", elem_id="pl-generate_text-run")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="pl-generate_text-stop")
+            with gr.Row():  # the same prompt in the tabs that show how it is generated
+                links.handoff("Step through it in Decoding", prompt, "decoding", "prompt")
+                links.handoff("See the decoder's attention", prompt, "attention", "text", role="decoder", text_b="")
             gr.Examples([[REPLY_PROMPT]], [prompt], example_labels=["Reply to the letter"], cache_examples=False)
         with gr.Column():
             box = error_box("pl-generate_text-error")
@@ -476,6 +481,13 @@ SUBTABS = [
 # Tasks quick enough that a link opening them runs them at once (the others only restore inputs).
 CHEAP = {"classify", "zero_shot", "ner", "fill_mask"}
 _SUBTABS: dict = {}  # the task sub-tabs' gr.Tabs while build() runs (links select a task in it)
+
+
+def _see_it_elsewhere(text) -> None:
+    """Hand-offs: the same text in the Tokenizers and Attention tabs (one click, no retyping)."""
+    with gr.Row():
+        links.handoff("See its tokens", text, "tokenizers", "text")
+        links.handoff("See its attention", text, "attention", "text", role="encoder", text_b="")
 
 
 def _link_bar(task: str, go_btn):
