@@ -17,7 +17,7 @@ import pandas as pd
 from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
-from components import links
+from components import decoding_by_hand, links
 from components.common import (
     DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
     model_badge, raw_json, readable_error, user_errors,
@@ -439,6 +439,8 @@ def build() -> None:
         cmp_plot = gr.Plot(label="Strategies side by side", elem_id="decoding-compare-plot")
         cmp_badge = gr.Markdown()
         cmp_json = raw_json("Raw result (JSON: what /compare_decoding returns)")
+
+    decoding_by_hand.build(prompt, chat)  # its own accordion and /decode_by_hand
 
     knobs = [strategy, max_new, temperature, top_k, top_p, num_beams, length_penalty, no_repeat, early_stopping,
              n_return, rep_pen, seed, chat, top_n]

@@ -183,3 +183,30 @@ def compare_figure(rows: list[dict]) -> go.Figure:
     fig.update_layout(barmode="group", yaxis=dict(title="mean log-prob"),
                       yaxis2=dict(title="distinct-2", overlaying="y", side="right", range=[0, 1.05]))
     return _layout(fig, "Strategies side by side")
+
+
+def growth_figure(data: dict | None) -> go.Figure:
+    """Attention while generating: one row per generated token (what its step attended to), one
+    column per token of the text; the prompt/generation boundary is a dashed line."""
+    if not data or not data.get("rows"):
+        return empty_figure("Show the attention to see each new token's row grow.")
+    tokens, plen, rows = data["tokens"], data["prompt_len"], data["rows"]
+    n_cols = plen + len(rows) - 1  # the last generated token is never attended to while generating
+    z = [row[:n_cols] for row in rows]
+    labels = [f"{i}:{_label(t, 8)}" for i, t in enumerate(tokens[:n_cols])]
+    ys = [f"{i + 1}. {_label(tokens[plen + i], 10)}" for i in range(len(rows))]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(n_cols)), y=ys, colorscale="Blues", zmin=0, hoverongaps=False,
+        colorbar=dict(title="weight"),
+        hovertemplate="choosing %{y}<br>looked at %{customdata}<br>weight %{z:.4f}<extra></extra>",
+        customdata=[labels] * len(rows),
+    ))
+    fig.add_vline(x=plen - 0.5, line_dash="dash", line_color="#dc2626")
+    head = "mean over heads" if data["head"] == "mean" else f"head {data['head']}"
+    _layout(fig, f"Attention while generating · layer {data['layer']}, {head} · row i: the step that chose token i",
+            height=max(320, 60 + 22 * len(rows)))
+    step = max(1, n_cols // 40)
+    fig.update_xaxes(tickvals=list(range(0, n_cols, step)), ticktext=labels[::step], tickangle=-60)
+    fig.update_yaxes(autorange="reversed", title="generated token")
+    fig.update_layout(margin=dict(l=140, r=20, t=50, b=110))
+    return fig

@@ -44,6 +44,8 @@ CASES: dict[str, tuple] = {
 CASES["/intervene"] = ("decoder", "The capital of France is", "L3H*=0", 4, 5)
 CASES["/sweep_heads"] = ("encoder", "time flies like an arrow", 1)
 CASES["/train_tokenizer"] = ("BPE", 300, "tokenizers", "", None, "Tokenizers learn merges.")  # no model weights
+CASES["/decode_by_hand"] = ("Once upon a time", [" there"], 5, "greedy", 2, None, False)
+CASES["/generation_attention"] = ("Once upon a time", 3, -1, None, None, False)
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}

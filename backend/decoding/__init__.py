@@ -5,7 +5,18 @@ settings type, its one validator and the limits the widgets need come along. Gen
 with tiny models and for other tabs, is `backend.engines.generation`.
 """
 
-from backend.decoding.api import compare, decode, decode_stream, step_distribution
+from backend.decoding.api import (
+    compare,
+    decode,
+    decode_by_hand,
+    decode_stream,
+    generation_attention,
+    step_distribution,
+)
+from backend.decoding.attention_growth import MAX_NEW as GROWTH_MAX_NEW
+from backend.decoding.by_hand import ACTIONS as BY_HAND_ACTIONS
+from backend.decoding.by_hand import MAX_CONTINUE as BY_HAND_MAX_CONTINUE
+from backend.decoding.by_hand import MAX_TOP_K as BY_HAND_MAX_TOP_K
 from backend.engines.generation.presets import COMPARE_DEFAULT, PRESETS, UNICORN
 from backend.engines.generation.settings import (
     MAX_BEAMS,
@@ -18,6 +29,10 @@ from backend.engines.generation.settings import (
 )
 
 __all__ = [
+    "BY_HAND_ACTIONS",
+    "GROWTH_MAX_NEW",
+    "BY_HAND_MAX_CONTINUE",
+    "BY_HAND_MAX_TOP_K",
     "COMPARE_DEFAULT",
     "MAX_BEAMS",
     "MAX_NEW_TOKENS_CAP",
@@ -30,6 +45,8 @@ __all__ = [
     "parse_settings",
     "compare",
     "decode",
+    "decode_by_hand",
     "decode_stream",
+    "generation_attention",
     "step_distribution",
 ]

@@ -15,9 +15,12 @@ from typing import Any
 from backend import hub
 from backend.runtime.device import gpu_task
 from backend.engines.generation import generate
+from backend.decoding import attention_growth as growth
+from backend.decoding import by_hand
 from backend.decoding import precision as precisions
 from backend.engines.generation.settings import PRECISIONS, parse_settings, parse_strategies
-from backend.runtime.validation import as_float, as_int, check_text, one_of
+from backend.runtime.errors import InputError
+from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of
 
 ROLE = "decoder"
 
@@ -109,3 +112,38 @@ def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = 
     dist["step"] = step
     dist["model"] = lm.describe()
     return dist
+
+
+@gpu_task(duration=60)
+def decode_by_hand(prompt: str, path: Any = None, top_k: Any = 10, action: Any = "step", n: Any = 8,
+                   seed: Any = None, chat_template: Any = False, role: str = ROLE, progress: Progress = None) -> dict:
+    """Decode by hand: the path so far (token ids or single-token strings), optionally continued
+    greedily or by sampling for `n` tokens, scored by one teacher-forced forward: each token's
+    log-prob and rank, the path's log-prob next to greedy's for as many tokens, where the path
+    left the top-k, and the next token's top-k candidates. See `by_hand`."""
+    by_hand.check_request(top_k, action, n, seed)
+    check_text(prompt, "prompt")
+    chat = as_bool("chat_template", chat_template)
+    if isinstance(path, (list, tuple)) and len(path) > by_hand.MAX_PATH:  # before the model loads
+        raise InputError(f"path has {len(path)} tokens; decode by hand takes at most {by_hand.MAX_PATH}.")
+    lm = hub.load(role, progress=progress)
+    out = by_hand.by_hand(lm.model, lm.tokenizer, prompt, path, top_k, action, n, seed, chat_template=chat)
+    out["model"] = lm.describe()
+    return out
+
+
+@gpu_task(duration=60)
+def generation_attention(prompt: str, n: Any = 16, layer: Any = -1, head: Any = None, path: Any = None,
+                     chat_template: Any = False, role: str = ROLE, progress: Progress = None) -> dict:
+    """Attention while generating: greedy for `n` tokens (or the given `path`), and each new
+    token's attention row over everything before it at `layer` for `head` (None / -1 / "mean":
+    the mean over heads). See `attention_growth`."""
+    growth.check_request(n, layer, head)
+    check_text(prompt, "prompt")
+    chat = as_bool("chat_template", chat_template)
+    if isinstance(path, (list, tuple)) and len(path) > by_hand.MAX_PATH:
+        raise InputError(f"path has {len(path)} tokens; at most {by_hand.MAX_PATH}.")
+    lm = hub.load(role, progress=progress)
+    out = growth.attention_growth(lm.model, lm.tokenizer, prompt, n, layer, head, path, chat_template=chat)
+    out["model"] = lm.describe()
+    return out

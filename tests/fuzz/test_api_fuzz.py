@@ -42,6 +42,24 @@ SPECIAL = {
                                  "no placeholder", {"a": 1}],
     ("/build_index", "paste"): [{"a": 1}, [1, 2]],  # a huge paste is a valid (if slow) corpus
 }
+# The decode-by-hand endpoints (gr.api): paths are JSON lists of ids or token texts.
+PATHS = [[10**9], [-1], [NAN], [[1]], [{"a": 1}], "[" * 5000, "{not json", {"a": 1}, NAN, 12,
+         list(range(500)), [" unbelievably tokenised"], ["x" * 1000]]
+SPECIAL.update({
+    ("/decode_by_hand", "prompt"): [{"a": 1}, [1], NAN, HUGE],
+    ("/decode_by_hand", "path"): PATHS,
+    ("/decode_by_hand", "top_k"): [*NUMERIC, 0, 10**12],
+    ("/decode_by_hand", "action"): ["jump", {"a": 1}, NAN, [1]],
+    ("/decode_by_hand", "n"): [*NUMERIC, 0, 10**12],
+    ("/decode_by_hand", "seed"): [NAN, INF, "abc", {"a": 1}, [1, 2], -1, 2**70],
+    ("/decode_by_hand", "chat_template"): BOOL,
+    ("/generation_attention", "prompt"): [{"a": 1}, [1], NAN, HUGE],
+    ("/generation_attention", "n"): [*NUMERIC, 0, 10**12],
+    ("/generation_attention", "layer"): [NAN, INF, "abc", {"a": 1}, [1, 2], 10**12, 99],
+    ("/generation_attention", "head"): [NAN, INF, "abc", {"a": 1}, [1, 2], 10**12, 99],
+    ("/generation_attention", "path"): PATHS,
+    ("/generation_attention", "chat_template"): BOOL,
+})
 SEARCH_SESSION_APIS = ("/search", "/ask_corpus", "/compare_indexes")
 
 
