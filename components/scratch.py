@@ -1,4 +1,5 @@
-"""From scratch tab (the book's chapter 10): train a tokenizer and watch its merges."""
+"""From scratch tab (the book's chapter 10): train a tokenizer and watch its merges, then a tiny
+GPT on the same text (components/scratch_gpt.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train
 from components import common
 from components.common import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
+from components import scratch_gpt
 from components.scratch_plots import lengths_figure, tokens_per_word_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
@@ -127,7 +129,7 @@ def _inputs():
             sentence = Textbox(label="Sentence to replay", value=DEFAULT_SENTENCE, elem_id="scratch-sentence")
     upload.upload(lambda: "upload", None, [corpus], api_visibility="private")
     text.input(lambda: "paste", None, [corpus], api_visibility="private")
-    return go, [algorithm, vocab, corpus, text, upload, sentence]
+    return go, [algorithm, vocab, corpus, text, upload, sentence]  # scratch_gpt.build reuses corpus, text, upload, vocab
 
 
 def build() -> None:
@@ -158,3 +160,5 @@ def build() -> None:
     clear_on_error(ev, outputs, box)  # the slider goes back to 0 and, with no timeline, replays nothing
     steps.input(replay, [state, steps], [chips, caption], api_visibility="private", trigger_mode="always_last",
                 queue=False)
+    _, vocab, corpus, text, upload, _ = inputs
+    scratch_gpt.build(corpus, text, upload, vocab)  # the tiny GPT trains on the same text

@@ -39,3 +39,24 @@ def tokens_per_word_figure(rows: list[dict]) -> go.Figure | None:
     top = max((r[k] or 0) for r in rows for k in ("corpus", "sentence"))
     fig.update_yaxes(range=[0, top * 1.2])
     return fig
+
+
+def gpt_loss_figure(losses: list[float], evals: list[dict], total_steps: int | None = None,
+                    entropy: float | None = None) -> go.Figure:
+    """The tiny GPT's loss per training step and its validation loss every few steps (live)."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(range(1, len(losses) + 1)), y=losses, mode="lines", name="train loss (per step)",
+                             line=dict(color=TRAINED, width=1.5)))
+    if evals:
+        fig.add_trace(go.Scatter(x=[e["step"] for e in evals], y=[e["val_loss"] for e in evals],
+                                 mode="lines+markers", name="validation loss", line=dict(color=EMBEDDER, width=2)))
+    if entropy is not None:
+        fig.add_hline(y=entropy, line_dash="dash", line_color="#7f7f7f",
+                      annotation_text=f"unigram entropy {entropy:.2f}: a model that ignores context",
+                      annotation_position="top right")
+    fig.update_layout(title="Tiny GPT: loss (nats per token) as it trains", height=340,
+                      margin=dict(l=50, r=10, t=45, b=40), xaxis_title="step", yaxis_title="loss",
+                      legend=dict(orientation="h", y=-0.25))
+    if total_steps:
+        fig.update_xaxes(range=[0, total_steps])
+    return fig

@@ -46,12 +46,16 @@ CASES["/sweep_heads"] = ("encoder", "time flies like an arrow", 1)
 CASES["/train_tokenizer"] = ("BPE", 300, "tokenizers", "", None, "Tokenizers learn merges.")  # no model weights
 CASES["/decode_by_hand"] = ("Once upon a time", [" there"], 5, "greedy", 2, None, False)
 CASES["/generation_attention"] = ("Once upon a time", 3, -1, None, None, False)
+CASES["/train_gpt"] = (5, 1, 32, 2, 2e-3, 0, "bytes", "tokenizers")  # 5 steps of a 1-layer GPT
+CASES["/download_gpt"] = ()  # its zip, in the same session
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
-MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer"}
+MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer", "/train_gpt", "/download_gpt"}
 # Endpoints that answer with no model installed at all (a missing model fails only its own row).
 NEEDS_NO_MODEL = {"/train_tokenizer"}
+# Endpoints that use no installed model at all (a GPT trained from scratch): they answer in a bare Space.
+USES_NO_MODEL = {"/train_gpt", "/download_gpt"}
 
 
 def all_api_names() -> set[str]:

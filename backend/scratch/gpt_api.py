@@ -1,0 +1,269 @@
+"""The From scratch tab's tiny GPT (chapter 10): plan, train (streamed), stop, download.
+
+`plan_gpt` says before any training how long the run should take (at the rate measured in
+this process, or a rough guess that says so) and refuses a run that cannot fit one request's
+time budget, naming the most steps that would. `train_gpt_iter` yields events ("plan",
+"step", "eval", "done") and leaves the model in the session, also when stopped early.
+`export_gpt` zips a `save_pretrained` folder with its tokenizer and a model card.
+"""
+
+from __future__ import annotations
+
+import time
+import zipfile
+from typing import Iterator
+
+from backend.runtime import budget
+from backend.runtime.errors import InputError
+from backend.runtime.rates import RATES
+from backend.runtime.validation import as_float, as_int, one_of
+from backend.scratch import corpora, tiny_gpt
+from backend.scratch.gpt_store import Model, get_store
+
+DEFAULTS = dict(steps=300, layers=3, heads=4, width=96, context=64, batch=16, learning_rate=2e-3, eval_every=50,
+                temperature=0.8, seed=0, vocab_size=1000)
+LIMITS = dict(steps=(1, 5000), layers=(1, 6), heads=(1, 8), width=(16, 256), context=(16, 128), batch=(1, 64),
+              eval_every=(1, 5000), seed=(0, 2**31 - 1), vocab_size=(100, 8000))
+STEP_WORK, EVAL_WORK = "tiny-GPT steps", "tiny-GPT evaluations"  # measured per model shape (rates.py)
+GUESS_PER_S = 1.5e9  # parameters x tokens a second: a busy 2-core CPU did 1.9e9 (0.37M parameters x 1,024 tokens)
+STEP_OVERHEAD_S = 0.01  # a step's fixed cost, whatever the size (it dominates a very small model)
+HEADROOM = 0.8  # the plan may use this share of the request's budget (the rest: tokenizer, encoding)
+
+
+def _settings(steps, layers, heads, width, context, batch, learning_rate, eval_every, temperature, seed) -> dict:
+    lim = LIMITS
+    out = {k: as_int(k, v, lo=lim[k][0], hi=lim[k][1]) for k, v in
+           (("steps", steps), ("layers", layers), ("heads", heads), ("width", width), ("context", context),
+            ("batch", batch), ("eval_every", eval_every), ("seed", seed))}
+    if out["width"] % out["heads"]:
+        raise InputError(f"width ({out['width']}) must be a multiple of heads ({out['heads']}): each head gets "
+                         "width / heads dimensions.")
+    out["learning_rate"] = as_float("learning_rate", learning_rate, lo=1e-5, hi=0.1)
+    out["temperature"] = as_float("temperature", temperature, lo=0.0, hi=2.0)
+    return out
+
+
+def estimate_params(vocab: int, layers: int, width: int, context: int) -> int:
+    """GPT-2's parameter count: tied embeddings + positions + 12 w^2 + 13 w per block + final norm."""
+    return vocab * width + context * width + layers * (12 * width * width + 13 * width) + 2 * width
+
+
+def _shape(s: dict, vocab: int) -> tuple:
+    return (s["layers"], s["width"], s["heads"], s["context"], s["batch"], vocab)
+
+
+def _plan(s: dict, vocab: int) -> dict:
+    params = estimate_params(vocab, s["layers"], s["width"], s["context"])
+    steps_per_s, evals_per_s = RATES.per_s((STEP_WORK, *_shape(s, vocab))), RATES.per_s((EVAL_WORK, *_shape(s, vocab)))
+    measured = steps_per_s is not None and evals_per_s is not None
+    per_step = 1 / steps_per_s if steps_per_s else STEP_OVERHEAD_S + params * s["batch"] * s["context"] / GUESS_PER_S
+    per_eval = 1 / evals_per_s if evals_per_s else (
+        (tiny_gpt.SAMPLE_TOKENS + 1) * STEP_OVERHEAD_S / 3
+        + params * s["context"] * (tiny_gpt.EVAL_BATCHES * s["batch"] + tiny_gpt.SAMPLE_TOKENS) / 3 / GUESS_PER_S)
+
+    def seconds(steps: int) -> float:  # the evaluations: at step 0, every eval_every, and the last step
+        return steps * per_step + (steps // s["eval_every"] + 2) * per_eval
+
+    limit = budget.default_seconds()
+    allowed = limit * HEADROOM if limit > 0 else float("inf")
+    top = LIMITS["steps"][1]
+    most = top if limit <= 0 else int(max(0.0, allowed - 2 * per_eval) // (per_step + per_eval / s["eval_every"]))
+    most = min(most, top)
+    while most > 0 and seconds(most) > allowed:
+        most -= 1
+    while most < top and seconds(most + 1) <= allowed:  # the evaluations come in steps: land on the exact most
+        most += 1
+    return {"steps": s["steps"], "parameters": params, "seconds": round(seconds(s["steps"]), 1),
+            "seconds_per_step": round(per_step, 4), "evals": s["steps"] // s["eval_every"] + 2, "measured": measured,
+            "basis": "measured in this process" if measured else "rough guess: nothing measured yet in this process",
+            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most}
+
+
+def _vocab(scheme: str, vocab_size) -> int:
+    return 256 if scheme == "bytes" else as_int("vocab_size", vocab_size, lo=100, hi=8000)
+
+
+def plan_gpt(scheme="bytes", vocab_size=DEFAULTS["vocab_size"], steps=DEFAULTS["steps"], layers=DEFAULTS["layers"],
+             heads=DEFAULTS["heads"], width=DEFAULTS["width"], context=DEFAULTS["context"], batch=DEFAULTS["batch"],
+             learning_rate=DEFAULTS["learning_rate"], eval_every=DEFAULTS["eval_every"],
+             temperature=DEFAULTS["temperature"], seed=DEFAULTS["seed"]) -> dict:
+    """The run's plan (no model built, no text read): parameters, seconds, whether it fits."""
+    scheme = one_of("tokens", scheme, tiny_gpt.SCHEMES, default="bytes")
+    s = _settings(steps, layers, heads, width, context, batch, learning_rate, eval_every, temperature, seed)
+    return {**_plan(s, _vocab(scheme, vocab_size)), "settings": {**s, "tokens": scheme}}
+
+
+def _refuse_unless_fits(plan: dict) -> None:
+    if plan["fits"]:
+        return
+    raise InputError(f"This run does not fit one request: {plan['steps']:,} steps of a {plan['parameters']:,}-parameter "
+                     f"model take about {plan['seconds']:.0f} s ({plan['basis']}), over {HEADROOM:.0%} of this "
+                     f"server's {plan['budget_s']:g} s budget per request. Ask for at most {plan['max_steps']:,} "
+                     "steps, or a smaller model (fewer layers, a smaller width or context).")
+
+
+def _data(scheme: str, vocab: int, corpus, text, upload, context: int):
+    what, body = corpora.corpus_text(corpus, text, upload)
+    tok = tiny_gpt.make_tokenizer(scheme, body, vocab)
+    ids = tiny_gpt.encode(tok, body)
+    need = 10 * (context + 2)
+    if len(ids) < need:
+        raise InputError(f"The text is too short for a context of {context}: it makes {len(ids):,} tokens; the tiny "
+                         f"GPT needs at least {need:,} (10 x (context + 2), so the validation part holds a window). "
+                         "Use more text or a shorter context.")
+    return what, body, tok, tiny_gpt.Data.split(ids, context)
+
+
+def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, upload=None, scheme="bytes",
+                   vocab_size=DEFAULTS["vocab_size"], steps=DEFAULTS["steps"], layers=DEFAULTS["layers"],
+                   heads=DEFAULTS["heads"], width=DEFAULTS["width"], context=DEFAULTS["context"],
+                   learning_rate=DEFAULTS["learning_rate"], eval_every=DEFAULTS["eval_every"],
+                   temperature=DEFAULTS["temperature"], seed=DEFAULTS["seed"], batch=DEFAULTS["batch"],
+                   prompt: str = "") -> Iterator[dict]:
+    """Plan, check, train; yields {"event": "plan" | "step" | "eval" | "done", ...}. The model stays
+    in the session (also after Stop or the time budget, with the steps that ran)."""
+    plan = plan_gpt(scheme, vocab_size, steps, layers, heads, width, context, batch, learning_rate, eval_every,
+                    temperature, seed)
+    _refuse_unless_fits(plan)
+    s, scheme = plan["settings"], plan["settings"]["tokens"]
+    store = get_store()
+    session = store.begin(session_id, plan["parameters"] * 4)
+    trained, out, described = None, tiny_gpt.Outcome(), None
+    try:
+        t0 = time.perf_counter()
+        planned_vocab = _vocab(scheme, vocab_size)  # the rate's key (a BPE may learn fewer tokens than asked)
+        what, body, tok, data = _data(scheme, planned_vocab, corpus, text, upload, s["context"])
+        model = tiny_gpt.build_model(tok.get_vocab_size(), s["layers"], s["heads"], s["width"], s["context"], s["seed"])
+        params = tiny_gpt.param_count(model)
+        yield {"event": "plan", **plan, "parameters": params, "corpus": what, "tokens": len(data.train) + len(data.val),
+               "unigram_entropy": round(tiny_gpt.unigram_entropy(data.val), 4)}
+        settings = tiny_gpt.Settings(steps=s["steps"], batch=s["batch"], learning_rate=s["learning_rate"],
+                                     eval_every=s["eval_every"], temperature=s["temperature"], seed=s["seed"],
+                                     prompt=str(prompt or "")[:200], report_every=max(1, min(10, s["steps"] // 30)))
+        trained = Model(model, tok, {"corpus": what, "tokens": scheme, "settings": s})
+
+        def finish():  # also when the caller stops iterating: the model so far is described and kept
+            return _result(plan, s, scheme, what, body, data, tok, params, out, time.perf_counter() - t0)
+
+        described = finish
+
+        yield from tiny_gpt.train_steps(model, tok, data, settings, stop=session.stop, outcome=out)
+        trained.model = out.model
+        result = finish()
+        trained.info.update(result)
+        if out.steps_run:  # the next plan of this shape says "measured"
+            RATES.add((STEP_WORK, *_shape(s, planned_vocab)), out.steps_run, result["train_seconds"])
+            RATES.add((EVAL_WORK, *_shape(s, planned_vocab)), len(out.evals), sum(e["seconds"] for e in out.evals))
+        yield {"event": "done", "result": result}
+    finally:  # on Stop, the time budget, an error or a closed page: the steps that ran stay in the session
+        if trained is not None and out.steps_run and "steps_run" not in trained.info and described is not None:
+            trained.model = out.model.eval()
+            trained.info.update(described())
+        store.end(session_id, trained if trained is not None and out.steps_run else None)
+
+
+def _result(plan, s, scheme, what, body, data, tok, params, out, total_s) -> dict:
+    elapsed = out.seconds or total_s  # 0 until the loop ends: a stream closed early counts up to now
+    train_s = max(1e-6, elapsed - sum(e["seconds"] for e in out.evals))
+    last = out.evals[-1] if out.evals else {}
+    return {
+        "corpus": {"what": what, "chars": len(body), "train_tokens": len(data.train), "val_tokens": len(data.val)},
+        "tokens": scheme, "vocab_size": tok.get_vocab_size(),
+        "settings": s, "parameters": params, "steps": s["steps"], "steps_run": out.steps_run,
+        "stopped": out.stopped, "losses": out.losses,
+        "evals": [{k: e[k] for k in ("step", "val_loss", "sample")} for e in out.evals],
+        "samples": [{"step": e["step"], "text": e["sample"]} for e in out.evals],
+        "final": {"train_loss": out.losses[-1] if out.losses else None, "val_loss": last.get("val_loss"),
+                  "train_loss_mean_last_10": round(sum(out.losses[-10:]) / len(out.losses[-10:]), 4)
+                  if out.losses else None},
+        "unigram_entropy": round(tiny_gpt.unigram_entropy(data.val), 4),
+        "seconds": round(total_s, 2), "train_seconds": round(train_s, 2),
+        "tokens_per_s": round(out.steps_run * s["batch"] * s["context"] / train_s, 1),
+        "plan": {"seconds": plan["seconds"], "basis": plan["basis"]},
+    }
+
+
+def train_gpt(session_id: str, *args, **kwargs) -> dict:
+    """`train_gpt_iter` run to the end -> its result."""
+    result = None
+    for ev in train_gpt_iter(session_id, *args, **kwargs):
+        if ev["event"] == "done":
+            result = ev["result"]
+    return result
+
+
+def stop_gpt(session_id: str) -> dict:
+    """Ask the session's tiny-GPT run to stop after its current step (the model so far is kept)."""
+    return {"stopping": get_store().request_stop(session_id)}
+
+
+def drop_gpt_session(session_id: str) -> None:
+    if session_id:
+        get_store().drop(session_id)
+
+
+def generate_gpt(session_id: str, prompt: str = "", max_new_tokens=80, temperature=0.0, seed=0) -> dict:
+    """Continue `prompt` with the session's tiny GPT (greedy at temperature 0)."""
+    m = get_store().trained(session_id)
+    n = as_int("max_new_tokens", max_new_tokens, lo=1, hi=500)
+    temperature = as_float("temperature", temperature, lo=0.0, hi=2.0)
+    ids = m.tokenizer.encode(str(prompt or "")).ids or [0]
+    new = tiny_gpt.sample_task(m.model, ids, n, temperature, as_int("seed", seed, lo=0))
+    return {"prompt_ids": ids, "ids": new, "text": m.tokenizer.decode(new)}
+
+
+CARD = """---
+library_name: transformers
+tags: [gpt2, from-scratch, transformers-lab]
+---
+# A tiny GPT trained from scratch in Transformers Lab
+
+A GPT-2 architecture ({layers} layers, {heads} heads, width {width}, context {context}; {params:,} parameters)
+trained from random weights for {steps_run:,} steps (batch {batch}, AdamW, learning rate {lr:g}, seed {seed})
+on {corpus}. Final train loss {train}, validation loss {val} (nats per token; the validation text's unigram
+entropy is {entropy}).
+
+Tokens: {tokens}
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tok = AutoTokenizer.from_pretrained("{stem}")
+    model = AutoModelForCausalLM.from_pretrained("{stem}")
+    ids = tok("The ", return_tensors="pt").input_ids
+    print(tok.decode(model.generate(ids, max_new_tokens=40, do_sample=False)[0]))
+"""
+TOKEN_NOTES = {
+    "bytes": "byte-level: every UTF-8 byte is one token and its id is the byte's value (0-255), written as "
+             "a byte-level BPE with no merges (GPT-2's byte alphabet), so decoding gives the text back.",
+    "bpe": "the From scratch tab's BPE (the `tokenizers` library, Whitespace pre-tokenizer, '[UNK]'), trained "
+           "on the same text; it keeps no spaces, so decoded text has a space between tokens.",
+}
+
+
+def export_gpt(session_id: str, root: str | None = None) -> dict:
+    """The session's tiny GPT as a zip of a `save_pretrained` folder + tokenizer + model card."""
+    import shutil
+
+    from transformers import PreTrainedTokenizerFast
+
+    store = get_store()
+    m = store.trained(session_id)
+    base = store.files_dir(session_id, root)
+    stem = f"tiny-gpt-{m.info['tokens']}-{m.info['steps_run']}-steps"
+    folder = base / stem
+    m.model.save_pretrained(folder)
+    PreTrainedTokenizerFast(tokenizer_object=m.tokenizer,
+                            unk_token="[UNK]" if m.info["tokens"] == "bpe" else None).save_pretrained(folder)
+    s, f = m.info["settings"], m.info["final"]
+    (folder / "README.md").write_text(CARD.format(
+        layers=s["layers"], heads=s["heads"], width=s["width"], context=s["context"], params=m.info["parameters"],
+        steps_run=m.info["steps_run"], batch=s["batch"], lr=s["learning_rate"], seed=s["seed"],
+        corpus=m.info["corpus"]["what"], train=f["train_loss"], val=f["val_loss"], entropy=m.info["unigram_entropy"],
+        tokens=TOKEN_NOTES[m.info["tokens"]], stem=stem), encoding="utf-8")
+    zpath = base / f"{stem}.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(folder.iterdir()):
+            z.write(p, f"{stem}/{p.name}")
+    files = sorted(p.name for p in folder.iterdir())
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"path": str(zpath), "files": files, "megabytes": round(zpath.stat().st_size / 1e6, 2),
+            "steps_run": m.info["steps_run"], "parameters": m.info["parameters"]}
