@@ -237,7 +237,7 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
                                     "closest to the question (embedding cosine).")
             if r["no_answer"]:
                 r["notices"].append(f"No answer in this text: the model rates the reply '{span_qa.NO_ANSWER_REPLY}' "
-                                    "about as likely as its best span, or more.")
+                                    "about as likely as answering at all, or more.")
         for a in answers:
             a["match"] = "exact"
         r["top_n"] = {"asked": top_n, "given": len(answers)}

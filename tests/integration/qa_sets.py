@@ -1,7 +1,9 @@
-"""Two QA check sets written for the `local` profile's span QA (no QA dataset ships or is downloaded).
+"""QA check sets written for the `local` profile's span QA (no QA dataset ships or is downloaded).
 
-TUNING chooses the settings (the no-answer margin, the prompt's demos, the sentence selection);
-HELD_OUT is only measured, never tuned on (bench/qa.py, tests/integration/test_span_qa_real.py).
+TUNING chose the settings (the no-answer margin, the prompt's demos, the sentence selection).
+HELD_OUT was first only measured; once seen, it was used with TUNING to choose the no-answer rule.
+HELD_OUT_2 was written after that, before the final rule was run on it, and measured once: it is
+the held-out number (bench/qa.py, tests/integration/test_span_qa_real.py).
 Short news, science, history, business and everyday contexts; answers are names, numbers,
 dates, places and short phrases, each an exact substring of its context; None = the text does
 not say. Each case: (context, question, expected answer or None).
@@ -129,7 +131,104 @@ HELD_OUT = [
     (_WALL, "What was the name of Hadrian's wife?", None),
 ]
 
-for _ctx, _q, _a in TUNING + HELD_OUT:  # every expected answer is its context's own text
+# HELD_OUT_2: written after the rule was changed (HELD_OUT had been seen by then) and measured once.
+_FLOOD = ("Heavy rain caused the River Severn to burst its banks on Thursday, flooding about 300 homes in the "
+          "town of Bewdley. Emergency crews used boats to rescue 42 people, among them an elderly couple trapped "
+          "in their attic. The Environment Agency said the river peaked at 5.6 metres, its highest level since "
+          "2000. Schools in the area will stay closed until Monday, and the army has sent 150 soldiers to help "
+          "build barriers.")
+_MICROBE = ("Researchers at the University of Leiden have found a bacterium that can break down polystyrene foam. "
+            "The microbe, named Pseudomonas L7, was discovered in soil near a landfill site. In laboratory tests "
+            "it digested about 40 percent of a foam sample in three weeks. The team, led by biologist Sanne de "
+            "Vries, published its results in the journal Nature Microbiology. They now plan to test the "
+            "bacterium at an industrial scale. Polystyrene makes up about a tenth of the plastic waste collected in "
+            "the Netherlands, and most of it is burned or buried. Other scientists warned that the result still "
+            "has to be repeated by an independent laboratory.")
+_LIGHTHOUSE = ("The Bell Rock Lighthouse stands on a reef eleven miles off the east coast of Scotland. It was "
+               "designed by the engineer Robert Stevenson and first lit in February 1811. Building it took four "
+               "years, because the men could only work at low tide. The tower is 35 metres tall and is the oldest "
+               "working sea-washed lighthouse in the world. Its keepers left in 1988, when the light became "
+               "automatic.")
+_CRICKET = ("Pakistan beat Australia by six wickets in the final of the Women's Cricket Cup in Cape Town on "
+            "Saturday. Captain Aisha Malik scored 87 runs not out, and the winning shot came with three balls to "
+            "spare. Australia had made 214 all out after choosing to bat first. A crowd of 18,000 watched the "
+            "match, the largest ever for a women's game in South Africa.")
+_MERGER = ("The Swedish furniture retailer Hemma agreed on Tuesday to buy its Danish rival Stue for 2.3 billion "
+           "euros. The combined company will have 410 stores in 19 countries and about 26,000 employees. Hemma's "
+           "chief executive, Karin Lund, said the deal would help it compete with online sellers. The purchase "
+           "still needs approval from European regulators and is expected to close in early 2026.")
+_ATACAMA = ("The Atacama Desert stretches for about 1,000 kilometres along the Pacific coast of northern Chile. "
+            "Some weather stations there have never recorded rain, which makes it the driest non-polar desert on "
+            "Earth. Because the air is so dry and clear, several large observatories have been built on its high "
+            "plateau. The town of San Pedro de Atacama is the main base for visitors. Miners have worked the "
+            "region for copper and nitrates since the nineteenth century, and in 1971 scientists tested Mars "
+            "rover equipment in its salt flats. Flamingos feed in the shallow lakes near the Andes, and in some "
+            "wet years the desert floor is briefly covered with flowers.")
+_JENNER = ("In 1796 the English doctor Edward Jenner tested his idea that cowpox could protect people against "
+           "smallpox. He took material from a cowpox sore on the hand of a milkmaid, Sarah Nelmes, and put it "
+           "into a cut on the arm of an eight-year-old boy, James Phipps. Weeks later the boy did not catch "
+           "smallpox. The word vaccine comes from vacca, the Latin for cow.")
+_RAILWAY = ("A new high-speed railway between Madrid and Lisbon will open in 2030, the two governments announced "
+            "on Friday. Trains will cover the 620 kilometres in about three hours, compared with nine hours today. "
+            "The project will cost 7 billion euros, part of it paid by the European Union. Construction of the "
+            "Portuguese section, including a long bridge over the Tagus, begins this autumn.")
+_OCTOPUS = ("The common octopus has three hearts and blue blood. Two of the hearts pump blood through the gills, "
+            "while the third sends it to the rest of the body. An octopus has about 500 million neurons, and two "
+            "thirds of them are in its eight arms rather than its brain. Most octopuses live only one or two "
+            "years, and the female dies soon after her eggs hatch.")
+_CYCLING = ("Danish cyclist Jonas Holm won the final stage of the Tour of Norway in Bergen on Sunday, sprinting "
+            "past his rivals in the last 200 metres. The overall victory went to his teammate, the Belgian Luc "
+            "Peeters, who finished the five-day race 23 seconds ahead of second place. The riders covered a total "
+            "of 870 kilometres, including two mountain stages in heavy rain.")
+_HARBOUR = ("Sydney Harbour Bridge opened on 19 March 1932 after eight years of construction. Its steel arch "
+            "spans 503 metres and carries eight lanes of road, two railway tracks, a footway and a cycleway. About "
+            "1,400 men worked on the bridge, and sixteen of them died during the building. Local people soon gave "
+            "it the nickname the Coathanger because of its shape. Since 1998 visitors have been able to climb to the "
+            "top of the arch on guided walks, which take about three and a half hours. The bridge was built by "
+            "the English firm Dorman Long, and its four granite pylons are mainly decorative.")
+_COCOA = ("Shares in the Swiss chocolate maker Alpina fell 8 percent on Thursday after the company warned that "
+          "cocoa prices would cut its profits this year. The price of cocoa has nearly doubled since January "
+          "because of poor harvests in Ghana and Ivory Coast. Alpina, which is based in Zurich, said it would "
+          "raise the price of its chocolate bars by about 10 percent from April.")
+
+HELD_OUT_2 = [
+    (_FLOOD, "How many homes were flooded?", "about 300 homes"),
+    (_FLOOD, "How high did the river peak?", "5.6 metres"),
+    (_FLOOD, "How much will the repairs cost?", None),
+    (_MICROBE, "Who led the research team?", "Sanne de Vries"),
+    (_MICROBE, "Where was the bacterium found?", "soil near a landfill site"),
+    (_MICROBE, "Which company funded the research?", None),
+    (_LIGHTHOUSE, "Who designed the Bell Rock Lighthouse?", "Robert Stevenson"),
+    (_LIGHTHOUSE, "How tall is the tower?", "35 metres"),
+    (_LIGHTHOUSE, "How many ships sank on the reef before the lighthouse was built?", None),
+    (_CRICKET, "Where was the final played?", "Cape Town"),
+    (_CRICKET, "How many runs did Aisha Malik score?", "87 runs"),
+    (_CRICKET, "Who was Australia's captain?", None),
+    (_MERGER, "How much will Hemma pay for Stue?", "2.3 billion euros"),
+    (_MERGER, "Who is Hemma's chief executive?", "Karin Lund"),
+    (_MERGER, "What was Stue's profit last year?", None),
+    (_ATACAMA, "Which country is the Atacama Desert in?", "Chile"),
+    (_ATACAMA, "What is the main base for visitors?", "San Pedro de Atacama"),
+    (_ATACAMA, "What is the highest temperature recorded in the Atacama?", None),
+    (_JENNER, "Who was the boy in Jenner's test?", "James Phipps"),
+    (_JENNER, "When did Jenner test his idea?", "1796"),
+    (_JENNER, "Where did Edward Jenner study medicine?", None),
+    (_RAILWAY, "When will the railway open?", "2030"),
+    (_RAILWAY, "How long will the journey take?", "about three hours"),
+    (_RAILWAY, "How much will a ticket cost?", None),
+    (_OCTOPUS, "How many hearts does an octopus have?", "three"),
+    (_OCTOPUS, "How long do most octopuses live?", "one or two years"),
+    (_CYCLING, "Who won the overall race?", "Luc Peeters"),
+    (_CYCLING, "How far did the riders travel in total?", "870 kilometres"),
+    (_CYCLING, "Which team does Jonas Holm ride for?", None),
+    (_HARBOUR, "When did Sydney Harbour Bridge open?", "19 March 1932"),
+    (_HARBOUR, "What nickname did local people give the bridge?", "the Coathanger"),
+    (_COCOA, "Where is Alpina based?", "Zurich"),
+    (_COCOA, "By how much did Alpina's shares fall?", "8 percent"),
+    (_COCOA, "How many people work for Alpina?", None),
+]
+
+for _ctx, _q, _a in TUNING + HELD_OUT + HELD_OUT_2:  # every expected answer is its context's own text
     assert _a is None or _a in _ctx, (_q, _a)
 
 

@@ -83,7 +83,8 @@ def test_every_row_fed_is_a_copy_of_one_sentence(model, tok, monkeypatch):
     ex = span_qa.excerpt(CONTEXT, QUESTION)
     p = span_qa.build_prompt(tok, QUESTION, ex)
     rows = fed[-1]
-    # the demos once (then cached), the question-free prompt's rest, the prompt's rest, the copies in one batch
+    # the demos once (then cached), the question-free prompt's rest (the no-answer reply fed on in the same
+    # forward), the prompt's rest, the copies in one batch
     assert len(fed) == 4 and fed[1][0][:3] == fed[2][0][:3]
     assert len(rows) == 11  # 10 starts + the no-answer reply
     assert rows[-1][:3] == tok(span_qa.NO_ANSWER_REPLY, add_special_tokens=False)["input_ids"][:3]
@@ -119,7 +120,9 @@ def test_answers_are_distinct_exact_spans_best_first(model, tok, question, conte
         assert not span_qa.inside_word(context, a["start"]) and not span_qa.inside_word(context, a["end"])
     total = sum(a["score"] for a in answers) + out["no_answer_score"]
     assert total <= 1 + 1e-6  # shares of all the replies scored
-    assert out["no_answer"] == (answers[0]["calibrated"] - out["no_answer_calibrated"] <= out["margin"])
+    # answering at all: every distinct span's probability, summed (at least the best span's)
+    assert out["answer_calibrated"] >= answers[0]["calibrated"] - 1e-6
+    assert out["no_answer"] == (out["answer_calibrated"] - out["no_answer_calibrated"] <= out["margin"])
     if len(answers) < top_n:
         assert out["why_fewer"] and f"only {len(answers)} distinct span" in out["why_fewer"]
 
@@ -134,7 +137,7 @@ def test_the_excerpt_offsets_point_into_the_full_context(model, tok):
 
 def test_the_no_answer_rule_follows_the_margin(model, tok):
     base = span_qa.answer_spans(model, tok, QUESTION, CONTEXT, top_n=1, max_answer_tokens=3)
-    gap = base["answers"][0]["calibrated"] - base["no_answer_calibrated"]
+    gap = base["answer_calibrated"] - base["no_answer_calibrated"]
     strict = span_qa.answer_spans(model, tok, QUESTION, CONTEXT, top_n=1, max_answer_tokens=3, margin=gap + 1)
     lax = span_qa.answer_spans(model, tok, QUESTION, CONTEXT, top_n=1, max_answer_tokens=3, margin=gap - 1)
     assert strict["no_answer"] is True and lax["no_answer"] is False
@@ -237,5 +240,12 @@ def test_scores_are_probabilities_of_exact_replies(model, tok):
     expected = a["logprob"] - span_qa.DEFAULT_CALIBRATION * float(torch.logsumexp(null_lp[spellings], 0))
     assert out["calibrate"] == span_qa.DEFAULT_CALIBRATION > 0
     assert a["calibrated"] == pytest.approx(expected, abs=1e-3)
+    # The no-answer reply: less its whole log-prob (words and end of turn) when the question says nothing.
+    refusal = tok(span_qa.NO_ANSWER_REPLY, add_special_tokens=False)["input_ids"] + [eot]
+    with torch.inference_mode():
+        lp = model(torch.tensor([null.ids + refusal])).logits[0].float().log_softmax(-1)
+    na_null = sum(float(lp[len(null.ids) - 1 + j, t]) for j, t in enumerate(refusal))
+    assert out["no_answer_calibrated"] == pytest.approx(out["no_answer_logprob"] - na_null, abs=1e-3)
     plain = span_qa.answer_spans(model, tok, "Where?", ctx, top_n=1, max_answer_tokens=3, starts=30, calibrate=0)
     assert plain["answers"][0]["calibrated"] == plain["answers"][0]["logprob"]
+    assert plain["no_answer_calibrated"] == plain["no_answer_logprob"]
