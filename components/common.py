@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import functools
@@ -117,10 +118,12 @@ def admit_fairly(demo) -> None:
             fn = route_utils.get_fn(queue.blocks, None, body)
         except Exception:  # an unknown fn_index: Gradio's own push answers it
             return await push(body, request, username)
-        waiting = _waiting_ids(queue)
-        events = [(e.session_hash, e.fn, getattr(e.data, "data", None), e._id not in waiting)
-                  for e in list(queue.event_ids_to_events.values())]
-        why = lane_refusal(events, body.session_hash, fn, body.data)
+        why = lane_refusal(_queue_events(queue), body.session_hash, fn, body.data)
+        for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
+            if why is None:
+                break
+            await asyncio.sleep(FINISHING_POLL_S)
+            why = lane_refusal(_queue_events(queue), body.session_hash, fn, body.data)
         if why is None:
             return await push(body, request, username)
         _input_log().info("lane: %s", why[:120])
@@ -132,6 +135,19 @@ def admit_fairly(demo) -> None:
 
 def _waiting_ids(queue) -> set[str]:
     return {e._id for q in list(queue.event_queue_per_concurrency_id.values()) for e in list(q.queue)}
+
+
+FINISHING_POLLS, FINISHING_POLL_S = 20, 0.05  # up to 1 s for a finished job to leave the queue's books
+
+
+def _queue_events(queue) -> list[tuple]:
+    """(session, fn, data, running) of the events waiting in a lane or running now. Gradio keeps
+    a finished event in `event_ids_to_events` until after its answer is sent (it closes it out
+    after): such an event is neither waiting nor in `active_jobs`, and does not count."""
+    waiting = _waiting_ids(queue)
+    active = {e._id for job in list(queue.active_jobs) if job for e in job}
+    return [(e.session_hash, e.fn, getattr(e.data, "data", None), e._id not in waiting)
+            for e in list(queue.event_ids_to_events.values()) if e._id in waiting or e._id in active]
 
 
 # ---------------------------------------------------------------- budget and cancel
