@@ -309,6 +309,8 @@ def _build_qa() -> None:
             table = gr.Dataframe(headers=["#", "score", "answer", "match", "start", "end"],
                                  label="Top-n spans (with no answer: the spans the model rejected)",
                                  wrap=True, column_widths=["8%", "12%", "44%", "12%", "12%", "12%"],
+                                 # typed: an answer such as "1889" must not make the column numeric
+                                 datatype=["number", "number", "str", "str", "number", "number"],
                                  elem_id="pl-qa-table")
             out = _json("qa")
             link_bar = _link_bar("qa", go_btn)

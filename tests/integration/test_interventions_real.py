@@ -38,8 +38,10 @@ def _edits(model, text):
     return spec.resolve(spec.parse(text), len(lay.layers), lay.n_heads)
 
 
-def _no_hooks(model) -> bool:
-    return all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+def _hooks(model) -> dict:
+    """Every module's forward (pre-)hook ids. transformers itself keeps hooks on a model once it
+    was asked for attentions (another tab's test may have done so): compare before and after."""
+    return {name: (tuple(m._forward_hooks), tuple(m._forward_pre_hooks)) for name, m in model.named_modules()}
 
 
 def test_decoder_layout():
@@ -50,6 +52,7 @@ def test_decoder_layout():
 def test_decoder_hooks_equal_edited_weights(decoder):
     lm, ids = decoder
     run = lambda m: effects.decoder_run(m, ids).out  # noqa: E731
+    before = _hooks(lm.model)
     base = run(lm.model)
     with hooks.ablate(lm.model, []):
         assert torch.equal(run(lm.model), base)  # the empty spec: exactly 0
@@ -70,12 +73,13 @@ def test_decoder_hooks_equal_edited_weights(decoder):
         assert (hooked - base).abs().max() > 1e-2
         assert (hooked - copied).abs().max() < tol, text
         assert (hooked - weighted).abs().max() < tol, text
-    assert _no_hooks(lm.model) and torch.equal(run(lm.model), base)
+    assert _hooks(lm.model) == before and torch.equal(run(lm.model), base)
 
 
 def test_encoder_hooks_equal_edited_weights(encoder):
     lm, inputs = encoder
     run = lambda m: effects.encoder_run(m, inputs).out  # noqa: E731
+    before = _hooks(lm.model)
     base = run(lm.model)
     for text in ["L2H7=0", "L0H1*0.3, L4.attn=0, L5.mlp*0.5"]:
         edits = _edits(lm.model, text)
@@ -83,7 +87,7 @@ def test_encoder_hooks_equal_edited_weights(encoder):
             hooked = run(lm.model)
         assert (hooked - base).abs().max() > 1e-3
         assert (hooked - run(hooks.edited_copy(lm.model, edits))).abs().max() < TOL
-    assert _no_hooks(lm.model)
+    assert _hooks(lm.model) == before
 
 
 def test_decoder_intervene_end_to_end():
