@@ -9,6 +9,8 @@ zero-shot.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 
@@ -99,8 +101,9 @@ def ner_with_pipeline(model, tokenizer, texts: list[str], aggregation: str = "si
     elif long:
         notices += [truncation_notice(lengths[i], limit, f"text on line {i + 1}") for i in long]
         kwargs["truncation"] = True
-    ner = pipeline("token-classification", model=model, tokenizer=tokenizer, aggregation_strategy=aggregation,
-                   **({"stride": kwargs["stride"]} if "stride" in kwargs else {}))
+    with _quiet_model_type_check(model):
+        ner = pipeline("token-classification", model=model, tokenizer=tokenizer, aggregation_strategy=aggregation,
+                       **({"stride": kwargs["stride"]} if "stride" in kwargs else {}))
     if "truncation" in kwargs:
         tokenizer_max = tokenizer.model_max_length
         tokenizer.model_max_length = limit  # the pipeline truncates to the tokenizer's max
@@ -121,6 +124,25 @@ def ner_with_pipeline(model, tokenizer, texts: list[str], aggregation: str = "si
             rows.append(row)
         out.append(rows)
     return out, notices
+
+
+@contextlib.contextmanager
+def _quiet_model_type_check(model):
+    """The NER model trained here is not a class transformers lists for the task (it adds word
+    shapes to a BERT), so the pipeline logs an ERROR that it is "not supported", then runs it
+    correctly; that line would read as a failure in the app's log. Only for a model that says
+    it was built here (its config names our architecture)."""
+    import logging
+
+    ours = any(a.startswith("MiniLMWordShape") for a in getattr(model.config, "architectures", None) or [])
+    log = logging.getLogger("transformers.pipelines.base")
+    level = log.level
+    if ours:
+        log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def zero_shot_with_pipeline(model, tokenizer, texts: list[str], labels: list[str], multi_label: bool,

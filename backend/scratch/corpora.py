@@ -90,8 +90,10 @@ def corpus_text(corpus, text=None, upload=None) -> tuple[str, str]:
     name = corpus.strip().lower() if isinstance(corpus, str) else corpus
     if name in (None, ""):
         name = "tokenizers"
+    if text is not None and not isinstance(text, str):  # refused whichever corpus is chosen
+        raise InputError("text (the pasted text) must be text: paste some, or leave it empty.")
     if name == PASTE:
-        if text is None or not isinstance(text, str):
+        if text is None:
             raise InputError("The pasted text must be text: paste some, or pick a shipped corpus.")
         return "pasted text", _checked(text, "pasted text")
     if name == UPLOAD:
