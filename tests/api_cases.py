@@ -46,7 +46,7 @@ CASES["/sweep_heads"] = ("encoder", "time flies like an arrow", 1)
 CASES["/train_tokenizer"] = ("BPE", 300, "tokenizers", "", None, "Tokenizers learn merges.")  # no model weights
 CASES["/decode_by_hand"] = ("Once upon a time", [" there"], 5, "greedy", 2, None, False)
 CASES["/generation_attention"] = ("Once upon a time", 3, -1, None, None, False)
-CASES["/train_gpt"] = (5, 1, 32, 2, 2e-3, 0, "bytes", "tokenizers")  # 5 steps of a 1-layer GPT
+CASES["/train_gpt"] = (5, 1, 32, 2, 2e-3, 0, "bytes", "tokenizers", "", None, 1000)  # 5 steps of a 1-layer GPT
 CASES["/download_gpt"] = ()  # its zip, in the same session
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).

@@ -80,7 +80,13 @@ def _plan(s: dict, vocab: int) -> dict:
 
 
 def _vocab(scheme: str, vocab_size) -> int:
-    return 256 if scheme == "bytes" else as_int("vocab_size", vocab_size, lo=100, hi=8000)
+    """The vocabulary the model will have; a bad vocab_size is refused even when bytes ignore it
+    (None or 0: not given)."""
+    if scheme == "bytes" and (vocab_size is None or (isinstance(vocab_size, int) and not isinstance(vocab_size, bool)
+                                                     and vocab_size == 0)):
+        return 256
+    asked = as_int("vocab_size", vocab_size, lo=100, hi=8000)
+    return 256 if scheme == "bytes" else asked
 
 
 def plan_gpt(scheme="bytes", vocab_size=DEFAULTS["vocab_size"], steps=DEFAULTS["steps"], layers=DEFAULTS["layers"],

@@ -42,6 +42,7 @@ SPECIAL = {
                                  "no placeholder", {"a": 1}],
     ("/build_index", "paste"): [{"a": 1}, [1, 2]],  # a huge paste is a valid (if slow) corpus
     ("/train_tokenizer", "text"): [{"a": 1}, [1, 2]],  # so is a 1 MB paste to train a tokenizer on (cap 2 MB)
+    ("/train_gpt", "text"): [{"a": 1}, [1, 2]],  # or a tiny GPT
 }
 # The decode-by-hand endpoints (gr.api): paths are JSON lists of ids or token texts.
 PATHS = [[10**9], [-1], [NAN], [[1]], [{"a": 1}], "[" * 5000, "{not json", {"a": 1}, NAN, 12,
@@ -142,7 +143,7 @@ TEXT_VARIANTS = {"/build_index": ("paste", None, "Beam search keeps several hypo
                                   "smallest set of tokens whose probability reaches p.", *SEARCH[3:])}
 # Endpoints that take no free text at all (numbers, choices, flags): nothing to put a surrogate in.
 WITHOUT_TEXT = {"/compare_indexes", "/status", "/efficiency", "/use_trained", "/download_trained", "/train",
-                "/download_ner", "/download_gpt"}
+                "/download_ner", "/download_gpt", "/train_ner", "/train_gpt"}
 
 
 @pytest.mark.parametrize("api_name", sorted(set(CASES) | set(EXPECTED_ERRORS)))
