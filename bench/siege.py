@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import tempfile
 import threading
 import time
@@ -221,6 +220,14 @@ def _rows(tally: Tally, kinds: tuple, digits: int) -> list[str]:
     return out
 
 
+
+def _busy(load_text: str, cores: int | None) -> bool:
+    """Whether the 1-minute load average at the start (the first number) was already above the cores."""
+    try:
+        return float(str(load_text).split()[0]) > (cores or 1)
+    except (ValueError, IndexError):
+        return False
+
 def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s: float, wall: float) -> str:
     short, long = tally.lat["short"], tally.lat["long"]
     rss = [s[1] for s in samples]
@@ -231,8 +238,9 @@ def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s
         f"them submitting 3 long jobs at once) for {args.seconds} s, plus an uploader (10 or 4 x 1 MB "
         f"per request, about one a second); public mode, local profile, loopback. Wall {wall:.0f} s; warm-up {warm_s:.0f} s.", "",
         f"Box: {os.cpu_count()} cores; load average at start {load[0]}, at end {load[1]}. "
-        "The cores are shared with other workers and a model training: the numbers are what this "
-        "contended box gave, not a quiet machine's.", "",
+        + ("Other processes already kept the cores busy before the crowd arrived: the numbers are what "
+           "this contended box gave, not a quiet machine's." if _busy(load[0], os.cpu_count())
+           else "Nothing else ran on the box before the crowd arrived."), "",
         "| lane | completed | p50 s | p95 s | max s | errors |", "|---|---|---|---|---|---|",
         f"| short (tokenize / classify / attention) | {len(short)} | {pct(short, .5):.2f} | {pct(short, .95):.2f} | "
         f"{max(short, default=float('nan')):.2f} | {len(tally.errors['short'])} |",
