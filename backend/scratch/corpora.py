@@ -91,7 +91,7 @@ def corpus_text(corpus, text=None, upload=None) -> tuple[str, str]:
     if name in (None, ""):
         name = "tokenizers"
     if text is not None and not isinstance(text, str):  # refused whichever corpus is chosen
-        raise InputError("text (the pasted text) must be text: paste some, or leave it empty.")
+        raise InputError("text: the pasted text must be text; paste some, or leave it empty.")
     if name == PASTE:
         if text is None:
             raise InputError("The pasted text must be text: paste some, or pick a shipped corpus.")
