@@ -5,33 +5,22 @@ the partial model. The tab is built into its own small Blocks app, like test_scr
 from __future__ import annotations
 
 import re
-import socket
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
+from tests.tab_app import served_tab
 
 TIMEOUT = 120_000
 
 
 @pytest.fixture(scope="module")
 def gpt_url():
-    import gradio as gr
-
-    from app import theme
     from components import scratch
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with gr.Blocks() as demo:
-        scratch.build()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, theme=theme())
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with served_tab(scratch.build, themed=True) as url:
+        yield url
 
 
 def set_number(page, elem_id: str, n) -> None:

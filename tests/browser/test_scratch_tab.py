@@ -7,33 +7,22 @@ test does not depend on how app.py registers tabs."""
 from __future__ import annotations
 
 import re
-import socket
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import overflowing_tables, shot
+from tests.tab_app import served_tab
 
 TIMEOUT = 120_000  # the first run loads the two real tokenizers
 
 
 @pytest.fixture(scope="module")
 def scratch_url():
-    import gradio as gr
-
-    from app import theme
     from components import scratch
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with gr.Blocks() as demo:
-        scratch.build()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, theme=theme())
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with served_tab(scratch.build, themed=True) as url:
+        yield url
 
 
 def chips(page) -> list[tuple[str, str]]:

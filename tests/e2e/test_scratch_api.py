@@ -3,28 +3,20 @@
 
 from __future__ import annotations
 
-import socket
 
 import pytest
+
+from tests.tab_app import served_tab
 
 
 @pytest.fixture(scope="module")
 def scratch_client():
-    import gradio as gr
     from gradio_client import Client
 
     from components import scratch
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with gr.Blocks() as demo:
-        scratch.build()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield Client(f"http://127.0.0.1:{port}/", verbose=False)
-    finally:
-        demo.close()
+    with served_tab(scratch.build) as url:
+        yield Client(url, verbose=False)
 
 
 def test_train_tokenizer_returns_json_with_merges_replay_and_check(scratch_client):
