@@ -145,6 +145,9 @@ def answer_rows(r: dict) -> list[list]:
 def answer_markdown(r: dict) -> str:
     if r.get("no_answer"):
         text = f"### {NO_ANSWER}"
+        if r.get("absent_terms"):
+            return text + "\nthe text never mentions " + ", ".join(f"\"{md_text(w)}\"" for w in r["absent_terms"]) + \
+                " (the question's topic): the spans in the table are what the model would have copied"
         if r.get("no_answer_score") is not None:
             text += f"\nscore of the reply \"{md_text(r.get('no_answer_reply', 'not in the text'))}\" " \
                     f"{r['no_answer_score']:.3f}"

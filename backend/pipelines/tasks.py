@@ -235,7 +235,12 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
             if out["sentences_read"] < out["sentences"]:
                 r["notices"].append(f"The decoder read the {out['sentences_read']} of {out['sentences']} sentences "
                                     "closest to the question (embedding cosine).")
-            if r["no_answer"]:
+            if r["no_answer_reason"] == "absent terms":
+                r["notices"].append("No answer in this text: it never mentions "
+                                    f"{', '.join(repr(w) for w in r['absent_terms'])}, in any form, and the question "
+                                    "is about that. The spans listed are what the model would have copied "
+                                    "(often the right kind of answer about something else).")
+            elif r["no_answer"]:
                 r["notices"].append(f"No answer in this text: the model rates the reply '{span_qa.NO_ANSWER_REPLY}' "
                                     "about as likely as answering at all, or more.")
         for a in answers:

@@ -122,9 +122,25 @@ def test_answers_are_distinct_exact_spans_best_first(model, tok, question, conte
     assert total <= 1 + 1e-6  # shares of all the replies scored
     # answering at all: every distinct span's probability, summed (at least the best span's)
     assert out["answer_calibrated"] >= answers[0]["calibrated"] - 1e-6
-    assert out["no_answer"] == (out["answer_calibrated"] - out["no_answer_calibrated"] <= out["margin"])
+    assert out["no_answer"] == (out["answer_calibrated"] - out["no_answer_calibrated"] <= out["margin"]
+                                or bool(out["absent_terms"]))
     if len(answers) < top_n:
         assert out["why_fewer"] and f"only {len(answers)} distinct span" in out["why_fewer"]
+
+
+def test_punctuation_alone_is_never_an_answer(model, tok):
+    context = "Red, green, blue; cyan, magenta, yellow. Black, white, grey - and silver, gold, bronze."
+    out = span_qa.answer_spans(model, tok, "Which colours?", context, top_n=8, max_answer_tokens=3)
+    assert out["answers"] and all(any(c.isalnum() for c in a["answer"]) for a in out["answers"]), out["answers"]
+
+
+def test_a_question_about_what_the_text_never_mentions_gets_no_answer_and_says_which_word(model, tok):
+    out = span_qa.answer_spans(model, tok, "How much does a ticket cost on the Rhine?", CONTEXT, top_n=2,
+                               margin=-1e9)  # whatever the spans score
+    assert out["no_answer"] and out["no_answer_reason"] == "absent terms" and out["absent_terms"] == ["ticket"]
+    assert out["answers"]  # what the model would have copied is still listed
+    ok = span_qa.answer_spans(model, tok, QUESTION, CONTEXT, top_n=1, margin=-1e9)
+    assert not ok["no_answer"] and ok["no_answer_reason"] is None and ok["absent_terms"] == []
 
 
 def test_the_excerpt_offsets_point_into_the_full_context(model, tok):
