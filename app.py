@@ -54,6 +54,7 @@ def status_header() -> str:
 # On a phone a wide result table keeps readable columns and scrolls inside itself, never the page.
 STYLE = """
 .tab-chapter { font-size: 0.92em; opacity: 0.9; }
+#main-tabs .prose h1, #main-tabs .prose h2, #main-tabs .prose h3 { font-size: var(--text-xl); font-weight: 600; }
 @media (max-width: 760px) {
   #decoding-steps .table-container, #decoding-outputs .table-container, #decoding-compare-table .table-container
     { overflow-x: auto; }
@@ -70,6 +71,9 @@ def build_app():
     # older than an hour, and emptied when the server restarts: no visitor's files outlive that.
     with gr.Blocks(title="Transformers Lab", delete_cache=(600, 3600)) as demo:
         gr.HTML("", head=f"<style>{STYLE}</style>", elem_id="tlab-style", visible="hidden")
+        from components.common import figure_tools
+
+        figure_tools()  # PNG / SVG buttons and the "What to notice" line under every plot
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr, demo)

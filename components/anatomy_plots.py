@@ -5,6 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from components.common import notice
+
 FLOOR = 1e-10  # a log axis cannot show 0: exact layers are drawn here and labelled "exact"
 
 
@@ -27,7 +29,11 @@ def layer_diffs(layers: list[dict], tolerance: float, title: str) -> go.Figure:
                   annotation_text=f"tolerance {tolerance:.0e}", annotation_position="top left")
     fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=60, b=10),
                       yaxis=dict(type="log", title="max |ours − model's|", range=[-10.5, 0]))
-    return fig
+    if not values:
+        return fig
+    below = sum(1 for v in values if v < tolerance)
+    return notice(fig, f"{below} of {len(values)} hidden states recomputed by hand match the model's within "
+                       f"{tolerance:.0e} (largest gap {max(values):.1e}): the block is just these few operations.")
 
 
 def residual_stream(stream: dict, title: str) -> go.Figure:
@@ -48,7 +54,13 @@ def residual_stream(stream: dict, title: str) -> go.Figure:
     fig.update_layout(title=title, height=380, barmode="group", margin=dict(l=10, r=10, t=80, b=10),
                       legend=dict(orientation="h", y=-0.15))
     fig.update_xaxes(title_text="layer")
-    return fig
+    norms = stream["norm"]
+    if len(norms) < 2 or not norms[0]:
+        return fig
+    verb = "grows" if norms[-1] >= norms[0] else "shrinks"
+    return notice(fig, f"token {stream['token_index']}'s residual stream {verb} from {norms[0]:.1f} after the "
+                       f"embedding to {norms[-1]:.1f} after the last layer ({norms[-1] / norms[0]:.1f}x): each "
+                       "sub-layer adds to the stream rather than replacing it.")
 
 
 MAY_ATTEND, MASKED = "#a1d99b", "#3f3f46"  # the mask's two values: a key a query may look at, or not
@@ -92,7 +104,12 @@ def masked_attention(masks: dict, title: str) -> go.Figure:
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     fig.update_yaxes(showticklabels=readable, row=1, col=1)
     fig.update_xaxes(tickangle=-60, showticklabels=readable)
-    return fig
+    if masked:
+        said = (f"{masked} of {total} pairs are masked: after the softmax those cells are exactly 0, so a token "
+                "gets no information from the keys it may not look at.")
+    else:
+        said = "nothing is masked here: every token may look at every other one (a bidirectional encoder)."
+    return notice(fig, said)
 
 
 def logit_lens(lens: dict, title: str) -> go.Figure:
@@ -107,9 +124,20 @@ def logit_lens(lens: dict, title: str) -> go.Figure:
         hovertemplate="after %{y}, position %{x}<br>top-5 next tokens:<br>%{customdata}<extra></extra>",
         colorbar=dict(title="p(top-1)"),
     ))
-    fig.update_layout(title=title, height=max(420, 22 * len(rows) + 140), margin=dict(l=10, r=10, t=60, b=10),
+    # The token axis sits on top, its labels slanted: the top margin makes room for them under the
+    # title (they ran into it), ~0.7 of a label's length in 6-px characters, plus the title's line.
+    top = 50 + int(max((len(c) for c in cols), default=4) * 6 * 0.72)
+    fig.update_layout(title=dict(text=title, y=1, yanchor="top", yref="container", pad=dict(t=10)),
+                      height=max(420, 22 * len(rows) + 140) + top - 60, margin=dict(l=10, r=10, t=top, b=10),
                       yaxis=dict(autorange="reversed"), xaxis=dict(side="top", tickangle=-45))
-    return fig
+    probs = lens["top1_prob"]
+    if not probs or not probs[-1]:
+        return fig
+    first, last = sum(probs[0]) / len(probs[0]), sum(probs[-1]) / len(probs[-1])
+    how = ("the prediction sharpens as the layers add to the stream" if last > first
+           else "here the layers do not make the model more confident")
+    return notice(fig, f"the top-1 probability averages {first:.0%} read straight from the embeddings and "
+                       f"{last:.0%} after the last layer: {how}.")
 
 
 def _labels_at(tokens: list[str], positions: list[int]) -> list[str]:
@@ -126,4 +154,9 @@ def parameter_budget(budget: dict, title: str) -> go.Figure:
     ))
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=60, b=10),
                       yaxis=dict(autorange="reversed"), xaxis=dict(title="parameters"))
-    return fig
+    if not rows:
+        return fig
+    big = max(rows, key=lambda r: r["parameters"])
+    total = sum(r["parameters"] for r in rows)
+    return notice(fig, f"{big['component']} holds the most parameters: {big['parameters']:,} of the {total:,} "
+                       f"shown ({big['percent']:.1f}%).")

@@ -477,3 +477,175 @@ def raw_json(label: str = "Raw result (JSON: what the API returns)", **kwargs) -
     """The API's raw result, one click away but collapsed: the formatted view comes first."""
     with gr.Accordion(label, open=False):
         return gr.JSON(label="JSON", **kwargs)
+
+
+# ---------------------------------------------------------------- figures: what to notice, and keep them
+# Every Plotly figure gets, under it, a visible "PNG" / "SVG" pair (Plotly.downloadImage, drawn in
+# the browser: no server, no network) and its "What to notice" line. The line travels inside the
+# figure (`layout.meta.notice`, set by `notice()` where the figure is built from the result), so a
+# plots module says it once and no tab wires an extra output. `figure_tools()` is placed once per
+# page (app.py); its script watches the page for plots as Gradio draws and redraws them.
+NOTICE_PREFIX = "What to notice: "
+
+FIGURE_JS = r"""
+if (!window.__tlabFigures) {
+  window.__tlabFigures = true;
+  const nameOf = (div) => {
+    const host = div.parentElement ? div.parentElement.closest('[id]') : null;
+    const id = host ? host.id.replace(/^component-/, 'figure-') : 'figure';
+    return id.replace(/[^A-Za-z0-9_-]+/g, '-') || 'figure';
+  };
+  const save = (div, format) => {
+    if (!window.Plotly || !div._fullLayout) return;
+    window.Plotly.downloadImage(div, {format: format, filename: nameOf(div),
+      width: div._fullLayout.width, height: div._fullLayout.height, scale: format === 'png' ? 2 : 1});
+  };
+  const tidy = () => {
+    for (const div of document.querySelectorAll('.js-plotly-plot')) {
+      const holder = div.parentElement;
+      if (!holder) continue;
+      let bar = holder.querySelector(':scope > .tlab-fig-bar');
+      if (!bar) {
+        bar = document.createElement('div');
+        bar.className = 'tlab-fig-bar';
+        const note = document.createElement('p');
+        note.className = 'tlab-notice';
+        note.dataset.text = '';
+        const keep = document.createElement('span');
+        keep.className = 'tlab-fig-keep';
+        keep.append('Download: ');
+        for (const format of ['png', 'svg']) {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.className = 'tlab-fig-save';
+          b.dataset.format = format;
+          b.textContent = format.toUpperCase();
+          b.title = 'Download this figure as ' + format.toUpperCase();
+          keep.append(b);
+        }
+        bar.append(note, keep);
+        holder.append(bar);
+        bar.addEventListener('click', (ev) => {
+          const b = ev.target.closest('button.tlab-fig-save');
+          const plot = holder.querySelector(':scope > .js-plotly-plot');
+          if (b && plot) save(plot, b.dataset.format);
+        });
+      }
+      const meta = div.layout && div.layout.meta;
+      const text = meta && typeof meta.notice === 'string' ? meta.notice : '';
+      const note = bar.querySelector('.tlab-notice');
+      if (note.dataset.text !== text) {
+        note.dataset.text = text;
+        const head = document.createElement('strong');
+        head.textContent = '__PREFIX__';
+        note.replaceChildren(head, document.createTextNode(text));
+      }
+      note.hidden = !text;
+      const keep = bar.querySelector('.tlab-fig-keep');
+      const empty = !(div.data && div.data.length);  // a placeholder ("Run beam search to see ...")
+      if (keep.hidden !== empty) keep.hidden = empty;
+      const name = nameOf(div);
+      if (bar.dataset.figure !== name) bar.dataset.figure = name;
+    }
+  };
+  // On a phone a result table keeps every word whole: its width grows to what its widest word
+  // needs in its column (the columns keep their shares), and it scrolls inside its own box.
+  // (Gradio rewrites the table's style attribute, so the widths live in a stylesheet of our own.)
+  const canvas = document.createElement('canvas').getContext('2d');
+  const sheet = document.head.appendChild(document.createElement('style'));
+  const widths = {};
+  let tables = 0;
+  const fitTables = () => {
+    const phone = window.innerWidth <= __PHONE__;
+    for (const wrap of document.querySelectorAll('.table-wrap')) {
+      if (!wrap.dataset.tlabFit) wrap.dataset.tlabFit = String(++tables);
+      if (!phone || wrap.offsetParent === null) continue;
+      const heads = [...wrap.querySelectorAll('thead th')];
+      const total = wrap.getBoundingClientRect().width;
+      if (!heads.length || !total) continue;
+      let needed = 0;
+      const rows = [heads, ...[...wrap.querySelectorAll('[role=row], .virtual-row')].map(r => [...r.children])];
+      for (const cells of rows) {
+        cells.forEach((cell, i) => {
+          const head = heads[i];
+          const text = cell.innerText ? cell.innerText.trim() : '';
+          if (!head || !text) return;
+          const style = getComputedStyle(cell.querySelector('span, div') || cell);
+          canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+          const word = Math.max(...text.split(/\s+/).map(w => canvas.measureText(w).width));
+          const cs = getComputedStyle(cell);
+          const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + (cell === head ? 28 : 6);
+          const share = head.getBoundingClientRect().width / total;
+          if (share > 0) needed = Math.max(needed, (word + pad) / share);
+        });
+      }
+      const want = Math.min(Math.ceil(needed), 3000);
+      const id = wrap.dataset.tlabFit;
+      if (want > total + 1 && Math.abs(want - (widths[id] || 0)) > 2) widths[id] = want;
+    }
+    const css = phone ? Object.entries(widths).map(([id, w]) =>
+      `.table-wrap[data-tlab-fit="${id}"] { min-width: ${w}px !important; }`).join('\n') : '';
+    if (sheet.textContent !== css) sheet.textContent = css;
+  };
+  let pending = false;
+  const later = () => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => { pending = false; tidy(); fitTables(); }, 150);
+  };
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', later);
+  tidy();
+}
+"""
+
+PHONE_PX = 760  # at this width and below, tables keep whole words and scroll inside themselves
+
+FIGURE_CSS = """
+.tlab-fig-bar { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between;
+  gap: 0.3em 1em; padding: 4px 8px 6px; font-size: 0.9em; }
+.tlab-notice { margin: 0; flex: 1 1 18em; }
+.tlab-fig-keep { white-space: nowrap; color: var(--body-text-color-subdued); }
+.tlab-fig-save { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 0 8px;
+  margin-left: 6px; font-size: 0.9em; cursor: pointer; }
+.tlab-notice-md { font-size: 0.9em; }
+/* Gradio floats a plot's label over its top-left corner, on the figure's own title: keep it above */
+.block:has(> label.block-label) > .js-plotly-plot { margin-top: 26px; }
+@media (max-width: 760px) {
+  .table-container, .prose table { overflow-x: auto; }
+  .prose table { display: block; max-width: 100%; }
+  .prose td, .prose th { word-break: normal; overflow-wrap: normal; }
+  .js-plotly-plot, .js-plotly-plot .plot-container { max-width: 100%; }
+  /* a plot beside a table or another plot takes the whole width: side by side, both were crushed */
+  .row:has(.js-plotly-plot) { flex-wrap: wrap; }
+  .row:has(.js-plotly-plot) > * { flex: 1 1 100% !important; min-width: 100% !important; }
+}
+"""
+
+
+def notice(fig, text: str):
+    """Attach a figure's "What to notice" line (shown under it by figure_tools' script) and
+    return the figure. Write it from the figure's own data: it must be true for this result."""
+    if fig is None or not text:
+        return fig
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    fig.update_layout(meta={**meta, "notice": str(text)})
+    return fig
+
+
+def notice_of(fig) -> str:
+    """The "What to notice" line a figure carries ('' when none)."""
+    meta = getattr(getattr(fig, "layout", None), "meta", None)
+    return meta.get("notice", "") if isinstance(meta, dict) else ""
+
+
+def figure_tools() -> gr.HTML:
+    """Place once per page: PNG / SVG buttons and the "What to notice" line under every plot
+    (its CSS goes into the page head: it styles elements outside this component)."""
+    return gr.HTML("", js_on_load=FIGURE_JS.replace("__PREFIX__", NOTICE_PREFIX).replace("__PHONE__", str(PHONE_PX)),
+                   head=f"<style>{FIGURE_CSS}</style>", elem_id="tlab-figure-tools", visible="hidden")
+
+
+def notice_line(text: str) -> str:
+    """A "What to notice" line as Markdown, for a figure that is not a plot (chips, a table)."""
+    return f"**{NOTICE_PREFIX.strip()}** {md_text(text)}" if text else ""

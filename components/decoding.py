@@ -319,6 +319,32 @@ def compare_ui(prompt, strategies_text, progress=gr.Progress()):
     return rows, compare_figure(out["rows"]), out, model_badge(out["model"])
 
 
+PRESET_PROMPT = "Choose one of the book's examples…"  # shown until one is picked (a dropdown has no placeholder)
+
+# The comparison's picker: named settings that build the JSON list /compare_decoding takes.
+COMPARE_CHOICES: dict[str, dict] = {
+    "greedy": {"strategy": "greedy", "max_new_tokens": 64},
+    "beam 4, no-repeat 2": {"strategy": "beam", "num_beams": 4, "no_repeat_ngram_size": 2, "max_new_tokens": 64},
+    "beam 4": {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64},
+    "sample, top-p 0.9 (seed 42)": {"strategy": "sample", "top_p": 0.9, "max_new_tokens": 64, "seed": 42},
+    "sample, top-k 50 (seed 42)": {"strategy": "sample", "top_k": 50, "max_new_tokens": 64, "seed": 42},
+    "sample, T = 0.7 (seed 42)": {"strategy": "sample", "temperature": 0.7, "top_k": 0, "max_new_tokens": 64,
+                                  "seed": 42},
+    "sample, T = 2.0 (seed 42)": {"strategy": "sample", "temperature": 2.0, "top_k": 0, "max_new_tokens": 64,
+                                  "seed": 42},
+}
+COMPARE_PICKED = [name for name, s in COMPARE_CHOICES.items() if s in decoding.COMPARE_DEFAULT]
+
+
+def picked_strategies(names):
+    """The JSON box for the ticked strategies, in the picker's order (untouched outside 2-4)."""
+    names = names if isinstance(names, (list, tuple)) else []
+    chosen = [COMPARE_CHOICES[n] for n in COMPARE_CHOICES if n in names]
+    if not 2 <= len(chosen) <= 4:
+        return gr.skip()
+    return json.dumps(chosen, indent=1)
+
+
 def apply_preset(name):
     preset = decoding.PRESETS.get(name)
     if not preset:
@@ -361,7 +387,8 @@ def build() -> None:
         with gr.Column(scale=3):
             prompt = Textbox(label="Prompt", lines=4, value="Transformers are the", elem_id="decoding-prompt")
             with gr.Row():
-                preset = gr.Dropdown(choices=list(decoding.PRESETS), value=None, label="Book examples (presets)",
+                preset = gr.Dropdown(choices=[(PRESET_PROMPT, "")] + list(decoding.PRESETS), value="",
+                                     label="Book examples (presets)",
                                      info=f"{len(decoding.PRESETS)} of the book's prompts and settings: pick one",
                                      elem_id="decoding-preset")
                 chat = Checkbox(label="Use the model's chat template (instruct models)", value=False)
@@ -429,6 +456,8 @@ def build() -> None:
     state = gr.State(None)
 
     with gr.Accordion("Compare 2-4 strategies on this prompt", open=False, elem_id="decoding-compare"):
+        picker = gr.CheckboxGroup(list(COMPARE_CHOICES), value=list(COMPARE_PICKED), elem_id="decoding-compare-pick",
+                                  label="Strategies to compare (pick 2-4; they fill the JSON below, which you may edit)")
         strategies = gr.Code(value=json.dumps(decoding.COMPARE_DEFAULT, indent=1), language="json",
                              label="strategies (a JSON list of settings, as /decode takes)",
                              elem_id="decoding-strategies")
@@ -457,8 +486,11 @@ def build() -> None:
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
-    step.release(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
+    # the number box fires `input` as it is typed in (its `release` only on blur); the slider on a drag
+    step.input(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private",
+               trigger_mode="always_last", **SHORT_LANE)
     temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
+    picker.input(picked_strategies, [picker], [strategies], api_visibility="private", queue=False)
     cmp_event = cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],
                               api_visibility="private", **LONG_LANE)
     clear_on_error(cmp_event, [cmp_df, cmp_plot, cmp_json, cmp_badge], cmp_box)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from components.common import notice
+
 STATUS_COLORS = {"root": "#444444", "kept": "#1f77b4", "eos": "#2ca02c", "pruned": "#c7c7c7"}
 TEMP_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 
@@ -14,8 +16,9 @@ def show_token(token: str) -> str:
 
 
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=50, r=20, t=50, b=60), template="plotly_white",
-                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
+    # The legend goes under the x-axis title (at the top right it ran into a long title).
+    fig.update_layout(title=title, height=height + 50, margin=dict(l=50, r=20, t=50, b=110), template="plotly_white",
+                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"))
     return fig
 
 
@@ -24,7 +27,7 @@ def empty_figure(message: str) -> go.Figure:
     fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=14))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    return _layout(fig, "", height=260)
+    return _layout(fig, "", height=260).update_layout(height=260, margin=dict(b=20))
 
 
 def temperature_figure(dist: dict) -> go.Figure:
@@ -40,7 +43,22 @@ def temperature_figure(dist: dict) -> go.Figure:
     fig.update_layout(barmode="group", xaxis_title=f"top {len(labels)} next tokens (by the model's own probability)",
                       yaxis_title="probability")
     where = f"before generated token #{dist['step']}" if dist.get("step") is not None else f"after {dist['position']} tokens"
-    return _layout(fig, f"Next-token distribution {where}, at several temperatures")
+    return notice(_layout(fig, f"Next-token distribution {where}, at several temperatures"), temperature_notice(dist))
+
+
+def temperature_notice(dist: dict) -> str:
+    """The top token's share at the lowest and highest temperature shown (its rank never changes:
+    dividing the logits by T keeps their order)."""
+    temps = sorted(dist.get("temperatures") or [], key=lambda t: t["temperature"])
+    if not temps or not dist.get("tokens") or not temps[0]["probs"]:
+        return ""
+    lo, hi = temps[0], temps[-1]
+    top = show_token(dist["tokens"][0])
+    if len(temps) == 1:
+        return f"'{top}' takes {lo['probs'][0]:.0%} of the probability at T = {lo['temperature']:g}."
+    return (f"the top token '{top}' takes {lo['probs'][0]:.0%} of the probability at T = {lo['temperature']:g} "
+            f"but {hi['probs'][0]:.0%} at T = {hi['temperature']:g}: a higher temperature flattens the "
+            f"distribution (entropy {lo['entropy']:.2f} → {hi['entropy']:.2f} nats), so sampling picks rarer tokens.")
 
 
 def cumulative_title(cum: dict, strategy: str = "sample", survivors: int | None = None) -> str:
@@ -82,7 +100,21 @@ def cumulative_figure(dist: dict, strategy: str = "sample", survivors: int | Non
     fig.update_xaxes(title=f"tokens sorted by probability (rank, log scale; vocabulary {dist['vocab_size']:,})",
                      type="log")
     fig.update_yaxes(title="cumulative probability", range=[0, 1.02])
-    return _layout(fig, cumulative_title(cum, strategy, survivors))
+    return notice(_layout(fig, cumulative_title(cum, strategy, survivors)), cumulative_notice(dist, cut))
+
+
+def cumulative_notice(dist: dict, cut: int | None) -> str:
+    """How steep the curve is at rank 10, and what the top-p cut keeps, from the figure's own points."""
+    cum = dist["cumulative"]
+    ranks, ys = cum["ranks"], cum["cumulative"]
+    if not ranks:
+        return ""
+    i = max((j for j, r in enumerate(ranks) if r <= 10), default=0)
+    steep = (f"the top {ranks[i]:,} token(s) of {dist['vocab_size']:,} already hold {ys[i]:.0%} of the "
+             f"probability")
+    if cut:
+        return steep + f"; top-p keeps only the first {cut:,} and never samples the long tail after the cut."
+    return steep + ": the long tail after them is many tokens with little probability each."
 
 
 def place_labels(points: list[tuple[float, float, str]], width_px: float = 1200, height_px: float = 360,
@@ -147,7 +179,7 @@ def beam_tree_figure(tree: dict | None) -> go.Figure:
     # Labels on the kept and ended hypotheses, best path first, none overlapping another.
     labelled = sorted((n for n in nodes[1:] if n["status"] in ("kept", "eos")), key=lambda n: not n["best"])
     shown = place_labels([(n["depth"], n["cum_logprob"], _label(n["token"])) for n in labelled],
-                         width_px=1100, height_px=330, bounds=tree_bounds(nodes))
+                         width_px=760, height_px=330, bounds=tree_bounds(nodes))  # a half-width plot's room: no crowding
     text_of = {n["id"]: _label(n["token"]) for n, ok in zip(labelled, shown) if ok}
     for status in ("pruned", "eos", "kept", "root"):
         group = [n for n in nodes if n["status"] == status]
@@ -169,7 +201,18 @@ def beam_tree_figure(tree: dict | None) -> go.Figure:
         title += f" (first {tree['max_steps']} steps)"
     fig.update_xaxes(title="step (tokens generated)", dtick=1 if tree["steps"] <= 30 else None)
     fig.update_yaxes(title="cumulative log-probability")
-    return _layout(fig, title, height=460)
+    return notice(_layout(fig, title, height=460), beam_notice(nodes))
+
+
+def beam_notice(nodes: list[dict]) -> str:
+    """How many hypotheses the search weighed against the few it kept, and where the best one ends."""
+    counts = {s: sum(1 for n in nodes[1:] if n["status"] == s) for s in ("kept", "eos", "pruned")}
+    best = max((n for n in nodes if n["best"]), key=lambda n: n["depth"], default=None)
+    said = (f"the search weighed {sum(counts.values())} hypotheses and pruned {counts['pruned']} of them; "
+            "a path that is not the most likely at an early step can still end best.")
+    if best is not None:
+        said += f" The best output (orange) ends at step {best['depth']} with log-probability {best['cum_logprob']:.2f}."
+    return said
 
 
 def compare_figure(rows: list[dict]) -> go.Figure:
@@ -182,7 +225,19 @@ def compare_figure(rows: list[dict]) -> go.Figure:
                          marker_color="#2ca02c", yaxis="y2", offsetgroup="b"))
     fig.update_layout(barmode="group", yaxis=dict(title="mean log-prob"),
                       yaxis2=dict(title="distinct-2", overlaying="y", side="right", range=[0, 1.05]))
-    return _layout(fig, "Strategies side by side")
+    return notice(_layout(fig, "Strategies side by side"), compare_notice(rows))
+
+
+def compare_notice(rows: list[dict]) -> str:
+    """Which strategy the model finds most likely and which repeats itself least, from the bars."""
+    if not rows:
+        return ""
+    mean = {r["strategy"]: (r["sequence_logprob"] or 0) / max(r["n_new_tokens"], 1) for r in rows}
+    likely = max(mean, key=mean.get)
+    varied = max(rows, key=lambda r: r["distinct_2"] or 0)
+    return (f"'{likely}' has the highest mean log-prob per token ({mean[likely]:.2f}); "
+            f"'{varied['strategy']}' repeats itself least (distinct-2 {varied['distinct_2'] or 0:.2f}). "
+            "The most likely text is not always the most varied one.")
 
 
 def growth_figure(data: dict | None) -> go.Figure:
@@ -209,4 +264,7 @@ def growth_figure(data: dict | None) -> go.Figure:
     fig.update_xaxes(tickvals=list(range(0, n_cols, step)), ticktext=labels[::step], tickangle=-60)
     fig.update_yaxes(autorange="reversed", title="generated token")
     fig.update_layout(margin=dict(l=140, r=20, t=50, b=110))
-    return fig
+    on_prompt = sum(rows[-1][:plen]) / (sum(rows[-1][:n_cols]) or 1)
+    return notice(fig, f"each row is one step longer than the last: a token can look only at the tokens before it "
+                       f"(the causal mask). The last step put {on_prompt:.0%} of its attention on the prompt "
+                       f"(left of the dashed line).")

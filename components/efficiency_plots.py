@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from components.common import notice
+
 COLORS = {"fp32": "#1f77b4", "int8": "#ff7f0e", "onnx": "#2ca02c"}
 
 
@@ -36,19 +38,44 @@ def latency_quality(rows: list[dict], x_key: str, y_key: str, x_title: str, y_ti
                       legend=dict(orientation="h", y=-0.25, x=0, title_text="marker area = size in memory"))
     if y_percent:
         ys = [r[y_key] * 100 for r in rows if r[y_key] is not None]
-        fig.update_yaxes(range=[min(ys + [100]) - 10, 105])
+        fig.update_yaxes(range=[min(ys + [100]) - 10, 108])  # room above 100% for a marker's name
+    else:
+        ys = [r[y_key] for r in rows if r[y_key] is not None]
+        if ys:  # headroom over the highest marker: its name ("... int8") sits above it, inside the plot
+            lo, hi = min(ys), max(ys)
+            pad = (hi - lo) * 0.35 or abs(hi) * 0.05 or 1.0
+            fig.update_yaxes(range=[lo - pad * 0.6, hi + pad])
     return fig
 
 
 def decoder_scatter(dec: dict) -> go.Figure:
     rows = [dict(r, ms_per_token=1000.0 / r["tokens_per_s"] if r["tokens_per_s"] else None) for r in dec["rows"]]
-    return latency_quality(rows, "ms_per_token", "perplexity", "ms per generated token (greedy)",
-                           "perplexity on the shipped texts (lower is better)", "Decoder: latency against perplexity")
+    fig = latency_quality(rows, "ms_per_token", "perplexity", "ms per generated token (greedy)",
+                          "perplexity on the shipped texts (lower is better)", "Decoder: latency against perplexity")
+    return notice(fig, efficiency_notice(rows, "ms_per_token", "ms per token", "perplexity", "perplexity", "{:.2f}"))
 
 
 def encoder_scatter(enc: dict) -> go.Figure:
-    return latency_quality(enc["rows"], "ms_per_text", "agreement", "ms per text (classification)",
-                           "labels equal to fp32's (%)", "Encoder: latency against agreement with fp32", y_percent=True)
+    fig = latency_quality(enc["rows"], "ms_per_text", "agreement", "ms per text (classification)",
+                          "labels equal to fp32's (%)", "Encoder: latency against agreement with fp32", y_percent=True)
+    return notice(fig, efficiency_notice(enc["rows"], "ms_per_text", "ms per text", "agreement", "agreement with fp32", "{:.0%}"))
+
+
+def efficiency_notice(rows: list[dict], x_key: str, x_words: str, y_key: str, y_words: str, y_format: str) -> str:
+    """int8 against fp32 in this run: how much smaller, how much faster, what quality it kept."""
+    by = {r.get("precision"): r for r in rows}
+    a, b = by.get("fp32"), by.get("int8")
+    if not a or not b or not a.get("memory_mb") or not b.get("memory_mb"):
+        return ""
+    said = f"int8 is {a['memory_mb'] / b['memory_mb']:.1f}x smaller in memory than fp32 (the marker areas)"
+    if a.get(x_key) and b.get(x_key):
+        ratio = a[x_key] / b[x_key]
+        said += (f" and {ratio:.2f}x as fast ({b[x_key]:.1f} vs {a[x_key]:.1f} {x_words})" if ratio >= 1
+                 else f" but {1 / ratio:.2f}x slower here ({b[x_key]:.1f} vs {a[x_key]:.1f} {x_words})")
+    if a.get(y_key) is not None and b.get(y_key) is not None:
+        said += f"; {y_words}: fp32 {y_format.format(a[y_key])}, int8 {y_format.format(b[y_key])}"
+    return said + "."
+
 
 
 def empty_figure(message: str) -> go.Figure:

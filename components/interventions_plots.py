@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from components.common import notice
+
 BEFORE, AFTER, FLIP = "#457b9d", "#e76f51", "#e63946"
 
 
 def _label(token: str) -> str:
     return repr(token)[1:-1] if token.strip() == token and token else repr(token)
+
+
+def _quoted(token: str) -> str:
+    """A token in a sentence, quoted once (repr already quotes one with spaces around it)."""
+    label = _label(token)
+    return label if label[:1] in "'\"" else f"'{label}'"
 
 
 def next_token(top: list[dict], title: str) -> go.Figure:
@@ -22,9 +30,20 @@ def next_token(top: list[dict], title: str) -> go.Figure:
                              text=[f"{v:.1%}" for v in values], textposition="outside", cliponaxis=False,
                              hovertemplate="%{y}<br>" + name + ": %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, barmode="group", height=max(320, 46 * len(top) + 120),
-                      margin=dict(l=10, r=40, t=60, b=10), legend=dict(orientation="h", y=-0.08, traceorder="reversed"),
+                      # the legend below the axis title, not on it: placed in the figure's own pixels
+                      margin=dict(l=10, r=40, t=60, b=80),
+                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", traceorder="reversed"),
                       xaxis=dict(title="probability of being the next token", tickformat=".0%"))
-    return fig
+    if not top:
+        return fig
+    first = max(top, key=lambda t: t["p_before"])
+    after = max(top, key=lambda t: t["p_after"])
+    change = ("the intervention changes the top next token: "
+              f"{_quoted(first['token'])} ({first['p_before']:.0%} before) gives way to {_quoted(after['token'])} "
+              f"({after['p_after']:.0%} after)." if after is not first else
+              f"the top next token stays {_quoted(first['token'])}; its probability goes from "
+              f"{first['p_before']:.0%} to {first['p_after']:.0%}.")
+    return notice(fig, change)
 
 
 def flips(rows: list[dict], title: str) -> go.Figure:
@@ -38,7 +57,12 @@ def flips(rows: list[dict], title: str) -> go.Figure:
                            hovertemplate="%{x}<br>KL %{y:.4f}<br>%{customdata}<extra></extra>"))
     fig.update_layout(title=title, height=340, margin=dict(l=10, r=10, t=60, b=10),
                       yaxis=dict(title="KL(before ‖ after), nats"), xaxis=dict(tickangle=-35))
-    return fig
+    if not rows:
+        return fig
+    worst = max(rows, key=lambda r: r["kl"])
+    flipped = sum(1 for r in rows if r["flipped"])
+    return notice(fig, f"the prediction changed most after {_quoted(worst['token'])} (position {worst['position']}, "
+                       f"KL {worst['kl']:.3f} nats); the top-1 next token flipped at {flipped} of {len(rows)} positions.")
 
 
 def token_cosine(tokens: list[str], cosines: list[float], title: str) -> go.Figure:
@@ -48,7 +72,11 @@ def token_cosine(tokens: list[str], cosines: list[float], title: str) -> go.Figu
                            hovertemplate="%{x}<br>1 − cosine %{y:.5f}<extra></extra>"))
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=60, b=10),
                       yaxis=dict(title="1 − cosine(before, after)"), xaxis=dict(tickangle=-35))
-    return fig
+    if not cosines:
+        return fig
+    i = max(range(len(cosines)), key=lambda j: 1 - cosines[j])
+    return notice(fig, f"token {_quoted(tokens[i])} (position {i}) turned most: 1 − cosine {1 - cosines[i]:.4f}. "
+                       "Small values everywhere mean the other heads and layers make up for what was removed.")
 
 
 def sweep(result: dict, title: str) -> go.Figure:
@@ -64,4 +92,8 @@ def sweep(result: dict, title: str) -> go.Figure:
                       yaxis=dict(title="KL at the last position, nats" if decoder
                                  else "1 − cosine of the sentence vector"),
                       xaxis=dict(title="ranked, most important first"))
-    return fig
+    if len(heads) < 2:
+        return fig
+    share = heads[0]["score"] / (sum(h["score"] for h in heads) or 1)
+    return notice(fig, f"head {heads[0]['head']} matters most ({heads[0]['score']:.2g}, {share:.0%} of the layer's "
+                       f"total); the last, head {heads[-1]['head']}, changes {heads[-1]['score']:.2g}: heads are not equal.")

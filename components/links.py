@@ -32,7 +32,7 @@ OMITTED_KEY = "omitted"
 class Param:
     name: str
     component: object
-    kind: str  # text | int | float | bool | choice
+    kind: str  # text | int | float | bool | choice | multi (several of the choices, comma-separated)
     lo: float | None = None
     hi: float | None = None
     choices: tuple = ()
@@ -48,6 +48,9 @@ class Param:
             return True if low in ("1", "true", "yes", "on") else False if low in ("0", "false", "no", "off") else None
         if self.kind == "choice":
             return raw if raw in self.choices else None
+        if self.kind == "multi":
+            picked = [c for c in self.choices if c in raw[:2000].split(",")]  # the component's order, no repeats
+            return picked if picked or not raw.strip() else None
         try:
             number = float(raw[:40])
         except ValueError:
@@ -63,6 +66,10 @@ class Param:
             return None
         if self.kind == "bool":
             return "1" if value else "0"
+        if self.kind == "multi":
+            return ",".join(str(v) for v in value if str(v) in self.choices) if isinstance(value, (list, tuple)) else None
+        if self.kind == "choice" and str(value) not in self.choices:
+            return None  # a choice a link may not carry (an upload): left out
         if self.kind in ("int", "float"):
             try:
                 number = float(value)
@@ -100,6 +107,9 @@ def param_for(name: str, component) -> Param:
     """What a link may hold for this component, read from its own range and choices."""
     if isinstance(component, gr.Checkbox):
         return Param(name, component, "bool")
+    if isinstance(component, gr.CheckboxGroup):
+        values = tuple(str(c[1] if isinstance(c, (tuple, list)) else c) for c in component.choices or ())
+        return Param(name, component, "multi", choices=values)
     if isinstance(component, (gr.Radio, gr.Dropdown)):
         values = tuple(str(c[1] if isinstance(c, (tuple, list)) else c) for c in component.choices or ())
         return Param(name, component, "choice", choices=values)
@@ -116,7 +126,13 @@ def param_for(name: str, component) -> Param:
 
 def _param(name: str, spec) -> Param:
     """A component, or (component, lo, hi) where its own range is narrower than what a link may
-    hold (a slider whose maximum follows the model)."""
+    hold (a slider whose maximum follows the model), or (component, choices) for the only choices
+    a link may carry (not "upload": a link never carries a file)."""
+    if isinstance(spec, tuple) and len(spec) == 2:
+        component, allowed = spec
+        p = param_for(name, component)
+        p.choices = tuple(c for c in p.choices if c in allowed)
+        return p
     if isinstance(spec, tuple):
         component, lo, hi = spec
         p = param_for(name, component)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from backend.runtime import config
 
-from components.common import md_text, model_badge, short
+from components.common import md_text, model_badge, notice, short
 
 LABEL_HEADERS = ["#", "top label", "score", "text", "all scores"]  # key columns first
 LABEL_WIDTHS = ["7%", "17%", "11%", "38%", "27%"]  # percentages: "auto" took the whole width
@@ -52,7 +52,20 @@ def label_bars(results: list[dict], title: str, xaxis: str = "score") -> go.Figu
     fig.update_layout(title=title, xaxis_title=xaxis, barmode="group", height=280 + 24 * len(results[0]["labels"]),
                       margin=dict(l=10, r=10, t=40, b=10), showlegend=len(results) > 1,
                       xaxis=dict(range=[0, 1]))
-    return fig
+    return notice(fig, label_notice(results))
+
+
+def label_notice(results: list[dict]) -> str:
+    """The first text's winning label and its margin over the runner-up."""
+    r = results[0] if results else None
+    if not r or not r.get("labels"):
+        return ""
+    said = f"'{short(str(r['labels'][0]))}' wins with {r['scores'][0]:.2f}"
+    if len(r["labels"]) > 1:
+        said += f", {r['scores'][0] - r['scores'][1]:.2f} ahead of '{short(str(r['labels'][1]))}'"
+    if len(results) > 1:
+        said += f" for the first text ({len(results)} texts: one bar colour each)"
+    return said + ". A score is the model's confidence, not a guarantee that it is right."
 
 
 def label_table(results: list[dict]) -> list[list]:
@@ -178,7 +191,13 @@ def rouge_bars(r: dict):
     fig.update_layout(title="ROUGE F1 against the reference for this text", barmode="group",
                       yaxis=dict(range=[0, 1], title="F1"), height=300, margin=dict(l=10, r=10, t=40, b=10),
                       legend=dict(orientation="h", y=-0.15))
-    return fig
+    said = f"the model's summary scores ROUGE-1 F1 {rouge[names[0]]['f1']:.2f}" if names else ""
+    base = (r.get("baseline") or {}).get("rouge")
+    if said and base and names[0] in base:
+        diff = rouge[names[0]]["f1"] - base[names[0]]["f1"]
+        said += (f", {abs(diff):.2f} {'above' if diff >= 0 else 'below'} the first-three-sentences baseline "
+                 f"({base[names[0]]['f1']:.2f}): a baseline that hard to beat is why the book reports it")
+    return notice(fig, said + "." if said else "")
 
 
 def rouge_table(r: dict) -> str:
@@ -239,7 +258,13 @@ def mask_bars(r: dict) -> go.Figure:
     fig.update_layout(title=title, barmode="group", height=280 + 36 * len(cands),
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.12),
                       xaxis=dict(range=[0, 1], title="probability"))
-    return fig
+    top = r["candidates"][0] if r["candidates"] else None
+    if top is None:
+        return fig
+    said = f"the model's first choice is '{top['token_str'].strip()}' ({top['score']:.0%})"
+    if len(r["candidates"]) > 1:
+        said += f"; the top {len(r['candidates'])} together hold {sum(c['score'] for c in r['candidates']):.0%}"
+    return notice(fig, said + ".")
 
 
 def mask_rows(candidates: list[dict]):

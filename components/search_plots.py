@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 import html
 
-from components.common import short
+from components.common import notice, short
 
 
 def _label(text: str) -> str:
@@ -44,7 +44,11 @@ def map_figure(m: dict) -> go.Figure:
         title=title, height=460, margin=dict(l=40, r=10, t=50, b=40),
         xaxis_title=f"PC1 ({ev[0]:.0%} of variance)", yaxis_title=f"PC2 ({ev[1]:.0%})",
         legend=dict(orientation="h", y=-0.15))
-    return fig
+    if not m.get("query"):
+        return notice(fig, f"passages that say similar things sit near each other; these two axes hold only "
+                           f"{sum(ev[:2]):.0%} of the embeddings' variance.")
+    return notice(fig, f"the query (star) and its top results (numbered) are nearest in all the embedding's "
+                       f"dimensions; this map keeps only {sum(ev[:2]):.0%} of the variance, so they may look apart here.")
 
 
 FAMILY_STYLE = {"Flat (exact)": ("#444444", "square"), "SQ8 (8-bit scalar)": ("#8c564b", "diamond"),
@@ -77,7 +81,15 @@ def tradeoff_figure(rows: list[dict]) -> go.Figure:
                                   font=dict(size=11)),
                       margin=dict(l=50, r=10, t=50, b=40))
     fig.update_yaxes(range=[min([r["recall_at_k"] for r in rows] + [0.8]) - 0.05, 1.03])
-    return fig
+    if not rows:
+        return fig
+    fastest = min(rows, key=lambda r: r["query_ms_median"])
+    exact = next((r for r in rows if r.get("index_type") == "Flat (exact)"), None)
+    said = (f"the fastest configuration, {fastest['label']}, answers in {fastest['query_ms_median']:.3f} ms "
+            f"with recall@{k} {fastest['recall_at_k']:.2f}")
+    if exact is not None and exact is not fastest:
+        said += f"; the exact index takes {exact['query_ms_median']:.3f} ms and finds every true neighbour"
+    return notice(fig, said + ". Approximate indexes trade recall for speed.")
 
 
 def map_caption(m: dict) -> str:

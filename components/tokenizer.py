@@ -7,7 +7,7 @@ import gradio as gr
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
 from components import links
-from components.common import Checkbox, Textbox, clear_on_error, error_box, raw_json, user_errors
+from components.common import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
 
 EXAMPLES = [
     "Tokenizing text is a core task of NLP.",
@@ -94,6 +94,34 @@ def redraw(data, show_bytes):
     return _pieces(data["results"]["encoder"], show), _pieces(data["results"]["decoder"], show)
 
 
+def _most_split(result: dict) -> tuple[str, int]:
+    """(the word cut into the most pieces, how many): a word start and its continuation pieces."""
+    best, run = ("", 0), []
+    for r in result["tokens"]:
+        if r["special"]:
+            run = []
+            continue
+        run = run + [r] if r["continuation"] and run else [r]
+        if len(run) > best[1]:
+            best = ("".join(p["text"] for p in run).strip(), len(run))
+    return best
+
+
+def notice(data) -> str:
+    """What to notice in this tokenization: the two counts, and the word cut into the most pieces."""
+    if not isinstance(data, dict) or "results" not in data:
+        return ""
+    enc, dec = data["results"]["encoder"], data["results"]["decoder"]
+    said = f"the same text is {enc['count']} tokens for the encoder and {dec['count']} for the decoder"
+    word, pieces = _most_split(enc)
+    if pieces > 1:
+        said += (f"; the encoder cuts '{word}' into {pieces} pieces: a word missing from its vocabulary is "
+                 "spelled with smaller pieces it has, never dropped")
+    else:
+        said += "; the encoder has every word here in its vocabulary whole"
+    return notice_line(said + ".")
+
+
 def _chips(label: str, elem_id: str) -> gr.HighlightedText:
     # A long paragraph makes hundreds of chips: the row scrolls instead of growing without end.
     with gr.Row(max_height=340, elem_id=f"{elem_id}-box"):
@@ -129,6 +157,7 @@ def build() -> None:
             dec_hl = _chips("Decoder tokens", "tok-dec")
             dec_df = gr.Dataframe(headers=HEADERS, label="Decoder ids and offsets", max_height=300, wrap=True,
                                   column_widths=widths, elem_id="tok-dec-table")
+    notice_md = gr.Markdown(elem_id="tok-notice", elem_classes=["tlab-notice-md"])
     out_json = raw_json("Raw result (JSON: what /tokenize returns)", elem_id="tok-json")
     outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, out_json]
     chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl], api_visibility="private")
@@ -137,5 +166,7 @@ def build() -> None:
     for ev in events:
         clear_on_error(ev, outputs, box)
         ev.success(**chips)  # keep the chips as the toggle says
+        ev.success(notice, [out_json], [notice_md], api_visibility="private", queue=False, show_progress="hidden")
+        ev.failure(lambda: "", None, [notice_md], api_visibility="private", queue=False, show_progress="hidden")
     links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
     show_bytes.change(**chips)

@@ -20,7 +20,7 @@ from backend.runtime.errors import InputError, LabError
 from components import common
 from components.common import (SHORT_LANE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components import train_ner
+from components import links, train_ner
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
@@ -255,10 +255,15 @@ TASK_CHOICES = [("Sentence classification (chapters 2 and 9)", "classify"),
                 ("Token classification: named entities (chapter 4)", "ner")]
 
 
+LINK_NOTE = ("A link to this tab (after a run, above) reopens it with the same data and settings but does not "
+             "train: training takes a while, so press **Train** yourself. An uploaded file is never in a link.")
+LINK_DATASETS = tuple(value for _, value in DATASET_CHOICES if value != "upload")
+
+
 def build() -> None:
     task = Radio(TASK_CHOICES, value="classify", label="Task", elem_id="train-task")
     with gr.Column(visible=True) as classify_col:
-        _build_classify()
+        _build_classify(task)
     with gr.Column(visible=False) as ner_col:
         ner_estimate, ner_inputs, ner_estimate_md = train_ner.build()
     task.change(lambda t: (gr.update(visible=t == "classify"), gr.update(visible=t == "ner")), [task],
@@ -267,7 +272,7 @@ def build() -> None:
                 [ner_estimate_md], api_visibility="private")
 
 
-def _build_classify() -> None:
+def _build_classify(task) -> None:
     gr.Markdown(
         "## Train a classifier\n"
         "Three ways to turn a transformer into a classifier, compared on the same split (the book's "
@@ -301,6 +306,8 @@ def _build_classify() -> None:
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="train-stop")
         with gr.Column(scale=2):
             status = gr.Markdown(elem_id="train-status")
+            link_bar = links.bar("train")  # training is not cheap: a link restores the settings, never runs
+            gr.Markdown(LINK_NOTE, elem_id="train-link-note", elem_classes=["tlab-link-note"])
             train_box = error_box("train-error")
             summary = gr.Markdown(elem_id="train-summary")
             loss_plot = gr.Plot(label="Loss", elem_id="train-loss")
@@ -312,7 +319,7 @@ def _build_classify() -> None:
             hardest = gr.Dataframe(headers=HARDEST_HEADERS, label="Validation examples with the highest loss",
                                    interactive=False, wrap=True, column_widths=["12%", "14%", "8%", "22%", "44%"],
                                    elem_id="train-hardest")
-            result_json = raw_json(elem_id="train-json")
+            result_json = raw_json("Raw result (JSON: what /train returns)", elem_id="train-json")
             with gr.Group():
                 text = Textbox(label="Try the trained model", elem_id="train-text", placeholder=EXAMPLES[0])
                 with gr.Row():
@@ -321,7 +328,8 @@ def _build_classify() -> None:
                 gr.Examples([[e] for e in EXAMPLES], inputs=[text])
             predict_box = error_box("train-predict-error")
             prediction = gr.HTML(elem_id="train-prediction-box")
-            prediction_json = raw_json(elem_id="train-prediction-json")
+            prediction_json = raw_json("Raw result (JSON: what /predict_trained returns)",
+                                       elem_id="train-prediction-json")
             with gr.Row():
                 use_box = Checkbox(False, label="Use in Pipelines (this session's Classify task)",
                                    elem_id="train-use")
@@ -345,6 +353,11 @@ def _build_classify() -> None:
                      result_json]
     ev = train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
     clear_on_error(ev, train_outputs, train_box)
+    links.register("train", {"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
+                             "label_column": label_column, "methods": methods, "epochs": epochs,
+                             "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
+                             "batch_size": batch_size, "learning_curve": learning_curve,
+                             "curve_finetune": curve_finetune, "seed": seed}, [ev], link_bar)
     # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
     ev.success(lambda: (False, "", gr.update(value=None, visible=False), ""), None,
                [use_box, use_md, download_file, download_md], api_visibility="private")

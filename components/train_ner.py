@@ -168,14 +168,14 @@ def build() -> tuple:
             loss = gr.Plot(label="Loss", elem_id="train-ner-loss")
             confusion = gr.Plot(label="Confusion matrix of word tags", elem_id="train-ner-confusion")
             errors = gr.HTML(elem_id="train-ner-errors")
-            result_json = raw_json(elem_id="train-ner-json")
+            result_json = raw_json("Raw result (JSON: what /train_ner returns)", elem_id="train-ner-json")
             with gr.Group():
                 text = Textbox(label="Try your NER model", placeholder=EXAMPLES[0], elem_id="train-ner-text")
                 tag_btn = gr.Button("Tag", elem_id="train-ner-tag")
                 gr.Examples([[e] for e in EXAMPLES], inputs=[text])
             tag_box = error_box("train-ner-tag-error")
             tagged = gr.HTML(elem_id="train-ner-tagged-box")
-            tagged_json = raw_json(elem_id="train-ner-tagged-json")
+            tagged_json = raw_json("Raw result (JSON: what /predict_ner returns)", elem_id="train-ner-tagged-json")
             download_btn = gr.Button("Download (zip: encoder folder + head + model card)", elem_id="train-ner-download")
             download_file = gr.File(label="Your NER model", visible=False, interactive=False,
                                     elem_id="train-ner-download-file")

@@ -8,6 +8,8 @@ import math
 
 import plotly.graph_objects as go
 
+from components.common import notice
+
 METRIC_COLOURS = {"precision": "#1f77b4", "recall": "#2ca02c", "f1": "#e07b14"}
 SCORE_HEADERS = ["entity type", "precision", "recall", "F1", "gold entities", "predicted"]
 TAG_COLOURS = {"PER": "#f4c7c3", "ORG": "#c9daf8", "LOC": "#d9ead3", "MISC": "#fff2cc"}
@@ -41,7 +43,13 @@ def scores_figure(r: dict) -> go.Figure:
                       title=dict(text=f"seqeval scores per entity type (test split, {len(r['predictions']['test'])} "
                                       f"sentences)<br><sub>{html.escape(_provenance(r))}</sub>", font=dict(size=15)),
                       margin=dict(l=50, r=10, t=70, b=40), legend=dict(orientation="h", y=-0.15))
-    return fig
+    if not t["per_type"]:
+        return fig
+    best = max(t["per_type"], key=lambda n: t["per_type"][n]["f1"])
+    worst = min(t["per_type"], key=lambda n: t["per_type"][n]["f1"])
+    return notice(fig, f"{best} is found best (F1 {t['per_type'][best]['f1']:.2f}) and {worst} worst "
+                       f"(F1 {t['per_type'][worst]['f1']:.2f}); overall F1 {t['overall']['f1']:.2f}. An entity counts "
+                       "only when its whole span and type are right.")
 
 
 def confusion_figure(r: dict) -> go.Figure:
@@ -58,7 +66,13 @@ def confusion_figure(r: dict) -> go.Figure:
                                       f"share of the gold row)<br><sub>{html.escape(_provenance(r))}</sub>",
                                  font=dict(size=15)),
                       height=460, margin=dict(l=70, r=10, t=80, b=50))
-    return fig
+    errors = [(v, c["labels"][i], c["labels"][j]) for i, row in enumerate(c["counts"])
+              for j, v in enumerate(row) if i != j and v > 0]
+    if not errors:
+        return notice(fig, "every word's tag is right: all counts sit on the diagonal.")
+    v, gold, predicted = max(errors)
+    return notice(fig, f"the most common mistake: {v} word(s) tagged '{gold}' predicted as '{predicted}'. "
+                       "Off-diagonal cells are the errors; their row says what the word really was.")
 
 
 def loss_figure(r: dict) -> go.Figure:

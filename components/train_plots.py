@@ -8,10 +8,14 @@ import math
 
 import plotly.graph_objects as go
 
-from components.common import short
+from components.common import notice, short
 
 METHOD_LABELS = {"zero_shot": "zero-shot (similarity)", "probe": "features + logistic regression",
                  "finetune": "fine-tuning"}
+# A confusion matrix's title over a third of the figure: short lines that fit it (the long label ran
+# into its neighbour: "acc 0.67atures + logistic...").
+SHORT_LABELS = {"zero_shot": "zero-shot<br>(similarity)", "probe": "features +<br>logistic regression",
+                "finetune": "fine-tuning"}
 METHOD_COLOURS = {"zero_shot": "#8c8c8c", "probe": "#1f77b4", "finetune": "#e07b14"}
 SMALL_SAMPLE = 30  # below this many test examples an accuracy carries its count and interval
 PALETTE = ["#1f77b4", "#e07b14", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -35,7 +39,14 @@ def loss_figure(losses: list[float], epochs: list[dict] | None = None, total_ste
     fig.update_xaxes(dtick=max(1, math.ceil(steps / 10)))  # whole steps, never 0.5
     if total_steps:
         fig.update_xaxes(range=[0, total_steps + 1])
-    return fig
+    if not losses:
+        return fig
+    said = f"the training loss goes from {losses[0]:.2f} on the first batch to {losses[-1]:.2f} on the last"
+    if epochs:
+        said += f"; the validation loss ends at {epochs[-1]['val_loss']:.2f}"
+        if len(epochs) > 1 and epochs[-1]["val_loss"] > min(e["val_loss"] for e in epochs):
+            said += " (above its best: more epochs start to overfit)"
+    return notice(fig, said + ". Single batches are noisy: read the trend, not one step.")
 
 
 def confusion_figure(methods: dict) -> go.Figure | None:
@@ -45,8 +56,9 @@ def confusion_figure(methods: dict) -> go.Figure | None:
     names = [m for m in ("zero_shot", "probe", "finetune") if m in methods and "confusion" in methods[m]]
     if not names:
         return None
-    fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.08,
-                        subplot_titles=[f"{METHOD_LABELS[m]}:<br>acc {_acc(methods[m])}" for m in names])
+    fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.1,
+                        subplot_titles=[f"{SHORT_LABELS[m]}<br>acc {_acc(methods[m])}" for m in names])
+    fig.update_annotations(font=dict(size=12))  # each title within its own third: never run into the next
     for i, m in enumerate(names, start=1):
         c = methods[m]["confusion"]
         z = c["normalised"]
@@ -59,7 +71,25 @@ def confusion_figure(methods: dict) -> go.Figure | None:
     two_lines = any(methods[m].get("n") is not None and methods[m]["n"] < SMALL_SAMPLE for m in names)
     fig.update_layout(title=dict(text="Normalised confusion matrices (test split)", y=0.92 if two_lines else 0.95, yanchor="top"),
                       height=450 if two_lines else 400, margin=dict(l=60, r=10, t=150 if two_lines else 95, b=50))
-    return fig
+    return notice(fig, confusion_notice(methods, names))
+
+
+def confusion_notice(methods: dict, names: list[str]) -> str:
+    """The best method's accuracy against the others, and its most common mistake (the darkest
+    cell off the diagonal)."""
+    best = max(names, key=lambda m: methods[m]["accuracy"])
+    said = f"{METHOD_LABELS[best]} is most accurate ({methods[best]['accuracy']:.2f}"
+    others = [f"{METHOD_LABELS[m]} {methods[m]['accuracy']:.2f}" for m in names if m != best]
+    said += ("; " + ", ".join(others) + ")") if others else ")"
+    c = methods[best]["confusion"]
+    errors = [(v, c["labels"][i], c["labels"][j]) for i, row in enumerate(c["normalised"])
+              for j, v in enumerate(row) if i != j and v > 0]
+    if errors:
+        v, true, predicted = max(errors)
+        said += f". Its most common mistake: {v:.0%} of the '{true}' examples predicted as '{predicted}'"
+    else:
+        said += ". It makes no mistake on the test split: everything sits on the diagonal"
+    return said + "."
 
 
 def _acc(r: dict) -> str:
@@ -90,7 +120,24 @@ def map_figure(m: dict | None) -> go.Figure | None:
     of = m["of"].replace(" (", "<br>(", 1)  # two lines: the title fits a half-width plot
     fig.update_layout(title=dict(text=f"{m['method']} of {of}", font=dict(size=14)), height=420, margin=dict(l=40, r=10, t=70, b=40),
                       xaxis_title=f"PC1 ({ev[0]:.0%} of variance)", yaxis_title=f"PC2 ({ev[1]:.0%})")
-    return fig
+    share = nearest_centre_share(m["x"], m["y"], m["labels"])
+    if share is None:
+        return fig
+    return notice(fig, f"in these two dimensions alone, {share:.0%} of the points lie nearer their own label's "
+                       f"centre than any other's; the closer that is to 100%, the easier a linear classifier's job.")
+
+
+def nearest_centre_share(xs: list[float], ys: list[float], labels: list[str]) -> float | None:
+    """Share of points nearer the mean of their own label than of any other (None: one label)."""
+    groups: dict = {}
+    for x, y, l in zip(xs, ys, labels):
+        groups.setdefault(l, []).append((x, y))
+    if len(groups) < 2:
+        return None
+    centres = {l: (sum(p[0] for p in ps) / len(ps), sum(p[1] for p in ps) / len(ps)) for l, ps in groups.items()}
+    right = sum(1 for x, y, l in zip(xs, ys, labels)
+                if min(centres, key=lambda c: (x - centres[c][0]) ** 2 + (y - centres[c][1]) ** 2) == l)
+    return right / len(labels)
 
 
 def curve_figure(curve: dict | None) -> go.Figure | None:
@@ -112,4 +159,11 @@ def curve_figure(curve: dict | None) -> go.Figure | None:
     fig.update_layout(title=title, height=360,
                       margin=dict(l=50, r=10, t=50, b=40), xaxis_title="examples per label",
                       yaxis_title="test accuracy", yaxis_range=[0, 1.02], legend=dict(orientation="h", y=-0.25))
-    return fig
+    trained = [m for m in ("finetune", "probe") if m in curve and curve[m]]
+    if not trained or len(ticks) < 2:
+        return fig
+    said = "; ".join(f"{METHOD_LABELS[m]} goes from {curve[m][0]:.2f} with {ticks[0]} to {curve[m][-1]:.2f} with "
+                     f"{ticks[-1]} examples per label" for m in trained)
+    if curve.get("zero_shot"):
+        said += f"; zero-shot needs no examples and stays at {curve['zero_shot'][-1]:.2f}"
+    return notice(fig, said + ".")

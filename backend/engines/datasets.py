@@ -110,6 +110,34 @@ def _pick(columns: list[str], wanted: str | None, guesses: tuple[str, ...], what
                      f"column in the box. Its columns are: {', '.join(columns) or '(none)'}.")
 
 
+DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def sniff_delimiter(text: str, default: str) -> str:
+    """The delimiter of a CSV / TSV among , ; and tab (a spreadsheet in a European locale saves
+    .csv with semicolons, which a comma reader takes as one column). csv.Sniffer decides from the
+    first lines; its pick must give the header at least two columns and no fewer than the default
+    does, else the default stands (a comma file whose texts hold semicolons stays a comma file)."""
+    sample = "\n".join(text.splitlines()[:50])
+
+    def width(d: str) -> int:
+        try:
+            return len(next(csv.reader(io.StringIO(sample), delimiter=d), []))
+        except csv.Error:
+            return 0
+
+    try:
+        found = csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
+    except csv.Error:
+        found = None
+    if found and found != default and width(found) >= 2 and width(found) >= width(default):
+        return found
+    if width(default) >= 2:
+        return default
+    best = max(DELIMITER_NAMES, key=width)
+    return best if width(best) >= 2 else default
+
+
 def _rows_csv(text: str, delimiter: str) -> tuple[list[str], list[dict]]:
     try:
         reader = csv.DictReader(io.StringIO(text), delimiter=delimiter, strict=True)
@@ -182,7 +210,8 @@ def read_upload(path: str | None, text_column: str | None = None, label_column: 
     text = _decode(p.read_bytes())
     if not text.strip():
         raise InputError("The file is empty: it needs a header (CSV) or JSON objects, one per line.")
-    columns, raw = _rows_jsonl(text) if ext in ("jsonl", "json") else _rows_csv(text, "\t" if ext == "tsv" else ",")
+    delimiter = None if ext in ("jsonl", "json") else sniff_delimiter(text, "\t" if ext == "tsv" else ",")
+    columns, raw = _rows_jsonl(text) if delimiter is None else _rows_csv(text, delimiter)
     if len(raw) > MAX_ROWS:
         raise InputError(f"The file has more than {MAX_ROWS:,} rows; train on a sample of at most {MAX_ROWS:,}.")
     tcol = _pick(columns, (text_column or "").strip() or None, TEXT_GUESSES, "text")
@@ -191,6 +220,8 @@ def read_upload(path: str | None, text_column: str | None = None, label_column: 
         raise InputError(f"The text and the label are both the column '{tcol}': choose two different columns.")
     scol = next((c for c in columns if c.lower().strip() == "split"), None)
     notices, rows, splits, clipped, skipped = [], [], [], 0, 0
+    if delimiter is not None:
+        notices.append(f"Columns read as separated by {DELIMITER_NAMES[delimiter]} (detected from the file).")
     for obj in raw:
         t, l = obj.get(tcol), obj.get(lcol)
         t = "" if t is None else str(t).strip()
