@@ -182,5 +182,6 @@ def build() -> None:
             **SHORT_LANE,
         )
         clear_on_error(ev, outputs, box)
+        links.model_box("anatomy", override)
         links.register("anatomy", {"text": text, "text_b": text_b, "role": role, "layer": layer, "head": head,
                                    "token": token_index}, [ev], link_bar, run=run)

@@ -308,16 +308,31 @@ def _subtabs() -> list:
     return seen
 
 
+def model_box(key: str, component) -> None:
+    """A tab's model box: never part of a link, but a hand-off may fill it (a model trained in
+    this session, offered under a name only this page holds)."""
+    _MODEL_BOXES[key] = component
+
+
+_MODEL_BOXES: dict[str, object] = {}
+
+
+def has_model_box(key: str) -> bool:
+    return key in _MODEL_BOXES
+
+
 def outputs(tabs) -> list:
     """Every component a restore may set, in the order `updates` returns them."""
     out = [tabs, *_subtabs()]
     for link in _REGISTRY.values():
         out += [p.component for p in link.params] + ([link.bar] if link.bar is not None else [])
-    return out
+    return out + list(_MODEL_BOXES.values())
 
 
-def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = True, note: str = "") -> list:
-    """The updates for `outputs(...)`: the tab selected, its inputs set, its bar showing the link."""
+def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = True, note: str = "",
+            model: str | None = None) -> list:
+    """The updates for `outputs(...)`: the tab selected, its inputs set, its bar showing the link
+    (and, from a hand-off, its model box set to `model`)."""
     this = _REGISTRY.get(key) if key else None
     main = (this.parent if this is not None and this.parent else key)
     out = [gr.update(selected=main) if main else gr.skip()]
@@ -334,7 +349,7 @@ def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = T
                 out.append(bar_html(query, omitted, autorun=autorun and link.run_id is not None, note=note))
             else:
                 out.append(gr.skip())
-    return out
+    return out + [gr.update(value=model) if model is not None and k == key else gr.skip() for k in _MODEL_BOXES]
 
 
 def restore(request: gr.Request):
@@ -357,36 +372,41 @@ class Handoff:
     source: object  # the component whose value is handed on
     query: dict  # the target tab and any fixed inputs, e.g. {"tab": "attention", "role": "encoder"}
     param: str  # the target input that receives the source's value
+    model: object = None  # a component holding a model-box name for the target (see `model_box`)
 
 
 _HANDOFFS: list[Handoff] = []
 
 
-def handoff(label: str, source, tab: str, param: str, **fixed) -> gr.Button:
+def handoff(label: str, source, tab: str, param: str, model=None, **fixed) -> gr.Button:
     """A small button, placed where it is called, that opens `tab` with `source`'s value as its
     `param` input (a sentence tried in Pipelines, seen in Attention). Wired by `wire_handoffs`
     once every tab exists. The value is handed over whole, never cut to a link's length."""
     button = gr.Button(label, size="sm", variant="secondary", scale=0, min_width=160,
                        elem_id=f"handoff-{tab}-{param}-{len(_HANDOFFS)}", elem_classes=["tlab-handoff"])
-    _HANDOFFS.append(Handoff(button, source, {TAB_KEY: tab, **fixed}, param))
+    _HANDOFFS.append(Handoff(button, source, {TAB_KEY: tab, **fixed}, param, model))
     return button
 
 
-def handed(query: dict, param: str, value):
-    """The updates a hand-off makes: the target's fixed inputs from `query`, then the value."""
+def handed(query: dict, param: str, value, model: str | None = None):
+    """The updates a hand-off makes: the target's fixed inputs from `query`, then the value (and
+    the target's model box, when the hand-off carries a model and the target has a box)."""
     key, values, _ = decode(query)
     link = _REGISTRY.get(key) if key else None
     if link is not None and any(p.name == param for p in link.params) and isinstance(value, str):
         values[param] = value
-    return updates(key, values, [], note="Opened from another tab.")
+    model = model if isinstance(model, str) and model and key in _MODEL_BOXES else None
+    return updates(key, values, [], note="Opened from another tab." + (" The model box holds the model it handed "
+                                                                         "over." if model else ""), model=model)
 
 
 def wire_handoffs(tabs) -> None:
     """Connect every hand-off button; call after every tab registered its inputs."""
     out = outputs(tabs)
     for h in _HANDOFFS:
-        def go(value, query=dict(h.query), param=h.param):
-            return handed(query, param, value)
+        def go(value, model=None, query=dict(h.query), param=h.param):
+            return handed(query, param, value, model)
 
         go.__name__ = f"handoff_{h.query[TAB_KEY]}"
-        h.button.click(go, [h.source], out, api_visibility="private", queue=False, show_progress="hidden")
+        h.button.click(go, [h.source] + ([h.model] if h.model is not None else []), out, api_visibility="private",
+                       queue=False, show_progress="hidden")

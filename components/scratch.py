@@ -1,5 +1,6 @@
 """From scratch tab (the book's chapter 10): train a tokenizer and watch its merges, then a tiny
-GPT on the same text (components/scratch_gpt.py)."""
+GPT on the same text (components/scratch_gpt.py), then a tiny encoder-decoder on toy dates and its
+cross-attention (components/scratch_seq2seq.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train
 from components import common
 from components.common import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
-from components import scratch_gpt
+from components import scratch_gpt, scratch_seq2seq
 from components.scratch_plots import lengths_figure, tokens_per_word_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
@@ -162,3 +163,4 @@ def build() -> None:
                 queue=False)
     _, vocab, corpus, text, upload, _ = inputs
     scratch_gpt.build(corpus, text, upload, vocab)  # the tiny GPT trains on the same text
+    scratch_seq2seq.build()  # the tiny encoder-decoder trains on the shipped toy dates

@@ -15,7 +15,7 @@ import gradio as gr
 
 from backend.runtime.errors import InputError, LabError
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
-from components import common
+from components import common, links
 from components.common import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
 from components.scratch_plots import gpt_loss_figure
@@ -164,6 +164,19 @@ def build(corpus, text, upload, vocab) -> None:
                            elem_id="scratch-gpt-download")
         dl_file = gr.File(label="Your tiny GPT", visible=False, interactive=False, elem_id="scratch-gpt-file")
     dl_md = gr.Markdown(elem_id="scratch-gpt-download-status")
+    gr.Markdown("**Look inside it.** The same tabs that take apart the real models take this one: Anatomy "
+                "recomputes each block from its weights, Decoding shows each step's candidates. They open with "
+                "the model box holding this session's tiny GPT (it works only in this page, as long as the model "
+                "lives).", elem_id="scratch-gpt-inside-intro")
+    with gr.Row():
+        inside_prompt = gr.Textbox("The attention", label="Text to look at", max_lines=2, scale=3,
+                                   elem_id="scratch-gpt-inside-text")
+        # The model's name for the model box (hub.session_models), filled once a model is trained.
+        model_name = gr.Textbox("", visible=False, elem_id="scratch-gpt-model-name")
+        links.handoff("Open it in Anatomy", inside_prompt, "anatomy", "text", model=model_name, role="decoder",
+                      text_b="")
+        if links.has_model_box("decoding"):
+            links.handoff("Open it in Decoding", inside_prompt, "decoding", "prompt", model=model_name)
     out_json = raw_json("Raw result (JSON: what /train_gpt returns)", elem_id="scratch-gpt-json")
     plan_inputs = controls + [vocab]
     for widget in plan_inputs:
@@ -172,6 +185,8 @@ def build(corpus, text, upload, vocab) -> None:
     ev = go.click(run_gpt, controls + [corpus, text, upload, vocab], outputs, api_name="train_gpt", **LANE)
     clear_on_error(ev, [plot, samples, out_json], box)
     ev.then(show_plan, plan_inputs, [plan_md], api_visibility="private")  # now from the rate just measured
+    ev.success(lambda r: (r or {}).get("model_box", ""), [out_json], [model_name], api_visibility="private",
+               queue=False)
     stop_btn.click(stop, None, [status], api_visibility="private", queue=False)
     ev = dl_btn.click(download, None, [dl_file, dl_md], api_name="download_gpt")
     clear_on_error(ev, [dl_file, dl_md], box)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from components.common import notice
 
 TRAINED, EMBEDDER, DECODER = "#e07b14", "#1f77b4", "#2ca02c"
 
@@ -60,3 +63,54 @@ def gpt_loss_figure(losses: list[float], evals: list[dict], total_steps: int | N
     if total_steps:
         fig.update_xaxes(range=[0, total_steps])
     return fig
+
+
+def seq2seq_loss_figure(losses: list[float], evals: list[dict], total_steps: int | None = None) -> go.Figure:
+    """The tiny encoder-decoder's train loss per step, validation loss and validation exact match (live)."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=list(range(1, len(losses) + 1)), y=losses, mode="lines", name="train loss (per step)",
+                             line=dict(color=TRAINED, width=1.5)))
+    if evals:
+        steps = [e["step"] for e in evals]
+        fig.add_trace(go.Scatter(x=steps, y=[e["val_loss"] for e in evals], mode="lines+markers",
+                                 name="validation loss", line=dict(color=EMBEDDER, width=2)))
+        fig.add_trace(go.Scatter(x=steps, y=[100 * e["val_exact_match"] for e in evals], mode="lines+markers",
+                                 name="validation exact match (%)", line=dict(color=DECODER, width=2, dash="dot")),
+                      secondary_y=True)
+    fig.update_layout(title="Tiny encoder-decoder: loss and exact match as it trains", height=360,
+                      margin=dict(l=50, r=50, t=45, b=40), legend=dict(orientation="h", y=-0.25))
+    fig.update_xaxes(title_text="step", range=[0, total_steps] if total_steps else None)
+    fig.update_yaxes(title_text="loss (nats per token)", secondary_y=False)
+    fig.update_yaxes(title_text="exact match (%)", range=[0, 105], secondary_y=True)
+    if len(evals) >= 2:
+        a, b = evals[0], evals[-1]
+        notice(fig, f"validation exact match went from {a['val_exact_match']:.0%} at step {a['step']:,} to "
+                    f"{b['val_exact_match']:.0%} at step {b['step']:,}, and the validation loss from {a['val_loss']:.2f} "
+                    f"to {b['val_loss']:.3f}: a translation is only right when every one of its 10 characters is.")
+    return fig
+
+
+def _ticks(tokens: list[str]) -> dict:
+    """Integer positions labelled with the tokens (a repeated token keeps its own row/column)."""
+    return dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=[_plain(t) for t in tokens],
+                tickfont=dict(size=12))
+
+
+def _plain(token: str) -> str:
+    """A token as Plotly shows it literally: its labels read HTML-like tags ('</s>' would vanish)."""
+    return token.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace(" ", "␣")
+
+
+def attention_heatmap(matrix, rows: list[str], cols: list[str], title: str, row_title: str, col_title: str,
+                      what: str = "", colour: str = "Blues") -> go.Figure:
+    """One head's attention: rows attend to columns; each row sums to 1."""
+    z = [[round(float(v), 4) for v in r] for r in matrix]
+    custom = [[[_plain(rows[i]), _plain(cols[j])] for j in range(len(cols))] for i in range(len(rows))]
+    fig = go.Figure(go.Heatmap(z=z, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0, zmax=1,
+                               colorscale=colour, customdata=custom, colorbar=dict(title="weight", thickness=12),
+                               hovertemplate="%{customdata[0]} looks at %{customdata[1]}: %{z:.4f}<extra></extra>"))
+    fig.update_layout(title=dict(text=title, x=0.5, xanchor="center", y=0.99, yanchor="top", font=dict(size=14)),
+                      height=max(320, 26 * len(rows) + 200), margin=dict(l=10, r=10, t=130, b=10),
+                      xaxis=dict(title=dict(text=col_title, standoff=4), side="top", tickangle=-50, **_ticks(cols)),
+                      yaxis=dict(title=row_title, autorange="reversed", **_ticks(rows)))
+    return notice(fig, what)

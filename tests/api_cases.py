@@ -60,3 +60,10 @@ USES_NO_MODEL = {"/train_gpt", "/download_gpt"}
 
 def all_api_names() -> set[str]:
     return set(CASES) | set(EXPECTED_ERRORS)
+# From scratch, the tiny encoder-decoder: 5 steps of a 1-layer model on the shipped toy dates, then look at
+# one translation's attentions and download it, in the same session. No installed model is used.
+CASES["/train_seq2seq"] = (5, 1, 32, 2, 3e-3, 0)
+CASES["/translate_toy"] = ("the first of may nineteen ninety", 0, 0)
+CASES["/download_seq2seq"] = ()
+MODEL_FREE |= {"/train_seq2seq", "/translate_toy", "/download_seq2seq"}
+USES_NO_MODEL |= {"/train_seq2seq", "/translate_toy", "/download_seq2seq"}

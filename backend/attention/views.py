@@ -149,15 +149,17 @@ def _filters(tokens: list[str], sentence_b_start: int | None) -> list[dict]:
 
 
 def view_params(view: str, attention: np.ndarray, tokens: list[str], sentence_b_start: int | None = None,
-                layer: int | None = None, display_mode: str = "light") -> tuple[dict, str]:
-    """bertviz's `params` for the head or model view (attention packed), and the root div id."""
+                layer: int | None = None, display_mode: str = "light", filters: list[dict] | None = None
+                ) -> tuple[dict, str]:
+    """bertviz's `params` for the head or model view (attention packed), and the root div id.
+    `filters` (see `encoder_decoder_filters`) replaces the sentence-pair ones."""
     att = np.asarray(attention)
     if att.ndim != 4 or att.shape[2] != att.shape[3] or att.shape[2] != len(tokens):
         raise ValueError(f"attention must be (layers, heads, T, T) with T = {len(tokens)} tokens, got {att.shape}")
     n_layers, n_heads = att.shape[:2]
     vis_id = f"bertviz-{uuid.uuid4().hex}"
     params = {
-        "attention": _filters(prettify(tokens), sentence_b_start),
+        "attention": filters if filters is not None else _filters(prettify(tokens), sentence_b_start),
         "default_filter": "0",
         "root_div_id": vis_id,
         "include_layers": list(range(n_layers)),
@@ -173,9 +175,9 @@ def view_params(view: str, attention: np.ndarray, tokens: list[str], sentence_b_
 
 
 def render_view(view: str, attention: np.ndarray, tokens: list[str], sentence_b_start: int | None = None,
-                layer: int | None = None, title: str = "") -> str:
+                layer: int | None = None, title: str = "", filters: list[dict] | None = None) -> str:
     """A complete HTML document drawing bertviz's head or model view with no network access."""
-    params, vis_id = view_params(view, attention, tokens, sentence_b_start, layer)
+    params, vis_id = view_params(view, attention, tokens, sentence_b_start, layer, filters=filters)
     select = ""
     if len(params["attention"]) > 1:
         options = "".join(f'<option value="{i}">{html.escape(f["name"])}</option>' for i, f in enumerate(params["attention"]))
@@ -196,6 +198,32 @@ def render_view(view: str, attention: np.ndarray, tokens: list[str], sentence_b_
         "<div id='vis'></div></div>\n"
         f"{_vendor_js()}\n<script>{_DECODER_JS}</script>\n<script>\n{script}\n</script></body></html>"
     )
+
+
+def encoder_decoder_views(encoder, decoder, cross, encoder_tokens: list[str], decoder_tokens: list[str],
+                          title: str = "") -> tuple[str, str]:
+    """bertviz's encoder-decoder views (what its `head_view(encoder_attention=..., decoder_attention=...,
+    cross_attention=...)` draws), as two documents (head, model). The three (layers, heads, rows, cols)
+    arrays go into one square array over encoder + decoder tokens, sent once; each view's select
+    picks a block: cross (decoder rows x encoder columns), encoder self, decoder self."""
+    enc, dec, crs = (np.asarray(a) for a in (encoder, decoder, cross))
+    s, t = len(encoder_tokens), len(decoder_tokens)
+    if enc.shape[2:] != (s, s) or dec.shape[2:] != (t, t) or crs.shape[2:] != (t, s):
+        raise ValueError(f"shapes {enc.shape}, {dec.shape}, {crs.shape} do not match {s} encoder and {t} decoder tokens")
+    att = np.zeros(enc.shape[:2] + (s + t, s + t))
+    att[:, :, :s, :s], att[:, :, s:, s:], att[:, :, s:, :s] = enc, dec, crs
+    e, d = prettify(encoder_tokens), prettify(decoder_tokens)
+    filters = [{"name": "Cross (decoder -> encoder)", "attn": {"rows": [s, s + t], "cols": [0, s]}, "left_text": d,
+                "right_text": e},
+               {"name": "Encoder", "attn": {"rows": [0, s], "cols": [0, s]}, "left_text": e, "right_text": e},
+               {"name": "Decoder", "attn": {"rows": [s, s + t], "cols": [s, s + t]}, "left_text": d, "right_text": d}]
+    tokens = list(encoder_tokens) + list(decoder_tokens)
+    head = render_view("head", att, tokens, title=f"{title} head view: pick Cross, Encoder or Decoder above; "
+                       "colours are heads; hover a token to see where it looks. The decoder's rows are its inputs "
+                       "(<s>, then what it wrote).", filters=filters)
+    model = render_view("model", att, tokens, title=f"{title} model view: every layer (rows) and head "
+                        "(columns); click a thumbnail to enlarge.", filters=filters)
+    return head, model
 
 
 def head_view_html(attention, tokens, sentence_b_start=None, layer=None, title="") -> str:

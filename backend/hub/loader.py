@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from backend.hub import builders
+from backend.hub import builders, session_models
 from backend.hub.conversion import ensure_converted
 from backend.hub.policy import Resolved, resolve
 from backend.runtime import budget as request_budget
@@ -97,6 +97,15 @@ def _load_weights(r: Resolved, device: str) -> _Weights:
         )
     model.to(device).eval()
     return _Weights(model, tokenizer, device, str(kwargs["dtype"]).replace("torch.", ""), time.perf_counter() - start, location)
+
+
+def _offered(role: str, found: dict) -> LoadedModel:
+    """A model a session trained (session_models.offer), served like a loaded checkpoint."""
+    p = next(found["model"].parameters())
+    return LoadedModel(role=role, checkpoint=found["checkpoint"], kind=found["kind"], method=config.METHOD_MODEL,
+                       source="session", reason="trained in this session", device=str(p.device),
+                       dtype=str(p.dtype).replace("torch.", ""), model=found["model"], tokenizer=found["tokenizer"],
+                       note=found.get("note", ""))
 
 
 def _explain_failure(r: Resolved, exc: Exception) -> ModelLoadError:
@@ -186,6 +195,8 @@ class ModelHub:
                         str(folder), extra=extra)
 
     def load(self, role: str, override: str | None = None, progress: Callable | None = None) -> LoadedModel:
+        if session_models.is_session_name(override):
+            return _offered(role, session_models.find(role, override))
         r = self.resolve(role, override)
         device = pick_device()
         key = self._key(r, device)
@@ -227,6 +238,10 @@ class ModelHub:
 
     def tokenizer(self, role: str, override: str | None = None) -> tuple[Any, Resolved]:
         """Only the tokenizer of a role's checkpoint (the tokenizer explorer needs no weights)."""
+        if session_models.is_session_name(override):
+            found = session_models.find(role, override)
+            return found["tokenizer"], Resolved(role, found["checkpoint"], found["kind"], config.METHOD_MODEL,
+                                                "session", "trained in this session", "")
         r = self.resolve(role, override)
         weights = self._weights.peek(self._key(r, pick_device()))
         if weights is not None:

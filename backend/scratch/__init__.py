@@ -5,6 +5,12 @@ from backend.scratch.api import DEFAULT_SENTENCE, scratch_source, train_tokenize
 from backend.scratch.gpt_api import (DEFAULTS as GPT_DEFAULTS, LIMITS as GPT_LIMITS, drop_gpt_session, export_gpt,
                                      generate_gpt, plan_gpt, stop_gpt, train_gpt, train_gpt_iter)
 from backend.scratch.replay import split_after
+from backend.scratch.seq2seq_api import (DEFAULTS as SEQ2SEQ_DEFAULTS, LIMITS as SEQ2SEQ_LIMITS,
+                                         drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
+                                         stop_seq2seq, toy_json, train_seq2seq, train_seq2seq_iter,
+                                         translate_toy)
 
 __all__ = ["DEFAULT_SENTENCE", "GPT_DEFAULTS", "GPT_LIMITS", "drop_gpt_session", "export_gpt", "generate_gpt",
-           "plan_gpt", "scratch_source", "split_after", "stop_gpt", "train_gpt", "train_gpt_iter", "train_tokenizer"]
+           "plan_gpt", "scratch_source", "split_after", "stop_gpt", "train_gpt", "train_gpt_iter", "train_tokenizer",
+           "SEQ2SEQ_DEFAULTS", "SEQ2SEQ_LIMITS", "drop_seq2seq_session", "export_seq2seq", "inspect_toy",
+           "plan_seq2seq", "stop_seq2seq", "toy_json", "train_seq2seq", "train_seq2seq_iter", "translate_toy"]

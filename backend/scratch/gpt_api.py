@@ -13,6 +13,7 @@ import time
 import zipfile
 from typing import Iterator
 
+from backend.hub import session_models
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.rates import RATES
@@ -149,7 +150,8 @@ def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, 
         trained = Model(model, tok, {"corpus": what, "tokens": scheme, "settings": s})
 
         def finish():  # also when the caller stops iterating: the model so far is described and kept
-            return _result(plan, s, scheme, what, body, data, tok, params, out, time.perf_counter() - t0)
+            return {**_result(plan, s, scheme, what, body, data, tok, params, out, time.perf_counter() - t0),
+                    "model_box": trained.name}
 
         described = finish
 
@@ -166,6 +168,27 @@ def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, 
             trained.model = out.model.eval()
             trained.info.update(described())
         store.end(session_id, trained if trained is not None and out.steps_run else None)
+
+
+def _offered(name: str) -> dict | None:
+    """The session's tiny GPT for the model box of Anatomy and Decoding (hub.session_models)."""
+    m = get_store().by_name(name)
+    if m is None:
+        return None
+    if m.hf_tokenizer is None:
+        from transformers import PreTrainedTokenizerFast
+
+        m.hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=m.tokenizer,
+                                                 unk_token="[UNK]" if m.info["tokens"] == "bpe" else None)
+    steps, corpus = m.info.get("steps_run", 0), m.info["corpus"]
+    return {"model": m.model, "tokenizer": m.hf_tokenizer, "kind": "causal_lm", "roles": ("decoder",),
+            "checkpoint": f"tiny GPT trained in this session ({m.info.get('parameters', 0):,} parameters, "
+                          f"{steps:,} steps, {m.info['tokens']})",
+            "note": "trained from scratch in the From scratch tab on "
+                    f"{corpus['what'] if isinstance(corpus, dict) else corpus}"}
+
+
+session_models.offer("tinygpt", _offered)
 
 
 def _result(plan, s, scheme, what, body, data, tok, params, out, total_s) -> dict:

@@ -12,6 +12,7 @@ is deleted with the session.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -34,6 +35,10 @@ class Model:
     tokenizer: Any  # tokenizers.Tokenizer
     info: dict  # scheme, corpus, sizes, the run's numbers
     created: float = field(default_factory=time.time)
+    # What the model box of Anatomy and Decoding takes for this model (hub.session_models): unguessable,
+    # so only the page it was handed to can use it.
+    name: str = field(default_factory=lambda: f"session:tinygpt-{secrets.token_urlsafe(12)}")
+    hf_tokenizer: Any = field(default=None, repr=False)  # the transformers wrapper, made on first use
 
     @property
     def nbytes(self) -> int:
@@ -61,8 +66,8 @@ def _forget_model(s: Session) -> bool:
     return True
 
 
-def _describe(s: Session) -> str:
-    return f"tiny GPT trained on {s.trained.info.get('corpus', 'your text')}" if s.trained else "tiny GPT"
+def _describe(s: Session, noun: str = "tiny GPT") -> str:
+    return f"{noun} trained on {s.trained.info.get('corpus', 'your text')}" if s.trained else noun
 
 
 def _budget_bytes() -> int:
@@ -70,6 +75,8 @@ def _budget_bytes() -> int:
 
 
 class GptStore:
+    NOUN, TRAIN_HINT = "tiny GPT", "Train tiny GPT, or /train_gpt with the same client"  # a subclass names its own
+
     def __init__(self, idle_s: float = 3600.0, max_sessions: int = 64, max_bytes: int | None = None,
                  keep_s: float = 0.0):
         self._sessions: SessionStore[Session] = SessionStore(
@@ -77,7 +84,7 @@ class GptStore:
             max_bytes=_budget_bytes() if max_bytes is None else max_bytes,
             size_of=lambda s: s.trained.nbytes if s.trained is not None else 0,
             busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model,
-            keep_s=keep_s, describe=_describe)
+            keep_s=keep_s, describe=lambda s: _describe(s, self.NOUN))
         self._lock = self._sessions.lock
 
     @staticmethod
@@ -91,7 +98,7 @@ class GptStore:
         with self._lock:
             s = self._sessions.get(session_id)
             if s.running:
-                raise InputError("The tiny GPT is already training in this session: wait for it, or press Stop.")
+                raise InputError(f"The {self.NOUN} is already training in this session: wait for it, or press Stop.")
             if not self._sessions.could_fit(session_id, min(nbytes, BYTES_GUESS)):
                 raise InputError("The server's memory for trained models is full: other visitors are using theirs "
                                  f"(a model stays reserved for {self._sessions.keep_s / 60:.0f} minutes after its "
@@ -125,11 +132,21 @@ class GptStore:
             gone = self._sessions.why_gone(session_id)
             if gone is not None:
                 why = "after a long idle time" if gone[0] == "idle" else "to make room for other visitors"
-                raise InputError(f"No tiny GPT in this session now: your {gone[1]} was removed {why}. Train it again.")
-            raise InputError("No tiny GPT in this session yet: train one first (Train tiny GPT, or /train_gpt "
-                             "with the same client).")
+                raise InputError(f"No {self.NOUN} in this session now: your {gone[1]} was removed {why}. "
+                                 "Train it again.")
+            raise InputError(f"No {self.NOUN} in this session yet: train one first ({self.TRAIN_HINT}).")
         self._sessions.touch(session_id)
         return s.trained
+
+    def by_name(self, name: str) -> Model | None:
+        """The trained model offered under `name` (and its session marked used), or None."""
+        with self._lock:
+            for key in self._sessions.keys():
+                s = self._sessions.peek(key)
+                if s is not None and s.trained is not None and secrets.compare_digest(s.trained.name, name):
+                    self._sessions.touch(key)
+                    return s.trained
+        return None
 
     def files_dir(self, session_id: str, root: str | Path | None = None) -> Path:
         with self._lock:

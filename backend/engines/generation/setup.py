@@ -178,7 +178,9 @@ def generation_config(model, tokenizer, settings: DecodeSettings) -> GenerationC
         eos = tokenizer.eos_token_id
     pad = getattr(base, "pad_token_id", None) if base is not None else None
     if pad is None:
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos if isinstance(eos, int) else eos[0])
+        # a model trained from scratch may have no end token at all: it then generates to max_new_tokens
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (
+            eos if isinstance(eos, int) else (eos[0] if eos else None))
     beam = settings.strategy == "beam"
     # Unset values are filled from the model's generation_config, then from transformers'
     # defaults (top_k=50!), so the neutral values are spelled out; warpers only matter when
