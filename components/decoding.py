@@ -174,11 +174,13 @@ def stats_markdown(result: dict) -> str:
     return "\n\n".join(lines)
 
 
-def _dist_plots(ids: list[int], temps: list[float], settings: dict, step: int = 0, survivors: list | None = None):
-    """The two plots before generated token `step`; `survivors`: the run's "tokens left" per step."""
+def _dist_plots(ids: list[int], temps: list[float], settings: dict, step: int = 0, survivors: list | None = None,
+                model: str | None = None):
+    """The two plots before generated token `step`, by the model that ran (`model`: its model box);
+    `survivors`: the run's "tokens left" per step."""
     top_p, temperature, top_k = _cut_params(settings)
     dist = decoding.step_distribution(ids, temperatures=temps, top_p=top_p, temperature=temperature, step=step,
-                                      top_k=top_k, precision=settings.get("precision", "fp32"))
+                                      top_k=top_k, precision=settings.get("precision", "fp32"), model=model)
     left = survivors[step] if survivors and step < len(survivors) else None
     return temperature_figure(dist), cumulative_figure(dist, settings["strategy"], left)
 
@@ -261,7 +263,7 @@ def knob_updates(strategy) -> list:
 @user_errors  # the run's time budget, and a cancel (Stop) that stops generation
 def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty,
         no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty, seed, chat_template,
-        top_n, precision, temps_text):
+        top_n, precision, temps_text, model=""):
     """Stream one run into the UI, then fill the table, plots and JSON."""
     try:
         settings = decoding.DecodeSettings.from_dict(_settings(
@@ -273,7 +275,8 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         streams = settings.strategy != "beam" and settings.num_return_sequences == 1
         yield blank_results(running_line(label, 0 if streams else None, total))
         data, n = None, 0
-        with contextlib.closing(decoding.decode_stream(prompt, settings)) as stream:
+        model = (model or "").strip() or None
+        with contextlib.closing(decoding.decode_stream(prompt, settings, model=model)) as stream:
             for text, res in stream:
                 if res is None:
                     n += 1
@@ -282,11 +285,11 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
                     data = res
         ids = data["prompt_token_ids"]
         survivors = [s.get("survivors") for s in data["steps"]]
-        temp_fig, cum_fig = _dist_plots(ids, temps, data["settings"], 0, survivors)
+        temp_fig, cum_fig = _dist_plots(ids, temps, data["settings"], 0, survivors, model)
         headers = step_headers(data)
         n = max(data["n_new_tokens"], 1)
         state = {"ids": ids + data["outputs"][0]["token_ids"], "plen": len(ids), "settings": data["settings"],
-                 "survivors": survivors}
+                 "survivors": survivors, "model": model}
         yield [
             data["text"],
             stats_markdown(data),
@@ -312,12 +315,12 @@ def show_step(state, step, temps_text):
     temps = _parse_temps(temps_text)
     step = as_int("step", step or 0, lo=0)
     ids = state["ids"][: state["plen"] + step]
-    return _dist_plots(ids, temps, state["settings"], step, state.get("survivors"))
+    return _dist_plots(ids, temps, state["settings"], step, state.get("survivors"), state.get("model"))
 
 
 @user_errors
-def compare_ui(prompt, strategies_text, progress=gr.Progress()):
-    out = decoding.compare(prompt, strategies_text, progress=progress)
+def compare_ui(prompt, strategies_text, model="", progress=gr.Progress()):
+    out = decoding.compare(prompt, strategies_text, progress=progress, model=(model or "").strip() or None)
     rows = [[r["strategy"], r["sequence_logprob"], r["perplexity"], r["distinct_2"], r["distinct_3"],
              r["n_new_tokens"], r["tokens_per_s"], r["text"]] for r in out["rows"]]
     return rows, compare_figure(out["rows"]), out, model_badge(out["model"])
@@ -363,23 +366,24 @@ def apply_preset(name):
 
 
 @user_errors
-def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
+def decode_api(prompt: str, settings: dict | str | None = None, model: str | None = None) -> dict:
     """One generation. settings: a dict like {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64}
     (keys: strategy greedy|beam|sample, max_new_tokens, temperature, top_k, top_p, num_beams,
     length_penalty, no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty,
     seed, chat_template, top_n, precision fp32|int8). Returns text, tokens, per-step candidates,
-    log-prob, timing; with precision int8 each step also has prob_int8 and prob_fp32."""
-    return decoding.decode(prompt, settings)
+    log-prob, timing; with precision int8 each step also has prob_int8 and prob_fp32. model: the
+    model box (a Hub id, a folder, or a From scratch model's `model_box` name); empty = the role's."""
+    return decoding.decode(prompt, settings, model=model)
 
 
 @user_errors
-def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
+def _compare_api(prompt: str, strategies: list | str | None = None, model: str | None = None) -> dict:
     """2-4 strategies on one prompt, side by side. strategies: a list of settings dicts (as
     /decode takes) or its JSON text; left out, the book's greedy / beam / sampling trio.
     Returns {"prompt", "rows": one per strategy with text,
     sequence_logprob, perplexity, distinct_2, distinct_3, n_new_tokens, tokens_per_s, settings},
     "model"}."""
-    return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies)
+    return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies, model=model)
 
 
 # ----------------------------------------------------------------------------- layout
@@ -396,6 +400,8 @@ def build() -> None:
                                      info=f"{len(decoding.PRESETS)} of the book's prompts and settings: pick one",
                                      elem_id="decoding-preset")
                 chat = Checkbox(label="Use the model's chat template (instruct models)", value=False)
+            model_box = Textbox(label="Model (optional: a Hub id or folder; empty = the decoder role's model)",
+                                value="", max_lines=1, elem_id="decoding-model")
         with gr.Column(scale=2):
             strategy = Radio(choices=list(decoding.STRATEGIES), value="greedy", label="Strategy",
                                 elem_id="decoding-strategy")
@@ -473,7 +479,7 @@ def build() -> None:
         cmp_badge = gr.Markdown()
         cmp_json = raw_json("Raw result (JSON: what /compare_decoding returns)")
 
-    decoding_by_hand.build(prompt, chat)  # its own accordion and /decode_by_hand
+    decoding_by_hand.build(prompt, chat, model_box)  # its own accordion and /decode_by_hand
 
     knobs = [strategy, max_new, temperature, top_k, top_p, num_beams, length_penalty, no_repeat, early_stopping,
              n_return, rep_pen, seed, chat, top_n]
@@ -486,7 +492,8 @@ def build() -> None:
     # then streams; Stop cancels the stream first, then rewrites its "▶" line as this run's partial line.
     run_event = run_btn.click(
         lambda: blank_results(running_line()), None, [*results, state, step], api_visibility="private", queue=False,
-    ).then(run, [prompt, *knobs, precision, temps], [*results, state, step], api_visibility="private", **LONG_LANE)
+    ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step], api_visibility="private",
+           **LONG_LANE)
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
@@ -495,7 +502,7 @@ def build() -> None:
                trigger_mode="always_last", **SHORT_LANE)
     temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
     picker.input(picked_strategies, [picker], [strategies], api_visibility="private", queue=False)
-    cmp_event = cmp_btn.click(compare_ui, [prompt, strategies], [cmp_df, cmp_plot, cmp_json, cmp_badge],
+    cmp_event = cmp_btn.click(compare_ui, [prompt, strategies, model_box], [cmp_df, cmp_plot, cmp_json, cmp_badge],
                               api_visibility="private", **LONG_LANE)
     clear_on_error(cmp_event, [cmp_df, cmp_plot, cmp_json, cmp_badge], cmp_box)
 
@@ -503,6 +510,7 @@ def build() -> None:
     def lane(q: dict) -> dict:
         return {k: v for k, v in q.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
 
+    links.model_box("decoding", model_box)
     links.register("decoding", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
                                 "top_k": top_k, "top_p": top_p, "num_beams": num_beams,
                                 "length_penalty": length_penalty, "no_repeat": no_repeat,

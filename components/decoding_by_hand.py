@@ -44,9 +44,14 @@ def _fmt(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-3 else f"{p:.2e}"
 
 
-def _path(state, prompt, chat) -> tuple[list[int], list[str]]:
-    """The path so far, or an empty one when the prompt (or chat setting) changed since."""
-    if not state or state.get("prompt") != prompt or state.get("chat") != bool(chat):
+def _model(model) -> str | None:
+    return (model or "").strip() or None if isinstance(model, str) or model is None else model
+
+
+def _path(state, prompt, chat, model=None) -> tuple[list[int], list[str]]:
+    """The path so far, or an empty one when the prompt, chat setting or model box changed since."""
+    if (not state or state.get("prompt") != prompt or state.get("chat") != bool(chat)
+            or state.get("model") != _model(model)):
         return [], []
     return list(state["ids"]), list(state["by"])
 
@@ -100,10 +105,10 @@ def path_table(data: dict, by: list[str]) -> pd.DataFrame:
                         columns=PATH_HEADERS)
 
 
-def _show(data: dict, by: list[str], prompt, chat) -> list:
+def _show(data: dict, by: list[str], prompt, chat, model=None) -> list:
     choices = [(f"{c['rank']}. {show_token(c['token'])} (p {_fmt(c['prob'])})", str(c["token_id"]))
                for c in data["candidates"]]
-    state = {"prompt": prompt, "chat": bool(chat), "ids": data["path_token_ids"], "by": by}
+    state = {"prompt": prompt, "chat": bool(chat), "ids": data["path_token_ids"], "by": by, "model": _model(model)}
     return [marked_text(data, by), summary_markdown(data, by), candidates_table(data), path_table(data, by),
             gr.update(choices=choices, value=choices[0][1] if choices else None), "", data,
             model_badge(data["model"]), state]
@@ -113,14 +118,14 @@ def _show(data: dict, by: list[str], prompt, chat) -> list:
 
 
 @user_errors
-def start(prompt, chat, top_k):
-    data = decoding.decode_by_hand(prompt, [], top_k, "step", chat_template=chat)
-    return _show(data, [], prompt, chat)
+def start(prompt, chat, top_k, model=""):
+    data = decoding.decode_by_hand(prompt, [], top_k, "step", chat_template=chat, model=_model(model))
+    return _show(data, [], prompt, chat, model)
 
 
 @user_errors
-def take(state, prompt, chat, top_k, choice, typed):
-    ids, by = _path(state, prompt, chat)
+def take(state, prompt, chat, top_k, choice, typed, model=""):
+    ids, by = _path(state, prompt, chat, model)
     typed = typed if isinstance(typed, str) else ""
     if typed:
         nxt = typed
@@ -128,47 +133,49 @@ def take(state, prompt, chat, top_k, choice, typed):
         nxt = as_int("candidate", choice)
     else:
         raise InputError("Pick a candidate from the list (or type a token) first.")
-    data = decoding.decode_by_hand(prompt, [*ids, nxt], top_k, "step", chat_template=chat)
-    return _show(data, by + ["hand"], prompt, chat)
+    data = decoding.decode_by_hand(prompt, [*ids, nxt], top_k, "step", chat_template=chat, model=_model(model))
+    return _show(data, by + ["hand"], prompt, chat, model)
 
 
 def _go(action: str):
     @user_errors
-    def go(state, prompt, chat, top_k, n, seed):
-        ids, by = _path(state, prompt, chat)
+    def go(state, prompt, chat, top_k, n, seed, model=""):
+        ids, by = _path(state, prompt, chat, model)
         data = decoding.decode_by_hand(prompt, ids, top_k, action, n, seed if action == "sample" else None,
-                                       chat_template=chat)
-        return _show(data, by + [action] * data["added"], prompt, chat)
+                                       chat_template=chat, model=_model(model))
+        return _show(data, by + [action] * data["added"], prompt, chat, model)
 
     go.__name__ = f"continue_{action}"
     return go
 
 
 @user_errors
-def undo(state, prompt, chat, top_k):
-    ids, by = _path(state, prompt, chat)
-    data = decoding.decode_by_hand(prompt, ids[:-1], top_k, "step", chat_template=chat)
-    return _show(data, by[:-1], prompt, chat)
+def undo(state, prompt, chat, top_k, model=""):
+    ids, by = _path(state, prompt, chat, model)
+    data = decoding.decode_by_hand(prompt, ids[:-1], top_k, "step", chat_template=chat, model=_model(model))
+    return _show(data, by[:-1], prompt, chat, model)
 
 
 @user_errors
 def decode_by_hand_api(prompt: str, path: list | str | None = None, top_k: int = 10, action: str = "step",
-                       n: int = 8, seed: int | None = None, chat_template: bool = False) -> dict:
+                       n: int = 8, seed: int | None = None, chat_template: bool = False,
+                       model: str | None = None) -> dict:
     """Decode by hand. path: the tokens chosen so far after the prompt, a JSON list of token ids
     and/or single-token strings (e.g. [504, " the"]); action "step" scores it and lists the next
     token's top_k candidates, "greedy" / "sample" (seed) first adds n tokens. Returns per-token
     log-prob and rank, path_logprob next to greedy's for as many tokens, left_top_k (the steps
-    whose token was outside the top_k), candidates, text, model."""
-    return decoding.decode_by_hand(prompt, path, top_k, action, n, seed, chat_template)
+    whose token was outside the top_k), candidates, text, model. model: the model box (empty = the
+    decoder role's)."""
+    return decoding.decode_by_hand(prompt, path, top_k, action, n, seed, chat_template, model=model)
 
 
 @user_errors
-def growth(state, prompt, chat, n, layer, head, use_path):
+def growth(state, prompt, chat, n, layer, head, use_path, model=""):
     """Attention while generating: greedy for n tokens, or the decode-by-hand path shown above."""
-    ids, _ = _path(state, prompt, chat) if use_path else ([], [])
+    ids, _ = _path(state, prompt, chat, model) if use_path else ([], [])
     if use_path and not ids:
         raise InputError("There is no path yet: start decoding by hand above, or show greedy's attention.")
-    data = decoding.generation_attention(prompt, n, layer, head, ids or None, chat_template=chat)
+    data = decoding.generation_attention(prompt, n, layer, head, ids or None, chat_template=chat, model=_model(model))
     line = (f"**{len(data['rows'])} rows** ({'your path' if data['source'] == 'path' else 'greedy'}: "
             f"{md_text(data['text'])}) · layer {data['layer']} of {data['num_layers']}, "
             f"{'mean over ' + str(data['num_heads']) + ' heads' if data['head'] == 'mean' else 'head ' + str(data['head'])}"
@@ -178,19 +185,23 @@ def growth(state, prompt, chat, n, layer, head, use_path):
 
 @user_errors
 def generation_attention_api(prompt: str, n: int = 16, layer: int = -1, head: int | str | None = None,
-                             path: list | str | None = None, chat_template: bool = False) -> dict:
+                             path: list | str | None = None, chat_template: bool = False,
+                             model: str | None = None) -> dict:
     """Attention while generating: greedy for n (<= 32) tokens, or the given path (token ids or
     single-token strings), and each new token's attention row over every token before it at
     `layer` (-1: the last) for `head` (None, -1 or "mean": the mean over heads). Returns tokens,
-    prompt_len, generated, rows (None right of the diagonal), layer, head, note, model."""
-    return decoding.generation_attention(prompt, n, layer, head, path, chat_template)
+    prompt_len, generated, rows (None right of the diagonal), layer, head, note, model. model: the
+    model box (empty = the decoder role's)."""
+    return decoding.generation_attention(prompt, n, layer, head, path, chat_template, model=model)
 
 
 # ----------------------------------------------------------------------------- layout
 
 
-def build(prompt, chat) -> None:
-    """The accordion; `prompt` and `chat` are the Decoding tab's own prompt box and chat checkbox."""
+def build(prompt, chat, model_box=None) -> None:
+    """The accordions; `prompt`, `chat` and `model_box` are the Decoding tab's own prompt box, chat
+    checkbox and model box (this accordion runs on the same model as the tab)."""
+    model_box = model_box if model_box is not None else gr.State("")
     with gr.Accordion("Decode by hand: choose each next token yourself", open=False, elem_id="decoding-hand"):
         gr.Markdown(INTRO)
         with gr.Row():
@@ -238,20 +249,21 @@ def build(prompt, chat) -> None:
         g_json = raw_json("Raw result (JSON: what /generation_attention returns)")
     g_ins = [state, prompt, chat, g_n, g_layer, g_head]
     for btn, use_path in ((g_greedy, False), (g_path, True)):
-        ev = btn.click(growth, [*g_ins, gr.State(use_path)], [g_plot, g_line, g_json], api_visibility="private",
+        ev = btn.click(growth, [*g_ins, gr.State(use_path), model_box], [g_plot, g_line, g_json], api_visibility="private",
                        **SHORT_LANE)
         clear_on_error(ev, [g_plot, g_line, g_json], g_box)
 
     outs = [text, summary, cands, steps, pick, typed, result, badge, state]
     shown = [text, summary, cands, steps, result, badge]
     for event in (
-        start_btn.click(start, [prompt, chat, top_k], outs, api_visibility="private", **SHORT_LANE),
-        take_btn.click(take, [state, prompt, chat, top_k, pick, typed], outs, api_visibility="private", **SHORT_LANE),
-        greedy_btn.click(_go("greedy"), [state, prompt, chat, top_k, n, seed], outs, api_visibility="private",
-                         **SHORT_LANE),
-        sample_btn.click(_go("sample"), [state, prompt, chat, top_k, n, seed], outs, api_visibility="private",
-                         **SHORT_LANE),
-        undo_btn.click(undo, [state, prompt, chat, top_k], outs, api_visibility="private", **SHORT_LANE),
+        start_btn.click(start, [prompt, chat, top_k, model_box], outs, api_visibility="private", **SHORT_LANE),
+        take_btn.click(take, [state, prompt, chat, top_k, pick, typed, model_box], outs, api_visibility="private",
+                       **SHORT_LANE),
+        greedy_btn.click(_go("greedy"), [state, prompt, chat, top_k, n, seed, model_box], outs,
+                         api_visibility="private", **SHORT_LANE),
+        sample_btn.click(_go("sample"), [state, prompt, chat, top_k, n, seed, model_box], outs,
+                         api_visibility="private", **SHORT_LANE),
+        undo_btn.click(undo, [state, prompt, chat, top_k, model_box], outs, api_visibility="private", **SHORT_LANE),
     ):
         clear_on_error(event, shown, box)
     lane = {k: v for k, v in SHORT_LANE.items() if k in ("concurrency_limit", "concurrency_id", "queue")}

@@ -21,16 +21,34 @@ from backend.decoding import attention_growth as growth
 from backend.decoding import by_hand
 from backend.decoding import precision as precisions
 from backend.engines.generation.settings import PRECISIONS, parse_settings, parse_strategies
-from backend.runtime.errors import InputError
-from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of
+from backend.runtime.errors import InputError, ModelLoadError
+from backend.runtime import config
+from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
 
 ROLE = "decoder"
+
+
+def _load(role: str, model: str | None, progress: Progress):
+    """The role's model, or the model box's; a model-box refusal names the box."""
+    try:
+        return hub.load(role, model, progress=progress)
+    except ModelLoadError as exc:
+        if model and not str(exc).startswith("model"):
+            raise ModelLoadError(f"model (the model box): {exc}", role=role) from None
+        raise
+
+
+def _box(model) -> str | None:
+    """The model box: a Hub id, a folder, or a model this session trained (hub.session_models); None
+    for the role's own model."""
+    return opt_text("model", model, max_chars=config.MAX_OVERRIDE_CHARS) or None
 
 Progress = Callable[[float, str], Any] | None
 
 
 @gpu_task(duration=120)
-def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, progress: Progress = None) -> dict:
+def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, progress: Progress = None,
+           model: str | None = None) -> dict:
     """One generation: text, tokens, per-step candidates, sequence log-prob, timing, model.
 
     settings: a dict of `DecodeSettings` keys, its JSON text, or None (greedy, 64 tokens).
@@ -41,14 +59,15 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
-    eng, note = remote.plan(role, s)
+    model = _box(model)
+    eng, note = remote.plan(role, s, model)
     if eng is not None:
         tokenizer, described = _engine_side(eng, role)
         try:
             return _engine_payload(remote.decode(eng, tokenizer, prompt, s), eng, described)
         except remote.EngineUnavailable as exc:
             note = str(exc)
-    lm = hub.load(role, progress=progress)
+    lm = _load(role, model, progress)
     served = precisions.serve(lm, s.precision, progress)
     data = generate.decode(served.model, lm.tokenizer, prompt, s).to_dict()
     return _in_process(precisions.add_other(data, served), note)
@@ -92,7 +111,7 @@ def _in_process(data: dict, note: str | None) -> dict:
 
 @gpu_task(duration=120)
 def decode_stream(prompt: str, settings: dict | str | None = None, role: str = ROLE,
-                  progress: Progress = None) -> Iterator[tuple[str, dict | None]]:
+                  progress: Progress = None, model: str | None = None) -> Iterator[tuple[str, dict | None]]:
     """Yield (text so far, None) as tokens arrive, then (final text, the `decode` payload).
 
     Beam search and several return sequences yield only the final pair. Closing the generator
@@ -100,7 +119,8 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
-    eng, note = remote.plan(role, s)
+    model = _box(model)
+    eng, note = remote.plan(role, s, model)
     if eng is not None:
         tokenizer, described = _engine_side(eng, role)
         try:  # an engine that fails before its first token: in-process; after it: EngineFailed, readable
@@ -110,7 +130,7 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
             return
         except remote.EngineUnavailable as exc:
             note = str(exc)
-    lm = hub.load(role, progress=progress)
+    lm = _load(role, model, progress)
     served = precisions.serve(lm, s.precision, progress)
     with contextlib.closing(generate.decode_stream(served.model, lm.tokenizer, prompt, s)) as stream:
         for text, result in stream:
@@ -121,7 +141,8 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
 
 
 @gpu_task(duration=180)
-def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Progress = None) -> dict:
+def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Progress = None,
+            model: str | None = None) -> dict:
     """2-4 strategies (settings dicts, or their JSON list) on one prompt, side by side.
 
     Returns {"prompt", "rows": one per strategy (text, sequence_logprob, perplexity,
@@ -130,8 +151,9 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
     """
     settings = parse_strategies(strategies)
     check_text(prompt, "prompt")
-    plans = [remote.plan(role, s) for s in settings]
-    lm = hub.load(role, progress=progress) if any(eng is None for eng, _ in plans) else None
+    model = _box(model)
+    plans = [remote.plan(role, s, model) for s in settings]
+    lm = _load(role, model, progress) if any(eng is None for eng, _ in plans) else None
 
     def tick(i: int, n: int, label: str) -> None:
         if progress is not None:
@@ -165,7 +187,7 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
             except remote.EngineUnavailable as exc:
                 note = str(exc)
         if res is None:
-            lm = lm or hub.load(role, progress=progress)
+            lm = lm or _load(role, model, progress)
             res, where = generate.decode(model_for(s), lm.tokenizer, prompt, s), remote.in_process(note)
             if note:
                 res.warnings.insert(0, note)
@@ -187,7 +209,7 @@ def _compare_row(res, where: dict) -> dict:
 @gpu_task(duration=60)
 def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = (0.5, 1.0, 2.0), top_p: float = 0.9,
                       temperature: float = 1.0, step: int | None = None, top_k: int = 0, precision: str = "fp32",
-                      role: str = ROLE, progress: Progress = None) -> dict:
+                      role: str = ROLE, progress: Progress = None, model: str | None = None) -> dict:
     """The next-token distribution after `token_ids`: the data behind the tab's two plots.
 
     Top tokens' probabilities at each of `temperatures`, and the cumulative curve at
@@ -200,7 +222,8 @@ def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = 
     temperature = as_float("temperature", temperature)
     top_k = as_int("top_k", top_k, lo=0)
     precision_name = one_of("precision", precision, PRECISIONS, default="fp32")
-    lm = hub.load(role, progress=progress)
+    model = _box(model)
+    lm = _load(role, model, progress)
     model = precisions.serve(lm, precision_name).model
     dist = generate.step_distribution(model, lm.tokenizer, ids, temperatures=temperatures, top_p=top_p,
                                       top_k=top_k, cumulative_temperature=temperature)
@@ -211,17 +234,19 @@ def step_distribution(token_ids: Sequence[int], temperatures: Sequence[float] = 
 
 @gpu_task(duration=60)
 def decode_by_hand(prompt: str, path: Any = None, top_k: Any = 10, action: Any = "step", n: Any = 8,
-                   seed: Any = None, chat_template: Any = False, role: str = ROLE, progress: Progress = None) -> dict:
+                   seed: Any = None, chat_template: Any = False, role: str = ROLE, progress: Progress = None,
+                   model: str | None = None) -> dict:
     """Decode by hand: the path so far (token ids or single-token strings), optionally continued
     greedily or by sampling for `n` tokens, scored by one teacher-forced forward: each token's
     log-prob and rank, the path's log-prob next to greedy's for as many tokens, where the path
     left the top-k, and the next token's top-k candidates. See `by_hand`."""
     by_hand.check_request(top_k, action, n, seed)
     check_text(prompt, "prompt")
+    model = _box(model)
     chat = as_bool("chat_template", chat_template)
     if isinstance(path, (list, tuple)) and len(path) > by_hand.MAX_PATH:  # before the model loads
         raise InputError(f"path has {len(path)} tokens; decode by hand takes at most {by_hand.MAX_PATH}.")
-    lm = hub.load(role, progress=progress)
+    lm = _load(role, model, progress)
     out = by_hand.by_hand(lm.model, lm.tokenizer, prompt, path, top_k, action, n, seed, chat_template=chat)
     out["model"] = lm.describe()
     return out
@@ -229,16 +254,18 @@ def decode_by_hand(prompt: str, path: Any = None, top_k: Any = 10, action: Any =
 
 @gpu_task(duration=60)
 def generation_attention(prompt: str, n: Any = 16, layer: Any = -1, head: Any = None, path: Any = None,
-                     chat_template: Any = False, role: str = ROLE, progress: Progress = None) -> dict:
+                     chat_template: Any = False, role: str = ROLE, progress: Progress = None,
+                     model: str | None = None) -> dict:
     """Attention while generating: greedy for `n` tokens (or the given `path`), and each new
     token's attention row over everything before it at `layer` for `head` (None / -1 / "mean":
     the mean over heads). See `attention_growth`."""
     growth.check_request(n, layer, head)
     check_text(prompt, "prompt")
+    model = _box(model)
     chat = as_bool("chat_template", chat_template)
     if isinstance(path, (list, tuple)) and len(path) > by_hand.MAX_PATH:
         raise InputError(f"path has {len(path)} tokens; at most {by_hand.MAX_PATH}.")
-    lm = hub.load(role, progress=progress)
+    lm = _load(role, model, progress)
     out = growth.attention_growth(lm.model, lm.tokenizer, prompt, n, layer, head, path, chat_template=chat)
     out["model"] = lm.describe()
     return out

@@ -170,17 +170,26 @@ def by_hand(model, tokenizer, prompt: str, path: Any = None, top_k: Any = 10, ac
     top_k, action, n, seed = check_request(top_k, action, n, seed)
     vocab = int(model.get_output_embeddings().weight.shape[0])
     ids = parse_path(tokenizer, path, vocab)
-    settings = DecodeSettings(max_new_tokens=MAX_PATH + MAX_CONTINUE, chat_template=bool(chat_template))
-    prompt_text, prompt_ids, warnings = build_prompt(tokenizer, prompt, settings, context_limit(model))
+    # Room for the path after the prompt: MAX_PATH (+ a continuation), or half the context of a model
+    # whose window is shorter (a tiny GPT trained in From scratch reads 64 tokens).
+    limit = context_limit(model)
+    most = min(MAX_PATH, max(1, limit // 2))
+    settings = DecodeSettings(max_new_tokens=min(MAX_PATH + MAX_CONTINUE, max(1, limit // 2)),
+                              chat_template=bool(chat_template))
+    if len(ids) > most:
+        raise InputError(f"path has {len(ids)} tokens; this model reads {limit} tokens in all, so decode by hand "
+                         f"takes at most {most} after the prompt.")
+    prompt_text, prompt_ids, warnings = build_prompt(tokenizer, prompt, settings, limit)
     eos = eos_ids(model, tokenizer)
     added: list[int] = []
     if action != "step":
         if ids and ids[-1] in eos:
             warnings.append("The path ends with the end-of-text token: nothing follows it.")
         else:
-            room = MAX_PATH - len(ids)
+            room = most - len(ids)
             if room < 1:
-                raise InputError(f"The path already has {MAX_PATH} tokens, the most decode by hand takes.")
+                raise InputError(f"The path already has {most} tokens, the most decode by hand takes"
+                                 + (f" on a model that reads {limit} tokens." if most < MAX_PATH else "."))
             added = continue_path(model, prompt_ids + ids, min(n, room), eos, seed if action == "sample" else None)
     full = ids + added
     scored = score_path(model, prompt_ids + full, len(prompt_ids), top_k)

@@ -180,6 +180,8 @@ def _offered(name: str) -> dict | None:
 
         m.hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=m.tokenizer,
                                                  unk_token="[UNK]" if m.info["tokens"] == "bpe" else None)
+    if getattr(m.model.config, "_attn_implementation", "eager") != "eager":
+        m.model.set_attn_implementation("eager")  # the tabs read its attention weights (SDPA returns none)
     steps, corpus = m.info.get("steps_run", 0), m.info["corpus"]
     return {"model": m.model, "tokenizer": m.hf_tokenizer, "kind": "causal_lm", "roles": ("decoder",),
             "checkpoint": f"tiny GPT trained in this session ({m.info.get('parameters', 0):,} parameters, "

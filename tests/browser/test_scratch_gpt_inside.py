@@ -1,6 +1,6 @@
-"""The tiny GPT trained in From scratch, taken apart in Anatomy: one click hands the text and the
-session's model over, Anatomy runs on it and its recomputation holds, and the badge names the
-session's model, not the profile's decoder."""
+"""The tiny GPT trained in From scratch, taken apart in Anatomy and stepped through in Decoding: one
+click hands the text and the session's model over, Anatomy runs on it and its recomputation holds,
+Decoding generates with it, and each badge names the session's model, not the profile's decoder."""
 
 from __future__ import annotations
 
@@ -36,5 +36,17 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, app_url):
     page.locator("#anatomy-tab").get_by_role("tab", name="Layer by layer").click()
     page.wait_for_timeout(1500)
     shot(page, "scratch_gpt_in_anatomy_again")
+
+    # The same model in Decoding: the hand-off fills the prompt and the model box; Generate runs on it.
+    page.get_by_role("tab", name=re.compile(r"^\s*From scratch", re.I)).first.click()
+    page.get_by_role("button", name="Open it in Decoding").click()
+    expect(page.locator("#decoding-prompt textarea")).to_have_value("The attention layer", timeout=30_000)
+    expect(page.locator("#decoding-model input, #decoding-model textarea").first).to_have_value(
+        re.compile(r"^session:tinygpt-"))
+    page.locator("#decoding-run").click()
+    expect(page.locator("#decoding-badge")).to_contain_text("tiny GPT trained in this session", timeout=TIMEOUT)
+    expect(page.locator("#decoding-badge")).to_contain_text(f"{params} parameters")
+    expect(page.locator("#decoding-stats")).to_contain_text("tokens/s")
+    shot(page, "scratch_gpt_in_decoding")
     # The model's name is a capability of this page: it is not written into the link.
     assert "tinygpt" not in page.url

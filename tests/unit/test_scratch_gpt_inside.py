@@ -74,3 +74,26 @@ def test_a_second_training_offers_a_new_name_and_the_old_one_stops_working():
     hub.load("decoder", second)
     with pytest.raises(ModelLoadError):
         hub.load("decoder", first)
+
+
+def test_the_decoding_endpoints_run_on_the_model_box_model():
+    from backend.decoding import api as decoding
+
+    name = scratch.train_gpt("a", steps=10, learning_rate=5e-3, **TINY)["model_box"]
+    mine = gpt_store.get_store().trained("a")
+    out = decoding.decode("the ", {"max_new_tokens": 5}, model=name)
+    assert out["model"]["source"] == "session" and "tiny GPT" in out["model"]["checkpoint"]
+    expected = generate.decode(mine.model, hub.load("decoder", name).tokenizer, "the ",
+                               parse_settings({"max_new_tokens": 5})).to_dict()
+    assert out["outputs"][0]["token_ids"] == expected["outputs"][0]["token_ids"]
+    dist = decoding.step_distribution(out["prompt_token_ids"], model=name)
+    assert dist["model"]["source"] == "session"
+    hand = decoding.decode_by_hand("the ", [], 3, "greedy", 2, model=name)
+    assert hand["model"]["source"] == "session" and len(hand["path_token_ids"]) == 2
+    grow = decoding.generation_attention("the ", 2, -1, None, model=name)
+    assert grow["model"]["source"] == "session"
+    rows = decoding.compare("the ", [{"max_new_tokens": 3}, {"strategy": "beam", "num_beams": 2,
+                                                             "max_new_tokens": 3}], model=name)
+    assert rows["model"]["source"] == "session"
+    with pytest.raises(ModelLoadError, match="not a model of this session now"):
+        decoding.decode("the ", {"max_new_tokens": 2}, model="session:tinygpt-guessed")
