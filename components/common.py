@@ -507,6 +507,24 @@ if (!window.__tlabFigures) {
     window.Plotly.downloadImage(div, {format: format, filename: nameOf(div),
       width: div._fullLayout.width, height: div._fullLayout.height, scale: format === 'png' ? 2 : 1});
   };
+  // Plotly writes clip paths and gradients as url('<page address>#id') (Gradio's page has a <base>).
+  // A link written into the address bar after a figure is drawn (history.replaceState) leaves those
+  // pointing at the old address, and the browser then draws the plot area empty: axes, no marks.
+  // Point them at the address the page has now (links.py calls this after each replaceState).
+  const fixUrls = () => {
+    const here = location.href.split('#')[0];
+    for (const el of document.querySelectorAll('.js-plotly-plot [clip-path], .js-plotly-plot [fill^="url("], '
+                                               + '.js-plotly-plot [style*="url("]')) {
+      for (const attr of ['clip-path', 'fill', 'style']) {
+        const v = el.getAttribute(attr);
+        if (!v || v.indexOf('url(') < 0) continue;
+        const w = v.replace(/url\((['"]?)([^'")#]*)#([^'")]+)\1\)/g,
+                            (all, q, addr, id) => (addr && addr !== here ? `url(${q}${here}#${id}${q})` : all));
+        if (w !== v) el.setAttribute(attr, w);
+      }
+    }
+  };
+  window.__tlabFixUrls = fixUrls;
   const tidy = () => {
     for (const div of document.querySelectorAll('.js-plotly-plot')) {
       const holder = div.parentElement;
@@ -554,6 +572,7 @@ if (!window.__tlabFigures) {
       const name = nameOf(div);
       if (bar.dataset.figure !== name) bar.dataset.figure = name;
     }
+    fixUrls();
   };
   // On a phone a result table keeps every word whole: its width grows to what its widest word
   // needs in its column (the columns keep their shares), and it scrolls inside its own box.

@@ -221,6 +221,7 @@ const write = () => {
   if (!a) return;
   const q = a.getAttribute('href');
   try { history.replaceState(history.state, '', q); } catch (e) {}
+  if (window.__tlabFixUrls) window.__tlabFixUrls();  // figures drawn before now point at the old address
   try { if (window.parent !== window) window.parent.postMessage({queryString: q.slice(1)}, 'https://huggingface.co'); } catch (e) {}
   const runId = __RUN_ID__;
   if (row && row.getAttribute('data-autorun') === '1' && runId) {

@@ -31,6 +31,15 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, app_url):
     expect(page.locator("#anatomy-verdict")).to_contain_text("every layer under", timeout=30_000)
     bars = page.locator("#anatomy-diffs g.trace.bars g.point")
     expect(bars).to_have_count(4, timeout=30_000)  # embeddings + 3 layers, each drawn
+    # The link written after the run changed the address; the figure's clip paths must follow it, or
+    # the browser draws the plot area empty (axes, no bars): what a hand-off showed before the fix.
+    page.wait_for_timeout(500)
+    stale = page.evaluate("""() => {
+      const here = location.href.split('#')[0];
+      return [...document.querySelectorAll('#anatomy-diffs [clip-path]')].map(e => e.getAttribute('clip-path'))
+        .filter(v => v.includes('http') && !v.includes(here + '#'));
+    }""")
+    assert stale == [], stale
     shot(page, "scratch_gpt_in_anatomy")
     page.locator("#anatomy-tab").get_by_role("tab", name="Residual stream").click()
     page.locator("#anatomy-tab").get_by_role("tab", name="Layer by layer").click()
