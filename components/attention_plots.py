@@ -8,6 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from components.common import notice
+
 SUMMARY_TITLES = {
     "entropy": "Entropy (bits)",
     "special": "To special tokens",
@@ -58,7 +60,24 @@ def attention_heatmap(matrix, tokens: list[str], title: str) -> go.Figure:
         xaxis=dict(title="key (attended to)", side="top", tickangle=-60, **_tick_axis(tokens)),
         yaxis=dict(title="query (attending)", autorange="reversed", **_tick_axis(tokens)),
     )
-    return fig
+    return notice(fig, heatmap_notice(m, tokens))
+
+
+def heatmap_notice(m: np.ndarray, tokens: list[str]) -> str:
+    """What this head does, read off its weights: where most rows put their largest weight."""
+    n = len(tokens)
+    if n < 2 or m.shape != (n, n):
+        return ""
+    best = np.nanargmax(np.nan_to_num(m, nan=-1.0), axis=1)
+    counts = {"itself": int(sum(best[i] == i for i in range(n))),
+              "the previous token": int(sum(i > 0 and best[i] == i - 1 for i in range(n))),
+              "the first token": int(sum(best[i] == 0 for i in range(1, n)))}
+    where, k = max(counts.items(), key=lambda kv: kv[1])
+    top_key = int(np.bincount(best, minlength=n).argmax())
+    said = (f"{k} of {n} tokens put their largest weight on {where}" if k >= n / 3 else
+            f"{int(np.bincount(best, minlength=n)[top_key])} of {n} tokens look most at {tokens[top_key]!r} "
+            f"(position {top_key})")
+    return f"{said}; each row sums to 1, so a dark cell takes weight from the rest of its row."
 
 
 def summary_grid(summary: dict, top: dict | None = None) -> go.Figure:
@@ -86,7 +105,14 @@ def summary_grid(summary: dict, top: dict | None = None) -> go.Figure:
     n_layers = len(summary[names[0]])
     fig.update_layout(height=min(900, max(300, 18 * n_layers + 140)), margin=dict(l=10, r=10, t=60, b=10),
                       title="Per-head summary (averaged over query tokens). Bright = high; entropy: bright = focused.")
-    return fig
+    if "entropy" not in summary:
+        return fig
+    ent = np.asarray(summary["entropy"], dtype=np.float64)
+    lo = np.unravel_index(np.nanargmin(ent), ent.shape)
+    hi = np.unravel_index(np.nanargmax(ent), ent.shape)
+    return notice(fig, f"the most focused head is layer {lo[0]}, head {lo[1]} ({ent[lo]:.2f} bits) and the most "
+                       f"spread out layer {hi[0]}, head {hi[1]} ({ent[hi]:.2f} bits): heads in one model do "
+                       "different jobs, which is why the book looks at them one by one.")
 
 
 def math_matrices(payload: dict, names=("Q", "K", "scores", "weights", "model_weights", "output")) -> go.Figure:
@@ -116,7 +142,11 @@ def math_matrices(payload: dict, names=("Q", "K", "scores", "weights", "model_we
     fig.update_layout(height=330 * rows + 60, margin=dict(l=10, r=10, t=60, b=10),
                       title=f"Layer {payload['layer']}, head {payload['head']}: rows are tokens; "
                             f"d_k = {payload['head_dim']}")
-    return fig
+    diff = payload.get("max_abs_diff")
+    if diff is None:
+        return fig
+    return notice(fig, f"softmax(QK^T / sqrt({payload['head_dim']})) computed here matches the model's own weights to "
+                       f"{diff:.1e}: 'weights' and 'model_weights' are the same picture.")
 
 
 def query_bars(payload: dict) -> go.Figure:
