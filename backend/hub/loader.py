@@ -103,7 +103,7 @@ def _offered(role: str, found: dict) -> LoadedModel:
     """A model a session trained (session_models.offer), served like a loaded checkpoint."""
     p = next(found["model"].parameters())
     return LoadedModel(role=role, checkpoint=found["checkpoint"], kind=found["kind"], method=config.METHOD_MODEL,
-                       source="session", reason="trained in this session", device=str(p.device),
+                       source="session", reason="trained by you in the From scratch tab", device=str(p.device),
                        dtype=str(p.dtype).replace("torch.", ""), model=found["model"], tokenizer=found["tokenizer"],
                        note=found.get("note", ""))
 
@@ -241,7 +241,7 @@ class ModelHub:
         if session_models.is_session_name(override):
             found = session_models.find(role, override)
             return found["tokenizer"], Resolved(role, found["checkpoint"], found["kind"], config.METHOD_MODEL,
-                                                "session", "trained in this session", "")
+                                                "session", "trained by you in the From scratch tab", "")
         r = self.resolve(role, override)
         weights = self._weights.peek(self._key(r, pick_device()))
         if weights is not None:

@@ -184,7 +184,7 @@ def _offered(name: str) -> dict | None:
         m.model.set_attn_implementation("eager")  # the tabs read its attention weights (SDPA returns none)
     steps, corpus = m.info.get("steps_run", 0), m.info["corpus"]
     return {"model": m.model, "tokenizer": m.hf_tokenizer, "kind": "causal_lm", "roles": ("decoder",),
-            "checkpoint": f"tiny GPT trained in this session ({m.info.get('parameters', 0):,} parameters, "
+            "checkpoint": f"tiny GPT you trained ({m.info.get('parameters', 0):,} parameters, "
                           f"{steps:,} steps, {m.info['tokens']})",
             "note": "trained from scratch in the From scratch tab on "
                     f"{corpus['what'] if isinstance(corpus, dict) else corpus}"}

@@ -26,7 +26,7 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, app_url):
     page.locator("#scratch-gpt-inside-text textarea").fill("The attention layer")
     page.get_by_role("button", name="Open it in Anatomy").click()
     expect(page.locator("#anatomy-tab textarea").first).to_have_value("The attention layer", timeout=30_000)
-    expect(page.locator("#anatomy-badge")).to_contain_text("tiny GPT trained in this session", timeout=TIMEOUT)
+    expect(page.locator("#anatomy-badge")).to_contain_text("tiny GPT you trained", timeout=TIMEOUT)
     expect(page.locator("#anatomy-badge")).to_contain_text(f"{params} parameters")
     expect(page.locator("#anatomy-verdict")).to_contain_text("every layer under", timeout=30_000)
     bars = page.locator("#anatomy-diffs g.trace.bars g.point")
@@ -53,7 +53,7 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, app_url):
     expect(page.locator("#decoding-model input, #decoding-model textarea").first).to_have_value(
         re.compile(r"^session:tinygpt-"))
     page.locator("#decoding-run").click()
-    expect(page.locator("#decoding-badge")).to_contain_text("tiny GPT trained in this session", timeout=TIMEOUT)
+    expect(page.locator("#decoding-badge")).to_contain_text("tiny GPT you trained", timeout=TIMEOUT)
     expect(page.locator("#decoding-badge")).to_contain_text(f"{params} parameters")
     expect(page.locator("#decoding-stats")).to_contain_text("tokens/s")
     shot(page, "scratch_gpt_in_decoding")
