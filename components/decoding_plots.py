@@ -10,6 +10,14 @@ STATUS_COLORS = {"root": "#444444", "kept": "#1f77b4", "eos": "#2ca02c", "pruned
 TEMP_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 
 
+
+def _pct(p: float) -> str:
+    """A share as a percentage with the digits it needs: 46%, 4.2%, 0.37% (never a misleading 0%)."""
+    p = float(p)
+    if p >= 0.095 or p == 0:
+        return f"{p:.0%}"
+    return f"{p:.1%}" if p >= 0.0095 else f"{p * 100:.2g}%"
+
 def show_token(token: str) -> str:
     """A token as a readable label: spaces and newlines made visible."""
     return repr(token)[1:-1].replace(" ", "␣") or "∅"
@@ -55,9 +63,9 @@ def temperature_notice(dist: dict) -> str:
     lo, hi = temps[0], temps[-1]
     top = show_token(dist["tokens"][0])
     if len(temps) == 1:
-        return f"'{top}' takes {lo['probs'][0]:.0%} of the probability at T = {lo['temperature']:g}."
-    return (f"the top token '{top}' takes {lo['probs'][0]:.0%} of the probability at T = {lo['temperature']:g} "
-            f"but {hi['probs'][0]:.0%} at T = {hi['temperature']:g}: a higher temperature flattens the "
+        return f"'{top}' takes {_pct(lo['probs'][0])} of the probability at T = {lo['temperature']:g}."
+    return (f"the top token '{top}' takes {_pct(lo['probs'][0])} of the probability at T = {lo['temperature']:g} "
+            f"but {_pct(hi['probs'][0])} at T = {hi['temperature']:g}: a higher temperature flattens the "
             f"distribution (entropy {lo['entropy']:.2f} → {hi['entropy']:.2f} nats), so sampling picks rarer tokens.")
 
 
