@@ -18,7 +18,7 @@ import gradio as gr
 from backend.runtime import budget
 from backend.runtime import config
 from backend.runtime.config import get_settings
-from backend.runtime.errors import LabError
+from backend.runtime.errors import InputError, LabError
 
 # ---------------------------------------------------------------- lanes
 # Two lanes, each a Gradio concurrency group with TLAB_MODEL_CONCURRENCY slots (1 by default):
@@ -49,8 +49,10 @@ SHORT_DECODE_TOKENS = 64  # a greedy / sampled decode of fewer new tokens is sho
 LONG_SLOT = threading.BoundedSemaphore(get_settings().model_concurrency)  # held by every job of the long lane
 
 
-def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict) -> bool:
-    """Does this job belong to the long lane? A decode is long from 64 tokens, or with beams / samples."""
+def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict, engine_ok: bool = True) -> bool:
+    """Does this job belong to the long lane? A decode is long from 64 tokens, or with beams / samples,
+    unless the generation engine does the work (`engine_ok`: False when the request must run here,
+    e.g. a model-box model)."""
     if concurrency_id == "long":
         return True
     if concurrency_id != "decode":
@@ -62,9 +64,33 @@ def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict) -> bool:
         s = parse_settings(raw)
     except LabError:
         return False  # refused at once by the handler itself
-    if runs_on_engine(s):  # the generation engine does the work (last health check: up); no network here
+    if engine_ok and runs_on_engine(s):  # the engine does the work (last health check: up); no network here
         return False
     return s.max_new_tokens >= SHORT_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
+
+
+def decode_lane_reader(fn, reader):
+    """Let a tab's own handler join the decode lane: `reader(args)` -> (settings dict, may the engine
+    run it) from the handler's positional inputs, so admission can tell a long decode from a short one."""
+    fn.lane_settings = reader
+    return fn
+
+
+@contextlib.contextmanager
+def long_slot_for(long: bool, what: str = "generation"):
+    """Inside a decode-lane tab handler: hold the long lane's slot for in-process long work (what
+    `_lane_slot` does for /decode), waiting at most one request budget for it."""
+    if not long:
+        yield
+        return
+    waited = get_settings().time_budget_s
+    if not LONG_SLOT.acquire(timeout=waited):
+        raise InputError(f"The long-job lane stayed busy for {waited:g} s: this {what} runs here, not on the "
+                         "generation engine. Try again in a minute.")
+    try:
+        yield
+    finally:
+        LONG_SLOT.release()
 
 
 @contextlib.contextmanager
@@ -95,7 +121,18 @@ LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
 
 def _event_is_long(fn, data) -> bool:
     concurrency_id = getattr(fn, "concurrency_id", None)
-    return _is_long(concurrency_id, tuple(data or ()), {}) if concurrency_id in ("long", "decode") else False
+    if concurrency_id not in ("long", "decode"):
+        return False
+    reader, f = None, getattr(fn, "fn", None)
+    while f is not None and reader is None:  # through guard's and other wrappers to the tab's handler
+        reader, f = getattr(f, "lane_settings", None), getattr(f, "__wrapped__", None)
+    if reader is not None and concurrency_id == "decode":  # a tab's handler: its settings from its inputs
+        try:
+            settings, engine_ok = reader(tuple(data or ()))
+        except Exception:  # noqa: BLE001  values the handler itself will refuse
+            return False
+        return _is_long(concurrency_id, (None, settings), {}, engine_ok)
+    return _is_long(concurrency_id, tuple(data or ()), {})
 
 
 def lane_refusal(events, session_hash: str | None, fn, data) -> str | None:

@@ -18,9 +18,10 @@ from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
 from components import decoding_by_hand, links
+from backend.runtime.config import get_settings
 from components.common import (
-    DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
-    model_badge, raw_json, readable_error, user_errors,
+    DECODE_LANE, LONG_LANE, SHORT_DECODE_TOKENS, SHORT_LANE, Checkbox, Radio, Slider, Textbox, clear_on_error,
+    decode_lane_reader, error_box, long_slot_for, md_text, model_badge, raw_json, readable_error, user_errors,
 )
 from components.decoding_plots import (
     beam_tree_figure,
@@ -276,7 +277,11 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         yield blank_results(running_line(label, 0 if streams else None, total))
         data, n = None, 0
         model = (model or "").strip() or None
-        with contextlib.closing(decoding.decode_stream(prompt, settings, model=model)) as stream:
+        # With a generation engine this handler is in the decode lane: work that stays in this
+        # process and is long (beam, 64+ tokens, a model-box model) first takes the long lane's slot.
+        here = ENGINE_LANE and (model is not None or not decoding.runs_on_engine(settings))
+        with long_slot_for(here and _long_here(settings)), \
+                contextlib.closing(decoding.decode_stream(prompt, settings, model=model)) as stream:
             for text, res in stream:
                 if res is None:
                     n += 1
@@ -305,6 +310,23 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         ]
     except LabError as exc:
         raise readable_error(exc, "run") from None
+
+
+def _long_here(settings) -> bool:
+    return (settings.max_new_tokens >= SHORT_DECODE_TOKENS or settings.strategy == "beam"
+            or settings.num_return_sequences > 1)
+
+
+def _lane_settings(args: tuple) -> tuple[dict, bool]:
+    """The run's settings from its positional inputs (prompt, the 14 knobs, precision, temps, model),
+    and whether the engine may run it: what the decode lane's admission needs."""
+    model = args[17] if len(args) > 17 else ""
+    return _settings(*args[1:16]), not (isinstance(model, str) and model.strip())
+
+
+decode_lane_reader(run, _lane_settings)
+# Without an engine a Generate is long-lane work, as before; with one, most runs are the engine's.
+ENGINE_LANE = bool(get_settings().generation_url)
 
 
 @user_errors
@@ -488,12 +510,14 @@ def build() -> None:
     strategy.change(knob_updates, [strategy], [sampling_head, temperature, top_k, top_p, seed, beam_head, num_beams,
                                                length_penalty, early_stopping, n_return],
                     api_visibility="private", queue=False)
+    global ENGINE_LANE
+    ENGINE_LANE = bool(get_settings().generation_url)  # read when the page is built (app.py sets it first)
     # Generate first blanks the last run's result (at once, even while this run waits for the model),
     # then streams; Stop cancels the stream first, then rewrites its "▶" line as this run's partial line.
     run_event = run_btn.click(
         lambda: blank_results(running_line()), None, [*results, state, step], api_visibility="private", queue=False,
     ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step], api_visibility="private",
-           **LONG_LANE)
+           **(DECODE_LANE if ENGINE_LANE else LONG_LANE))
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)

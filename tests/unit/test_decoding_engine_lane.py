@@ -1,0 +1,58 @@
+"""With a generation engine, the Decoding tab's Generate joins the decode lane (the engine batches a
+class's requests), and what must run here and is long still takes the long lane's slot: the
+admission reads the tab's own settings, and the handler holds the slot itself."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+import backend.decoding as decoding_backend
+from backend.runtime.errors import InputError
+from components import common
+from components import decoding as tab
+from components.guard import _guarded
+
+
+def _args(strategy="greedy", max_new=32, beams=4, n_return=1, model=""):
+    # prompt, the 14 knobs, precision, temperatures, model box: the run's inputs in the page's order
+    return ("Once upon a time", strategy, max_new, 1.0, 0, 1.0, beams, 1.0, 0, False, n_return, 1.0, "", False, 5,
+            "fp32", "0.5, 1.0, 2.0", model)
+
+
+def _event(args):
+    fn = SimpleNamespace(concurrency_id="decode", fn=_guarded(tab.run))  # as the page wires it, guard included
+    return common._event_is_long(fn, list(args))
+
+
+@pytest.mark.parametrize("engine_up", [True, False])
+def test_admission_reads_the_tabs_settings_and_where_they_run(monkeypatch, engine_up):
+    monkeypatch.setattr(decoding_backend, "runs_on_engine", lambda s: engine_up and s.strategy != "beam")
+    settings, engine_ok = tab._lane_settings(_args())
+    assert settings["strategy"] == "greedy" and settings["max_new_tokens"] == 32 and engine_ok
+    assert _event(_args(strategy="beam", max_new=8))  # beam never runs on the engine: long
+    assert _event(_args(max_new=100)) is (not engine_up)  # 100 greedy tokens: the engine's, or long here
+    assert not _event(_args(max_new=8))  # a short decode is short wherever it runs
+    assert _event(_args(max_new=100, model="session:tinygpt-x"))  # a model-box model always runs here
+    assert tab._lane_settings(_args(model="  "))[1]  # an empty box is no model
+
+
+def test_unreadable_inputs_are_left_to_the_handler_to_refuse():
+    assert not _event(("only a prompt",))
+
+
+def test_the_slot_is_held_for_long_work_here_and_a_busy_lane_is_said(monkeypatch):
+    slot = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(common, "LONG_SLOT", slot)
+    with common.long_slot_for(True):
+        assert not slot.acquire(blocking=False)  # held
+    assert slot.acquire(blocking=False)  # given back
+    monkeypatch.setattr(common.get_settings(), "time_budget_s", 0.05)
+    with pytest.raises(InputError, match="long-job lane stayed busy"):
+        with common.long_slot_for(True):
+            pass
+    with common.long_slot_for(False):  # work the engine does needs no slot
+        pass
+    slot.release()
