@@ -294,6 +294,17 @@ _SOURCE_WORDS = {
 }
 
 
+class CheckboxGroup(gr.CheckboxGroup):
+    """gr.CheckboxGroup that passes a caller's value unchanged, so the handler refuses (or ignores) a
+    wrong one in its own words (Gradio's own check answers "Value: 'x' (type: <class 'str'>) is not in
+    the list of choices", naming neither the parameter nor what to send)."""
+
+    is_template = True
+
+    def preprocess(self, payload):
+        return payload
+
+
 def user_errors(fn):
     """Show a LabError's message in the UI (gr.Error) instead of a traceback.
 

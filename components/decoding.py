@@ -20,7 +20,7 @@ from backend.runtime.validation import as_int
 from components import decoding_by_hand, links
 from backend.runtime.config import get_settings
 from components.common import (
-    DECODE_LANE, LONG_LANE, SHORT_DECODE_TOKENS, SHORT_LANE, Checkbox, Radio, Slider, Textbox, clear_on_error,
+    DECODE_LANE, LONG_LANE, SHORT_DECODE_TOKENS, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error,
     decode_lane_reader, error_box, long_slot_for, md_text, model_badge, raw_json, readable_error, user_errors,
 )
 from components.decoding_plots import (
@@ -488,7 +488,7 @@ def build() -> None:
     state = gr.State(None)
 
     with gr.Accordion("Compare 2-4 strategies on this prompt", open=False, elem_id="decoding-compare"):
-        picker = gr.CheckboxGroup(list(COMPARE_CHOICES), value=list(COMPARE_PICKED), elem_id="decoding-compare-pick",
+        picker = CheckboxGroup(list(COMPARE_CHOICES), value=list(COMPARE_PICKED), elem_id="decoding-compare-pick",
                                   label="Strategies to compare (pick 2-4; they fill the JSON below, which you may edit)")
         strategies = gr.Code(value=json.dumps(decoding.COMPARE_DEFAULT, indent=1), language="json",
                              label="strategies (a JSON list of settings, as /decode takes)",

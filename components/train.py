@@ -18,7 +18,7 @@ from backend import training
 from backend.runtime import config
 from backend.runtime.errors import InputError, LabError
 from components import common
-from components.common import (SHORT_LANE, Checkbox, Dropdown, File, Number, Radio, Slider, Textbox,
+from components.common import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
 from components import links, train_ner
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
@@ -34,16 +34,6 @@ HARDEST_HEADERS = ["true", "predicted", "loss", "method", "text"]
 EXAMPLES = ["I can't believe they cancelled the concert an hour before it started!",
             "My little boy drew me a card that says I'm the best mum in the world.",
             "The battery died after two days and support never answered."]
-
-
-class CheckboxGroup(gr.CheckboxGroup):
-    """gr.CheckboxGroup that passes an API caller's value unchanged, so the backend names
-    `methods` in its message (Gradio's own check names neither the parameter nor the choices)."""
-
-    is_template = True
-
-    def preprocess(self, payload):
-        return payload
 
 
 def _session(request: gr.Request | None) -> str:

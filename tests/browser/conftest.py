@@ -1,16 +1,9 @@
-"""Headless Chromium (Debian's) driven by Playwright; every request off localhost is blocked."""
+"""Helpers of the browser tier (screenshots, table and JSON checks); the `browser` and `page`
+fixtures are in tests/conftest.py."""
 
 from __future__ import annotations
 
-import os
-from urllib.parse import urlparse
-
-import pytest
-
 from tests.conftest import ARTIFACTS
-
-CHROMIUM = os.environ.get("TLAB_CHROMIUM", "/usr/bin/chromium")
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
 def shot(page, name: str) -> None:
@@ -19,43 +12,8 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test does it)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
-                  "--no-first-run", "--disable-component-update", "--disable-sync"],
-        )
-        yield b
-        b.close()
-
-
-@pytest.fixture()
-def page(browser):
-    """A fresh page; requests leaving localhost are aborted and listed in page.blocked_requests."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    blocked: list[str] = []
-
-    def guard(route):
-        url = route.request.url
-        host = urlparse(url).hostname or ""
-        if url.startswith(("data:", "blob:", "about:")) or host in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            blocked.append(url)
-            route.abort()
-
-    context.route("**/*", guard)
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
-    pg.blocked_requests = blocked
-    yield pg
-    context.close()
+# `browser` and `page` live in tests/conftest.py: one Chromium for the whole run, whichever tier
+# asks (a second sync_playwright in the same thread fails while the first is open).
 
 
 # ---------------------------------------------------------------- what the ux checks share

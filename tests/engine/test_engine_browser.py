@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import browser, page, shot  # noqa: F401  (the browser tier's fixtures)
+from tests.browser.conftest import shot
 from tests.conftest import running_app
 
 
