@@ -18,7 +18,7 @@ from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gp
 from components import common, links
 from components.common import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
-from components.scratch_plots import gpt_loss_figure
+from components.scratch_plots import gpt_loss_figure, upload_folder, zip_line
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 TOKENS = [("Bytes (256 tokens: every UTF-8 byte)", "bytes"), ("The BPE above (retrained at its vocabulary size)", "bpe")]
@@ -113,18 +113,11 @@ def stop(request: gr.Request):
     return "*Nothing is training in this session.*"
 
 
-def _gradio_cache() -> str:
-    from gradio.utils import get_upload_folder
-
-    return get_upload_folder()
-
-
 @user_errors
 def download(request: gr.Request = None):
     """/download_gpt: the session's tiny GPT as a zip of a save_pretrained folder (+ tokenizer, model card)."""
-    r = export_gpt(_session(request), root=_gradio_cache())
-    return r["path"], (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {r['parameters']:,} "
-                       f"parameters, {r['steps_run']:,} steps; files: {md_text(', '.join(r['files']))}.")
+    r = export_gpt(_session(request), root=upload_folder())
+    return r["path"], zip_line(r)
 
 
 def drop_session(request: gr.Request):

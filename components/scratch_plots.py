@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from components.common import notice
+from components.common import md_text, notice
 
 TRAINED, EMBEDDER, DECODER = "#e07b14", "#1f77b4", "#2ca02c"
 
@@ -114,3 +114,16 @@ def attention_heatmap(matrix, rows: list[str], cols: list[str], title: str, row_
                       xaxis=dict(title=dict(text=col_title, standoff=4), side="top", tickangle=-50, **_ticks(cols)),
                       yaxis=dict(title=row_title, autorange="reversed", **_ticks(rows)))
     return notice(fig, what)
+
+
+def upload_folder() -> str:
+    """Gradio's upload folder: a download is written there so the page may serve it."""
+    from gradio.utils import get_upload_folder
+
+    return get_upload_folder()
+
+
+def zip_line(r: dict) -> str:
+    """What a downloaded model zip holds, in one line."""
+    return (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {r['parameters']:,} parameters, "
+            f"{r['steps_run']:,} steps; files: {md_text(', '.join(r['files']))}.")

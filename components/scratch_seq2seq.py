@@ -22,7 +22,7 @@ from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export
 from components import common
 from components.common import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
-from components.scratch_plots import attention_heatmap, seq2seq_loss_figure
+from components.scratch_plots import attention_heatmap, seq2seq_loss_figure, upload_folder, zip_line
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [32, 64, 96, 128]
@@ -198,18 +198,11 @@ def run_translate(text=EXAMPLE, layer=-1, head=0, request: gr.Request = None):
             iframe(model_doc, height=720, title="bertviz model view"), j)
 
 
-def _gradio_cache() -> str:
-    from gradio.utils import get_upload_folder
-
-    return get_upload_folder()
-
-
 @user_errors
 def download(request: gr.Request = None):
     """/download_seq2seq: the session's encoder-decoder as a zip of a save_pretrained folder + tokenizer."""
-    r = export_seq2seq(_session(request), root=_gradio_cache())
-    return r["path"], (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {r['parameters']:,} "
-                       f"parameters, {r['steps_run']:,} steps; files: {md_text(', '.join(r['files']))}.")
+    r = export_seq2seq(_session(request), root=upload_folder())
+    return r["path"], zip_line(r)
 
 
 def drop_session(request: gr.Request):
