@@ -388,24 +388,23 @@ def apply_preset(name):
 
 
 @user_errors
-def decode_api(prompt: str, settings: dict | str | None = None, model: str | None = None) -> dict:
+def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
     """One generation. settings: a dict like {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64}
     (keys: strategy greedy|beam|sample, max_new_tokens, temperature, top_k, top_p, num_beams,
     length_penalty, no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty,
     seed, chat_template, top_n, precision fp32|int8). Returns text, tokens, per-step candidates,
-    log-prob, timing; with precision int8 each step also has prob_int8 and prob_fp32. model: the
-    model box (a Hub id, a folder, or a From scratch model's `model_box` name); empty = the role's."""
-    return decoding.decode(prompt, settings, model=model)
+    log-prob, timing; with precision int8 each step also has prob_int8 and prob_fp32."""
+    return decoding.decode(prompt, settings)
 
 
 @user_errors
-def _compare_api(prompt: str, strategies: list | str | None = None, model: str | None = None) -> dict:
+def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
     """2-4 strategies on one prompt, side by side. strategies: a list of settings dicts (as
     /decode takes) or its JSON text; left out, the book's greedy / beam / sampling trio.
     Returns {"prompt", "rows": one per strategy with text,
     sequence_logprob, perplexity, distinct_2, distinct_3, n_new_tokens, tokens_per_s, settings},
     "model"}."""
-    return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies, model=model)
+    return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies)
 
 
 # ----------------------------------------------------------------------------- layout

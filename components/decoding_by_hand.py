@@ -158,15 +158,13 @@ def undo(state, prompt, chat, top_k, model=""):
 
 @user_errors
 def decode_by_hand_api(prompt: str, path: list | str | None = None, top_k: int = 10, action: str = "step",
-                       n: int = 8, seed: int | None = None, chat_template: bool = False,
-                       model: str | None = None) -> dict:
+                       n: int = 8, seed: int | None = None, chat_template: bool = False) -> dict:
     """Decode by hand. path: the tokens chosen so far after the prompt, a JSON list of token ids
     and/or single-token strings (e.g. [504, " the"]); action "step" scores it and lists the next
     token's top_k candidates, "greedy" / "sample" (seed) first adds n tokens. Returns per-token
     log-prob and rank, path_logprob next to greedy's for as many tokens, left_top_k (the steps
-    whose token was outside the top_k), candidates, text, model. model: the model box (empty = the
-    decoder role's)."""
-    return decoding.decode_by_hand(prompt, path, top_k, action, n, seed, chat_template, model=model)
+    whose token was outside the top_k), candidates, text, model."""
+    return decoding.decode_by_hand(prompt, path, top_k, action, n, seed, chat_template)
 
 
 @user_errors
@@ -185,14 +183,12 @@ def growth(state, prompt, chat, n, layer, head, use_path, model=""):
 
 @user_errors
 def generation_attention_api(prompt: str, n: int = 16, layer: int = -1, head: int | str | None = None,
-                             path: list | str | None = None, chat_template: bool = False,
-                             model: str | None = None) -> dict:
+                             path: list | str | None = None, chat_template: bool = False) -> dict:
     """Attention while generating: greedy for n (<= 32) tokens, or the given path (token ids or
     single-token strings), and each new token's attention row over every token before it at
     `layer` (-1: the last) for `head` (None, -1 or "mean": the mean over heads). Returns tokens,
-    prompt_len, generated, rows (None right of the diagonal), layer, head, note, model. model: the
-    model box (empty = the decoder role's)."""
-    return decoding.generation_attention(prompt, n, layer, head, path, chat_template, model=model)
+    prompt_len, generated, rows (None right of the diagonal), layer, head, note, model."""
+    return decoding.generation_attention(prompt, n, layer, head, path, chat_template)
 
 
 # ----------------------------------------------------------------------------- layout

@@ -22,9 +22,9 @@ CASES: dict[str, tuple] = {
     "/attention": ("time flies like an arrow", "", "encoder", -1),
     "/attention_math": ("time flies like an arrow", "", "decoder", 0, 0, None),
     "/anatomy": ("time flies like an arrow", "", "decoder", 0, 0, -1, ""),
-    "/decode": ("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}, ""),  # "": the role's model
+    "/decode": ("Once upon a time", {"strategy": "greedy", "max_new_tokens": 4}),
     "/compare_decoding": ("Once upon a time", [{"strategy": "greedy", "max_new_tokens": 3},
-                                               {"strategy": "beam", "num_beams": 2, "max_new_tokens": 3}], ""),
+                                               {"strategy": "beam", "num_beams": 2, "max_new_tokens": 3}]),
     "/build_index": SEARCH,
     "/search": ("What does top-p sampling keep?", 3),
     "/compare_indexes": (5,),
@@ -44,8 +44,8 @@ CASES: dict[str, tuple] = {
 CASES["/intervene"] = ("decoder", "The capital of France is", "L3H*=0", 4, 5)
 CASES["/sweep_heads"] = ("encoder", "time flies like an arrow", 1)
 CASES["/train_tokenizer"] = ("BPE", 300, "tokenizers", "", None, "Tokenizers learn merges.")  # no model weights
-CASES["/decode_by_hand"] = ("Once upon a time", [" there"], 5, "greedy", 2, None, False, "")
-CASES["/generation_attention"] = ("Once upon a time", 3, -1, None, None, False, "")
+CASES["/decode_by_hand"] = ("Once upon a time", [" there"], 5, "greedy", 2, None, False)
+CASES["/generation_attention"] = ("Once upon a time", 3, -1, None, None, False)
 CASES["/train_gpt"] = (5, 1, 32, 2, 2e-3, 0, "bytes", "tokenizers", "", None, 1000)  # 5 steps of a 1-layer GPT
 CASES["/download_gpt"] = ()  # its zip, in the same session
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask

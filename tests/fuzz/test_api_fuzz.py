@@ -62,10 +62,6 @@ SPECIAL.update({
     ("/generation_attention", "path"): PATHS,
     ("/generation_attention", "chat_template"): BOOL,
 })
-# The Decoding endpoints' model box: a session model's name nobody was handed, paths, wrong types, huge.
-MODEL_BOX = ["session:tinygpt-guessed", "/etc/passwd", "../../x", {"a": 1}, [1], NAN, "m" * 5000, "a\u0000b"]
-SPECIAL.update({(api, "model"): MODEL_BOX for api in ("/decode", "/compare_decoding", "/decode_by_hand",
-                                                       "/generation_attention")})
 SEARCH_SESSION_APIS = ("/search", "/ask_corpus", "/compare_indexes")
 
 
