@@ -18,7 +18,8 @@ from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gp
 from components import common, links
 from components.common import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
-from components.scratch_plots import gpt_loss_figure, upload_folder, zip_line
+from components.scratch_plots import gpt_loss_figure, zip_line
+from components.session_memory import upload_folder
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 TOKENS = [("Bytes (256 tokens: every UTF-8 byte)", "bytes"), ("The BPE above (retrained at its vocabulary size)", "bpe")]

@@ -116,13 +116,6 @@ def attention_heatmap(matrix, rows: list[str], cols: list[str], title: str, row_
     return notice(fig, what)
 
 
-def upload_folder() -> str:
-    """Gradio's upload folder: a download is written there so the page may serve it."""
-    from gradio.utils import get_upload_folder
-
-    return get_upload_folder()
-
-
 def zip_line(r: dict) -> str:
     """What a downloaded model zip holds, in one line."""
     return (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {r['parameters']:,} parameters, "

@@ -22,7 +22,8 @@ from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export
 from components import common
 from components.common import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
-from components.scratch_plots import attention_heatmap, seq2seq_loss_figure, upload_folder, zip_line
+from components.scratch_plots import attention_heatmap, seq2seq_loss_figure, zip_line
+from components.session_memory import upload_folder
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [32, 64, 96, 128]

@@ -22,6 +22,7 @@ from components.common import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, Fi
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
 from components import links, train_ner
 from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
+from components.session_memory import upload_folder
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
 DATASET_CHOICES = [("Emotion: 6 labels, 630 sentences (shipped)", "emotion"),
@@ -192,18 +193,12 @@ def use_in_pipelines(on, method, request: gr.Request):
     return note, r
 
 
-def _gradio_cache() -> str:
-    from gradio.utils import get_upload_folder
-
-    return get_upload_folder()
-
-
 @user_errors
 def download(method, request: gr.Request):
     """The session's classifier as a zip: a save_pretrained folder and a model card."""
     # Written inside Gradio's file cache, so Gradio serves this file instead of keeping a copy
     # that would outlive the session.
-    r = training.export(_session(request), method or "", root=_gradio_cache())
+    r = training.export(_session(request), method or "", root=upload_folder())
     m = r["model"]
     note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {md_text(m['classifier'])}, "
             f"test accuracy {accuracy_text(m['test_accuracy'], m.get('test_n'), m.get('test_ci95'))}; files: {md_text(', '.join(r['files']))}.")

@@ -17,6 +17,7 @@ from backend.runtime.errors import LabError
 from components import common
 from components.common import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
                                error_box, file_path, md_text, model_badge, raw_json, user_errors)
+from components.session_memory import upload_folder
 from components.train_ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
                                         score_rows, scores_figure)
 
@@ -112,9 +113,8 @@ def tag(text, request: gr.Request):
 
 @user_errors
 def download(request: gr.Request):
-    from components.train import _gradio_cache
 
-    r = training.export_ner(_session(request), root=_gradio_cache())
+    r = training.export_ner(_session(request), root=upload_folder())
     m = r["model"]
     note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {m['steps']} steps, test F1 "
             f"{m['test_f1']:.3f}; files: {md_text(', '.join(r['files']))}.")
