@@ -76,6 +76,34 @@ def decode_lane_reader(fn, reader):
     return fn
 
 
+def engine_lane_reader(fn, reader):
+    """Let a handler whose generation the engine may do (summaries, translations, the corpus reader,
+    Pipelines generation) join the decode lane when the page has an engine (`engine_lane()`):
+    `reader(args)` -> will the engine do it (its last health check; no network). Admission counts
+    it as long work when it will run here, and the handler takes the long slot (`engine_or_long_slot`)."""
+    fn.lane_engine = reader
+    return fn
+
+
+def engine_lane() -> dict:
+    """The lane of an `engine_lane_reader` handler, read when the page is built: the decode lane with
+    a generation engine (it batches the class's requests), the long lane without one."""
+    global _ENGINE_LANE
+    _ENGINE_LANE = bool(get_settings().generation_url)
+    return DECODE_LANE if _ENGINE_LANE else LONG_LANE
+
+
+_ENGINE_LANE = False  # what the last page built chose: the handlers must agree with their lane
+
+
+@contextlib.contextmanager
+def engine_or_long_slot(on_engine: bool, what: str):
+    """Inside an `engine_lane_reader` handler: in the decode lane, work that stays in this process is
+    long work and first takes the long lane's slot; in the long lane (no engine) it holds it already."""
+    with long_slot_for(_ENGINE_LANE and not on_engine, what):
+        yield
+
+
 @contextlib.contextmanager
 def long_slot_for(long: bool, what: str = "generation"):
     """Inside a decode-lane tab handler: hold the long lane's slot for in-process long work (what
@@ -123,9 +151,15 @@ def _event_is_long(fn, data) -> bool:
     concurrency_id = getattr(fn, "concurrency_id", None)
     if concurrency_id not in ("long", "decode"):
         return False
-    reader, f = None, getattr(fn, "fn", None)
-    while f is not None and reader is None:  # through guard's and other wrappers to the tab's handler
-        reader, f = getattr(f, "lane_settings", None), getattr(f, "__wrapped__", None)
+    reader, engine_reader, f = None, None, getattr(fn, "fn", None)
+    while f is not None and reader is None and engine_reader is None:  # through guard's wrappers to the handler
+        reader, engine_reader = getattr(f, "lane_settings", None), getattr(f, "lane_engine", None)
+        f = getattr(f, "__wrapped__", None)
+    if engine_reader is not None and concurrency_id == "decode":  # long unless the engine will do it
+        try:
+            return not engine_reader(tuple(data or ()))
+        except Exception:  # noqa: BLE001  values the handler itself will refuse
+            return False
     if reader is not None and concurrency_id == "decode":  # a tab's handler: its settings from its inputs
         try:
             settings, engine_ok = reader(tuple(data or ()))

@@ -8,6 +8,7 @@ highlight where a person would rather look than read, and the raw JSON (the API 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import gradio as gr
@@ -17,8 +18,8 @@ from backend.runtime.errors import LabError
 from components import links
 from components import pipelines_plots as show
 from components.common import (
-    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
-    md_text, model_box, raw_json, user_errors,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
+    engine_lane_reader, engine_or_long_slot, error_box, md_text, model_box, raw_json, user_errors,
 )
 from components.pipelines_intro import intro_markdown
 from components.pipelines_examples import (
@@ -68,8 +69,10 @@ def run_qa(context, question, top_n, model_box, progress=gr.Progress()):
 @user_errors
 def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, SUMMARY_PAIRS)
-    r = pipelines.summarize(text, max_new_tokens, min_new_tokens, num_beams, reference,
-                            override=model_box, progress=progress)
+    with engine_or_long_slot(_summary_on_engine((text, max_new_tokens, min_new_tokens, num_beams, reference,
+                                                 model_box)), "summary"):
+        r = pipelines.summarize(text, max_new_tokens, min_new_tokens, num_beams, reference,
+                                override=model_box, progress=progress)
     _say_dropped(r, dropped)
     summary = gr.update(value=r["summary"], label=show.output_label(r, "Summary", "summarise"))
     base = r["baseline"]
@@ -80,8 +83,10 @@ def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, mo
 @user_errors
 def run_translate(text, source, target, max_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, TRANSLATION_PAIRS)
-    r = pipelines.translate(text, source, target, max_new_tokens, num_beams, reference,
-                            override=model_box, progress=progress)
+    with engine_or_long_slot(_translation_on_engine((text, source, target, max_new_tokens, num_beams, reference,
+                                                     model_box)), "translation"):
+        r = pipelines.translate(text, source, target, max_new_tokens, num_beams, reference,
+                                override=model_box, progress=progress)
     _say_dropped(r, dropped)
     translation = gr.update(value=r["translation"], label=show.output_label(r, "Translation", "translate"))
     return show.badge(r), translation, show.bleu_line(r), r
@@ -96,8 +101,10 @@ def run_fill_mask(text, top_k, model_box, progress=gr.Progress()):
 @user_errors
 def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
                  progress=gr.Progress()):
-    r = pipelines.generate_text(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
-                                override=model_box, progress=progress)
+    args = (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box)
+    with engine_or_long_slot(_generation_on_engine(args), "generation"):
+        r = pipelines.generate_text(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
+                                    override=model_box, progress=progress)
     return show.badge(r), r["generated_text"], r
 
 
@@ -113,15 +120,53 @@ def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
         first = "Beam search keeps several sequences: the text shows when it is done…"
     hidden = gr.update(value="", visible=False)
     yield "", "", first, None, hidden  # no stale result while this one runs
+    args = (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box)
     try:
-        for completion, n, r in stream:
-            if r is None:
-                yield gr.skip(), _joined(prompt, completion), show.token_counter(n, total), gr.skip(), gr.skip()
-            else:
-                yield show.badge(r), r["generated_text"], show.token_counter(n, total, r), r, gr.skip()
+        with engine_or_long_slot(_generation_on_engine(args), "generation"), contextlib.closing(stream):
+            for completion, n, r in stream:
+                if r is None:
+                    yield gr.skip(), _joined(prompt, completion), show.token_counter(n, total), gr.skip(), gr.skip()
+                else:
+                    yield show.badge(r), r["generated_text"], show.token_counter(n, total, r), r, gr.skip()
     except LabError as exc:  # shown inline only: a raised error would badge every output "Error"
         logging.getLogger("transformers_lab.input").info("stream_generate: %s", str(exc).replace("\n", " ")[:300])
         yield "", "", "", None, gr.update(value=f"**⚠️ {md_text(str(exc))}**", visible=True)
+
+
+# With a generation engine these handlers are in the decode lane (common.engine_lane): the engine
+# batches a class's requests; what stays here (a model-box model, beams, sampling for the instruct
+# fallbacks, the engine down) is long work and takes the long lane's slot first. Each reader gets the
+# handler's positional inputs and asks the backend whether the engine will do the work (no network).
+def _beams(value) -> int:
+    try:
+        return int(float(value or 0))
+    except (TypeError, ValueError):
+        return 0  # the handler refuses it in its own words
+
+
+def _summary_on_engine(args: tuple) -> bool:
+    text, max_new, min_new, beams, reference, model = (tuple(args) + (None,) * 6)[:6]
+    return pipelines.runs_on_engine("summarize", model if isinstance(model, str) else None,
+                                    {"num_beams": _beams(beams)})
+
+
+def _translation_on_engine(args: tuple) -> bool:
+    text, src, tgt, max_new, beams, reference, model = (tuple(args) + (None,) * 7)[:7]
+    return pipelines.runs_on_engine("translate", model if isinstance(model, str) else None,
+                                    {"num_beams": _beams(beams)})
+
+
+def _generation_on_engine(args: tuple) -> bool:
+    prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model = (tuple(args) + (None,) * 9)[:9]
+    settings = {"strategy": strategy, "max_new_tokens": max_new, "temperature": temperature, "top_k": top_k,
+                "top_p": top_p, "num_beams": beams, "seed": seed}
+    return pipelines.runs_on_engine("generate_text", model if isinstance(model, str) else None, settings)
+
+
+engine_lane_reader(run_summarize, _summary_on_engine)
+engine_lane_reader(run_translate, _translation_on_engine)
+engine_lane_reader(run_generate, _generation_on_engine)
+engine_lane_reader(stream_generate, _generation_on_engine)
 
 
 def _joined(prompt, completion: str) -> str:
@@ -349,7 +394,7 @@ def _build_summarize() -> None:
     _link_reference([text], reference, note)
     outputs = [badge, summary, baseline, plot, scores, out]
     ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
-                      api_name="summarize", **LONG_LANE)
+                      api_name="summarize", **engine_lane())
     clear_on_error(ev, outputs, box)
     _link("summarize", {"text": text, "max_new": max_new, "min_new": min_new, "beams": beams}, ev, link_bar,
           go_btn)
@@ -381,7 +426,7 @@ def _build_translate() -> None:
             link_bar = _link_bar("translate", go_btn)
     _link_reference([text, src, tgt], reference, note)
     ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
-                      [badge, translation, pair, out], api_name="translate", **LONG_LANE)
+                      [badge, translation, pair, out], api_name="translate", **engine_lane())
     clear_on_error(ev, [badge, translation, pair, out], box)
     _link("translate", {"text": text, "source": src, "target": tgt, "max_new": max_new, "beams": beams}, ev,
           link_bar, go_btn)
@@ -430,13 +475,13 @@ def _build_generate_text() -> None:
     # No clear_on_error here: a Stop counts as a failure and would blank the text streamed so far.
     # The handler blanks the old result itself and puts an input error in the box.
     ev = go_btn.click(stream_generate, inputs, [badge, generated, counter, out, box], api_visibility="private",
-                      **LONG_LANE)
+                      **engine_lane())
     # Cancel first, then say so: a token already on its way must not overwrite the "stopped" line.
     stop_btn.click(None, None, None, cancels=[ev], queue=False, api_visibility="private").then(
         lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
         api_visibility="private")
     api_btn = gr.Button(visible=False)
-    api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **LONG_LANE)
+    api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **engine_lane())
     _link("generate_text", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
                             "top_k": top_k, "top_p": top_p, "beams": beams, "seed": seed}, ev, link_bar, go_btn)
 

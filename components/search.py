@@ -13,8 +13,8 @@ import gradio as gr
 
 from backend import search
 from components.common import (
-    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, error_box,
-    file_path, md_text, model_badge, raw_json, user_errors,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
+    engine_lane_reader, engine_or_long_slot, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
 from components.search_plots import map_caption, map_figure, tradeoff_figure
 
@@ -167,16 +167,26 @@ def after_search(res):
 
 @user_errors
 def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
-    out = search.ask(_session(request), question, k, progress=progress)
+    with engine_or_long_slot(search.reader_on_engine(), "reader"):
+        out = search.ask(_session(request), question, k, progress=progress)
     passages = out["passages"]
     how = ("an extractive QA model picked the answer span" if out["reader_method"] == "model"
            else "the instruct decoder was prompted with the passages (no extractive QA model "
                 "offline); check its citations")
     cited = ", ".join(f"\\[{c}\\] {md_text(passages[c - 1]['title'])}" for c in out["cited"])
     src = "" if out.get("citations_from", "reader") == "reader" else f" (by {md_text(out['citations_from'])})"
-    md = (f"**Answer:** {md_text(out['answer']) or '(no answer)'}\n\n"
+    eng = out.get("engine") or {}
+    if eng.get("kind") not in (None, "in-process"):
+        how += f"; it generated on the **{md_text(eng['kind'])} engine** at {md_text(eng.get('url'))}"
+    notes = "".join(f"> {md_text(n)}\n\n" for n in out.get("notices") or [])
+    md = (f"{notes}**Answer:** {md_text(out['answer']) or '(no answer)'}\n\n"
           f"**Cited passages{src}:** {cited or 'none'}\n\n*Reader: {how}.*")
     return md, out, model_badge(out["model"])
+
+
+# With a generation engine the reader's answer is the engine's work: Ask joins the decode lane
+# (common.engine_lane), and takes the long lane's slot only when it reads here.
+engine_lane_reader(ask, lambda args: search.reader_on_engine())
 
 
 @user_errors
@@ -304,7 +314,7 @@ def build() -> None:
                 ask_btn = gr.Button("Ask", elem_id="search-ask")
                 ask_box = error_box(elem_id="search-ask-error")
                 answer_md = gr.Markdown(elem_id="search-answer")
-                reader_badge = gr.Markdown()
+                reader_badge = gr.Markdown(elem_id="search-reader-badge")
                 answer_json = raw_json("Answer (JSON: what /ask_corpus returns)", elem_id="search-answer-json")
             with gr.Accordion("Compare index types on this corpus", open=False):
                 cmp_btn = gr.Button("Measure Flat / SQ8 / HNSW / IVF / IVF-PQ", elem_id="search-compare")
@@ -336,7 +346,7 @@ def build() -> None:
         clear_on_error(ev, [results, plot, results_json, badge, caption], box)
         ev.success(after_search, [results_json], [caption, stats_md], queue=False, api_visibility="private")
     ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
-                       api_name="ask_corpus", **LONG_LANE)
+                       api_name="ask_corpus", **engine_lane())
     clear_on_error(ev, [answer_md, answer_json, reader_badge], ask_box)
     ev = cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",
                        **LONG_LANE)

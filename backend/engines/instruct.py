@@ -57,7 +57,8 @@ def translation_messages(text: str, source: str, target: str) -> list[dict]:
 
 def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 96,
                   **generate_kwargs) -> dict:
-    """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob, finish_reason}.
+    """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob, finish_reason,
+    warnings} in this process (`remote_chat.chat` is the engine's twin; `mean_logprob` is raw).
 
     Runs under the request's budget: generation stops at the deadline (or a cancel) with the
     text so far and finish_reason "time budget" ("stopped"); "eos" / "length" otherwise.
@@ -79,9 +80,11 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
         kwargs.setdefault("pad_token_id", tokenizer.eos_token_id)
     with torch.inference_mode():
         out = model.generate(**enc, max_new_tokens=max_new_tokens, return_dict_in_generate=True,
-                             output_scores=True, **kwargs)
+                             output_logits=True, **kwargs)
         new = out.sequences[0, enc["input_ids"].shape[1]:]
-        steps = torch.stack([s[0].float().log_softmax(-1) for s in out.scores])  # (steps, vocab)
+        # The model's own distribution (raw logits, before the repetition penalty): the figure the
+        # engine's log-probs give too (backend.engines.remote_chat).
+        steps = torch.stack([s[0].float().log_softmax(-1) for s in out.logits])  # (steps, vocab)
         logps = steps[torch.arange(len(new)), new[: len(steps)]]
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
     keep = [i for i, t in enumerate(new.tolist()) if t not in special]
@@ -94,6 +97,7 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
         "new_tokens": len(keep),
         "mean_logprob": mean_lp,
         "finish_reason": finish,
+        "warnings": [],
     }
 
 

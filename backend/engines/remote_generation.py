@@ -122,9 +122,10 @@ def describe(eng: Engine, role: str, checkpoint: str, source: str, reason: str =
 # ----------------------------------------------------------------------------- one run
 
 
-def request_body(eng: Engine, prompt_ids: list[int], s: DecodeSettings) -> dict:
+def request_body(eng: Engine, prompt_ids: list[int], s: DecodeSettings, candidates: int | None = None) -> dict:
     """The `/v1/completions` request: every sampling knob spelled out, so neither the engine's
-    defaults nor the model's generation_config can change the strategy."""
+    defaults nor the model's generation_config can change the strategy. `candidates`: top log-probs
+    per step (default the engine's most, so a step table's ranks are exact as far as possible)."""
     sample = s.strategy == "sample"
     body = {
         "model": eng.model,
@@ -139,7 +140,7 @@ def request_body(eng: Engine, prompt_ids: list[int], s: DecodeSettings) -> dict:
         "repetition_penalty": s.repetition_penalty,
         "presence_penalty": 0.0,
         "frequency_penalty": 0.0,
-        "logprobs": eng.max_logprobs,
+        "logprobs": min(candidates or eng.max_logprobs, eng.max_logprobs),
         "return_tokens_as_token_ids": True,
         "skip_special_tokens": True,
         "stream": True,
@@ -203,9 +204,13 @@ def _error_text(resp) -> str:
 
 
 def stream(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
-           stop_event: threading.Event | None = None, texts: bool = True) -> Iterator[tuple[str, DecodeResult | None]]:
+           stop_event: threading.Event | None = None, texts: bool = True,
+           prepared: tuple[str, list[int], list[str]] | None = None,
+           candidates: int | None = None) -> Iterator[tuple[str, DecodeResult | None]]:
     """Yield (text so far, None) per streamed token of the first output (unless `texts` is False),
-    then (text, DecodeResult).
+    then (text, DecodeResult). `prepared`: (prompt text, its ids, warnings) built by the caller
+    (a multi-turn chat prompt, `remote_chat`) instead of `build_prompt` from `prompt`; `candidates`:
+    see `request_body` (a reply that needs no step table asks for 1: less for the engine to send).
 
     Raises EngineUnavailable before the first yield when the engine cannot run it (the caller runs
     it in-process), EngineFailed when the engine stops answering after that. Closing the
@@ -213,14 +218,16 @@ def stream(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict 
     """
     s = DecodeSettings.from_dict(settings)
     started = time.perf_counter()
-    prompt_text, prompt_ids, warnings = build_prompt(tokenizer, prompt, s, eng.context_limit())
+    prompt_text, prompt_ids, warnings = (
+        (prepared[0], list(prepared[1]), list(prepared[2])) if prepared else build_prompt(tokenizer, prompt, s,
+                                                                                          eng.context_limit()))
     check_prefill(s, len(prompt_ids))
     if s.seed is None and s.strategy == "sample":
         s.seed = random.randrange(2**31)
     unchecked = check_tokenizer(eng, tokenizer)
     if unchecked:
         warnings.append(unchecked)
-    body = request_body(eng, prompt_ids, s)
+    body = request_body(eng, prompt_ids, s, candidates)
     b = budgets.current()
     settings_ = config.get_settings()
     t0 = time.perf_counter()
@@ -257,7 +264,8 @@ def stream(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict 
     finally:
         conn.close()
     gen_seconds = time.perf_counter() - t0
-    res = _result(eng, tokenizer, tok, s, prompt_text, prompt_ids, warnings, choices, early, gen_seconds, started)
+    res = _result(eng, tokenizer, tok, s, prompt_text, prompt_ids, warnings, choices, early, gen_seconds, started,
+                  body["logprobs"])
     yield res.text, res
 
 
@@ -279,12 +287,14 @@ def _fail(eng: Engine, shown: int, why: str) -> None:
 
 
 def decode(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
-           stop_event: threading.Event | None = None) -> DecodeResult:
+           stop_event: threading.Event | None = None,
+           prepared: tuple[str, list[int], list[str]] | None = None, candidates: int | None = None) -> DecodeResult:
     """One run on the engine (see `stream`); EngineUnavailable means: run it in-process (also when
     the engine dies mid-run: nobody saw its first tokens)."""
     result = None
     try:
-        for _, res in stream(eng, tokenizer, prompt, settings, stop_event=stop_event, texts=False):
+        for _, res in stream(eng, tokenizer, prompt, settings, stop_event=stop_event, texts=False, prepared=prepared,
+                             candidates=candidates):
             result = res if res is not None else result
     except EngineFailed as exc:
         raise EngineUnavailable(down_message(eng.url, exc.why)) from None
@@ -297,7 +307,7 @@ MISSING_COLUMNS = ("The engine returns its top {n} candidates per step, not the 
 
 def _result(eng: Engine, tokenizer, tok: TokenText, s: DecodeSettings, prompt_text: str, prompt_ids: list[int],
             warnings: list[str], choices: dict[int, _Choice], early: str | None, gen_seconds: float,
-            started: float) -> DecodeResult:
+            started: float, k: int) -> DecodeResult:
     """The streamed choices -> the in-process path's result shape."""
     sampling = s.strategy == "sample"
     outputs, steps = [], []
@@ -306,7 +316,7 @@ def _result(eng: Engine, tokenizer, tok: TokenText, s: DecodeSettings, prompt_te
         found_eos = ch.finish == "stop" and bool(ch.ids) and ch.ids[-1] in set(tokenizer.all_special_ids)
         outputs.append(output_summary(ch.ids, ch.logps, found_eos, tok, tokenizer))
         if i == 0:
-            steps = [_step(t, cid, lp, top, s.top_n, eng.max_logprobs, tok, sampling) for t, (cid, lp, top) in
+            steps = [_step(t, cid, lp, top, s.top_n, k, tok, sampling) for t, (cid, lp, top) in
                      enumerate(zip(ch.ids, ch.logps, ch.tops))]
     first = outputs[0] if outputs else output_summary([], [], False, tok, tokenizer)
     n_new = first["n_tokens"]
@@ -319,7 +329,7 @@ def _result(eng: Engine, tokenizer, tok: TokenText, s: DecodeSettings, prompt_te
         finish = "eos"
     else:
         finish = "length"
-    warnings.append(MISSING_COLUMNS.format(n=eng.max_logprobs, are="are" if sampling else "is",
+    warnings.append(MISSING_COLUMNS.format(n=k, are="are" if sampling else "is",
                                            sampling=(", the after-temperature and after-cut probabilities and the "
                                                      "tokens left after the cut") if sampling else ""))
     if sampling:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from backend.runtime import config
 from backend import hub
-from backend.hub import session_models
+from backend.hub import engine_models, session_models
 from backend.runtime.device import gpu_task
 from backend.pipelines import tasks
 from backend.pipelines.encoders import MAX_TOP_K
@@ -219,8 +219,8 @@ def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference
     """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
     settings = _seq2seq_settings(max_new_tokens, min_new_tokens, num_beams)
     text, reference = check_text(text), check_text(reference, "reference")
-    lm, waited = _load("summarize", override, progress)
-    return _with_waits(tasks.summarize(lm, text, settings, reference=reference), waited)
+    return _instruct_task("summarize", override, settings, progress,
+                          lambda lm: tasks.summarize(lm, text, settings, reference=reference))
 
 
 @_timed
@@ -232,8 +232,25 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
     text, reference = check_text(text), check_text(reference, "reference")
     source = one_of("source", source, LANGUAGE_NAMES, default="en")
     target = one_of("target", target, LANGUAGE_NAMES, default="de")
-    lm, waited = _load("translate", override, progress)
-    return _with_waits(tasks.translate(lm, text, source, target, settings, reference=reference), waited)
+    return _instruct_task("translate", override, settings, progress,
+                          lambda lm: tasks.translate(lm, text, source, target, settings, reference=reference))
+
+
+def _instruct_task(task: str, override: str | None, settings: dict, progress, run) -> dict:
+    """`run(lm)` on the generation engine when it may write this role's replies (an instruct
+    fallback: `engine_models.engine_model`), else, or when the engine fails before its reply,
+    with the role's model loaded here; the result's `engine` says which, and why."""
+    stand_in, note = engine_models.engine_model(config.TASK_ROLES[task], override, settings)
+    if stand_in is not None:
+        try:
+            r = run(stand_in)
+            r["engine"] = stand_in.engine.info()
+            r["waited"] = []
+            return r
+        except remote.EngineUnavailable as exc:
+            note = str(exc)
+    lm, waited = _load(task, override, progress)
+    return _with_waits(_in_process(run(lm), note), waited)
 
 
 @_timed
@@ -293,6 +310,20 @@ def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, te
     lm, waited = _load("generate_text", override, progress)
     for completion, n, r in tasks.generate_text_stream(lm, prompt, settings):
         yield completion, n, (r if r is None else _with_waits(_in_process(r, note), waited))
+
+
+def runs_on_engine(task: str, override: str | None = None, settings: dict | None = None) -> bool:
+    """Will the generation engine do this task's generation, as far as its last health check knows?
+    `settings`: generate_text's (as `_generation` returns them), or the seq2seq widgets' (num_beams).
+    No network and no model: the lanes ask it as a request joins the queue."""
+    if (override or "").strip() or not remote.configured_url():
+        return False
+    if task == "generate_text":
+        try:
+            return remote.in_process_reason(parse_settings(settings)) is None and remote.last_known_up()
+        except LabError:
+            return False
+    return engine_models.may_serve(config.TASK_ROLES[task], None, settings)
 
 
 def _engine_side(eng: remote.Engine) -> tuple:

@@ -4,7 +4,8 @@
 call them directly with tiny models.
 
 Each runner takes a loaded model (`backend.hub.LoadedModel`, or anything with `.model`,
-`.tokenizer`, `.method`, `.checkpoint`) plus plain inputs, dispatches on *how* the model
+`.tokenizer`, `.method`, `.checkpoint`; for the instruct fallbacks also the generation engine's
+stand-in, `backend.hub.engine_models.EngineModel`) plus plain inputs, dispatches on *how* the model
 serves the task, and returns one JSON-able dict:
 
     {"task", "model": <provenance>, "method", "seconds", "notices": [...], ...task fields}
@@ -31,6 +32,7 @@ from backend.pipelines.metrics import BASELINE_SENTENCES, bleu, lead_baseline, r
 from backend.engines.extractive_qa import answer_question
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
 from backend.engines.text import check_batch
+from backend.hub.engine_models import reply as instruct_reply
 from backend.runtime.validation import as_int, check_template, check_text
 
 METHOD_MODEL = config.METHOD_MODEL
@@ -184,7 +186,7 @@ def ner(lm, texts, aggregation: str = "simple", max_new_tokens: int = 96) -> dic
         else:
             results = []
             for i, text in enumerate(texts):
-                gen = ins.chat_generate(lm.model, lm.tokenizer, ins.ner_messages(text), max_new_tokens)
+                gen = instruct_reply(lm, ins.ner_messages(text), max_new_tokens)
                 pairs = ins.parse_ner_output(gen["text"])
                 entities, dropped = ins.ground_entities(text, pairs)
                 results.append({"text": text, "entities": entities, "raw_output": gen["text"],
@@ -300,7 +302,8 @@ def summarize(lm, text: str, settings: dict | None = None, reference: str | None
             r.update(out)
         else:
             max_new, gen = _instruct_settings(settings, 80)
-            out = ins.chat_generate(lm.model, lm.tokenizer, ins.summary_messages(text), max_new, **gen)
+            out = instruct_reply(lm, ins.summary_messages(text), max_new, **gen)
+            r["notices"] += out.get("warnings") or []
             r["summary"] = ins.parse_free_text(out["text"])
             r.update({"raw_output": out["text"], "input_tokens": out["prompt_tokens"],
                       "output_tokens": out["new_tokens"]})
@@ -357,7 +360,8 @@ def translate(lm, text: str, source: str = "en", target: str = "de", settings: d
                 raise InputError("Source and target language are the same: pick another target.")
             max_new, gen = _instruct_settings(settings, 160)
             msgs = ins.translation_messages(text, LANGUAGE_NAMES[source], LANGUAGE_NAMES[target])
-            out = ins.chat_generate(lm.model, lm.tokenizer, msgs, max_new, **gen)
+            out = instruct_reply(lm, msgs, max_new, **gen)
+            r["notices"] += out.get("warnings") or []
             r["translation"] = ins.parse_free_text(out["text"])
             r.update({"raw_output": out["text"], "input_tokens": out["prompt_tokens"],
                       "output_tokens": out["new_tokens"]})

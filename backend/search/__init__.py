@@ -18,6 +18,7 @@ from backend.search.api import (
     inspect_upload,
     load_corpus,
     prepare_cache,
+    reader_on_engine,
     search,
 )
 from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
@@ -46,5 +47,6 @@ __all__ = [
     "inspect_upload",
     "load_corpus",
     "prepare_cache",
+    "reader_on_engine",
     "search",
 ]

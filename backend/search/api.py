@@ -19,13 +19,17 @@ import numpy as np
 
 from backend.runtime import budget
 from backend import hub
+from backend.runtime import config
+from backend.engines import remote_chat
+from backend.engines import remote_generation as remote
+from backend.hub import engine_models
 from backend.runtime.device import gpu_task
 from backend.engines.embedding import embed_texts
 from backend.runtime.errors import InputError
 from backend.search import chunked_build as bounds
 from backend.search import corpora
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
-from backend.search.reader import check_question, read
+from backend.search.reader import MAX_ANSWER_TOKENS, check_question, generative_answer, read
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
 from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text
 
@@ -265,12 +269,53 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     emb = load_embedder()
     passages = get_service().search(session_id, question, min(k, ASK_MAX_PASSAGES),
                                     emb)["results"]
-    say(0.3, "Loading the reader (first use only)")
-    lm = hub.load("qa")
-    say(0.5, "Reading the passages")
-    out = _read_passages(question, passages)
-    out.update({"question": question, "passages": passages, "model": lm.describe(),
-                "retriever_model": emb.describe})
+    out = _read_on_engine(question, passages, say)
+    if "answer" not in out:
+        say(0.3, "Loading the reader (first use only)")
+        lm = hub.load("qa")
+        say(0.5, "Reading the passages")
+        note = out.get("note")
+        out = _read_passages(question, passages)
+        out.update({"model": lm.describe(), "engine": remote.in_process(note)})
+        if note:
+            out.setdefault("notices", []).insert(0, note)
+    out.setdefault("notices", [])
+    if out.get("reader_method") == config.METHOD_INSTRUCT:
+        # The `qa` role's own provenance describes how Pipelines QA uses the decoder (span copying);
+        # here the same decoder is prompted and writes free text: say that, not the role's method.
+        out["model"] = {**out["model"], "method": config.METHOD_INSTRUCT,
+                        "note": config.method_text(config.METHOD_INSTRUCT, "extractive QA")}
+    if out.get("finish_reason") in _CUT:
+        out["notices"].insert(0, f"The answer was {_CUT[out['finish_reason']]}: it is incomplete.")
+    elif out.get("finish_reason") == "length":
+        out["notices"].append(f"The reader stopped at its {MAX_ANSWER_TOKENS}-token limit: the answer may end "
+                              "mid-sentence.")
+    out.update({"question": question, "passages": passages, "retriever_model": emb.describe})
+    return out
+
+
+_CUT = {"time budget": "stopped at the time budget", "stopped": "stopped by you"}
+
+
+def reader_on_engine() -> bool:
+    """Will the generation engine write the reader's answer, as far as its last health check
+    knows? No network and no model: the lanes ask it as a request joins the queue."""
+    return engine_models.may_serve("qa")
+
+
+def _read_on_engine(question: str, passages: list[dict], say: ProgressFn) -> dict:
+    """The reader's reply from the generation engine when it may write it (a decoder reader):
+    the answer with `model` and `engine`; else {"note": why it runs here, or None}."""
+    stand_in, note = engine_models.engine_model("qa")
+    if stand_in is None:
+        return {"note": note}
+    say(0.5, "Reading the passages (on the generation engine)")
+    try:
+        out = generative_answer(None, None, question, passages, chat=lambda messages, n: remote_chat.chat(
+            stand_in.engine, stand_in.tokenizer, messages, n))
+    except remote.EngineUnavailable as exc:
+        return {"note": str(exc)}
+    out.update({"model": stand_in.describe(), "engine": stand_in.engine.info()})
     return out
 
 

@@ -11,12 +11,14 @@ The retriever's top passages go to a reader:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from backend.runtime.errors import InputError
 from backend.engines.instruct import chat_generate
 from backend.runtime.validation import check_text
 
 MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
+MAX_ANSWER_TOKENS = 64  # the instruct reader's reply
 
 
 def build_messages(question: str, passages: list[dict]) -> list[dict]:
@@ -44,13 +46,16 @@ def check_question(question: str) -> str:
 
 
 def generative_answer(model, tokenizer, question: str, passages: list[dict],
-                      max_new_tokens: int = 64) -> dict:
+                      max_new_tokens: int = MAX_ANSWER_TOKENS, chat: Callable[[list[dict], int], dict] | None = None) -> dict:
     """Instruct decoder, greedy; -> answer text and the passage numbers it cited.
 
-    `chat_generate` is the one chat path of the app: it refuses a prompt past the context window."""
+    `chat(messages, max_new_tokens)`: who writes the reply (the generation engine's
+    `remote_chat.chat`); default `chat_generate` with `model` here. Both refuse a prompt past the
+    context window in the same words."""
     question = check_question(question)
-    reply = chat_generate(model, tokenizer, build_messages(question, passages),
-                          max_new_tokens=max_new_tokens)
+    messages = build_messages(question, passages)
+    reply = (chat(messages, max_new_tokens) if chat is not None
+             else chat_generate(model, tokenizer, messages, max_new_tokens=max_new_tokens))
     text = reply["text"]
     cited = parse_citations(text, len(passages))
     source = "reader"
@@ -60,7 +65,8 @@ def generative_answer(model, tokenizer, question: str, passages: list[dict],
         cited = overlap_citations(text, passages)
         source = "word overlap (the reader cited no passage)"
     return {"answer": text, "cited": cited, "citations_from": source,
-            "reader_method": "instruct-fallback", "prompt_tokens": reply["prompt_tokens"]}
+            "reader_method": "instruct-fallback", "prompt_tokens": reply["prompt_tokens"],
+            "finish_reason": reply.get("finish_reason"), "notices": list(reply.get("warnings") or [])}
 
 
 _STOP = set("""a an the of to in on for and or is are was were be been by with as at from that this

@@ -133,6 +133,11 @@ def test_ask_corpus_cites_retrieved_passages(app_url):
     assert out["reader_method"] in ("model", "instruct-fallback")
     assert out["model"]["role"] == "qa" and out["model"]["checkpoint"] in badge
     assert "Answer" in md
+    if out["reader_method"] == "instruct-fallback":  # free text: the badge names prompting, not span copying
+        assert out["model"]["method"] == "instruct-fallback" and "span" not in badge
+        assert out["engine"] == {"kind": "in-process"}
+        if out["finish_reason"] == "length":
+            assert "64-token limit" in md
 
 
 def test_auto_index_type_picks_flat_for_the_glossary_and_says_why(app_url):

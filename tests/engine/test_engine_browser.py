@@ -48,3 +48,29 @@ def test_the_decoding_tab_names_the_engine_and_says_what_it_cannot_show(page, en
     cells = page.evaluate("""() => [...document.querySelectorAll('#decoding-steps [role=row][data-index]')]
         .map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText.trim()))""")
     assert cells and not any(c in ("None", "nan", "NaN") for row in cells for c in row)  # blank, not a made-up value
+
+
+def test_a_summary_and_the_corpus_reader_name_the_engine_that_wrote_them(page, engine_app, engine_url):
+    from tests.browser.test_pipelines_tab import open_subtab
+    from tests.browser.test_search_tab import open_tab
+
+    open_subtab(page, engine_app, "Summarization")
+    page.locator("#pl-summarize-run").click()
+    badge = page.locator("#pl-summarize-badge")
+    expect(badge).to_contain_text("engine at", timeout=240_000)
+    expect(page.locator("#pl-summarize-output")).to_contain_text("instruct-model fallback")
+    assert engine_url.split("//")[1] in badge.inner_text()
+    assert page.locator("#pl-summarize-output textarea").input_value().strip()
+    shot(page, "engine-pipelines-summary")
+
+    open_tab(page, engine_app)
+    expect(page.locator("#search-stats")).to_contain_text("glossary", timeout=120_000)
+    page.get_by_text("Ask the corpus (retriever-reader)").click()
+    page.locator("#search-ask").click()
+    answer = page.locator("#search-answer")
+    expect(answer).to_contain_text("vllm engine", timeout=240_000)
+    expect(answer).to_contain_text("Answer:")
+    reader = page.locator("#search-reader-badge")
+    expect(reader).to_contain_text("instruct-model fallback")  # it wrote free text: not the QA role's span copying
+    assert "span" not in reader.inner_text() and "engine at" in reader.inner_text()
+    shot(page, "engine-search-ask")

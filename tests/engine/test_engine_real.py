@@ -95,3 +95,53 @@ def test_app_started_with_the_engine_serves_decode_from_it(engine_url):
         assert beam["engine"]["kind"] == "in-process" and "Beam search" in beam["engine"]["note"]
         *_, gen = client.predict("Once upon a time", "greedy", 8, 0.7, 50, 0.9, 4, 0, "", api_name="/generate_text")
         assert gen["engine"]["kind"] == "vllm" and gen["decoding"]["n_new_tokens"] == 8
+        *_, summary = client.predict(SUMMARY_TEXT, 24, 10, 0, "", "", api_name="/summarize")
+        assert summary["engine"]["kind"] == "vllm" and summary["summary"]
+
+
+SUMMARY_TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 "
+                "years until the Chrysler Building in New York City was finished in 1930. A broadcasting aerial "
+                "was added at the top of the tower in 1957.")
+PASSAGES = [{"title": "Tokenizer", "text": "A tokenizer splits text into tokens and maps each token to an id "
+                                           "in the model's vocabulary."},
+            {"title": "Embedding", "text": "An embedding layer turns token ids into vectors."}]
+
+
+@pytest.fixture
+def on_engine(engine_url, monkeypatch):
+    """Flip the app's generation between the engine and this process, as TLAB_GENERATION_URL does."""
+    def flip(up: bool) -> None:
+        if up:
+            monkeypatch.setenv("TLAB_GENERATION_URL", engine_url)
+        else:
+            monkeypatch.delenv("TLAB_GENERATION_URL", raising=False)
+        remote.forget()
+    yield flip
+    remote.forget()
+
+
+def test_the_instruct_fallbacks_on_the_engine_write_the_in_process_text(on_engine):
+    from backend import pipelines
+
+    on_engine(True)
+    summary = pipelines.summarize(SUMMARY_TEXT, max_new_tokens=32, min_new_tokens=10)
+    translation = pipelines.translate("The cat sleeps on the warm windowsill.", "en", "de", max_new_tokens=24)
+    on_engine(False)
+    here_summary = pipelines.summarize(SUMMARY_TEXT, max_new_tokens=32, min_new_tokens=10)
+    here_translation = pipelines.translate("The cat sleeps on the warm windowsill.", "en", "de", max_new_tokens=24)
+    assert summary["engine"]["kind"] == "vllm" and here_summary["engine"] == {"kind": "in-process"}
+    assert "engine at" in summary["model"]["device"] and summary["method"] == "instruct-fallback"
+    assert summary["summary"] == here_summary["summary"] and summary["output_tokens"] == here_summary["output_tokens"]
+    assert translation["translation"] == here_translation["translation"] and translation["engine"]["kind"] == "vllm"
+
+
+def test_the_corpus_reader_on_the_engine_writes_the_in_process_answer(on_engine):
+    from backend import hub
+    from backend.search import api as search_api
+    from backend.search import reader
+
+    on_engine(True)
+    got = search_api._read_on_engine("What does a tokenizer do?", PASSAGES, lambda *a: None)
+    lm = hub.load("qa")
+    want = reader.read(lm.model, lm.tokenizer, lm.method, "What does a tokenizer do?", PASSAGES)
+    assert got["engine"]["kind"] == "vllm" and got["answer"] == want["answer"] and got["cited"] == want["cited"]

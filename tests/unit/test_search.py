@@ -609,7 +609,8 @@ def test_generative_reader_with_tiny_llama():
 
 def _reply(text):
     return lambda model, tokenizer, messages, max_new_tokens, **kw: {
-        "text": text, "prompt_tokens": 7, "new_tokens": 3, "mean_logprob": -1.0}
+        "text": text, "prompt_tokens": 7, "new_tokens": 3, "mean_logprob": -1.0, "finish_reason": "eos",
+        "warnings": []}
 
 
 PASSAGES = [{"title": "Feed-forward", "text": "two linear layers with GELU"},
@@ -620,7 +621,8 @@ def test_generative_reader_keeps_the_citations_it_was_given(monkeypatch):
     monkeypatch.setattr(reader, "chat_generate", _reply("Six layers [2], not [9]."))
     out = reader.generative_answer(None, None, "How many layers?", PASSAGES)
     assert out == {"answer": "Six layers [2], not [9].", "cited": [2], "citations_from": "reader",
-                   "reader_method": "instruct-fallback", "prompt_tokens": 7}
+                   "reader_method": "instruct-fallback", "prompt_tokens": 7, "finish_reason": "eos",
+                   "notices": []}
 
 
 def test_generative_reader_attributes_by_overlap_when_it_cites_nothing(monkeypatch):

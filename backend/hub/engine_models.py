@@ -1,0 +1,87 @@
+"""A role's stand-in when the generation engine writes its replies: the role's tokenizer and
+provenance, no weights in this process.
+
+Why in the hub: whether the engine may serve a role depends on what the role resolves to (an
+instruct decoder may; a dedicated summariser or an extractive QA model may not), which is the
+hub's knowledge; the engine client (`backend.engines.remote_chat`) knows nothing of roles.
+The task code then calls `reply(lm, messages, ...)` whichever it got.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from backend.engines import instruct, remote_chat
+from backend.engines import remote_generation as remote
+from backend.hub.loader import get_hub
+from backend.hub.policy import resolve
+from backend.runtime.errors import LabError
+
+MODEL_BOX_NOTE = "A model chosen in the model box runs in-process; the generation engine serves its own model."
+
+
+@dataclass
+class EngineModel:
+    """Duck-types `LoadedModel` where the tasks read it (tokenizer, method, describe); `model` is None."""
+
+    engine: remote.Engine
+    tokenizer: Any
+    role: str
+    checkpoint: str
+    method: str
+    provenance: dict
+    model: Any = None
+
+    def describe(self) -> dict:
+        return dict(self.provenance)
+
+
+def engine_model(role: str, override: str | None = None, gen: dict | None = None) -> tuple[EngineModel | None, str | None]:
+    """(the stand-in, or None; the note a result shows when an engine exists but this runs here).
+
+    The engine may write a role's replies when the role resolves to a causal decoder (the instruct
+    fallbacks, the corpus reader) and `gen` asks for nothing it would run differently. No engine
+    configured, or a role it cannot serve: (None, None), nothing to say."""
+    url = remote.configured_url()
+    if not url:
+        return None, None
+    try:
+        kind = resolve(role).kind
+    except LabError:  # loading it here will say what is wrong, in the words every tab uses
+        return None, None
+    if kind != "causal_lm":
+        return None, None
+    if (override or "").strip():
+        return None, MODEL_BOX_NOTE
+    reason = remote_chat.in_process_reason(gen or {})
+    if reason:
+        return None, reason
+    try:
+        eng = remote.engine(url)
+    except remote.EngineUnavailable as exc:
+        return None, str(exc)
+    tokenizer, r = get_hub().tokenizer(role)
+    provenance = remote.describe(eng, r.role, r.checkpoint, r.source, r.reason, r.note)
+    provenance["method"] = r.method
+    return EngineModel(eng, tokenizer, r.role, r.checkpoint, r.method, provenance), None
+
+
+def may_serve(role: str, override: str | None = None, gen: dict | None = None) -> bool:
+    """Will the engine write this role's replies, as far as its last health check knows? No
+    network and no model: the lanes ask it as a request joins the queue."""
+    if not remote.configured_url() or (override or "").strip() or remote_chat.in_process_reason(gen or {}):
+        return False
+    try:
+        kind = resolve(role).kind
+    except LabError:
+        return False
+    return kind == "causal_lm" and remote.last_known_up()
+
+
+def reply(lm, messages: list[dict], max_new_tokens: int = 96, **gen) -> dict:
+    """The instruct model's reply to `messages`: on the engine for a stand-in, in this process
+    otherwise; both in `instruct.chat_generate`'s shape."""
+    if isinstance(lm, EngineModel):
+        return remote_chat.chat(lm.engine, lm.tokenizer, messages, max_new_tokens, **gen)
+    return instruct.chat_generate(lm.model, lm.tokenizer, messages, max_new_tokens, **gen)

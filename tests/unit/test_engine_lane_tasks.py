@@ -1,0 +1,104 @@
+"""With a generation engine, Summarize, Translate, Pipelines Generate and the corpus reader's Ask join
+the decode lane (the engine batches a class's requests), and what runs here is still long work:
+admission asks the backend whether the engine will do it, and the handler takes the long slot when
+it will not. Without an engine they stay in the long lane, as before."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from backend import pipelines as pipelines_backend
+from backend import search as search_backend
+from backend.engines import remote_generation as remote
+from components import common
+from components import pipelines as tab
+from components import search as search_tab
+from components.guard import _guarded
+from tests.unit.test_remote_generation import FakeEngine, script_for
+
+
+def _event(handler, args):
+    fn = SimpleNamespace(concurrency_id="decode", fn=_guarded(handler))  # as the page wires it, guard included
+    return common._event_is_long(fn, list(args))
+
+
+SUMMARY = ("Some text.", 60, 10, 0, "", "")
+TRANSLATION = ("Some text.", "en", "de", 120, 0, "", "")
+GENERATION = ("Once", "greedy", 48, 0.7, 50, 0.9, 4, 0, "")
+
+
+@pytest.mark.parametrize("engine_up", [True, False])
+def test_admission_asks_where_each_task_runs(monkeypatch, engine_up):
+    asked = []
+
+    def runs(task, override=None, settings=None):
+        asked.append((task, override, settings))
+        if task == "generate_text":
+            return engine_up and not override and settings["strategy"] != "beam"
+        return engine_up and not override and not (settings or {}).get("num_beams")
+
+    monkeypatch.setattr(pipelines_backend, "runs_on_engine", runs)
+    monkeypatch.setattr(search_backend, "reader_on_engine", lambda: engine_up)
+    assert _event(tab.run_summarize, SUMMARY) is (not engine_up)
+    assert _event(tab.run_summarize, SUMMARY[:3] + (4,) + SUMMARY[4:])  # beams: here, long
+    assert _event(tab.run_translate, TRANSLATION[:-1] + ("some/model",))  # a model-box model: here, long
+    assert _event(tab.stream_generate, GENERATION) is (not engine_up)
+    assert _event(tab.run_generate, GENERATION) is (not engine_up)
+    assert _event(search_tab.ask, ("What is a token?", 5)) is (not engine_up)
+    assert asked[0] == ("summarize", "", {"num_beams": 0}) and asked[2][1] == "some/model"
+    assert asked[3][2]["strategy"] == "greedy" and asked[3][2]["max_new_tokens"] == 48
+
+
+def test_junk_beams_are_left_to_the_handler():
+    assert tab._beams("many") == 0 and tab._beams("3") == 3 and tab._beams(None) == 0
+
+
+def test_the_handlers_take_the_long_slot_only_in_the_decode_lane_and_only_for_work_here(monkeypatch):
+    slot = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(common, "LONG_SLOT", slot)
+    monkeypatch.setattr(common, "_ENGINE_LANE", True)
+    with common.engine_or_long_slot(False, "summary"):
+        assert not slot.acquire(blocking=False)  # work here, in the decode lane: the long slot is held
+    with common.engine_or_long_slot(True, "summary"):
+        assert slot.acquire(blocking=False)  # the engine's work: no slot
+        slot.release()
+    monkeypatch.setattr(common, "_ENGINE_LANE", False)  # the long lane holds the slot for its handler already
+    with common.engine_or_long_slot(False, "summary"):
+        assert slot.acquire(blocking=False)
+        slot.release()
+
+
+def test_the_lane_is_chosen_when_the_page_is_built(monkeypatch):
+    monkeypatch.delenv("TLAB_GENERATION_URL", raising=False)
+    assert common.engine_lane() is common.LONG_LANE and not common._ENGINE_LANE
+    monkeypatch.setenv("TLAB_GENERATION_URL", "http://127.0.0.1:9")
+    assert common.engine_lane() is common.DECODE_LANE and common._ENGINE_LANE
+    monkeypatch.setattr(common, "_ENGINE_LANE", False)
+
+
+def test_runs_on_engine_knows_the_engine_only_from_its_last_health_check(monkeypatch):
+    from tests.tiny_models import smollm2_tokenizer
+
+    fake = FakeEngine(smollm2_tokenizer())
+    fake.script = script_for(fake.tokenizer, " ok")
+    try:
+        monkeypatch.setenv("TLAB_PROFILE", "local")
+        monkeypatch.delenv("TLAB_MODEL_SUMMARIZATION", raising=False)
+        monkeypatch.setenv("TLAB_GENERATION_URL", fake.url)
+        remote.forget()
+        assert not pipelines_backend.runs_on_engine("summarize")  # not checked yet: no network here
+        assert fake.health_calls == 0
+        remote.engine()
+        assert pipelines_backend.runs_on_engine("summarize") and pipelines_backend.runs_on_engine("translate")
+        assert search_backend.reader_on_engine()
+        assert not pipelines_backend.runs_on_engine("summarize", None, {"num_beams": 2})
+        assert not pipelines_backend.runs_on_engine("summarize", "some/model")
+        assert pipelines_backend.runs_on_engine("generate_text", None, {"strategy": "sample", "max_new_tokens": 8})
+        assert not pipelines_backend.runs_on_engine("generate_text", None, {"strategy": "beam", "max_new_tokens": 8})
+        assert not pipelines_backend.runs_on_engine("generate_text", None, {"strategy": "nonsense"})
+    finally:
+        fake.close()
+        remote.forget()
