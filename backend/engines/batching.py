@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from backend.runtime import budget
 from backend.runtime.config import get_settings
 from backend.runtime.device import on_zerogpu
 
@@ -76,6 +77,7 @@ class Coalescer:
             if jobs is None:
                 return
             texts = [t for job, _ in jobs for t in job]
+            budget.fair_threads()  # this worker's torch threads: its share of the cores, as a request's
             try:
                 rows = self._run(texts)
             except BaseException as exc:  # every caller of this forward gets the error

@@ -82,6 +82,12 @@ def _split(url: str) -> tuple[type, str, int | None, str]:
     return conn, parts.hostname, parts.port, parts.path.rstrip("/")
 
 
+def on_this_machine(url: str) -> bool:
+    """Does the engine at `url` run on this machine's cores (a loopback address)?"""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def open_request(url: str, method: str, path: str, body: dict | None, timeout: float):
     """Open one request; -> (connection, response). The caller closes the connection."""
     conn_cls, host, port, base = _split(url)

@@ -57,6 +57,7 @@ from backend.engines.remote_engine import (  # re-exported: the tabs import ever
     in_process,
     last_known_up,
     mark_down,
+    on_this_machine,
 )
 from backend.runtime import budget as budgets
 from backend.runtime import config
@@ -241,20 +242,21 @@ def stream(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict 
     early: str | None = None
     shown = 0
     tok = TokenText(tokenizer)
-    try:
-        if resp.status != 200:
-            raise EngineUnavailable(f"The generation engine at {eng.url} refused the request ({_error_text(resp)}); "
-                                    "this ran in-process.")
-        for chunk in _reading(conn, resp, b):
-            _absorb(choices, chunk)
-            first = choices.get(0)
-            while first is not None and len(first.ids) > shown and s.num_return_sequences == 1:
-                shown += 1  # one yield per token, as in-process: a chunk may carry several
-                if texts:  # `decode` wants only the result: no text per token to build
-                    yield tokenizer.decode(first.ids[:shown], skip_special_tokens=True), None
-            early = early_finish(stop_event)
-            if early:
-                break
+    try:  # while it streams, this app's jobs use one torch thread if the engine shares these cores
+        with budgets.local_engine_generating(on_this_machine(eng.url)):
+            if resp.status != 200:
+                raise EngineUnavailable(f"The generation engine at {eng.url} refused the request "
+                                        f"({_error_text(resp)}); this ran in-process.")
+            for chunk in _reading(conn, resp, b):
+                _absorb(choices, chunk)
+                first = choices.get(0)
+                while first is not None and len(first.ids) > shown and s.num_return_sequences == 1:
+                    shown += 1  # one yield per token, as in-process: a chunk may carry several
+                    if texts:  # `decode` wants only the result: no text per token to build
+                        yield tokenizer.decode(first.ids[:shown], skip_special_tokens=True), None
+                early = early_finish(stop_event)
+                if early:
+                    break
     except (socket.timeout, TimeoutError):
         early = early_finish(stop_event) or ("time budget" if b is not None and b.expired() else None)
         if early is None:
