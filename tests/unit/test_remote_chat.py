@@ -16,7 +16,7 @@ from backend.engines import instruct, remote_chat
 from backend.engines import remote_generation as remote
 from backend.hub import engine_models
 from backend.runtime.errors import InputError
-from tests.unit.test_remote_generation import MODEL, FakeEngine, closed_port_url, script_for
+from tests.unit.test_remote_generation import MODEL, closed_port_url, script_for, serving_fake
 
 TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 years. "
         "A broadcasting aerial was added at the top in 1957.")
@@ -36,15 +36,7 @@ def fake(tok, monkeypatch):
     monkeypatch.setenv("TLAB_PROFILE", "local")
     for role in ("SUMMARIZATION", "TRANSLATION", "QA"):
         monkeypatch.delenv(f"TLAB_MODEL_{role}", raising=False)
-    f = FakeEngine(tok)
-    f.script = script_for(tok, " Paris is lovely")
-    f.finish = "stop"
-    monkeypatch.setenv("TLAB_GENERATION_URL", f.url)
-    monkeypatch.setenv("TLAB_GENERATION_TIMEOUT_S", "0.5")
-    remote.forget()
-    yield f
-    f.close()
-    remote.forget()
+    yield from serving_fake(tok, monkeypatch)
 
 
 def _no_weights_here(monkeypatch, reply: dict | None = None) -> list:

@@ -130,8 +130,9 @@ def tok():
     return smollm2_tokenizer()
 
 
-@pytest.fixture
-def fake(tok, monkeypatch):
+def serving_fake(tok, monkeypatch):
+    """The fake engine answering " Paris is lovely" + EOS, as the app's TLAB_GENERATION_URL (0.5 s
+    time-outs); a generator for the tiers' `fake` fixtures: yields it, then closes it."""
     f = FakeEngine(tok)
     f.script = script_for(tok, " Paris is lovely")
     f.finish = "stop"
@@ -141,6 +142,11 @@ def fake(tok, monkeypatch):
     yield f
     f.close()
     remote.forget()
+
+
+@pytest.fixture
+def fake(tok, monkeypatch):
+    yield from serving_fake(tok, monkeypatch)
 
 
 def closed_port_url() -> str:

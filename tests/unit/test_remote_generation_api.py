@@ -14,7 +14,7 @@ import pytest
 from backend import decoding, pipelines
 from backend.engines import remote_generation as remote
 from tests.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
-from tests.unit.test_remote_generation import MODEL, FakeEngine, closed_port_url, script_for
+from tests.unit.test_remote_generation import MODEL, closed_port_url, serving_fake
 
 PROMPT = "The capital of France is"
 
@@ -35,15 +35,7 @@ def fake(tok, folder, monkeypatch):
     monkeypatch.setenv("TLAB_DEVICE", "cpu")
     monkeypatch.setenv("TLAB_MODEL_DECODER", str(folder))
     monkeypatch.setenv("TLAB_MODEL_TEXT_GENERATION", str(folder))
-    f = FakeEngine(tok)
-    f.script = script_for(tok, " Paris is lovely")
-    f.finish = "stop"
-    monkeypatch.setenv("TLAB_GENERATION_URL", f.url)
-    monkeypatch.setenv("TLAB_GENERATION_TIMEOUT_S", "0.5")
-    remote.forget()
-    yield f
-    f.close()
-    remote.forget()
+    yield from serving_fake(tok, monkeypatch)
 
 
 def test_decode_runs_on_the_engine_and_says_so(fake):
