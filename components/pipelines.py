@@ -140,8 +140,8 @@ def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
 def _beams(value) -> int:
     try:
         return int(float(value or 0))
-    except (TypeError, ValueError):
-        return 0  # the handler refuses it in its own words
+    except (TypeError, ValueError, OverflowError):  # "many", inf: the handler refuses it in its own words
+        return 0
 
 
 def _summary_on_engine(args: tuple) -> bool:

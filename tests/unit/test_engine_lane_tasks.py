@@ -54,6 +54,7 @@ def test_admission_asks_where_each_task_runs(monkeypatch, engine_up):
 
 def test_junk_beams_are_left_to_the_handler():
     assert tab._beams("many") == 0 and tab._beams("3") == 3 and tab._beams(None) == 0
+    assert tab._beams(float("inf")) == 0 and tab._beams("-inf") == 0 and tab._beams(float("nan")) == 0
 
 
 def test_the_handlers_take_the_long_slot_only_in_the_decode_lane_and_only_for_work_here(monkeypatch):
