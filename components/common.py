@@ -97,10 +97,11 @@ _ENGINE_LANE = False  # what the last page built chose: the handlers must agree 
 
 
 @contextlib.contextmanager
-def engine_or_long_slot(on_engine: bool, what: str):
-    """Inside an `engine_lane_reader` handler: in the decode lane, work that stays in this process is
-    long work and first takes the long lane's slot; in the long lane (no engine) it holds it already."""
-    with long_slot_for(_ENGINE_LANE and not on_engine, what):
+def engine_or_long_slot(free: bool, what: str):
+    """Inside a handler of `engine_lane()`: in the decode lane, long work that stays in this process
+    first takes the long lane's slot (`free`: it needs none, the engine does it, or it is short);
+    in the long lane (no engine) the handler holds it already."""
+    with long_slot_for(_ENGINE_LANE and not free, what):
         yield
 
 

@@ -18,10 +18,10 @@ from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
 from components import decoding_by_hand, links
-from backend.runtime.config import get_settings
 from components.common import (
     DECODE_LANE, LONG_LANE, SHORT_DECODE_TOKENS, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error,
-    decode_lane_reader, error_box, long_slot_for, md_text, model_badge, raw_json, readable_error, user_errors,
+    decode_lane_reader, engine_lane, engine_or_long_slot, error_box, md_text, model_badge, raw_json, readable_error,
+    user_errors,
 )
 from components.decoding_plots import (
     beam_tree_figure,
@@ -279,8 +279,8 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         model = (model or "").strip() or None
         # With a generation engine this handler is in the decode lane: work that stays in this
         # process and is long (beam, 64+ tokens, a model-box model) first takes the long lane's slot.
-        here = ENGINE_LANE and (model is not None or not decoding.runs_on_engine(settings))
-        with long_slot_for(here and _long_here(settings)), \
+        on_engine = model is None and decoding.runs_on_engine(settings)
+        with engine_or_long_slot(on_engine or not _long_here(settings), "generation"), \
                 contextlib.closing(decoding.decode_stream(prompt, settings, model=model)) as stream:
             for text, res in stream:
                 if res is None:
@@ -325,8 +325,6 @@ def _lane_settings(args: tuple) -> tuple[dict, bool]:
 
 
 decode_lane_reader(run, _lane_settings)
-# Without an engine a Generate is long-lane work, as before; with one, most runs are the engine's.
-ENGINE_LANE = bool(get_settings().generation_url)
 
 
 @user_errors
@@ -509,14 +507,12 @@ def build() -> None:
     strategy.change(knob_updates, [strategy], [sampling_head, temperature, top_k, top_p, seed, beam_head, num_beams,
                                                length_penalty, early_stopping, n_return],
                     api_visibility="private", queue=False)
-    global ENGINE_LANE
-    ENGINE_LANE = bool(get_settings().generation_url)  # read when the page is built (app.py sets it first)
     # Generate first blanks the last run's result (at once, even while this run waits for the model),
     # then streams; Stop cancels the stream first, then rewrites its "▶" line as this run's partial line.
     run_event = run_btn.click(
         lambda: blank_results(running_line()), None, [*results, state, step], api_visibility="private", queue=False,
     ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step], api_visibility="private",
-           **(DECODE_LANE if ENGINE_LANE else LONG_LANE))
+           **engine_lane())  # without an engine the long lane, as before; with one, the decode lane
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)

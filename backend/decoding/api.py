@@ -80,7 +80,7 @@ def runs_on_engine(settings) -> bool:
         s = parse_settings(settings)
     except InputError:
         return False
-    return bool(remote.configured_url()) and remote.in_process_reason(s) is None and remote.last_known_up()
+    return remote.would_serve(s)
 
 
 def _engine_side(eng: remote.Engine, role: str) -> tuple:

@@ -55,6 +55,19 @@ def translation_messages(text: str, source: str, target: str) -> list[dict]:
              f"Reply with the {target} translation only.\n\n{text}"}]
 
 
+def chat_prompt(tokenizer, messages: list[dict], max_new_tokens: int, window: int) -> tuple[str, list[int]]:
+    """The chat template's text and its ids, for this process and the generation engine alike
+    (`remote_chat`); refuses a prompt that leaves no room for `max_new_tokens` in the `window`."""
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    ids = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    if len(ids) + max_new_tokens > window:
+        raise InputError(
+            f"The prompt for the instruct model is {len(ids)} tokens; with {max_new_tokens} new tokens it "
+            f"exceeds the model's {window}-token window. Shorten the text."
+        )
+    return text, ids
+
+
 def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 96,
                   **generate_kwargs) -> dict:
     """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob, finish_reason,
@@ -63,16 +76,9 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
     Runs under the request's budget: generation stops at the deadline (or a cancel) with the
     text so far and finish_reason "time budget" ("stopped"); "eos" / "length" otherwise.
     """
-    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-    limit = model_max_length(model, tokenizer, default=2048)
-    n_prompt = int(enc["input_ids"].shape[1])
-    if n_prompt + max_new_tokens > limit:
-        raise InputError(
-            f"The prompt for the instruct model is {n_prompt} tokens; with {max_new_tokens} new tokens it "
-            f"exceeds the model's {limit}-token window. Shorten the text."
-        )
-    enc = {k: v.to(device_of(model)) for k, v in enc.items()}
+    _, ids = chat_prompt(tokenizer, messages, max_new_tokens, model_max_length(model, tokenizer, default=2048))
+    ids = torch.tensor([ids], device=device_of(model))
+    enc = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     budget.check("nothing generated yet", "Ask for less work, e.g. fewer texts in one batch.")
     kwargs = dict(do_sample=False, repetition_penalty=1.1, stopping_criteria=stopping_criteria())
     kwargs.update(generate_kwargs)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 
 from backend.engines.generation.settings import DecodeSettings
+from backend.engines.instruct import chat_prompt
 from backend.engines.remote_generation import Engine, check_tokenizer, decode
-from backend.runtime.errors import InputError
 
 REPETITION_PENALTY = 1.1  # the fallbacks' default, as in instruct.chat_generate
 
@@ -33,19 +33,6 @@ def in_process_reason(gen: dict) -> str | None:
         return ("Sampling ran in-process: the engine draws with its own random generator, so a seed would not "
                 "repeat this process's text.")
     return None
-
-
-def chat_prompt(tokenizer, messages: list[dict], max_new_tokens: int, window: int) -> tuple[str, list[int]]:
-    """The chat template's text and ids, exactly as `chat_generate` builds them; refuses a prompt
-    that leaves no room for `max_new_tokens` in the `window` (the same words as in-process)."""
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    if len(ids) + max_new_tokens > window:
-        raise InputError(
-            f"The prompt for the instruct model is {len(ids)} tokens; with {max_new_tokens} new tokens it "
-            f"exceeds the model's {window}-token window. Shorten the text."
-        )
-    return text, list(ids)
 
 
 def chat(eng: Engine, tokenizer, messages: list[dict], max_new_tokens: int = 96, *,

@@ -18,7 +18,7 @@ from backend.hub.loader import get_hub
 from backend.hub.policy import resolve
 from backend.runtime.errors import LabError
 
-MODEL_BOX_NOTE = "A model chosen in the model box runs in-process; the generation engine serves its own model."
+MODEL_BOX_NOTE = remote.MODEL_BOX_NOTE
 
 
 @dataclass
@@ -43,22 +43,11 @@ def engine_model(role: str, override: str | None = None, gen: dict | None = None
     The engine may write a role's replies when the role resolves to a causal decoder (the instruct
     fallbacks, the corpus reader) and `gen` asks for nothing it would run differently. No engine
     configured, or a role it cannot serve: (None, None), nothing to say."""
-    url = remote.configured_url()
-    if not url:
-        return None, None
+    here, note = _stays_here(role, override, gen)
+    if here:
+        return None, note
     try:
-        kind = resolve(role).kind
-    except LabError:  # loading it here will say what is wrong, in the words every tab uses
-        return None, None
-    if kind != "causal_lm":
-        return None, None
-    if (override or "").strip():
-        return None, MODEL_BOX_NOTE
-    reason = remote_chat.in_process_reason(gen or {})
-    if reason:
-        return None, reason
-    try:
-        eng = remote.engine(url)
+        eng = remote.engine()
     except remote.EngineUnavailable as exc:
         return None, str(exc)
     tokenizer, r = get_hub().tokenizer(role)
@@ -70,13 +59,24 @@ def engine_model(role: str, override: str | None = None, gen: dict | None = None
 def may_serve(role: str, override: str | None = None, gen: dict | None = None) -> bool:
     """Will the engine write this role's replies, as far as its last health check knows? No
     network and no model: the lanes ask it as a request joins the queue."""
-    if not remote.configured_url() or (override or "").strip() or remote_chat.in_process_reason(gen or {}):
-        return False
+    return not _stays_here(role, override, gen)[0] and remote.last_known_up()
+
+
+def _stays_here(role: str, override: str | None, gen: dict | None) -> tuple[bool, str | None]:
+    """(True, the note or None) when this role's replies are written here whatever the engine's
+    health; (False, None) when the engine may write them. No network."""
+    if not remote.configured_url():
+        return True, None
     try:
         kind = resolve(role).kind
-    except LabError:
-        return False
-    return kind == "causal_lm" and remote.last_known_up()
+    except LabError:  # loading it here will say what is wrong, in the words every tab uses
+        return True, None
+    if kind != "causal_lm":
+        return True, None
+    if (override or "").strip():
+        return True, MODEL_BOX_NOTE
+    reason = remote_chat.in_process_reason(gen or {})
+    return (True, reason) if reason else (False, None)
 
 
 def reply(lm, messages: list[dict], max_new_tokens: int = 96, **gen) -> dict:

@@ -320,7 +320,7 @@ def runs_on_engine(task: str, override: str | None = None, settings: dict | None
         return False
     if task == "generate_text":
         try:
-            return remote.in_process_reason(parse_settings(settings)) is None and remote.last_known_up()
+            return remote.would_serve(parse_settings(settings))
         except LabError:
             return False
     return engine_models.may_serve(config.TASK_ROLES[task], None, settings)
