@@ -40,7 +40,7 @@ from transformers.generation.streamers import BaseStreamer
 
 from backend.runtime import budget as budgets
 from backend.engines.generation.beam_tree import BEAM_TREE_STEPS, beam_tree
-from backend.engines.generation.filters import cut_curve, entropy, softmax, top_k_mask, top_p_mask
+from backend.engines.generation.filters import cut_counts, cut_curve, entropy, softmax
 from backend.engines.generation.presets import COMPARE_DEFAULT, PRESETS, UNICORN
 from backend.engines.generation.record import BeamRecorder, StepRecorder, Tap
 from backend.engines.generation.result import (
@@ -412,13 +412,10 @@ def step_distribution(
     per_t = []
     for t in temps:
         p = softmax(logits, t)
-        k_mask = top_k_mask(p, top_k)
-        pk = np.where(k_mask, p, 0.0)
-        pk = pk / pk.sum()
-        survivors = int(top_p_mask(pk, top_p).sum())
+        left = cut_counts(logits, t, top_k, top_p)  # as generate's float32 warpers count them
         per_t.append({"temperature": t, "probs": [rounded(x) for x in p[order]], "entropy": rounded(entropy(p), 4),
-                      "survivors_top_k": int(k_mask.sum()), "survivors_top_p": survivors})
-    curve = cut_curve(softmax(logits, as_float("temperature", cumulative_temperature)), top_p, top_k)
+                      "survivors_top_k": left["top_k"], "survivors_top_p": left["both"]})
+    curve = cut_curve(logits, as_float("temperature", cumulative_temperature), top_p, top_k)
     return {
         "position": len(token_ids),
         "tokens": [tok(i) for i in order],
