@@ -19,7 +19,7 @@ from backend.runtime import config
 from backend import hub
 from backend.hub import engine_models, session_models
 from backend.runtime.device import gpu_task
-from backend.pipelines import tasks
+from backend.pipelines import summary_checks, tasks
 from backend.pipelines.encoders import MAX_TOP_K
 from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
 from backend.engines import remote_generation as remote
@@ -219,8 +219,25 @@ def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference
     """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
     settings = _seq2seq_settings(max_new_tokens, min_new_tokens, num_beams)
     text, reference = check_text(text), check_text(reference, "reference")
-    return _instruct_task("summarize", override, settings, progress,
-                          lambda lm: tasks.summarize(lm, text, settings, reference=reference))
+    r = _instruct_task("summarize", override, settings, progress,
+                       lambda lm: tasks.summarize(lm, text, settings, reference=reference))
+    return summary_checks.run(r, text, reference, settings, lambda role: _summary_model(role, progress, r))
+
+
+def _summary_model(role: str, progress, r: dict):
+    """The NER or embedder role's model for the summary checks (its wait added to `r`), or None
+    when it would be the instruct decoder (too slow for a check) or would train on this click."""
+    resolved = hub.get_hub().resolve(role)
+    if resolved.method == config.METHOD_INSTRUCT:
+        return None
+    if resolved.method == config.METHOD_FINETUNED and not hub.get_hub().is_loaded(role):
+        from backend.hub import builders
+
+        if not builders.BUILDERS[role].cache_dir(resolved.location).is_dir():
+            return None  # built by the set-up, never on a visitor's click
+    lm, waited = _load(role, None, progress)
+    r["waited"] = r.get("waited", []) + waited
+    return lm
 
 
 @_timed

@@ -87,3 +87,12 @@ def lead_baseline(text: str, n: int = BASELINE_SENTENCES) -> dict:
     sentences = split_sentences(text)
     return {"name": BASELINE_NAME, "summary": " ".join(sentences[:n]), "sentences_in_text": len(sentences),
             "sentences_used": min(n, len(sentences))}
+
+
+def rouge_table(summaries: dict[str, str], reference: str) -> list[dict]:
+    """One row per named summary: its ROUGE-1/2/L F1 against `reference` (the chapter's table)."""
+    rows = []
+    for name, summary in summaries.items():
+        s = rouge(summary, reference)
+        rows.append({"summary": name, **{k: round(v["f1"], 4) for k, v in s.items()}})
+    return rows
