@@ -1,0 +1,19 @@
+"""The chapter 8 benchmark (the Efficiency tab's "compress" section): a tab does
+`from backend import compress` and calls `compress.compress(...)`, `compress.compress_predict(...)`,
+`compress.compress_download(...)`. Model-level pieces live in backend.engines (distill, perf_bench,
+onnx_ort, prune, compress_run); the default run is built at set-up by backend.hub.compress_builder."""
+
+from backend.compress.api import (
+    DEFAULT_ALPHA,
+    DEFAULT_LAYERS,
+    DEFAULT_SPARSITY,
+    DEFAULT_TEMPERATURE,
+    RUNS,
+    THROUGH,
+    compress,
+    student_layers,
+)
+from backend.compress.use import compress_download, compress_predict, variant_keys
+
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_LAYERS", "DEFAULT_SPARSITY", "DEFAULT_TEMPERATURE", "RUNS", "THROUGH",
+           "compress", "compress_download", "compress_predict", "student_layers", "variant_keys"]

@@ -1,0 +1,113 @@
+"""The chapter 8 benchmark's raw run (`compress_run.run`) as tables a tab shows and a script
+reads: one row per variant with ratios to the fine-tuned baseline, the pruning curve, where the
+ONNX and int8 models disagree with the PyTorch student, the issue's targets, and "What to
+notice" lines computed from these numbers (never written in advance)."""
+
+from __future__ import annotations
+
+from backend.engines.compress_run import NAMES
+
+STUDENT_KEEP = 0.95  # the student keeps >= 95 % of the teacher's accuracy ...
+STUDENT_LATENCY = 0.5  # ... at under half its latency
+ORT_SPEEDUP = 3.0  # ONNX Runtime + int8 at least 3x faster than the baseline
+
+
+def label_of(key: str) -> str:
+    if key.startswith("pruned_"):
+        return f"Student pruned to {key[len('pruned_'):]}% zeros"
+    return NAMES.get(key, key)
+
+
+def _ratio(a, b, digits=3):
+    return round(a / b, digits) if a is not None and b else None
+
+
+def rows(raw: dict) -> list[dict]:
+    base = raw["rows"][0]
+    out = []
+    for r in raw["rows"]:
+        out.append({"key": r["name"], "variant": label_of(r["name"]), "accuracy": r["accuracy"],
+                    "latency_ms_mean": r["latency_ms_mean"], "latency_ms_std": r["latency_ms_std"],
+                    "latency_runs": r["latency_runs"], "size_mb": r["size_mb"], "files": r["files"],
+                    "accuracy_vs_baseline": _ratio(r["accuracy"], base["accuracy"], 4),
+                    "speedup_vs_baseline": _ratio(base["latency_ms_mean"], r["latency_ms_mean"]),
+                    "size_vs_baseline": _ratio(r["size_mb"], base["size_mb"])})
+    return out
+
+
+def disagreements(raw: dict, texts: list[str], labels: list[str]) -> dict:
+    """Per variant, the test examples where its prediction differs from the PyTorch student's."""
+    preds = {r["name"]: r["predictions"] for r in raw["rows"]}
+    if "student" not in preds:
+        return {}
+    ref = preds["student"]
+    out = {}
+    for key, p in preds.items():
+        if key in ("student", "teacher"):
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(ref, p)) if a != b]
+        out[key] = {"differ": len(diff), "of": len(ref),
+                    "examples": [{"text": texts[i], "student": labels[ref[i]], key: labels[p[i]]} for i in diff[:8]]}
+    return out
+
+
+def pruning_curve(raw: dict) -> list[dict]:
+    by_key = {r["name"]: r for r in raw["rows"]}
+    facts = raw["facts"].get("prune", {}).get("pruned", [])
+    if "student" not in by_key or not facts:
+        return []
+    s = by_key["student"]
+    curve = [{"sparsity": 0.0, "accuracy": s["accuracy"], "latency_ms_mean": s["latency_ms_mean"],
+              "size_mb": s["size_mb"], "compressed_mb": raw["facts"]["prune"].get("student_compressed_mb")}]
+    for f in facts:
+        r = by_key.get(f"pruned_{round(100 * f['sparsity'])}")
+        if r is not None:
+            curve.append({"sparsity": f["measured_sparsity"], "accuracy": r["accuracy"],
+                          "latency_ms_mean": r["latency_ms_mean"], "size_mb": r["size_mb"],
+                          "compressed_mb": f["compressed_mb"]})
+    return curve
+
+
+def targets(table: list[dict]) -> dict:
+    by = {r["key"]: r for r in table}
+    out = {}
+    if "student" in by:
+        s = by["student"]
+        latency = _ratio(s["latency_ms_mean"], by["teacher"]["latency_ms_mean"])
+        out["student"] = {"accuracy_kept": s["accuracy_vs_baseline"], "latency_ratio": latency,
+                          "met": bool(s["accuracy_vs_baseline"] is not None and latency is not None
+                                      and s["accuracy_vs_baseline"] >= STUDENT_KEEP and latency < STUDENT_LATENCY)}
+    if "student_onnx_int8" in by:
+        o = by["student_onnx_int8"]
+        out["onnx_int8"] = {"speedup": o["speedup_vs_baseline"],
+                            "accuracy_loss": round(by["teacher"]["accuracy"] - o["accuracy"], 4),
+                            "met": bool(o["speedup_vs_baseline"] and o["speedup_vs_baseline"] >= ORT_SPEEDUP)}
+    return out
+
+
+def notices(table: list[dict], curve: list[dict], agree: dict) -> list[str]:
+    """One line per finding, read off this run's numbers."""
+    base = table[0]
+    lines = []
+    main = [r for r in table if not r["key"].startswith("pruned_")]
+    fastest = min(main, key=lambda r: r["latency_ms_mean"])
+    if fastest is not base:
+        lines.append(f"Fastest: {fastest['variant']}, {fastest['speedup_vs_baseline']:.2f}x the baseline's speed "
+                     f"({fastest['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms a query) at "
+                     f"{100 * fastest['accuracy']:.1f}% accuracy vs {100 * base['accuracy']:.1f}%, "
+                     f"{fastest['size_mb']:.1f} MB vs {base['size_mb']:.1f} MB on disk.")
+    smallest = min(main, key=lambda r: r["size_mb"])
+    if smallest is not base and smallest is not fastest:
+        lines.append(f"Smallest file: {smallest['variant']}, {smallest['size_mb']:.1f} MB "
+                     f"({smallest['size_vs_baseline']:.2f}x the baseline's).")
+    for key, d in agree.items():
+        if key in ("student_onnx", "student_onnx_int8", "student_int8"):
+            lines.append(f"{label_of(key)} predicts the same label as the PyTorch student on {d['of'] - d['differ']} "
+                         f"of {d['of']} test sentences.")
+    if len(curve) > 1:
+        last = curve[-1]
+        lines.append(f"Pruning to {100 * last['sparsity']:.0f}% zeros: accuracy {100 * curve[0]['accuracy']:.1f}% -> "
+                     f"{100 * last['accuracy']:.1f}% (no retraining); the dense file stays {last['size_mb']:.1f} MB "
+                     f"and a query takes {last['latency_ms_mean']:.1f} ms vs {curve[0]['latency_ms_mean']:.1f} ms "
+                     f"(no sparse kernels on this CPU); only the deflated file shrinks: {last['compressed_mb']:.1f} MB.")
+    return lines

@@ -1,0 +1,105 @@
+"""The chapter 8 benchmark's default run, built once into the cache at set-up (`python -m
+backend.hub build`), so the Efficiency tab's first view waits for nothing.
+
+The teacher is the packaged MiniLM fine-tuned on the shipped six-emotion set (440 / 95 / 95)
+by the Train tab's own loop (`finetune.run`, a fixed number of steps, best epoch on
+validation); the pipeline (`compress_run`) then distils it with a small grid over the
+temperature and alpha (chosen on validation, reported on test), quantizes, exports to ONNX,
+quantizes the graph and prunes, and benchmarks every variant in one run. Everything is written
+atomically (`conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering
+the data, the base weights, this recipe and its settings; built inside `budget.detached()`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from backend.engines import compress_run, datasets, finetune
+from backend.hub.conversion import META_FILE, build_key, trained_dir, write_once
+from backend.runtime import budget as request_budget
+
+RECIPE = "compress-emotion-v1"  # bump when the recipe changes
+DATASET = "emotion"
+TEACHER_DIR = "teacher"
+RUN_DIR = "run"
+RESULTS_FILE = "results.json"
+TEACHER_BUDGET = finetune.Budget(epochs=4, max_examples=datasets.MAX_ROWS, max_seconds=math.inf,
+                                 learning_rate=1e-4, batch_size=16, seed=0)
+DEFAULT = compress_run.Settings(temperatures=(1.0, 2.0, 4.0), alphas=(0.2, 0.5, 0.8), layers=(0, 2, 4), epochs=6,
+                                sparsities=(0.3, 0.5, 0.7, 0.9), latency_runs=100)
+TEACHER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden states, fine-tuned on the six emotions"
+
+
+def _key(location: Path) -> str:
+    data = [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS]
+    settings = json.dumps({"teacher": asdict(TEACHER_BUDGET), "run": asdict(DEFAULT)}, sort_keys=True,
+                          default=str).encode()
+    return build_key(RECIPE, data, location, settings)
+
+
+def cache_dir(location: str | Path, root: Path | None = None) -> Path:
+    return trained_dir(RECIPE, _key(Path(location)), root)
+
+
+def _teacher(base, ds, progress: Callable[[float, str], None]) -> tuple[dict, dict]:
+    worker = finetune.LocalWorker(base)
+    events = finetune.run(ds.train, ds.validation, len(ds.labels), TEACHER_BUDGET, worker)
+    try:
+        while True:
+            event = next(events)
+            if event["event"] == "step":
+                progress(0.25 * event["step"] / event["total_steps"],
+                         f"Fine-tuning the teacher: step {event['step']} of {event['total_steps']}")
+    except StopIteration as done:
+        out: finetune.Outcome = done.value
+    if out.weights is None or out.steps < out.total_steps:
+        raise RuntimeError(f"the teacher's fine-tune stopped after {out.steps} of {out.total_steps} steps "
+                           f"({out.stopped}); nothing was cached")
+    finetune.release_scratch()
+    return out.weights, {"steps": out.steps, "epochs": TEACHER_BUDGET.epochs, "best_epoch": out.best_epoch,
+                         "validation_accuracy": out.best_val["accuracy"], "train_s": out.seconds}
+
+
+def build(base, folder: Path, progress: Callable[[float, str], None] | None = None) -> dict:
+    """Train the teacher and run the whole pipeline into `folder`; -> the run's results."""
+    say = progress or (lambda *_: None)
+    t0 = time.perf_counter()
+    ds = datasets.load_shipped(DATASET)
+    labels = [l.upper() for l in ds.labels]
+    with request_budget.detached():
+        weights, teacher_meta = _teacher(base, ds, say)
+        finetune.save_folder(folder / TEACHER_DIR, base.model, weights, base.tokenizer, labels)
+        teacher, tokenizer, _ = finetune.load_folder(folder / TEACHER_DIR)
+        t_run = time.perf_counter()
+        results = compress_run.run(teacher, tokenizer, labels, ds, folder / TEACHER_DIR, folder / RUN_DIR, DEFAULT,
+                                   progress=lambda f, text: say(0.25 + 0.75 * f, text))
+    results["timings"] = {"teacher": round(t_run - t0, 2), **results["timings"],
+                          "total": round(time.perf_counter() - t0, 2)}
+    results["teacher"] = {"classifier": TEACHER, "trained_on": f"{DATASET} (shipped)", "recipe": RECIPE,
+                          "base_checkpoint": getattr(base, "checkpoint", ""), **teacher_meta}
+    (folder / RESULTS_FILE).write_text(json.dumps(results))
+    (folder / META_FILE).write_text(json.dumps({"recipe": RECIPE, "built_s": results["timings"]["total"]}))
+    return results
+
+
+def ensure(base, location: str | Path, root: Path | None = None,
+           progress: Callable[[float, str], None] | None = None) -> tuple[Path, bool]:
+    """The default run's folder for the encoder `base` (read from `location`); built now if it is
+    not cached yet. -> (folder, built now)."""
+    folder = cache_dir(location, root)
+    return folder, write_once(folder, lambda tmp: build(base, tmp, progress))
+
+
+def cached(location: str | Path, root: Path | None = None) -> Path | None:
+    """The default run's folder if it is built, else None (a visitor's click never builds it)."""
+    folder = cache_dir(location, root)
+    return folder if (folder / ".complete").exists() else None
+
+
+def results(folder: Path) -> dict:
+    return json.loads((Path(folder) / RESULTS_FILE).read_text())
