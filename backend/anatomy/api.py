@@ -216,7 +216,8 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
     if ref.logits is not None and lens.lm_head(lm.model) is not None:
         t = len(enc.token_ids)
         positions = list(range(max(0, t - lens.LENS_POSITIONS), t))
-        result["lens"] = lens.logit_lens(lm.model, lm.tokenizer, trace, ref.logits, positions)
+        result["lens"] = lens.logit_lens(lm.model, lm.tokenizer, trace, ref.logits, positions,
+                                         list(enc.token_ids))
         result["lens"]["tokens"] = [enc.tokens[p] for p in positions]
     if role == "encoder":
         result["pooling"] = embedder_check(text, progress)

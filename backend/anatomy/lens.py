@@ -28,13 +28,29 @@ def unembed(model, trace, hidden: torch.Tensor) -> torch.Tensor:
     return ops.linear(lm_head(model), scratch.RECIPES[trace.family].final_norm(base, hidden))
 
 
-def logit_lens(model, tokenizer, trace, ref_logits: torch.Tensor, positions: list[int]) -> dict:
-    """Top-k next tokens (and probabilities) per layer x position, and the last layer's proof."""
-    top1, top1_prob, top5 = [], [], []
+def tied_embeddings(model) -> bool:
+    """Whether the LM head is the input embedding matrix itself (SmolLM2, GPT-2: tied weights)."""
+    head, emb = lm_head(model), getattr(model, "get_input_embeddings", lambda: None)()
+    if head is None or emb is None or head.weight.shape != emb.weight.shape:
+        return False
+    return head.weight is emb.weight or head.weight.data_ptr() == emb.weight.data_ptr() \
+        or bool(torch.equal(head.weight, emb.weight))
+
+
+def logit_lens(model, tokenizer, trace, ref_logits: torch.Tensor, positions: list[int],
+               input_ids: list[int] | None = None) -> dict:
+    """Top-k next tokens (and probabilities) per layer x position, and the last layer's proof.
+
+    With `input_ids`, also `embedding_echoes_input`: the share of positions where the row read
+    straight from the embeddings predicts the input token itself (not a next token). With tied
+    embeddings that is what the embedding row does: a vector scored against its own matrix row.
+    """
+    top1, top1_prob, top5, first_ids = [], [], [], None
     with torch.inference_mode():
         for hidden in trace.hidden:
             probs = unembed(model, trace, hidden[0, positions]).softmax(dim=-1)
             p, ids = probs.topk(TOP_K, dim=-1)
+            first_ids = ids[:, 0].tolist() if first_ids is None else first_ids
             words = [readable_tokens(tokenizer, row.tolist()) for row in ids]
             top1.append([w[0] for w in words])
             top1_prob.append([round(float(x), 4) for x in p[:, 0]])
@@ -43,8 +59,13 @@ def logit_lens(model, tokenizer, trace, ref_logits: torch.Tensor, positions: lis
     theirs = ref_logits[0].float().to(last.device)
     greedy = int(theirs[-1].argmax())
     ours = int(last[-1].argmax())
+    echoes = None
+    if input_ids is not None and positions:
+        echoes = sum(int(first_ids[i] == input_ids[p]) for i, p in enumerate(positions)) / len(positions)
     return {
         "positions": positions,
+        "tied_embeddings": tied_embeddings(model),
+        "embedding_echoes_input": echoes,
         "layers": list(range(len(trace.hidden))),
         "top1": top1,
         "top1_prob": top1_prob,

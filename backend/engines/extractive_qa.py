@@ -4,8 +4,9 @@ The question and the context are tokenised as a pair; a context longer than the 
 window is cut into overlapping windows (`stride` tokens of overlap) with the tokenizer's
 `return_overflowing_tokens`. In each window the start and end logits over *context* tokens
 are softmaxed, a span's score is p(start) * p(end), and the best spans are mapped back to
-character offsets through the offset mapping. A span seen in two windows is kept once,
-with its best score.
+character offsets through the offset mapping. A span seen in two windows, or twice with
+only trailing punctuation or white space between the two (`answer_key`), is kept once, with
+its best score.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text
 from backend.engines.text import forward_inputs, model_max_length
+
+
+# What an answer may end with and still be the same answer: "at the age of 36" and "at the age
+# of 36." (or with a closing quote, bracket or space) are one span, listed once.
+_TRAILING = " \t\n\r.,;:!?…\"'”’)]"
+
+
+def answer_key(text: str) -> str:
+    """An answer without the white space around it and the punctuation after it."""
+    return text.strip().rstrip(_TRAILING).strip()
 
 
 @dataclass
@@ -132,7 +143,7 @@ def answer_question(
             c0, c1 = int(offsets[w][ts][0]), int(offsets[w][te][1])
             if c1 <= c0:
                 continue
-            key = (c0, c1)
+            key = (c0, c0 + len(answer_key(context[c0:c1])))  # "36" and "36." are one span
             if key not in merged or merged[key].score < score:
                 merged[key] = Span(context[c0:c1], score, c0, c1, w)
     spans = sorted(merged.values(), key=lambda sp: -sp.score)[:top_n]

@@ -51,6 +51,7 @@ import torch
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.engines import question_terms
+from backend.engines.extractive_qa import answer_key
 from backend.engines.text import device_of, model_max_length
 
 NO_ANSWER_REPLY = "not in the text"
@@ -371,16 +372,19 @@ def answer_spans(model, tokenizer, question: str, context: str, top_n: int = 3,
     spans = [(total - calibrate * nf, k, n, total) for total, k, n, nf in spans]
     na_cal = na - na_null  # the reply's log-prob less its log-prob when the question says nothing
     norm = torch.logsumexp(torch.tensor([s[0] for s in spans] + [na_cal]), 0).item()
-    answers, seen = [], set()
+    answers, texts, keys = [], {}, set()
     for cal, k, n, total in sorted(spans, key=lambda t: -t[0]):
         where = char_span(prompt, ex, k, n)
-        if where is None or context[where[0]:where[1]] in seen:
+        if where is None or context[where[0]:where[1]] in texts:
             continue
         text = context[where[0]:where[1]]
-        seen.add(text)
+        texts[text] = cal  # every distinct wording counts towards answering at all
+        if answer_key(text) in keys:
+            continue  # but "at the age of 36." after "at the age of 36" is not another span to list
+        keys.add(answer_key(text))
         answers.append({"answer": text, "score": math.exp(cal - norm), "start": where[0], "end": where[1],
                         "logprob": total, "calibrated": cal, "tokens": n})
-    anyway = torch.logsumexp(torch.tensor([a["calibrated"] for a in answers]), 0).item() if answers else -math.inf
+    anyway = torch.logsumexp(torch.tensor(list(texts.values())), 0).item() if texts else -math.inf
     answers = answers[:top_n]
     why = None
     if len(answers) < top_n:

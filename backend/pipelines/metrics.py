@@ -38,9 +38,16 @@ def bleu(prediction: str, reference: str) -> dict:
     if not (reference or "").strip():
         raise InputError("The reference translation is empty: paste one to compute BLEU.")
     result = sacrebleu.sentence_bleu(prediction or "", [reference])
+    counts, totals = [int(c) for c in result.counts], [int(t) for t in result.totals]
     return {
         "bleu": float(result.score),
         "precisions": [float(p) for p in result.precisions],
+        # what the precisions are made of: matching n-grams / n-grams in the prediction, n = 1..4;
+        # where none match, sacrebleu's exp smoothing puts a small made-up precision instead of 0
+        # ("smoothed"); where the prediction has no n-grams of that length, the order is unused
+        "counts": counts,
+        "totals": totals,
+        "precision_kinds": ["matched" if c else "smoothed" if t else "unused" for c, t in zip(counts, totals)],
         "brevity_penalty": float(result.bp),
         "signature": "sacrebleu sentence_bleu, 13a tokenizer, exp smoothing",
     }
