@@ -43,7 +43,7 @@ def _say(progress, fraction: float, desc: str) -> None:
 
 def _int8_of(lm, progress, fraction: float) -> tuple:
     """The cached int8 copy of a loaded model (built on first use), and the seconds it took now."""
-    _say(progress, fraction, f"Quantizing {lm.checkpoint} to int8 (first use only)")
+    _say(progress, fraction, f"Int8 copy of {lm.checkpoint} (quantized on first use only)")
     start = time.perf_counter()
     q, built = quantize.int8_of(lm)
     return q, (time.perf_counter() - start) if built else 0.0
@@ -125,6 +125,7 @@ def _encoder(lm, texts: int, progress) -> dict:
 
     q, built_s = _int8_of(lm, progress, 0.82)
     pair = {"fp32": lm.model, "int8": q}
+    _say(progress, 0.83, f"Measuring sizes of {lm.checkpoint}")
     sizes = {name: quantize.sizes(m) for name, m in pair.items()}
     paragraphs = measure.load_texts()[:texts]
     topics = measure.load_topics()  # all 20 topics are candidate labels, whatever the number of texts
@@ -133,11 +134,16 @@ def _encoder(lm, texts: int, progress) -> dict:
         "topic": (paragraphs, {t: DEFAULT_TEMPLATE.format(t) for t in topics}),
     }
     out_tasks, seconds = {}, {"fp32": [], "int8": []}
+    runs, total_runs = 0, len(tasks) * ENCODER_REPEATS * len(pair)
     for task, (items, descriptions) in tasks.items():
         labels, cos = {}, {}
         for r in range(ENCODER_REPEATS):
             for name, m in pair.items():
                 budget.check(f"encoder {task} run {r + 1} of {ENCODER_REPEATS}")
+                # each run says what it is: the bar must not sit on the quantizing step meanwhile
+                _say(progress, 0.84 + 0.15 * runs / total_runs,
+                     f"Encoder {task}: {len(items)} texts, {name}, run {r + 1} of {ENCODER_REPEATS}")
+                runs += 1
                 labels[name], cos[name], s = measure.labels_and_seconds(m, lm.tokenizer, items, descriptions)
                 seconds[name].append(s / len(items))
         same = sum(a == b for a, b in zip(labels["fp32"], labels["int8"]))
