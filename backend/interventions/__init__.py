@@ -8,9 +8,10 @@ check against a model), `hooks` (the hooks, and the independent edited-weights m
 `effects` (what changed: KL, flips, continuations, cosine), `sweep` (rank a layer's heads).
 """
 
-from backend.interventions.api import EXAMPLES, MAX_NEW_TOKENS, MAX_TOKENS, MAX_TOP_K, ROLES, intervene, sweep_heads
+from backend.interventions.api import (EXAMPLES, MAX_NEW_TOKENS, MAX_TOKENS, MAX_TOP_K, ROLES, intervene, model_shape,
+                                       sweep_heads)
 from backend.interventions.spec import EXAMPLE as SPEC_EXAMPLE
 from backend.interventions.spec import canonical, parse
 
 __all__ = ["EXAMPLES", "MAX_NEW_TOKENS", "MAX_TOKENS", "MAX_TOP_K", "ROLES", "SPEC_EXAMPLE", "canonical", "intervene",
-           "parse", "sweep_heads"]
+           "model_shape", "parse", "sweep_heads"]

@@ -202,3 +202,13 @@ def sweep_heads(model="decoder", text=EXAMPLES["decoder"][0], layer=0, override=
         result = sweep.sweep_layer(lm.model, layer, run, role == "decoder", progress)
     _say(progress, 1.0, "Done")
     return {"role": role, "text": text, "tokens": tokens, **_shape(lay), **result, "model": lm.describe()}
+
+
+def model_shape(model="decoder", override=None) -> dict:
+    """The layers and heads of the role's model (loaded through the hub, no forward): what the
+    tab's layer and head pickers may offer before a run, so a 9-head decoder is never offered
+    heads 9 to 11 that `/intervene` would then refuse."""
+    role = one_of("model", model, ROLES, default="decoder")
+    override = opt_text("override", override, max_chars=config.MAX_OVERRIDE_CHARS)
+    lay = hooks.layout(hub.load(role, override).model)
+    return {"role": role, **_shape(lay)}
