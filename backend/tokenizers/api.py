@@ -88,8 +88,15 @@ def explore(text: str, tokenizer, add_special_tokens: bool = True) -> dict:
                 rows[-1]["decoded"], complete = decoded_piece(raw)
                 rows[-1]["byte_fragment"] = not complete
     words = len(text.split())
+    unk = getattr(tokenizer, "unk_token_id", None)
+    # text the vocabulary could not spell even with pieces: it became the unknown token ([UNK]),
+    # so that part of the text is lost to the model (WordPiece does this; byte-level BPE never)
+    unknown = [{"index": r["index"], "text": text[r["start"]:r["end"]]} for r in rows
+               if unk is not None and r["id"] == unk]
     return {
         "tokenizer": type(tokenizer).__name__,
+        "unknown_token": tokenizer.unk_token if unk is not None else None,
+        "unknown": unknown,
         "algorithm": _algorithm(tokenizer),
         "byte_level": byte_level,
         "vocab_size": int(len(tokenizer)),

@@ -98,3 +98,15 @@ def test_extractive_qa_lists_a_span_once_whatever_follows_it():
     out = extractive_qa.answer_question(model, tok, "How old was she?", CONTEXT, top_n=60, max_answer_tokens=8)
     keys = [(a["start"], extractive_qa.answer_key(a["answer"])) for a in out["answers"]]
     assert len(keys) == len(set(keys)), [a["answer"] for a in out["answers"]]
+
+
+# ----------------------------------------------------------------------------- Tokenizers
+
+def test_text_the_encoder_cannot_spell_is_reported_as_unknown():
+    from backend.tokenizers.api import explore
+
+    enc = explore("This is unbelievable 🤯", minilm_tokenizer())
+    assert enc["unknown"] == [{"index": enc["unknown"][0]["index"], "text": "🤯"}]
+    assert enc["unknown_token"] == "[UNK]" and enc["tokens"][enc["unknown"][0]["index"]]["token"] == "[UNK]"
+    assert explore("This is unbelievable", minilm_tokenizer())["unknown"] == []
+    assert explore("This is unbelievable 🤯", smollm2_tokenizer())["unknown"] == []  # byte-level: never
