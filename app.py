@@ -74,13 +74,13 @@ def build_app():
     # older than an hour, and emptied when the server restarts: no visitor's files outlive that.
     with gr.Blocks(title="Transformers Lab", delete_cache=(600, 3600)) as demo:
         gr.HTML("", head=f"<style>{STYLE}</style>", elem_id="tlab-style", visible="hidden")
-        from components.common import figure_tools
+        from components.shell import figure_tools
 
         figure_tools()  # PNG / SVG buttons and the "What to notice" line under every plot
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr, demo)
-    from components.guard import guard
+    from components.shell.guard import guard
 
     guard(demo)  # every handler, private ones included, answers a stranger's values readably
     return demo
@@ -138,8 +138,19 @@ def _tabs(gr, demo) -> None:
     """The Start page, then the tabs, each under its chapter line; their row wraps on a phone
     instead of hiding tabs behind a "..." menu. Links and Start buttons are wired last, once
     every tab has registered its inputs."""
-    from components import anatomy, attention, course, decoding, efficiency, links, pipelines, search, start
-    from components import interventions, scratch, tokenizer, train
+    from components.anatomy import ui as anatomy
+    from components.attention import ui as attention
+    from components.shell import course
+    from components.decoding import ui as decoding
+    from components.efficiency import ui as efficiency
+    from components.shell import links
+    from components.pipelines import ui as pipelines
+    from components.search import ui as search
+    from components.start import ui as start
+    from components.interventions import ui as interventions
+    from components.scratch import ui as scratch
+    from components.tokenizers import ui as tokenizer
+    from components.train import ui as train
 
     builders = {"Pipelines": pipelines, "Train": train, "Tokenizers": tokenizer, "Anatomy": anatomy,
                 "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search,
@@ -161,7 +172,8 @@ def _tabs(gr, demo) -> None:
 def _links(demo, tabs, tries) -> None:
     """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
     opened with a query string restores its tab (components/links.py)."""
-    from components import links, start
+    from components.shell import links
+    from components.start import ui as start
 
     links.adopt("search", {"query": "search-query"})
     links.resolve(demo)
@@ -226,14 +238,14 @@ def main(argv=None) -> int:
                 hub.load(role)
             except Exception as exc:  # a failed model fails only its tabs
                 print(f"preload {role}: {exc}", file=sys.stderr)
-    from components import session_memory
+    from components.shell import session_memory
 
     session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
     session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
     session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings
     demo = build_app()
     from backend.runtime.config import get_settings
-    from components.common import admit_fairly
+    from components.shell import admit_fairly
 
     demo.queue(default_concurrency_limit=4, max_size=get_settings().queue_max)  # more waiting: refused at once
     admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/common.py)

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,10 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from bench.harness import LETTER, free_port, start_app, stop  # noqa: E402
+
 PROMPT = "Once upon a time"
 TOKENS = 64
 SETTINGS = {"strategy": "greedy", "max_new_tokens": TOKENS, "min_new_tokens": TOKENS}
-LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
 SHORT = {"/tokenize": ("Tokenizing text is a core task of NLP.", True), "/classify": (LETTER, False, "", "")}
 SCRIPT = ROOT / "scripts" / "engine.sh"
 SUMMARY_TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 years "
@@ -59,41 +58,6 @@ NOTES = """How to read it (mechanisms, true of every run; the numbers above are 
   (backend.runtime.budget.local_engine_generating): with two, a /classify stalled at every OpenMP barrier
   behind the engine's busy cores (p50 1.1 s beside one engine decode). n: how many answers each probe
   (one per endpoint, 0.25 s apart) got while the level ran; the engine's levels are shorter."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_app(env: dict, log_name: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    log = open(ROOT / "bench" / "results" / log_name, "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
-                             "--profile", "local"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 240
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"app.py exited; see bench/results/{log_name}")
-        try:
-            urllib.request.urlopen(url + "gradio_api/info", timeout=5)
-            return proc, url
-        except OSError:
-            if time.time() > deadline:
-                proc.kill()
-                raise RuntimeError("app.py did not answer within 240 s") from None
-            time.sleep(1)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 def pct(xs: list[float], q: float) -> float:

@@ -18,14 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
-import statistics
-import subprocess
 import sys
-import threading
 import time
-import urllib.request
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,8 +28,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["TLAB_PROFILE"] = "local"
 
-LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
-GLOSSARY = ("glossary", None, "", None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8)
+from bench.harness import GLOSSARY, LETTER, Record, rss_mb, start_app  # noqa: E402
 
 # endpoint -> args of one cheap, valid call (what a visitor's short requests look like)
 MIX: dict[str, tuple] = {
@@ -49,79 +42,7 @@ MIX: dict[str, tuple] = {
 SEQUENTIAL = ("/classify", "/tokenize", "/decode", "/search")
 
 
-# ------------------------------------------------------------------------------ the app
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_app(env: dict) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    log = open(ROOT / "bench" / "results" / "load-app.log", "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
-                             "--profile", "local"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 240
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError("app.py exited; see bench/results/load-app.log")
-        try:
-            urllib.request.urlopen(url + "gradio_api/info", timeout=5)
-            return proc, url
-        except OSError:
-            if time.time() > deadline:
-                proc.kill()
-                raise RuntimeError("app.py did not answer within 240 s") from None
-            time.sleep(1)
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 # ------------------------------------------------------------------------------ requests
-
-
-class Record:
-    """Latencies and failures per endpoint (thread-safe)."""
-
-    def __init__(self):
-        self.lat: dict[str, list[float]] = defaultdict(list)
-        self.fail: dict[str, list[str]] = defaultdict(list)
-        self.lock = threading.Lock()
-
-    def call(self, client, api: str, args: tuple):
-        t0 = time.perf_counter()
-        try:
-            out = client.predict(*args, api_name=api)
-        except Exception as exc:  # a failure is a result here, counted and reported
-            with self.lock:
-                self.fail[api].append(str(exc)[:200])
-            return None
-        with self.lock:
-            self.lat[api].append(time.perf_counter() - t0)
-        return out
-
-    def rows(self) -> list[str]:
-        out = []
-        for api in sorted(set(self.lat) | set(self.fail)):
-            lat = sorted(self.lat[api])
-            p50 = statistics.median(lat) if lat else float("nan")
-            p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else float("nan")
-            out.append(f"| {api} | {len(lat) + len(self.fail[api])} | {len(self.fail[api])} | {p50:.2f} | {p95:.2f} |")
-        return out
-
-    @property
-    def failures(self) -> int:
-        return sum(len(v) for v in self.fail.values())
 
 
 def client_for(url: str):

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.load import GLOSSARY, LETTER, Record, rss_mb, start_app  # noqa: E402
+from bench.harness import GLOSSARY, LETTER, Record, rss_mb, start_app  # noqa: E402
 
 SENTENCES = [
     LETTER,

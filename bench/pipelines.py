@@ -41,7 +41,7 @@ from transformers import pipeline  # noqa: E402
 
 from backend.pipelines import tasks as P  # noqa: E402
 from backend.hub import package_dir
-from components.pipelines_examples import (  # noqa: E402
+from components.pipelines.examples import (  # noqa: E402
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, QUESTION,
 )
 

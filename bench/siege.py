@@ -22,14 +22,19 @@ import random
 import tempfile
 import threading
 import time
-import subprocess
 import sys
 import urllib.error
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
-from load import ROOT, free_port, rss_mb
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.harness import ROOT, rss_mb, start_app as _start  # noqa: E402
+
+
+def start_app(env: dict):
+    return _start(env, "siege-app.log")
+
 
 SHORT = {
     "/tokenize": ("Tokenizing text is a core task of NLP.", True),
@@ -41,28 +46,6 @@ LONG_DECODE = {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64}
 LETTER = ("Dear Amazon, last week I ordered an action figure of Megatron from your online store in "
           "Germany. Unfortunately, when I opened the package, I discovered to my horror that I had "
           "been sent an action figure of Optimus Prime instead! ") * 3
-
-
-def start_app(env: dict) -> tuple[subprocess.Popen, str]:
-    """app.py on a free loopback port, its log in bench/results/siege-app.log."""
-    port = free_port()
-    log = open(ROOT / "bench" / "results" / "siege-app.log", "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
-                             "--profile", "local"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"})
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 300
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError("app.py exited; see bench/results/siege-app.log")
-        try:
-            urllib.request.urlopen(url + "gradio_api/info", timeout=5)
-            return proc, url
-        except OSError:
-            if time.time() > deadline:
-                proc.kill()
-                raise RuntimeError("app.py did not answer within 300 s") from None
-            time.sleep(1)
 
 
 def _paste(seed: int, n: int = 300) -> str:

@@ -1,6 +1,6 @@
 """A time budget and a stop flag per request: how long model work stops cooperatively.
 
-The app opens one `Budget` per request (components.common runs every handler inside
+The app opens one `Budget` per request (components.shell runs every handler inside
 `scope()`); a cancel from the browser or the client sets its stop flag. Backend loops call
 `check()` between steps (tokens, batches, windows, chunks), so a job stops within one step of
 its deadline or of a cancel. With no budget open (a script, a test) `check()` does nothing.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from components.common import notice
+from components.shell import notice
 
 FLOOR = 1e-10  # a log axis cannot show 0: exact layers are drawn here and labelled "exact"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import anatomy
-from components import anatomy_plots as plots
-from components import links
-from components.common import (SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
+from components.anatomy import plots
+from components.shell import links
+from components.shell import (SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
                                raw_json, user_errors)
 
 ROLES = anatomy.ROLES

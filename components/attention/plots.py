@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from components.common import notice
+from components.shell import notice
 
 SUMMARY_TITLES = {
     "entropy": "Entropy (bits)",

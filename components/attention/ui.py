@@ -11,9 +11,9 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import attention
-from components import attention_plots as plots
-from components import links
-from components.common import (SHORT_LANE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
+from components.attention import plots
+from components.shell import links
+from components.shell import (SHORT_LANE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
 
 ROLES = attention.ROLES

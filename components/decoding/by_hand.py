@@ -15,10 +15,10 @@ import pandas as pd
 from backend import decoding
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_int
-from components.common import (
+from components.shell import (
     SHORT_LANE, Slider, Textbox, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
 )
-from components.decoding_plots import growth_figure, show_token
+from components.decoding.plots import growth_figure, show_token
 
 INTRO = """
 **Decode by hand.** Start from the prompt above, pick the next token yourself from the model's

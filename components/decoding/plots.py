@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from components.common import notice
+from components.shell import notice
 
 STATUS_COLORS = {"root": "#444444", "kept": "#1f77b4", "eos": "#2ca02c", "pruned": "#c7c7c7"}
 TEMP_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]

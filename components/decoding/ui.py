@@ -17,13 +17,14 @@ import pandas as pd
 from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
-from components import decoding_by_hand, links
-from components.common import (
+from components.decoding import by_hand as decoding_by_hand
+from components.shell import links
+from components.shell import (
     DECODE_LANE, LONG_LANE, SHORT_DECODE_TOKENS, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error,
     decode_lane_reader, engine_lane, engine_or_long_slot, error_box, md_text, model_badge, raw_json, readable_error,
     user_errors,
 )
-from components.decoding_plots import (
+from components.decoding.plots import (
     beam_tree_figure,
     compare_figure,
     cumulative_figure,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from components.common import notice
+from components.shell import notice
 
 COLORS = {"fp32": "#1f77b4", "int8": "#ff7f0e", "onnx": "#2ca02c"}
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import efficiency
-from components import efficiency_plots as plots
-from components import links
-from components.common import (
+from components.efficiency import plots
+from components.shell import links
+from components.shell import (
     LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
 )
 

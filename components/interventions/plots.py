@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from components.common import notice
+from components.shell import notice
 
 BEFORE, AFTER, FLIP = "#457b9d", "#e76f51", "#e63946"
 

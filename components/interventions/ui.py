@@ -12,9 +12,9 @@ import gradio as gr
 
 from backend import interventions
 from backend.runtime import config
-from components import interventions_plots as plots
-from components import links
-from components.common import (LONG_LANE, SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text,
+from components.interventions import plots
+from components.shell import links
+from components.shell import (LONG_LANE, SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
 
 ROLES = interventions.ROLES

@@ -1,12 +1,7 @@
-"""Example texts for the Pipelines tab: the complaint letter first (plain strings, no imports)."""
+"""Example texts for the Pipelines tab: the complaint letter first (plain strings)."""
 
-LETTER = (
-    "Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "
-    "Germany. Yesterday the parcel finally reached me in Detroit, and when I opened it I found an "
-    "Optimus Prime figure instead! I collect Decepticons, so Optimus Prime is of no use to me. "
-    "Please send me the Megatron figure I paid for and tell me how to return the wrong one. "
-    "My order number is 302-118. I look forward to your reply. Sincerely, Bumblebee"
-)
+from components.shell.book import LETTER
+
 LETTER_SUMMARY = "Bumblebee ordered a Megatron figure but received Optimus Prime and wants an exchange."
 LETTER_GERMAN_START = "Sehr geehrtes Amazon-Team, vor zwei Wochen habe ich in Ihrem Online-Shop in Deutschland eine Megatron-Actionfigur bestellt."
 LETTER_START = LETTER.split(". Yesterday")[0] + "."

@@ -3,7 +3,7 @@ what it says about each task's method is what the results will say."""
 
 from __future__ import annotations
 
-from components.common import md_text
+from components.shell import md_text
 
 TASK_WORDS = {"classify": "sentiment", "zero_shot": "zero-shot", "ner": "NER", "qa": "QA",
               "summarize": "summarization", "translate": "translation", "fill_mask": "fill-mask",

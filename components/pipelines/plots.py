@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from backend.runtime import config
 
-from components.common import md_text, model_badge, notice, short
+from components.shell import md_text, model_badge, notice, short
 
 LABEL_HEADERS = ["#", "top label", "score", "text", "all scores"]  # key columns first
 LABEL_WIDTHS = ["7%", "17%", "11%", "38%", "27%"]  # percentages: "auto" took the whole width

@@ -15,18 +15,18 @@ import gradio as gr
 
 from backend import pipelines
 from backend.runtime.errors import LabError
-from components import links
-from components import pipelines_plots as show
-from components.common import (
+from components.shell import links
+from components.pipelines import plots as show
+from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
     engine_lane_reader, engine_or_long_slot, error_box, md_text, model_box, raw_json, user_errors,
 )
-from components.pipelines_intro import intro_markdown
-from components.pipelines_examples import (
+from components.pipelines.intro import intro_markdown
+from components.pipelines.examples import (
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, MASK_EXAMPLES, NER_EXAMPLE, NER_EXAMPLE_2, PRAISE,
     QA_CONTEXT, QA_QUESTIONS, QUESTION, REPLY_PROMPT, SUMMARY_EXAMPLE, SUMMARY_REFERENCE, EIFFEL, EIFFEL_SUMMARY,
 )
-from components.pipelines_examples import RHINE, RHINE_LABELS, RHINE_QUESTIONS
+from components.pipelines.examples import RHINE, RHINE_LABELS, RHINE_QUESTIONS
 
 LANGUAGES = [("English", "en"), ("German", "de"), ("French", "fr"), ("Spanish", "es"),
              ("Italian", "it"), ("Dutch", "nl")]

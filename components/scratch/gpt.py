@@ -13,13 +13,15 @@ import html
 
 import gradio as gr
 
-from backend.runtime.errors import InputError, LabError
+from backend.runtime.errors import LabError
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
-from components import common, links
-from components.common import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
+from components import shell as common
+from components.shell import links
+from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
-from components.scratch_plots import gpt_loss_figure, zip_line
-from components.session_memory import upload_folder
+from components.scratch.plots import gpt_loss_figure, zip_line
+from components.shell.session_memory import upload_folder
+from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 TOKENS = [("Bytes (256 tokens: every UTF-8 byte)", "bytes"), ("The BPE above (retrained at its vocabulary size)", "bpe")]
@@ -34,10 +36,7 @@ INTRO = (
 
 
 def _session(request: gr.Request | None) -> str:
-    sid = getattr(request, "session_hash", None) if request is not None else None
-    if not sid:
-        raise InputError("No session: the tiny GPT is kept per browser session; reload the page.")
-    return sid
+    return session_of(request, 'the tiny GPT')
 
 
 def _samples_md(evals: list[dict]) -> str:

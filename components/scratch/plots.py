@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from components.common import md_text, notice
+from components.shell import md_text, notice
 
 TRAINED, EMBEDDER, DECODER = "#e07b14", "#1f77b4", "#2ca02c"
 

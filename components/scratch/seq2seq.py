@@ -16,14 +16,15 @@ import html
 import gradio as gr
 
 from backend.attention.views import encoder_decoder_views, iframe
-from backend.runtime.errors import InputError, LabError
+from backend.runtime.errors import LabError
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
-from components import common
-from components.common import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
+from components import shell as common
+from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
-from components.scratch_plots import attention_heatmap, seq2seq_loss_figure, zip_line
-from components.session_memory import upload_folder
+from components.scratch.plots import attention_heatmap, seq2seq_loss_figure, zip_line
+from components.shell.session_memory import upload_folder
+from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [32, 64, 96, 128]
@@ -39,10 +40,7 @@ INTRO = (
 
 
 def _session(request: gr.Request | None) -> str:
-    sid = getattr(request, "session_hash", None) if request is not None else None
-    if not sid:
-        raise InputError("No session: the encoder-decoder is kept per browser session; reload the page.")
-    return sid
+    return session_of(request, 'the encoder-decoder')
 
 
 def plan_line(p: dict) -> str:

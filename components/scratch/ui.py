@@ -7,11 +7,12 @@ from __future__ import annotations
 import gradio as gr
 
 from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train_tokenizer
-from components import common
-from components.common import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
+from components import shell as common
+from components.shell import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
-from components import scratch_gpt, scratch_seq2seq
-from components.scratch_plots import lengths_figure, tokens_per_word_figure
+from components.scratch import gpt as scratch_gpt
+from components.scratch import seq2seq as scratch_seq2seq
+from components.scratch.plots import lengths_figure, tokens_per_word_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
 CORPORA = [("A short essay on tokenizers (3 KB)", "tokenizers"), ("The NLP glossary (62 KB)", "glossary"),

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 import html
 
-from components.common import notice, short
+from components.shell import notice, short
 
 
 def _label(text: str) -> str:

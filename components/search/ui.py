@@ -12,11 +12,12 @@ import html
 import gradio as gr
 
 from backend import search
-from components.common import (
+from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
     engine_lane_reader, engine_or_long_slot, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
-from components.search_plots import map_caption, map_figure, tradeoff_figure
+from components.search.plots import map_caption, map_figure, tradeoff_figure
+from components.shell.session import session_of
 
 CORPUS_CHOICES = [("Glossary of the book's topics (built in)", "glossary"),
                   ("API docs: docstrings of installed libraries (built in)", "docstrings"),
@@ -41,11 +42,7 @@ MAP_SUMMARY = ("method", "explained_variance", "dims", "query", "neighbours", "t
 
 
 def _session(request: gr.Request | None) -> str:
-    sid = getattr(request, "session_hash", None) if request is not None else None
-    if not sid:
-        raise gr.Error("No session: the search tab keeps your index per browser session; "
-                       "reload the page.")
-    return sid
+    return session_of(request, "the search tab's index")
 
 
 def estimate_check(plan: dict | None) -> str:

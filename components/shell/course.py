@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from components.pipelines_examples import LETTER
+from components.shell.book import LETTER
 
 NOTEBOOKS_REPO = "https://github.com/nlp-with-transformers/notebooks"
 BOOK = "*Natural Language Processing with Transformers* (Tunstall, von Werra, Wolf; O'Reilly)"

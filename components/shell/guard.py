@@ -18,7 +18,8 @@ import logging
 import gradio as gr
 
 from backend.runtime.errors import LabError
-from components.common import readable_error
+from components.shell import gradio_patches
+from components.shell.errors import readable_error
 
 LOG = logging.getLogger("transformers_lab.guard")
 
@@ -89,7 +90,7 @@ def _processing_message(block_fn, index, block, value, is_input, original_error)
 
 
 def _too_few(block_fn, inputs) -> None:
-    """Gradio listed the components' reprs (`<components.common.Textbox object at 0x...>`)."""
+    """Gradio listed the components' reprs (`<components.shell.Textbox object at 0x...>`)."""
     if len(inputs) < len(block_fn.inputs):
         raise gr.Error(f"This action takes {len(block_fn.inputs)} values and got {len(inputs)}: "
                        "/gradio_api/info lists them, in order.", print_exception=False)
@@ -117,7 +118,4 @@ def guard(demo) -> None:
         fn = block_fn.fn
         if fn is not None and not getattr(fn, "_tlab_guarded", False):
             block_fn.fn = _guarded(fn)
-    demo._format_processing_error = _processing_message
-    demo.validate_inputs = _too_few
-    if not getattr(demo.preprocess_data, "_tlab_guarded", False):
-        demo.preprocess_data = _uploaded_files_only(demo.preprocess_data)
+    gradio_patches.word_input_errors(demo, _processing_message, _too_few, _uploaded_files_only)

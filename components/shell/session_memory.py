@@ -1,7 +1,7 @@
 """What Gradio keeps per visitor, bounded.
 
 Gradio copies the value of every input and output of every event into the visitor's session
-(`SessionState.config_values`), only so that its deep links (`gr.DeepLinkButton`, which this app
+(its per-session config values; see gradio_patches), only so that its deep links (`gr.DeepLinkButton`, which this app
 does not use) can rebuild the page later; and it keeps up to 10,000 sessions. Measured here: a
 20,000-character /tokenize left ~11 MB in each new session, so 150 visitors took the process
 from 0.6 to 2.3 GB and nothing ever gave it back. `bound()` stops the copies (the values live
@@ -16,6 +16,8 @@ import tempfile
 import threading
 import time
 
+from components.shell import gradio_patches
+
 STATE_SESSIONS = 1000  # sessions whose gr.State Gradio keeps (launch(state_session_capacity=...))
 UPLOAD_FOLDER_MAX_MB = 1024  # the upload folder's cap (TLAB_UPLOAD_FOLDER_MB): oldest uploads go beyond it
 UPLOAD_GRACE_S = 120  # an upload this young is never deleted: its request may be about to read it
@@ -24,48 +26,13 @@ UPLOAD_MAX_FILES = 4  # files per request to /gradio_api/upload (Gradio's own li
 
 def bound() -> None:
     """Keep no per-session copies of component values or configs for deep links (idempotent)."""
-    from gradio.state_holder import SessionState
-
-    if getattr(SessionState, "_tlab_bounded", False):
-        return
-    original_init = SessionState.__init__
-
-    def __init__(self, blocks) -> None:
-        original_init(self, blocks)
-        self.config_values = {}  # every block's config, per session: only deep links read it
-
-    def _update_value_in_config(self, key: int, value) -> None:
-        return None  # the input or output value, per session: only deep links read it
-
-    original_setitem = SessionState.__setitem__
-
-    def __setitem__(self, key: int, value) -> None:
-        original_setitem(self, key, value)
-        self.config_values.pop(key, None)  # the updated block's config with its value: deep links only
-
-    SessionState.__init__ = __init__
-    SessionState._update_value_in_config = _update_value_in_config
-    SessionState.__setitem__ = __setitem__
-    SessionState._tlab_bounded = True
+    gradio_patches.no_session_value_copies()
 
 
 def limit_uploads(max_files: int = UPLOAD_MAX_FILES) -> None:
     """At most `max_files` files per upload request: Gradio 6 has no setting for it and takes
-    1,000 (of up to max_file_size each) in one request; more are refused with its own
-    "Too many files" answer (HTTP 400) before anything is written. Idempotent."""
-    from gradio.route_utils import GradioMultiPartParser
-
-    if getattr(GradioMultiPartParser, "_tlab_max_files", None) == max_files:
-        return
-    original = getattr(GradioMultiPartParser, "_tlab_original_init", GradioMultiPartParser.__init__)
-
-    def __init__(self, *args, max_files_: int = max_files, **kwargs) -> None:
-        original(self, *args, **kwargs)
-        self.max_files = min(self.max_files, max_files_)
-
-    GradioMultiPartParser._tlab_original_init = original
-    GradioMultiPartParser.__init__ = __init__
-    GradioMultiPartParser._tlab_max_files = max_files
+    1,000 (of up to max_file_size each) in one request. Idempotent."""
+    gradio_patches.limit_upload_files(max_files)
 
 
 def upload_folder() -> str:

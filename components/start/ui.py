@@ -10,7 +10,8 @@ import functools
 
 import gradio as gr
 
-from components import course, links
+from components.shell import course
+from components.shell import links
 
 INTRO = (
     "### Start here\nThis app lets you run and *see* what " + course.BOOK + " teaches, on real models. "

@@ -6,8 +6,8 @@ import gradio as gr
 
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
-from components import links
-from components.common import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
+from components.shell import links
+from components.shell import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
 
 EXAMPLES = [
     "Tokenizing text is a core task of NLP.",

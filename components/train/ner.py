@@ -14,12 +14,13 @@ import gradio as gr
 
 from backend import training
 from backend.runtime.errors import LabError
-from components import common
-from components.common import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
+from components import shell as common
+from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
                                error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components.session_memory import upload_folder
-from components.train_ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
+from components.shell.session_memory import upload_folder
+from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
                                         score_rows, scores_figure)
+from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 SOURCE_CHOICES = [("NER set (shipped): PER / ORG / LOC / MISC, news, letters, sport, science, history", "shipped"),
@@ -31,9 +32,7 @@ EXAMPLES = ["Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus.",
 
 
 def _session(request: gr.Request | None) -> str:
-    from components.train import _session as session_of
-
-    return session_of(request)
+    return session_of(request, "the Train tab's model")
 
 
 def seconds_text(s: float) -> str:

@@ -8,7 +8,7 @@ import math
 
 import plotly.graph_objects as go
 
-from components.common import notice
+from components.shell import notice
 
 METRIC_COLOURS = {"precision": "#1f77b4", "recall": "#2ca02c", "f1": "#e07b14"}
 SCORE_HEADERS = ["entity type", "precision", "recall", "F1", "gold entities", "predicted"]

@@ -8,7 +8,7 @@ import math
 
 import plotly.graph_objects as go
 
-from components.common import notice, short
+from components.shell import notice, short
 
 METHOD_LABELS = {"zero_shot": "zero-shot (similarity)", "probe": "features + logistic regression",
                  "finetune": "fine-tuning"}

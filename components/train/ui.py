@@ -16,13 +16,15 @@ import gradio as gr
 
 from backend import training
 from backend.runtime import config
-from backend.runtime.errors import InputError, LabError
-from components import common
-from components.common import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
+from backend.runtime.errors import LabError
+from components import shell as common
+from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components import links, train_ner
-from components.train_plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
-from components.session_memory import upload_folder
+from components.shell import links
+from components.train import ner as train_ner
+from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
+from components.shell.session_memory import upload_folder
+from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
 DATASET_CHOICES = [("Emotion: 6 labels, 630 sentences (shipped)", "emotion"),
@@ -38,10 +40,7 @@ EXAMPLES = ["I can't believe they cancelled the concert an hour before it starte
 
 
 def _session(request: gr.Request | None) -> str:
-    sid = getattr(request, "session_hash", None) if request is not None else None
-    if not sid:
-        raise InputError("No session: the Train tab keeps your model per browser session; reload the page.")
-    return sid
+    return session_of(request, "the Train tab's model")
 
 
 SMALL_SAMPLE = 30  # the backend's classification_metrics.SMALL_SAMPLE: below it, a count and an interval

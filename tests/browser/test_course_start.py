@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from components import course
+from components.shell import course
 from tests.browser.conftest import shot
 
 

@@ -26,7 +26,7 @@ def _free_port() -> int:
 def tab_url():
     import gradio as gr
 
-    from components import interventions
+    from components.interventions import ui as interventions
 
     with gr.Blocks() as demo:
         interventions.build()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from backend.runtime import config
-from components.pipelines_examples import RHINE, RHINE_LABELS
-from components.pipelines_plots import NO_ANSWER
+from components.pipelines.examples import RHINE, RHINE_LABELS
+from components.pipelines.plots import NO_ANSWER
 from tests.browser.conftest import shot
 from tests.browser.test_pipelines_tab import open_subtab
 

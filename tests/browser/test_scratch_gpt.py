@@ -17,7 +17,7 @@ TIMEOUT = 120_000
 
 @pytest.fixture(scope="module")
 def gpt_url():
-    from components import scratch
+    from components.scratch import ui as scratch
 
     with served_tab(scratch.build, themed=True) as url:
         yield url

@@ -17,8 +17,8 @@ TIMEOUT = 240_000
 
 
 def _build():
-    from components import scratch_seq2seq
-    from components.common import figure_tools
+    from components.scratch import seq2seq as scratch_seq2seq
+    from components.shell import figure_tools
 
     figure_tools()
     scratch_seq2seq.build()

@@ -1,7 +1,7 @@
 """The From scratch tab in a browser: train a small vocabulary, drag the replay slider back to
 the characters and forward again, and see the chips, plots, the check line and the code.
 
-The tab is built here into its own small Blocks app (from `components.scratch.build()`), so the
+The tab is built here into its own small Blocks app (from `components.scratch.ui.build()`), so the
 test does not depend on how app.py registers tabs."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ TIMEOUT = 120_000  # the first run loads the two real tokenizers
 
 @pytest.fixture(scope="module")
 def scratch_url():
-    from components import scratch
+    from components.scratch import ui as scratch
 
     with served_tab(scratch.build, themed=True) as url:
         yield url

@@ -19,7 +19,7 @@ from tests.conftest import ARTIFACTS, ROOT
 
 SERVE = """
 import sys, gradio as gr
-from components import interventions
+from components.interventions import ui as interventions
 with gr.Blocks() as demo:
     interventions.build()
 demo.queue().launch(server_name="127.0.0.1", server_port=int(sys.argv[1]))

@@ -13,7 +13,7 @@ import time
 import pytest
 from gradio_client.exceptions import AppError
 
-from components.pipelines_examples import LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, RHINE
+from components.pipelines.examples import LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, RHINE
 
 
 def call(client, api_name, *args):

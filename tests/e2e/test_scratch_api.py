@@ -13,7 +13,7 @@ from tests.tab_app import served_tab
 def scratch_client():
     from gradio_client import Client
 
-    from components import scratch
+    from components.scratch import ui as scratch
 
     with served_tab(scratch.build) as url:
         yield Client(url, verbose=False)

@@ -15,7 +15,7 @@ from tests.tab_app import served_tab
 def s2s_client():
     from gradio_client import Client
 
-    from components import scratch_seq2seq
+    from components.scratch import seq2seq as scratch_seq2seq
 
     with served_tab(scratch_seq2seq.build) as url:
         yield Client(url, verbose=False)

@@ -1,7 +1,7 @@
 """Every handler the page exposes, private ones included, answers a stranger's values readably.
 
 Any event can be called through the queue by its `fn_index` with any values, not only the named
-API endpoints. Before components.guard, 53 of the 149 handlers answered junk with Python or
+API endpoints. Before components.shell.guard, 53 of the 149 handlers answered junk with Python or
 Gradio internals ("'dict' object has no attribute 'strip'", "Could not preprocess input
 component at index 0 ... Original error: ...")."""
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from components.session_memory import UPLOAD_MAX_FILES
+from components.shell.session_memory import UPLOAD_MAX_FILES
 from tests.conftest import running_app
 from tests.fuzz.raw import UNREADABLE, call
 

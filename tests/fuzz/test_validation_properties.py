@@ -21,7 +21,7 @@ from backend.runtime.validation import (
     one_of,
     opt_text,
 )
-from components.common import md_text
+from components.shell import md_text
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(),

@@ -12,7 +12,7 @@ import re
 import pytest
 import sacrebleu
 
-from components.pipelines_examples import LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE
+from components.pipelines.examples import LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -65,7 +65,7 @@ def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch,
           f"first call incl. load + fine-tuning {first_s:.1f} s")
     assert acc >= 0.9 and abs(acc - d["test_accuracy"]) < 0.02
     assert len(list((tmp_path / "trained").glob(f"*/{FT.HEAD_FILE}"))) == 1
-    from components.pipelines_examples import LETTER  # the app's first example: a polite complaint
+    from components.pipelines.examples import LETTER  # the app's first example: a polite complaint
 
     letter = pipelines.classify(LETTER)["results"][0]
     print(f"the letter: {dict(zip(letter['labels'], [round(s, 3) for s in letter['scores']]))}")

@@ -374,7 +374,7 @@ def test_position_reports(bert, llama):
 # ---------------------------------------------------------------------------- plots (no gradio needed)
 
 def test_plots_build_from_backend_data(llama, llama_tok):
-    from components import attention_plots as plots
+    from components.attention import plots
 
     r = A.compute_attention(llama, llama_tok, "time flies like an arrow", "fruit flies")
     fig = plots.attention_heatmap(r.attention[1, 2], r.tokens, "t")

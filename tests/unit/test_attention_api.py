@@ -229,7 +229,7 @@ def test_positions_per_role():
 
 def test_tab_handlers_format_the_backend_results():
     """The tab only formats: its outputs come from the entry points' plain data."""
-    from components import attention as tab
+    from components.attention import ui as tab
 
     out = tab.run_attention(*A.FIRST_EXAMPLE, "encoder", -1, progress=lambda *a, **k: None)
     assert len(out) == 8 and out[0]["tokens"] == PAIR_TOKENS

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from components import attention_plots as P
-from components.common import notice_of
+from components.attention import plots as P
+from components.shell import notice_of
 
 
 def test_a_previous_token_head_is_called_one():

@@ -8,7 +8,8 @@ from urllib.parse import parse_qsl
 import gradio as gr
 import pytest
 
-from components import course, links
+from components.shell import course
+from components.shell import links
 
 NOTEBOOK = re.compile(r"^(0[1-9]|1[01])_[a-z]+(-[a-z]+)*\.ipynb$")
 
@@ -105,7 +106,7 @@ def test_updates_select_the_tab_and_set_only_its_inputs(registry):
 
 
 def test_step_by_step_heatmaps_are_labelled_by_token_not_index():
-    from components import attention_plots
+    from components.attention import plots as attention_plots
 
     tokens = ["[CLS]", "time", "flies", "[SEP]"]
     mats = [{"name": "Q", "shape": [4, 2], "data": [[0.1, 0.2]] * 4, "what": "queries"},

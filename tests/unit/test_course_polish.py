@@ -9,7 +9,7 @@ import json
 import gradio as gr
 import pytest
 
-from components.common import notice, notice_of
+from components.shell import notice, notice_of
 
 
 def test_notice_rides_in_the_figure_and_keeps_other_meta():
@@ -24,7 +24,7 @@ def test_notice_rides_in_the_figure_and_keeps_other_meta():
 
 
 def test_decoding_notices_quote_the_figures_numbers():
-    from components import decoding_plots as P
+    from components.decoding import plots as P
 
     dist = {"tokens": [" the", " a"], "step": 1, "vocab_size": 100,
             "temperatures": [{"temperature": 2.0, "probs": [0.3, 0.2], "entropy": 3.1},
@@ -54,7 +54,7 @@ def test_decoding_notices_quote_the_figures_numbers():
 
 
 def test_train_notices_name_the_best_method_its_mistake_and_the_curve():
-    from components import train_plots as P
+    from components.train import plots as P
 
     conf = lambda z: {"labels": ["joy", "sadness"], "normalised": z}  # noqa: E731
     methods = {"zero_shot": {"accuracy": 0.5, "confusion": conf([[0.5, 0.5], [0.5, 0.5]])},
@@ -77,11 +77,11 @@ def test_train_notices_name_the_best_method_its_mistake_and_the_curve():
 
 
 def test_other_tabs_notices_say_what_their_figure_shows():
-    from components import anatomy_plots as A
-    from components import efficiency_plots as E
-    from components import interventions_plots as I
-    from components import pipelines_plots as PL
-    from components import search_plots as S
+    from components.anatomy import plots as A
+    from components.efficiency import plots as E
+    from components.interventions import plots as I
+    from components.pipelines import plots as PL
+    from components.search import plots as S
 
     rows = [{"name": "m fp32", "precision": "fp32", "memory_mb": 500.0, "disk_mb": 500, "tokens_per_s": 20.0,
              "perplexity": 12.0},
@@ -126,7 +126,8 @@ def test_a_semicolon_csv_is_read_as_columns_and_says_so(tmp_path):
 
 
 def test_the_train_tab_registers_its_settings_for_links_but_never_an_upload():
-    from components import links, train
+    from components.shell import links
+    from components.train import ui as train
 
     links.reset()
     with gr.Blocks():
@@ -145,7 +146,7 @@ def test_the_train_tab_registers_its_settings_for_links_but_never_an_upload():
 
 
 def test_the_comparison_picker_builds_the_strategies_json():
-    from components import decoding
+    from components.decoding import ui as decoding
 
     picked = json.loads(decoding.picked_strategies(["sample, top-p 0.9 (seed 42)", "greedy"]))
     assert [s["strategy"] for s in picked] == ["greedy", "sample"]  # the picker's order
@@ -155,7 +156,7 @@ def test_the_comparison_picker_builds_the_strategies_json():
 
 
 def test_the_tokenizer_notice_counts_and_names_the_most_split_word():
-    from components.tokenizer import notice as tok_notice
+    from components.tokenizers.ui import notice as tok_notice
 
     tok = lambda text, cont, special=False: {"text": text, "continuation": cont, "special": special}  # noqa: E731
     data = {"results": {"encoder": {"count": 5, "tokens": [tok("", False, True), tok("un", False), tok("believ", True),
@@ -168,7 +169,7 @@ def test_the_tokenizer_notice_counts_and_names_the_most_split_word():
 
 @pytest.mark.parametrize("width", [420])
 def test_the_figure_script_is_valid_and_placed_once(width):
-    from components.common import FIGURE_JS, PHONE_PX, figure_tools
+    from components.shell.figures import FIGURE_JS, PHONE_PX, figure_tools
 
     assert width <= PHONE_PX and "Plotly.downloadImage" in FIGURE_JS and "__tlabFigures" in FIGURE_JS
     with gr.Blocks():
@@ -177,8 +178,8 @@ def test_the_figure_script_is_valid_and_placed_once(width):
 
 
 def test_search_and_ner_notices():
-    from components import search_plots as S
-    from components import train_ner_plots as N
+    from components.search import plots as S
+    from components.train import ner_plots as N
 
     rows = [dict(label="Flat", index_type="Flat (exact)", query_ms_median=1.2, recall_at_k=1.0, recall_k=10,
                  memory_mb=1.0, build_s=0.1),

@@ -11,9 +11,9 @@ import pytest
 
 import backend.decoding as decoding_backend
 from backend.runtime.errors import InputError
-from components import common
-from components import decoding as tab
-from components.guard import _guarded
+from components.shell import lanes as common
+from components.decoding import ui as tab
+from components.shell.guard import _guarded
 
 
 def _args(strategy="greedy", max_new=32, beams=4, n_return=1, model=""):

@@ -13,10 +13,10 @@ import pytest
 from backend import pipelines as pipelines_backend
 from backend import search as search_backend
 from backend.engines import remote_generation as remote
-from components import common
-from components import pipelines as tab
-from components import search as search_tab
-from components.guard import _guarded
+from components.shell import lanes as common
+from components.pipelines import ui as tab
+from components.search import ui as search_tab
+from components.shell.guard import _guarded
 from tests.unit.test_remote_generation import FakeEngine, script_for
 
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPONENTS = sorted((ROOT / "components").glob("*.py"))
+COMPONENTS = sorted((ROOT / "components").rglob("*.py"))
 BACKEND = sorted((ROOT / "backend").rglob("*.py"))
-LAYERS = {"runtime": 0, "engines": 1, "hub": 2, "models": 2}  # backend.models: the hub CLI's old name
+LAYERS = {"runtime": 0, "engines": 1, "hub": 2}
 TAB = 3
 PACKAGES = sorted(p.parent.name for p in (ROOT / "backend").glob("*/__init__.py"))
 TABS = [p for p in PACKAGES if p not in LAYERS]
@@ -168,7 +169,7 @@ def test_the_layer_check_fails_on_planted_violations(tmp_path):
 # ----------------------------------------------------------------------------- UI and backend apart
 @pytest.mark.parametrize("path", COMPONENTS, ids=lambda p: p.name)
 def test_components_never_touch_the_model_hub_or_torch(path):
-    assert _hits(path, ("backend.hub", "backend.models", "backend.engines", "torch", "transformers")) == []
+    assert _hits(path, ("backend.hub", "backend.engines", "torch", "transformers")) == []
 
 
 @pytest.mark.parametrize("path", BACKEND, ids=lambda p: str(p.relative_to(ROOT)))
@@ -188,7 +189,7 @@ def test_app_reads_the_hub_only_for_the_status_panel():
     users = set()
     for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
         for node in ast.walk(fn):
-            if isinstance(node, ast.ImportFrom) and node.module in ("backend.hub", "backend.models"):
+            if isinstance(node, ast.ImportFrom) and node.module == "backend.hub":
                 users.add(fn.name)
     assert users <= {"status_rows", "status_header", "main"}, users
 
@@ -207,16 +208,132 @@ MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 80
 
 
-def test_backend_files_and_functions_stay_small():
-    """A module over 450 lines or a function over 80 holds more than one job: split it."""
+SIZED = ("backend",)
+
+
+def oversized(root: Path, dirs: tuple[str, ...] = SIZED) -> tuple[list[str], list[str]]:
+    """(files over MAX_FILE_LINES, functions over MAX_FUNCTION_LINES) in backend/, components/, bench/, app.py."""
     big_files, big_functions = [], []
-    for path in BACKEND:
+    paths = [p for d in dirs for p in sorted((root / d).rglob("*.py"))]
+    for path in paths:
+        if not path.exists():
+            continue
         text = path.read_text()
         if text.count("\n") > MAX_FILE_LINES:
-            big_files.append(f"{path.relative_to(ROOT)} ({text.count(chr(10))} lines)")
+            big_files.append(f"{path.relative_to(root)} ({text.count(chr(10))} lines)")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:
-                    big_functions.append(f"{path.relative_to(ROOT)}:{node.name} ({length} lines)")
-    assert big_files == [] and big_functions == []
+                    big_functions.append(f"{path.relative_to(root)}:{node.name} ({length} lines)")
+    return big_files, big_functions
+
+
+def test_files_and_functions_stay_small():
+    """A module over 450 lines or a function over 80 holds more than one job: split it."""
+    assert oversized(ROOT) == ([], [])
+
+
+def test_the_size_check_fails_on_planted_violations(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(85))
+    root = _plant(tmp_path, {"app.py": "", "components/tab/ui.py": "def build():\n" + body,
+                             "bench/big.py": "x = 1\n" * 460, "backend/ok.py": "x = 1\n"})
+    files, functions = oversized(root, ("backend", "components", "bench"))
+    assert files == ["bench/big.py (460 lines)"] and functions == ["components/tab/ui.py:build (86 lines)"]
+
+
+# ----------------------------------------------------------------------------- the whole repository
+CODE = ("backend", "components", "bench", "scripts", "tests")
+
+
+def repo_graph(root: Path) -> dict[str, set[str]]:
+    """module -> the repository modules it imports, for every .py file in CODE and app.py; a
+    `from pkg import sub` names the submodule; a package's __init__ counts as the package."""
+    paths = [p for d in CODE for p in (root / d).rglob("*.py")] + [p for p in [root / "app.py"] if p.exists()]
+    files = {module_name(root, p): p for p in paths}
+    graph: dict[str, set[str]] = {}
+    for mod, path in files.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                subs = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in files]
+                deps.update(subs)
+                if len(subs) < len(node.names):
+                    deps.add(node.module)
+        graph[mod] = {d for d in deps if d in files and d != mod}
+    return graph
+
+
+def test_the_repository_has_no_import_cycle():
+    """components, bench, tests and app.py included (a package importing its own submodules from
+    its __init__ is not a cycle unless a submodule imports the package back)."""
+    assert cycles(repo_graph(ROOT)) == []
+
+
+def test_the_repository_cycle_check_fails_on_a_planted_cycle(tmp_path):
+    root = _plant(tmp_path, {"app.py": "", "bench/__init__.py": "", "bench/load.py": "from bench import batching\n",
+                             "bench/batching.py": "def f():\n    from bench.load import g\n"})
+    assert cycles(repo_graph(root)) == [["bench.batching", "bench.load"]]
+
+
+# ----------------------------------------------------------------------------- the UI: tab packages on a shell
+SHELL = "shell"
+
+
+def component_violations(root: Path) -> list[str]:
+    """components/ is tab packages plus the shell: no loose modules, no tab imports another tab,
+    the shell imports no tab."""
+    bad = [f"{p.relative_to(root)} is not in a package" for p in sorted((root / "components").glob("*.py"))
+           if p.name != "__init__.py"]
+    for path in sorted((root / "components").rglob("*.py")):
+        rel = path.relative_to(root / "components").parts
+        if len(rel) < 2:
+            continue
+        own = rel[0]
+        for mod in imported_modules(path):
+            parts = mod.split(".")
+            if parts[0] == "components" and len(parts) > 1 and parts[1] not in (own, SHELL):
+                bad.append(f"components/{'/'.join(rel)} ({own}) imports {mod}")
+    return sorted(set(bad))
+
+
+def test_components_are_tab_packages_on_one_shell():
+    assert component_violations(ROOT) == []
+
+
+def test_the_component_check_fails_on_planted_violations(tmp_path):
+    root = _plant(tmp_path, {"components/loose.py": "", "components/train/ui.py": "from components.search import ui\n",
+                             "components/shell/links.py": "def f():\n    from components.train import ui\n",
+                             "components/search/ui.py": "from components.shell import notice\n"})
+    assert component_violations(root) == [
+        "components/loose.py is not in a package",
+        "components/shell/links.py (shell) imports components.train",
+        "components/shell/links.py (shell) imports components.train.ui",
+        "components/train/ui.py (train) imports components.search",
+        "components/train/ui.py (train) imports components.search.ui"]
+
+
+# Gradio's private internals are touched in one module, each patch tested (test_gradio_patches.py).
+GRADIO_INTERNALS = re.compile(r"\._queue\b|event_ids_to_events|active_jobs|SessionState|LocalContext|"
+                              r"GradioMultiPartParser|_format_processing_error|\.validate_inputs\b|"
+                              r"\.preprocess_data\b|event_queue_per_concurrency_id")
+PATCHES = "components/shell/gradio_patches.py"
+
+
+def gradio_internal_uses(root: Path) -> list[str]:
+    paths = sorted((root / "components").rglob("*.py")) + [root / "app.py"]  # the backend never imports gradio
+    return [f"{p.relative_to(root)}:{i}" for p in paths if p.exists() and str(p.relative_to(root)) != PATCHES
+            for i, line in enumerate(p.read_text().splitlines(), 1)
+            if GRADIO_INTERNALS.search(line.split("#")[0])]
+
+
+def test_gradio_internals_are_touched_in_one_module():
+    assert gradio_internal_uses(ROOT) == []
+
+
+def test_the_gradio_internals_check_fails_on_a_planted_use(tmp_path):
+    root = _plant(tmp_path, {"app.py": "", "components/shell/gradio_patches.py": "q = demo._queue\n",
+                             "components/train/ui.py": "x = 1\nevents = demo._queue.event_ids_to_events\n"})
+    assert gradio_internal_uses(root) == ["components/train/ui.py:2"]

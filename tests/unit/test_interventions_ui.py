@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from backend.interventions import spec
-from components import interventions as tab
-from components import interventions_plots as plots
+from components.interventions import ui as tab
+from components.interventions import plots
 
 
 @pytest.mark.parametrize("current,layer,what,action,expected", [

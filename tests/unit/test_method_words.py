@@ -9,8 +9,8 @@ from pathlib import Path
 
 from backend import pipelines
 from backend.runtime import config
-from components.common import model_badge
-from components.pipelines_intro import intro_markdown
+from components.shell import model_badge
+from components.pipelines.intro import intro_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 

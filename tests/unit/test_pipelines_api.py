@@ -23,7 +23,7 @@ from backend.hub import loader
 from backend import hub, pipelines
 from backend.runtime.errors import InputError
 from backend.pipelines import tasks
-from components.pipelines_examples import LETTER, PRAISE
+from components.pipelines.examples import LETTER, PRAISE
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_llama
 
 NER_LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]

@@ -16,9 +16,9 @@ from transformers import BartConfig, BartForConditionalGeneration, BertForQuesti
 
 from backend import hub, pipelines
 from backend.pipelines.metrics import lead_baseline, rouge, split_sentences
-from components import pipelines as tab
-from components import pipelines_plots as show
-from components.pipelines_examples import LETTER
+from components.pipelines import ui as tab
+from components.pipelines import plots as show
+from components.pipelines.examples import LETTER
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert
 
 EIGHT = ("Dr. Smith ordered a Megatron figure. It came from Germany! Was it the right one? No. "
@@ -104,7 +104,7 @@ def test_editing_the_text_clears_its_reference():
 
 
 def test_an_example_reference_sent_with_another_text_is_dropped():
-    from components.pipelines_examples import EIFFEL, EIFFEL_SUMMARY
+    from components.pipelines.examples import EIFFEL, EIFFEL_SUMMARY
 
     assert tab._own_reference(EIFFEL, EIFFEL_SUMMARY, tab.SUMMARY_PAIRS) == (EIFFEL_SUMMARY, None)
     assert tab._own_reference("My own text.", EIFFEL_SUMMARY, tab.SUMMARY_PAIRS) == ("", EIFFEL)

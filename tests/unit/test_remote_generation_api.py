@@ -110,7 +110,7 @@ def test_without_an_engine_results_say_in_process_and_nothing_else(monkeypatch, 
 
 
 def test_a_decode_for_the_engine_is_not_long_work_for_the_lanes(fake):
-    from components.common import _is_long
+    from components.shell.lanes import _is_long
 
     settings = {"max_new_tokens": 64}
     assert _is_long("decode", (PROMPT, settings), {})  # the engine's health is not known yet: in-process rules
@@ -120,7 +120,7 @@ def test_a_decode_for_the_engine_is_not_long_work_for_the_lanes(fake):
 
 
 def test_the_stats_line_names_the_engine(fake):
-    from components.decoding import stats_markdown
+    from components.decoding.ui import stats_markdown
 
     line = stats_markdown(decoding.decode(PROMPT, {"max_new_tokens": 8}))
     assert "vllm engine" in line and "top 20 candidates" in line

@@ -13,7 +13,7 @@ from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.search import docstrings as D
 from backend.search import service as S
-from components import search as ui
+from components.search import ui
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 
 PASTE = "\n".join(["Lighthouses guide ships along dangerous coasts.", "Sourdough bread rises thanks to wild yeast.",
@@ -141,7 +141,7 @@ def test_a_built_in_index_is_read_from_disk_by_a_new_process(service, tmp_path, 
 
 
 def test_a_build_estimate_is_checked_against_what_it_took():
-    from components.search import estimate_check
+    from components.search.ui import estimate_check
 
     assert estimate_check(None) == "" and estimate_check({"estimated_s": None, "seconds": 3.0}) == ""
     assert "as estimated" in estimate_check({"estimated_s": 40.0, "seconds": 45.0})

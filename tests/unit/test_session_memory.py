@@ -1,11 +1,11 @@
-"""Gradio's per-session state, bounded (components.session_memory): no copies of values or configs."""
+"""Gradio's per-session state, bounded (components.shell.session_memory): no copies of values or configs."""
 
 from __future__ import annotations
 
 import gradio as gr
 from gradio.state_holder import SessionState
 
-from components import session_memory
+from components.shell import session_memory
 
 
 def test_a_session_keeps_no_copy_of_values_but_keeps_its_state_and_updates():

@@ -7,9 +7,9 @@ import types
 
 import pytest
 
-from components import common
-from components.common import LONG_WAITING_MAX, lane_refusal
-from components.pipelines_plots import label_bars
+from components.shell import lanes as common
+from components.shell.lanes import LONG_WAITING_MAX, lane_refusal
+from components.pipelines.plots import label_bars
 
 LONG = types.SimpleNamespace(concurrency_id="long")
 SHORT = types.SimpleNamespace(concurrency_id="model")
@@ -65,7 +65,7 @@ def _parse(n_files: int, tmp_path):
 def test_the_upload_route_takes_a_few_files_per_request(tmp_path):
     from gradio.route_utils import MultiPartException
 
-    from components import session_memory
+    from components.shell import session_memory
 
     session_memory.limit_uploads(2)
     try:
@@ -96,7 +96,7 @@ def test_every_lane_has_a_limit(lane):
 def test_the_upload_folder_is_trimmed_oldest_first_sparing_young_files_and_trained_models(tmp_path):
     import os
 
-    from components.session_memory import trim_upload_folder
+    from components.shell.session_memory import trim_upload_folder
 
     now = 1_000_000.0
     paths = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import components.tokenizer as tab
+import components.tokenizers.ui as tab
 from backend.tokenizers.api import explore
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer
 

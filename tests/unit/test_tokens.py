@@ -80,7 +80,7 @@ def test_wordpiece_has_no_byte_fields():
 
 
 def test_tab_labels_byte_pieces_and_every_label_has_a_colour():
-    from components import tokenizer as tab
+    from components.tokenizers import ui as tab
 
     r = explore("I 🤗 Bänke", smollm2_tokenizer())
     labels = {label for _, label in tab._pieces(r, show_bytes=False)}

@@ -3,7 +3,7 @@ uploaded; the tagged sentence highlights exactly the entity's characters."""
 
 from __future__ import annotations
 
-from components.train_ner_plots import (confusion_figure, entities_html, errors_html, loss_figure, score_rows,
+from components.train.ner_plots import (confusion_figure, entities_html, errors_html, loss_figure, score_rows,
                                         scores_figure)
 
 

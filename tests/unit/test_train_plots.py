@@ -3,8 +3,8 @@ its colour in every map of a run (the frozen and the fine-tuned map list labels 
 
 from __future__ import annotations
 
-from components.train import shown
-from components.train_plots import confusion_figure, curve_figure, loss_figure, map_figure
+from components.train.ui import shown
+from components.train.plots import confusion_figure, curve_figure, loss_figure, map_figure
 
 
 def _map(labels_in_order: list[str]) -> dict:

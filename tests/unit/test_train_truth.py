@@ -15,8 +15,8 @@ from backend.engines import classification_metrics as M
 from backend.engines import finetune as FT
 from backend.runtime.rates import RATES
 from backend.training import api
-from components.train import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
-from components.train_plots import confusion_figure, curve_figure
+from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
+from components.train.plots import confusion_figure, curve_figure
 from tests.unit.test_train import NEG, POS, _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
 
 MODEL = "truth-test-model"  # a rate key no other test measures

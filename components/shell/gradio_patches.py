@@ -1,0 +1,158 @@
+"""Every place the app touches a private Gradio internal, in one module (Gradio pinned: 6.31.0).
+
+Each patch names the Gradio behaviour it changes and has its own test
+(tests/unit/test_gradio_patches.py) that fails loudly if the internal it relies on changes shape.
+No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionState`,
+`GradioMultiPartParser` or `LocalContext`; they ask here.
+
+| patch | internal | why |
+|---|---|---|
+| `admit_at_queue_door` | `Blocks._queue.push`, `event_ids_to_events`, `active_jobs`, `event_queue_per_concurrency_id` | refuse a request as it joins the queue (Gradio 6 has no admission hook) |
+| `current_event` | `gradio.context.LocalContext`, `_queue.event_ids_to_events` | a sync handler's thread is not told of a cancel: the watcher polls the event |
+| `current_session_hash` | `LocalContext.request` | the failed handler's message reaches the `.failure` listener |
+| `word_input_errors` | `Blocks._format_processing_error`, `validate_inputs`, `preprocess_data` | Gradio's own input errors named its internals |
+| `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
+| `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+GRADIO_VERSION = "6.31.0"  # the version every patch below was written against (requirements.txt pins it)
+
+
+# ------------------------------------------------------------------ the queue's door
+FINISHING_POLLS, FINISHING_POLL_S = 20, 0.05  # up to 1 s for a finished job to leave the queue's books
+
+
+def _waiting_ids(queue) -> set[str]:
+    return {e._id for q in list(queue.event_queue_per_concurrency_id.values()) for e in list(q.queue)}
+
+
+def queue_events(queue) -> list[tuple]:
+    """(session, fn, data, running) of the events waiting in a lane or running now. Gradio keeps
+    a finished event in `event_ids_to_events` until after its answer is sent (it closes it out
+    after): such an event is neither waiting nor in `active_jobs`, and does not count."""
+    waiting = _waiting_ids(queue)
+    active = {e._id for job in list(queue.active_jobs) if job for e in job}
+    return [(e.session_hash, e.fn, getattr(e.data, "data", None), e._id not in waiting)
+            for e in list(queue.event_ids_to_events.values()) if e._id in waiting or e._id in active]
+
+
+def admit_at_queue_door(demo, refusal, on_refused=None) -> None:
+    """Patch `demo._queue.push` so `refusal(events, session_hash, fn, data)` (None: admit) is asked
+    as each request joins the queue; a refusal answers as Gradio's own validation error does (the
+    page shows it; gradio_client raises it). Gradio 6 has no supported admission hook."""
+    from gradio import route_utils
+
+    queue = demo._queue
+    push = queue.push
+
+    async def fair_push(body, request, username):
+        try:
+            fn = route_utils.get_fn(queue.blocks, None, body)
+        except Exception:  # an unknown fn_index: Gradio's own push answers it
+            return await push(body, request, username)
+        why = refusal(queue_events(queue), body.session_hash, fn, body.data)
+        for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
+            if why is None:
+                break
+            await asyncio.sleep(FINISHING_POLL_S)
+            why = refusal(queue_events(queue), body.session_hash, fn, body.data)
+        if why is None:
+            return await push(body, request, username)
+        if on_refused is not None:
+            on_refused(why)
+        return False, [{"__type__": "validate", "is_valid": False, "message": why,
+                        "parameter_name": "lane"}], "validator_error"
+
+    queue.push = fair_push
+
+
+# ------------------------------------------------------------------ the running event
+def current_event():
+    """(queue, event id, Event) of the event this thread runs, or None outside a queued event."""
+    from gradio.context import LocalContext
+
+    blocks = LocalContext.blocks.get(None)
+    event_id = LocalContext.event_id.get(None)
+    queue = getattr(blocks, "_queue", None)
+    events = getattr(queue, "event_ids_to_events", None)
+    if not event_id or events is None or event_id not in events:
+        return None
+    return queue, event_id, events[event_id]
+
+
+def event_gone(queue, event_id: str, event) -> bool:
+    """Has Gradio forgotten this event (cancelled) or its session closed (`Event.alive`)?"""
+    return not getattr(event, "alive", True) or queue.event_ids_to_events.get(event_id) is not event
+
+
+def current_session_hash() -> str | None:
+    """The browser session of the request this thread serves (None outside one)."""
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)
+    return getattr(request, "session_hash", None) or None
+
+
+# ------------------------------------------------------------------ Gradio's own input errors
+def word_input_errors(demo, processing_message, too_few, wrap_preprocess) -> None:
+    """Replace the Blocks' private hooks that word a value a component cannot read
+    (`_format_processing_error`), a short argument list (`validate_inputs`, which listed component
+    reprs) and a server path given as a file (`preprocess_data` raising InvalidPathError)."""
+    demo._format_processing_error = processing_message
+    demo.validate_inputs = too_few
+    if not getattr(demo.preprocess_data, "_tlab_guarded", False):
+        demo.preprocess_data = wrap_preprocess(demo.preprocess_data)
+
+
+# ------------------------------------------------------------------ per-session memory
+def no_session_value_copies() -> None:
+    """Keep no per-session copies of component values or configs for deep links (idempotent):
+    Gradio copies every input and output value into `SessionState.config_values` only so that
+    `gr.DeepLinkButton` (unused here) can rebuild the page."""
+    from gradio.state_holder import SessionState
+
+    if getattr(SessionState, "_tlab_bounded", False):
+        return
+    original_init = SessionState.__init__
+
+    def __init__(self, blocks) -> None:
+        original_init(self, blocks)
+        self.config_values = {}  # every block's config, per session: only deep links read it
+
+    def _update_value_in_config(self, key: int, value) -> None:
+        return None  # the input or output value, per session: only deep links read it
+
+    original_setitem = SessionState.__setitem__
+
+    def __setitem__(self, key: int, value) -> None:
+        original_setitem(self, key, value)
+        self.config_values.pop(key, None)  # the updated block's config with its value: deep links only
+
+    SessionState.__init__ = __init__
+    SessionState._update_value_in_config = _update_value_in_config
+    SessionState.__setitem__ = __setitem__
+    SessionState._tlab_bounded = True
+
+
+def limit_upload_files(max_files: int) -> None:
+    """At most `max_files` files per upload request (Gradio's parser allows 1,000); more are refused
+    with its own "Too many files" answer (HTTP 400) before anything is written. Idempotent."""
+    from gradio.route_utils import GradioMultiPartParser
+
+    if getattr(GradioMultiPartParser, "_tlab_max_files", None) == max_files:
+        return
+    original = getattr(GradioMultiPartParser, "_tlab_original_init", GradioMultiPartParser.__init__)
+
+    @functools.wraps(original)
+    def __init__(self, *args, max_files_: int = max_files, **kwargs) -> None:
+        original(self, *args, **kwargs)
+        self.max_files = min(self.max_files, max_files_)
+
+    GradioMultiPartParser._tlab_original_init = original
+    GradioMultiPartParser.__init__ = __init__
+    GradioMultiPartParser._tlab_max_files = max_files

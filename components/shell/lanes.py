@@ -1,0 +1,189 @@
+"""The lanes (Gradio concurrency groups) and which request is long work: the admission policy.
+
+How a request joins its lane and waits for the long slot; what `admission` refuses at the queue's
+door. Nothing here touches a Gradio internal: `gradio_patches` hands admission the queue's events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from backend.runtime import budget
+from backend.runtime.config import get_settings
+from backend.runtime.errors import InputError, LabError
+
+CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
+
+# ---------------------------------------------------------------- lanes
+# Two lanes, each a Gradio concurrency group with TLAB_MODEL_CONCURRENCY slots (1 by default):
+# - SHORT_LANE, the short lane: answers in a second or two (classify, tokenize, attention, a
+#   search, one decode of under 64 tokens), so it never waits behind a long job;
+# - LONG_LANE: index builds, the index comparison, the retriever-reader, summaries,
+#   translations, NER and QA by the instruct fallback, generation, the decoding comparison.
+# Two jobs at once share the cores: backend.runtime.budget.fair_threads gives each its share of torch
+# threads, and every job stops at its time budget (TLAB_TIME_BUDGET_S) or on a cancel.
+# - DECODE_LANE (`/decode` only): a decode is short or long depending on its settings, which a
+#   static group cannot know; it has 2 slots, and a long decode also takes the long lane's slot
+#   (`LONG_SLOT`, below) before it runs, so it queues behind long work, never in front of short work.
+# The short lane has at least 2 slots: tokenize / attention requests are tens of milliseconds of
+# work, and one slot made them queue behind each other under a crowd (issue #21's siege).
+SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
+LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
+# With a generation engine (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
+# the engine batches them, and a decode it runs is never long work here (see _is_long).
+DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
+    get_settings().model_concurrency + 1,
+    get_settings().generation_concurrency if get_settings().generation_url else 0)}
+# - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
+#   up to TLAB_BATCH_MAX of them run at once, and backend/engines/batching.py gives the ones that arrive
+#   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
+BATCH_LANE: dict = {"concurrency_id": "batch",
+                    "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}
+SHORT_DECODE_TOKENS = 64  # a greedy / sampled decode of fewer new tokens is short work
+LONG_SLOT = threading.BoundedSemaphore(get_settings().model_concurrency)  # held by every job of the long lane
+
+
+def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict, engine_ok: bool = True) -> bool:
+    """Does this job belong to the long lane? A decode is long from 64 tokens, or with beams / samples,
+    unless the generation engine does the work (`engine_ok`: False when the request must run here,
+    e.g. a model-box model)."""
+    if concurrency_id == "long":
+        return True
+    if concurrency_id != "decode":
+        return False
+    from backend.decoding import parse_settings, runs_on_engine
+
+    try:
+        raw = kwargs.get("settings", args[1] if len(args) > 1 else None)
+        s = parse_settings(raw)
+    except LabError:
+        return False  # refused at once by the handler itself
+    if engine_ok and runs_on_engine(s):  # the engine does the work (last health check: up); no network here
+        return False
+    return s.max_new_tokens >= SHORT_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
+
+
+def decode_lane_reader(fn, reader):
+    """Let a tab's own handler join the decode lane: `reader(args)` -> (settings dict, may the engine
+    run it) from the handler's positional inputs, so admission can tell a long decode from a short one."""
+    fn.lane_settings = reader
+    return fn
+
+
+def engine_lane_reader(fn, reader):
+    """Let a handler whose generation the engine may do (summaries, translations, the corpus reader,
+    Pipelines generation) join the decode lane when the page has an engine (`engine_lane()`):
+    `reader(args)` -> will the engine do it (its last health check; no network). Admission counts
+    it as long work when it will run here, and the handler takes the long slot (`engine_or_long_slot`)."""
+    fn.lane_engine = reader
+    return fn
+
+
+def engine_lane() -> dict:
+    """The lane of an `engine_lane_reader` handler, read when the page is built: the decode lane with
+    a generation engine (it batches the class's requests), the long lane without one."""
+    global _ENGINE_LANE
+    _ENGINE_LANE = bool(get_settings().generation_url)
+    return DECODE_LANE if _ENGINE_LANE else LONG_LANE
+
+
+_ENGINE_LANE = False  # what the last page built chose: the handlers must agree with their lane
+
+
+@contextlib.contextmanager
+def engine_or_long_slot(free: bool, what: str):
+    """Inside a handler of `engine_lane()`: in the decode lane, long work that stays in this process
+    first takes the long lane's slot (`free`: it needs none, the engine does it, or it is short);
+    in the long lane (no engine) the handler holds it already."""
+    with long_slot_for(_ENGINE_LANE and not free, what):
+        yield
+
+
+@contextlib.contextmanager
+def long_slot_for(long: bool, what: str = "generation"):
+    """Inside a decode-lane tab handler: hold the long lane's slot for in-process long work (what
+    `_lane_slot` does for /decode), waiting at most one request budget for it."""
+    if not long:
+        yield
+        return
+    waited = get_settings().time_budget_s
+    if not LONG_SLOT.acquire(timeout=waited):
+        raise InputError(f"The long-job lane stayed busy for {waited:g} s: this {what} runs here, not on the "
+                         "generation engine. Try again in a minute.")
+    try:
+        yield
+    finally:
+        LONG_SLOT.release()
+
+
+@contextlib.contextmanager
+def _lane_slot(b: budget.Budget, long: bool):
+    """Hold the long lane's slot while a long job runs; wait for it, stopping on a cancel."""
+    if not long:
+        yield
+        return
+    while not LONG_SLOT.acquire(timeout=CANCEL_POLL_S):
+        if b.cancelled:
+            raise budget.Cancelled("The request was cancelled while it waited for the long-job lane.")
+    try:
+        b.restart()  # the time budget counts the work, not the wait
+        yield
+    finally:
+        LONG_SLOT.release()
+
+
+# ---------------------------------------------------------------- fair admission to the long lane
+# A crowd once kept the long lane from finishing anything (0 of 18 long requests in 3 minutes):
+# one client could queue any number of long jobs. `admit_fairly(demo)` checks each request as it
+# joins Gradio's queue: a visitor (session) has at most one long job waiting or running, and at
+# most LONG_WAITING_MAX long jobs wait at once, all visitors together; beyond that the request is
+# refused at once with a readable message (Gradio's validation answer: the page shows it, and
+# gradio_client raises it as a ValidationError) instead of waiting behind work that cannot end.
+LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
+
+
+def _event_is_long(fn, data) -> bool:
+    concurrency_id = getattr(fn, "concurrency_id", None)
+    if concurrency_id not in ("long", "decode"):
+        return False
+    reader, engine_reader, f = None, None, getattr(fn, "fn", None)
+    while f is not None and reader is None and engine_reader is None:  # through guard's wrappers to the handler
+        reader, engine_reader = getattr(f, "lane_settings", None), getattr(f, "lane_engine", None)
+        f = getattr(f, "__wrapped__", None)
+    if engine_reader is not None and concurrency_id == "decode":  # long unless the engine will do it
+        try:
+            return not engine_reader(tuple(data or ()))
+        except Exception:  # noqa: BLE001  values the handler itself will refuse
+            return False
+    if reader is not None and concurrency_id == "decode":  # a tab's handler: its settings from its inputs
+        try:
+            settings, engine_ok = reader(tuple(data or ()))
+        except Exception:  # noqa: BLE001  values the handler itself will refuse
+            return False
+        return _is_long(concurrency_id, (None, settings), {}, engine_ok)
+    return _is_long(concurrency_id, tuple(data or ()), {})
+
+
+def lane_refusal(events, session_hash: str | None, fn, data) -> str | None:
+    """Why a request may not join the queue now (None: it may). `events`: the queue's events
+    (waiting or running) as (session_hash, fn, data, running)."""
+    if not _event_is_long(fn, data):
+        return None
+    long_events = [(s, running) for s, f, d, running in events if _event_is_long(f, d)]
+    if session_hash and any(s == session_hash for s, _ in long_events):
+        return ("You already have a long job (a build, a summary, a long generation) waiting or "
+                "running: wait for it to finish, or press Stop, then start the next one.")
+    if sum(1 for _, running in long_events if not running) >= LONG_WAITING_MAX:
+        return (f"The long-job lane is full ({LONG_WAITING_MAX} long jobs are waiting). Try again in a "
+                "minute; short actions (classify, tokenize, attention, search) still answer at once.")
+    return None
+
+
+
+def admit_fairly(demo) -> None:
+    """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above)."""
+    from components.shell import gradio_patches
+    from components.shell.errors import _input_log
+
+    gradio_patches.admit_at_queue_door(demo, lane_refusal, lambda why: _input_log().info("lane: %s", why[:120]))
