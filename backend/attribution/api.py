@@ -1,0 +1,171 @@
+"""`/attribute`: which tokens of the input a prediction rests on, by several methods, and checks of them.
+
+The entry point reads its arguments first (a typo is refused before a model loads), asks the
+hub for the task's role inside `gpu_task`, builds the task's `Target`, runs the methods and the
+checks under the request's budget (each forward checks it, so a Stop or the deadline ends the
+work within one forward), and returns plain JSON.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from backend import hub
+from backend.attribution import checks, tasks
+from backend.attribution import methods as mth
+from backend.attribution.methods import METHODS
+from backend.engines import similarity as sim
+from backend.runtime import budget, config
+from backend.runtime.device import gpu_task
+from backend.runtime.errors import InputError
+from backend.runtime.validation import as_int, check_template, check_text, opt_text
+
+TASKS = ("sentiment", "zero_shot", "ner", "next_token")
+ROLES = {"sentiment": "sentiment", "zero_shot": "zero_shot", "ner": "ner", "next_token": "decoder"}
+EXPLANATIONS = ("gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout")
+MAX_STEPS = 256
+MAX_RANDOM_ORDERS = 20
+WORDS = {
+    "gradient_x_input": "gradient x input",
+    "integrated_gradients": "integrated gradients",
+    "occlusion": "occlusion (leave one token out)",
+    "attention_rollout": "attention rollout",
+    "last_layer_attention": "raw last-layer attention (not an explanation)",
+}
+
+
+def parse_methods(value) -> list[str]:
+    """A list or a comma-separated string of method names; empty = all."""
+    if value is None or value == "" or value == []:
+        return list(METHODS)
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    out = []
+    for item in items:
+        name = str(item).strip().lower().replace(" ", "_").replace("-", "_")
+        if name not in METHODS:
+            raise InputError(f"Unknown attribution method '{str(item)[:40]}'; choose from: {', '.join(METHODS)}.")
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def attribute(text, task: str = "sentiment", label=None, target=None, contrast=None, labels=None,
+              template: str = sim.DEFAULT_TEMPLATE, char=None, methods=None, steps=mth.DEFAULT_STEPS,
+              random_orders=checks.RANDOM_ORDERS, override: str | None = None, progress=None) -> dict:
+    """Per-token attributions for one prediction (`task`), and the checks of them, as JSON."""
+    start = time.perf_counter()
+    task = str(task or "sentiment").strip().lower().replace("-", "_").replace(" ", "_")
+    if task not in TASKS:
+        raise InputError(f"Unknown task '{task[:40]}'; choose from: {', '.join(TASKS)}.")
+    args = {
+        "text": check_text(text, "prompt" if task == "next_token" else "text"),
+        "label": opt_text("label", label), "target": opt_text("target", target),
+        "contrast": opt_text("contrast", contrast),
+        "labels": labels if isinstance(labels, (list, tuple)) else (check_text(labels, "labels") if labels else None),
+        "template": check_template("template", template, sim.DEFAULT_TEMPLATE),
+        "char": None if char in (None, "") else as_int("char", char, lo=0, hi=10**6),
+        "methods": parse_methods(methods),
+        "steps": as_int("steps", steps, lo=2, hi=MAX_STEPS),
+        "random_orders": as_int("random_orders", random_orders, lo=1, hi=MAX_RANDOM_ORDERS),
+    }
+    if task == "zero_shot" and not args["labels"]:
+        raise InputError("Zero-shot needs candidate labels, e.g. 'sport, politics, cooking'.")
+    override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
+    with budget.scope():
+        r = _attribute(task, args, override, progress)
+    r["seconds"] = round(time.perf_counter() - start, 4)
+    return r
+
+
+@gpu_task(duration=120)
+def _attribute(task: str, args: dict, override, progress) -> dict:
+    lm = hub.load(ROLES[task], override, progress)
+    target, info = _target(task, lm, args)
+    done = {"methods": []}
+    target.on_forward = lambda: budget.check(
+        f"computed {', '.join(done['methods']) or 'no method yet'}",
+        "Ask for fewer methods, fewer integrated-gradients steps or a shorter text.")
+    timing = {"one_forward": _time_forward(target)}
+    scores, completeness = {}, None
+    for i, name in enumerate(args["methods"]):
+        if progress is not None:
+            progress(0.1 + 0.6 * i / len(args["methods"]), f"Computing {WORDS[name]}")
+        t0 = time.perf_counter()
+        if name == "integrated_gradients":
+            scores[name], completeness = mth.integrated_gradients(target, args["steps"])
+        elif name in ("attention_rollout", "last_layer_attention"):
+            rolled, last = mth.attention_scores(target)
+            scores[name] = rolled if name == "attention_rollout" else last
+        elif name == "occlusion":
+            scores[name] = mth.occlusion(target)
+        else:
+            scores[name] = mth.gradient_x_input(target)
+        timing[name] = round(time.perf_counter() - t0, 4)
+        done["methods"].append(WORDS[name])
+    if progress is not None:
+        progress(0.75, "Checking the scores (deletion test)")
+    t0 = time.perf_counter()
+    result = _result(task, lm, target, info, scores, completeness, args)
+    timing["checks"] = round(time.perf_counter() - t0, 4)
+    result["timing"] = timing
+    return result
+
+
+def _target(task: str, lm, args: dict):
+    text = args["text"]
+    if task == "next_token":
+        return tasks.next_token(lm.model, lm.tokenizer, text, args["target"], args["contrast"])
+    if args["target"] or args["contrast"]:
+        raise InputError("target and contrast are for the next-token task; this task explains a label.")
+    if task == "ner":
+        if lm.method == config.METHOD_INSTRUCT:
+            raise InputError("This NER model is the instruct decoder prompted to list entities: it has no "
+                             "per-token label to explain. Use a token-classification model (the offline one).")
+        return tasks.token_label(lm.model, lm.tokenizer, text, args["char"], args["label"])
+    if lm.method == config.METHOD_EMBEDDING:
+        if task == "zero_shot":
+            names = sim.parse_labels(args["labels"])
+            desc = {n: args["template"].replace("{}", n) for n in names}
+        else:
+            desc = dict(sim.SENTIMENT_DESCRIPTIONS)
+        return tasks.similarity(lm.model, lm.tokenizer, text, desc, args["label"], sim.DEFAULT_TEMPERATURE)
+    if task == "zero_shot":
+        raise InputError("Attributions for an NLI zero-shot model are not offered yet: the local profile's "
+                         "embedding-similarity zero-shot is (empty the model box).")
+    return tasks.classifier(lm.model, lm.tokenizer, text, args["label"])
+
+
+def _time_forward(target) -> float:
+    t0 = time.perf_counter()
+    target.value()
+    return round(time.perf_counter() - t0, 4)
+
+
+def _result(task, lm, target, info, scores, completeness, args) -> dict:
+    offsets = info.pop("offsets")
+    text = args["text"]
+    tokens = [{"index": p, "token": text[offsets[p][0]:offsets[p][1]], "start": int(offsets[p][0]),
+               "end": int(offsets[p][1])} for p in target.positions]
+    checked: dict = {"meanings": dict(checks.MEANINGS)}
+    if completeness is not None:
+        checked["completeness"] = {**{k: (round(v, 6) if isinstance(v, float) else v) for k, v in completeness.items()},
+                                   "ok": checks.completeness_ok(completeness)}
+    if scores:
+        dl = checks.deletion(target, scores, args["random_orders"])
+        explanations = [m for m in dl["ranking"] if m in EXPLANATIONS]
+        dl["ranking"] = explanations
+        checked["deletion"] = dl
+        checked["most_faithful"] = explanations[0] if explanations else None
+    if len(scores) > 1:
+        checked["agreement"] = checks.agreement(scores)
+    return {"task": task, "model": lm.describe(), "quantity": target.quantity, "value": round(target.value(), 6),
+            "prediction": info, "tokens": tokens, "methods": list(scores),
+            "method_words": {m: WORDS[m] for m in scores},
+            "explanations": [m for m in scores if m in EXPLANATIONS],
+            "scores": {m: np.round(s, 6).tolist() for m, s in scores.items()},
+            "checks": checked, "settings": {"steps": args["steps"], "random_orders": args["random_orders"],
+                                            "baseline": "[PAD] at every scored token, special tokens kept",
+                                            "removal": "a removed token leaves the sequence (the rest close up)"},
+            "notices": []}
