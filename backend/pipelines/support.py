@@ -218,7 +218,7 @@ def check_support(summary: str, source: str, entities: list[dict] | None = None)
         if _overlaps(m.start(), m.end(), covered):
             continue
         low = _norm(m.group(0)).lower()
-        if low in FUNCTION_WORDS or low in _NUMBER_WORDS or re.sub(r"'s$", "", low) in FUNCTION_WORDS:
+        if len(low) < 2 or low in FUNCTION_WORDS or low in _NUMBER_WORDS or re.sub(r"'s$", "", low) in FUNCTION_WORDS:
             continue
         checked["word"] += 1
         if stem(low) not in source_stems:

@@ -43,7 +43,16 @@ def plot_text(text) -> str:
     return html.escape(str(text), quote=False)
 
 
-def label_bars(results: list[dict], title: str, xaxis: str = "score") -> go.Figure:
+def percent(x: float) -> str:
+    """A share as a percentage that never rounds a part up to the whole (99.6% is not "100%")
+    nor a little down to nothing ("<1%", not "0%")."""
+    x = float(x)
+    if 0 < x < 0.995 or x in (0.0, 1.0) or x > 1:
+        return f"{x:.0%}" if x >= 0.01 or x == 0 else "<1%"
+    return f"{x:.1%}" if x < 0.9995 else ">99.9%"
+
+
+def label_bars(results: list[dict], title: str, xaxis: str = "score", multi_label: bool = False) -> go.Figure:
     fig = go.Figure()
     for res in results[:8]:
         fig.add_bar(y=[plot_text(label) for label in res["labels"][::-1]], x=res["scores"][::-1], orientation="h",
@@ -52,14 +61,23 @@ def label_bars(results: list[dict], title: str, xaxis: str = "score") -> go.Figu
     fig.update_layout(title=title, xaxis_title=xaxis, barmode="group", height=280 + 24 * len(results[0]["labels"]),
                       margin=dict(l=10, r=10, t=40, b=10), showlegend=len(results) > 1,
                       xaxis=dict(range=[0, 1]))
-    return notice(fig, label_notice(results))
+    return notice(fig, label_notice(results, multi_label))
 
 
-def label_notice(results: list[dict]) -> str:
-    """The first text's winning label and its margin over the runner-up."""
+def label_notice(results: list[dict], multi_label: bool = False) -> str:
+    """The first text's winning label and its margin over the runner-up; in multi-label mode no
+    label "wins": each is scored on its own, and the line says how many pass 0.5."""
     r = results[0] if results else None
     if not r or not r.get("labels"):
         return ""
+    if multi_label:
+        passing = sum(s > 0.5 for s in r["scores"])
+        said = (f"each label is scored on its own (the scores need not sum to 1): {passing} of {len(r['labels'])} "
+                f"score above 0.5 and could all apply; the highest is '{short(str(r['labels'][0]))}' "
+                f"({r['scores'][0]:.2f})")
+        if len(results) > 1:
+            said += f" for the first text ({len(results)} texts: one bar colour each)"
+        return said + ". A score is the model's confidence, not a guarantee that it is right."
     said = f"'{short(str(r['labels'][0]))}' wins with {r['scores'][0]:.2f}"
     if len(r["labels"]) > 1:
         said += f", {r['scores'][0] - r['scores'][1]:.2f} ahead of '{short(str(r['labels'][1]))}'"
@@ -185,6 +203,8 @@ def rouge_bars(r: dict):
     series = [("model summary", rouge)]
     if (r.get("baseline") or {}).get("rouge"):
         series.append(("baseline: first 3 sentences", r["baseline"]["rouge"]))
+    if (r.get("extractive") or {}).get("rouge"):
+        series.append(("extractive (MMR)", r["extractive"]["rouge"]))
     for name, scores in series:
         fig.add_bar(x=names, y=[scores[n]["f1"] for n in names], name=name,
                     text=[f"{scores[n]['f1']:.2f}" for n in names], textposition="auto")
@@ -201,7 +221,7 @@ def rouge_bars(r: dict):
 
 
 def rouge_table(r: dict) -> str:
-    """A small Markdown table: precision / recall / F1 per ROUGE type, model vs baseline; or the
+    """A small Markdown table: precision / recall / F1 per ROUGE type, model vs baseline vs extractive; or the
     one line saying why there is no score."""
     rouge = r.get("rouge")
     if not rouge:
@@ -210,7 +230,8 @@ def rouge_table(r: dict) -> str:
     base = (r.get("baseline") or {}).get("rouge") or {}
     lines = ["| | " + " | ".join(f"{n} P / R / F1" for n in rouge) + " |",
              "|---|" + "---|" * len(rouge)]
-    for name, scores in (("model summary", rouge), ("baseline: first 3 sentences", base)):
+    ext = (r.get("extractive") or {}).get("rouge") or {}
+    for name, scores in (("model summary", rouge), ("baseline: first 3 sentences", base), ("extractive (MMR)", ext)):
         if scores:
             cells = [f"{scores[n]['precision']:.2f} / {scores[n]['recall']:.2f} / **{scores[n]['f1']:.2f}**"
                      for n in rouge]
@@ -229,11 +250,27 @@ def bleu_line(r: dict) -> str:
     info = f"**{md_text(r['language_pair'])}**"
     if "bleu" in r:
         b = r["bleu"]
-        info += (f" · **BLEU {b['bleu']:.1f}** against the reference given with this text (n-gram precisions "
-                 + ", ".join(f"{p:.0f}" for p in b["precisions"]) + f"; brevity penalty {b['brevity_penalty']:.2f})")
+        info += f" · **BLEU {b['bleu']:.1f}** against the reference given with this text ({bleu_breakdown(b)})"
     else:
         info += " · no BLEU: no reference translation was given with this text"
     return info
+
+
+def bleu_breakdown(b: dict) -> str:
+    """What sacrebleu counted: matching n-grams of the prediction's n-grams, per order, and which
+    precisions are its smoothing (an order with no match gets a small made-up precision, not 0)."""
+    if "counts" not in b:  # an older result: precisions only
+        return "n-gram precisions " + ", ".join(f"{p:.0f}" for p in b["precisions"]) + \
+            f"; brevity penalty {b['brevity_penalty']:.2f}"
+    kinds = b.get("precision_kinds") or []
+    parts = [f"{n}-grams {c}/{t}" for n, (c, t) in enumerate(zip(b["counts"], b["totals"]), start=1)]
+    said = "matching " + ", ".join(parts)
+    smoothed = [n for n, k in enumerate(kinds, start=1) if k == "smoothed"]
+    if smoothed:
+        made_up = ", ".join(f"{b['precisions'][n - 1]:.1f}" for n in smoothed)
+        said += (f"; no {'/'.join(map(str, smoothed))}-gram matches: sacrebleu's exp smoothing stands in a small "
+                 f"precision there ({made_up}), not a match")
+    return said + f"; brevity penalty {b['brevity_penalty']:.2f}"
 
 
 MASK_HEADERS = ["token", "probability", "sequence"]
@@ -261,9 +298,9 @@ def mask_bars(r: dict) -> go.Figure:
     top = r["candidates"][0] if r["candidates"] else None
     if top is None:
         return fig
-    said = f"the model's first choice is '{top['token_str'].strip()}' ({top['score']:.0%})"
+    said = f"the model's first choice is '{top['token_str'].strip()}' ({percent(top['score'])})"
     if len(r["candidates"]) > 1:
-        said += f"; the top {len(r['candidates'])} together hold {sum(c['score'] for c in r['candidates']):.0%}"
+        said += f"; the top {len(r['candidates'])} together hold {percent(sum(c['score'] for c in r['candidates']))}"
     return notice(fig, said + ".")
 
 

@@ -17,6 +17,7 @@ from backend import pipelines
 from backend.runtime.errors import LabError
 from components.shell import links
 from components.pipelines import plots as show
+from components.pipelines import summary_view
 from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
     engine_lane_reader, engine_or_long_slot, error_box, md_text, model_box, raw_json, user_errors,
@@ -48,7 +49,8 @@ def run_classify(text, batch, label_descriptions, model_box, request: gr.Request
 def run_zero_shot(text, labels, multi_label, template, batch, model_box, progress=gr.Progress()):
     r = pipelines.zero_shot(text, labels, multi_label, template, batch, override=model_box, progress=progress)
     title = "Independent label scores (multi-label)" if r["multi_label"] else "Label scores (sum to 1)"
-    return show.badge(r), show.label_bars(r["results"], title), show.label_table(r["results"]), r
+    return (show.badge(r), show.label_bars(r["results"], title, multi_label=bool(r["multi_label"])),
+            show.label_table(r["results"]), r)
 
 
 @user_errors
@@ -77,7 +79,9 @@ def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, mo
     summary = gr.update(value=r["summary"], label=show.output_label(r, "Summary", "summarise"))
     base = r["baseline"]
     baseline = gr.update(value=base["summary"], label=f"Baseline: {base['name']}")
-    return show.badge(r), summary, baseline, show.rouge_bars(r), show.rouge_table(r), r
+    extractive = gr.update(value=(r.get("extractive") or {}).get("summary", ""), label=summary_view.extractive_label(r))
+    return (show.badge(r), summary, summary_view.support_html(r), baseline, extractive, show.rouge_bars(r),
+            show.rouge_table(r), r)
 
 
 @user_errors
@@ -385,14 +389,16 @@ def _build_summarize() -> None:
             box = error_box("pl-summarize-error")
             badge = gr.Markdown(elem_id="pl-summarize-badge")
             summary = Textbox(label="Summary", lines=4, interactive=False, elem_id="pl-summarize-output")
+            support = gr.HTML(elem_id="pl-summarize-support")
             baseline = Textbox(label="Baseline: the first three sentences (chapter 6's baseline)", lines=3,
                                interactive=False, elem_id="pl-summarize-baseline")
+            extractive = Textbox(label="Extractive summary", lines=3, interactive=False, elem_id="pl-summarize-extractive")
             plot = gr.Plot(label="ROUGE", elem_id="pl-summarize-plot")
             scores = gr.Markdown(elem_id="pl-summarize-scores")
             out = _json("summarize")
             link_bar = _link_bar("summarize", go_btn)
     _link_reference([text], reference, note)
-    outputs = [badge, summary, baseline, plot, scores, out]
+    outputs = [badge, summary, support, baseline, extractive, plot, scores, out]
     ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
                       api_name="summarize", **engine_lane())
     clear_on_error(ev, outputs, box)

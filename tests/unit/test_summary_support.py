@@ -221,3 +221,35 @@ def test_every_summary_path_runs_the_checks(monkeypatch, encoder, tiny_ner):
     assert seen["task"] == "summarize" and r["cut_at_limit"]
     assert {"40", "Mayor", "Anne", "Dubois"} <= {i["text"] for i in r["support"]["unsupported"]}
     assert len(r["rouge_table"]) == 3 and r["extractive"]["summary"]
+
+
+# ------------------------------------------------------------------------------ property
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["Lyon", "port", "3,000", "three thousand", "twenty-one", "Mayor", "Anne", ". ", " ", ", ",
+                           "'s", "-", "1851", "1.5 million", "%", "é", "\ufffd", "\n", "The", "one", "and"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECES, max_size=30).map("".join), st.lists(_PIECES, max_size=30).map("".join))
+def test_any_text_gives_exact_offsets_and_consistent_counts(summary, source):
+    r = check_support(summary, source)
+    assert_offsets(summary, r)
+    assert r["counts"]["total"] == len(r["unsupported"])
+    assert all(r["counts"][k] <= r["checked"][k] for k in ("number", "name", "word"))
+    assert check_support(summary, summary)["counts"]["total"] == 0  # a text supports itself
+
+
+def test_the_tab_marks_each_unsupported_item_escaped_with_its_reason():
+    from components.pipelines import summary_view
+
+    summary = "Mayor <b>Anne</b> closed 40 ports & more."
+    r = {"summary": summary, "support": check_support(summary, SOURCE)}
+    r["support"]["why"] = summary_checks.WHY
+    out = summary_view.support_html(r)
+    assert "<b>Anne" not in out and "&lt;b&gt;<mark" in out  # the model's text is never markup
+    assert '<mark class="tlab-unsupported tlab-unsupported-number" title="not in the text (number): ' in out
+    assert ">40</mark>" in out and ">Anne</mark>" in out and ">ports</mark>" not in out
+    assert f"{r['support']['counts']['total']} items the text does not support" in out
+    assert summary_checks.WHY in out

@@ -1,0 +1,36 @@
+"""Summarization in headless Chromium: the words of the summary that its text does not support
+are marked (a title on each saying why), with their count and the one-line reason abstractive
+models do this; the extractive summary sits beside lead-3, and the ROUGE table has all three."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import shot
+from tests.browser.test_pipelines_tab import open_subtab
+from tests.integration.test_summary_support_real import NEWS, REFERENCE
+
+RUN_TIMEOUT = 180_000
+
+
+def test_unsupported_items_are_highlighted_and_counted(page, app_url):
+    open_subtab(page, app_url, "Summarization")
+    page.locator("#pl-summarize-text textarea").fill(NEWS)
+    page.locator("#pl-summarize-reference textarea").fill(REFERENCE)
+    page.locator("#pl-summarize-run").click()
+    count = page.locator("#pl-summarize-support-count")
+    expect(count).to_contain_text(re.compile(r"\d+ items? the text does not support"), timeout=RUN_TIMEOUT)
+    total = int(re.search(r"(\d+) items?", count.inner_text()).group(1))
+    marks = page.locator("#pl-summarize-support mark.tlab-unsupported")
+    assert total >= 1 and marks.count() == total  # the model's summary of NEWS adds what NEWS lacks
+    assert marks.first.get_attribute("title").startswith("not in the text")
+    expect(page.locator("#pl-summarize-support")).to_contain_text("An abstractive model writes each word")
+    summary = page.locator("#pl-summarize-output textarea").input_value()
+    assert all(m in summary for m in marks.all_inner_texts())  # marks are pieces of the summary shown
+    expect(page.locator("#pl-summarize-extractive textarea")).not_to_have_value("")
+    extractive = page.locator("#pl-summarize-extractive textarea").input_value()
+    assert all(f"{part}." in NEWS for part in extractive.rstrip(".").split(". "))  # whole sentences of NEWS
+    expect(page.locator("#pl-summarize-scores")).to_contain_text("extractive (MMR)")
+    shot(page, "pipelines_summary_support")
