@@ -119,6 +119,7 @@ TABS = (
     ("Tokenizers", "tokenizers-tab", "tokenizers", "tokenizers"),
     ("Anatomy", "anatomy-tab", "anatomy", "a transformer block recomputed by hand"),
     ("Attention", "attention-tab", "attention", "attention"),
+    ("Why", "why-tab", "why", "which words a prediction rests on"),
     ("Decoding", "decoding-tab", "decoding", "decoding strategies"),
     ("Efficiency", "efficiency-tab", "efficiency", "int8 against fp32"),
     ("Interventions", "interventions-tab", "interventions", "ablating heads and layers"),
@@ -151,10 +152,11 @@ def _tabs(gr, demo) -> None:
     from components.scratch import ui as scratch
     from components.tokenizers import ui as tokenizer
     from components.train import ui as train
+    from components.why import ui as why
 
     builders = {"Pipelines": pipelines, "Train": train, "Tokenizers": tokenizer, "Anatomy": anatomy,
                 "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search,
-                "Interventions": interventions, "From scratch": scratch}
+                "Interventions": interventions, "From scratch": scratch, "Why": why}
     links.reset()
     links.known_tabs(["start"] + [key for _, _, key, _ in TABS])
     with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs") as tabs:

@@ -53,8 +53,12 @@ def parse_methods(value) -> list[str]:
 
 def attribute(text, task: str = "sentiment", label=None, target=None, contrast=None, labels=None,
               template: str = sim.DEFAULT_TEMPLATE, char=None, methods=None, steps=mth.DEFAULT_STEPS,
-              random_orders=checks.RANDOM_ORDERS, override: str | None = None, progress=None) -> dict:
-    """Per-token attributions for one prediction (`task`), and the checks of them, as JSON."""
+              random_orders=checks.RANDOM_ORDERS, word=None, override: str | None = None, progress=None) -> dict:
+    """Per-token attributions for one prediction (`task`), and the checks of them, as JSON.
+
+    `label`: explain this label instead of the predicted one; `target` / `contrast`: the next
+    token to explain and the one to compare it with; `labels` / `template`: zero-shot's candidate
+    labels; `char` or `word` (its first occurrence): the NER token whose label is explained."""
     start = time.perf_counter()
     task = str(task or "sentiment").strip().lower().replace("-", "_").replace(" ", "_")
     if task not in TASKS:
@@ -70,6 +74,8 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
         "steps": as_int("steps", steps, lo=2, hi=MAX_STEPS),
         "random_orders": as_int("random_orders", random_orders, lo=1, hi=MAX_RANDOM_ORDERS),
     }
+    if args["char"] is None and opt_text("word", word):
+        args["char"] = _char_of(args["text"], opt_text("word", word))
     if task == "zero_shot" and not args["labels"]:
         raise InputError("Zero-shot needs candidate labels, e.g. 'sport, politics, cooking'.")
     override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
@@ -77,6 +83,13 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
         r = _attribute(task, args, override, progress)
     r["seconds"] = round(time.perf_counter() - start, 4)
     return r
+
+
+def _char_of(text: str, word: str) -> int:
+    at = text.lower().find(word.lower())
+    if at < 0:
+        raise InputError(f"'{word[:40]}' does not occur in the text: type a word of the text to explain its tag.")
+    return at
 
 
 @gpu_task(duration=120)

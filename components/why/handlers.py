@@ -1,0 +1,61 @@
+"""What the Why tab's events call: /attribute, and the formatting of its plain result."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from backend import attribution
+from components.shell import md_text, model_badge, user_errors
+from components.why import plots
+
+TASK_CHOICES = [("Sentiment (classifier)", "sentiment"), ("Zero-shot", "zero_shot"),
+                ("NER: one token's label", "ner"), ("Decoder: next token", "next_token")]
+
+
+def summary_md(r: dict) -> str:
+    c = r["checks"]
+    lines = [f"**Explained:** the {md_text(r['quantity'])} = **{r['value']:.4f}**" + _prediction(r)]
+    comp = c.get("completeness")
+    if comp:
+        rel = comp.get("relative_gap")
+        verdict = "" if rel is None else (" (under 5%)" if comp.get("ok") else " (over 5%: more steps would close it)")
+        lines.append(f"**Completeness** (integrated gradients, {comp['steps']} steps): scores sum to "
+                     f"{comp['sum_of_attributions']:.4f}; f(text) - f(baseline) = {comp['difference']:.4f}; gap "
+                     f"{comp['gap']:.4f}" + ("" if rel is None else f" = {100 * rel:.2f}%") + verdict + ". "
+                     + md_text(c["meanings"]["completeness"]))
+    if c.get("deletion"):
+        order = ", ".join(plots.SHORT[m] for m in c["deletion"]["ranking"])
+        lines.append(f"**Most faithful here:** {plots.SHORT.get(c.get('most_faithful'), 'none')} (ranking: {order}). "
+                     + md_text(c["meanings"]["deletion"]))
+    if c.get("agreement"):
+        lines.append("**Agreement:** " + md_text(c["meanings"]["agreement"]))
+    lines.append("Attention rollout and raw attention are read off the attention weights, not off the output: "
+                 "the raw last-layer attention is shown as what it is, not as an explanation.")
+    t = r["timing"]
+    lines.append(f"Ran in {r['seconds']:.1f} s (one forward pass {1000 * t['one_forward']:.0f} ms; "
+                 + ", ".join(f"{plots.SHORT[m]} {t[m]:.1f} s" for m in r["methods"]) + f"; checks {t['checks']:.1f} s).")
+    return "\n\n".join(lines)
+
+
+def _prediction(r: dict) -> str:
+    p = r["prediction"]
+    if "target" in p:
+        said = f" · the model's next token: '{md_text(p['predicted']['token'])}' ({p['predicted']['probability']:.3f})"
+        if "contrast" in p:
+            said += f" · contrast '{md_text(p['contrast']['token'])}' ({p['contrast']['probability']:.3f})"
+        return said
+    if "focus" in p:
+        return f" · token '{md_text(p['focus']['token'])}' tagged {md_text(p['label'])}"
+    return f" · label {md_text(p['label'])}"
+
+
+@user_errors
+def run_attribute(text, task, labels, label, target, contrast, word, methods, steps, random_orders,
+                  progress=gr.Progress()):
+    """/attribute: per-token scores by several methods for one prediction, and the checks of them."""
+    r = attribution.attribute(text, task=task, label=label or None, target=target or None,
+                              contrast=contrast or None, labels=labels or None, word=word or None,
+                              methods=methods, steps=steps, random_orders=random_orders, progress=progress)
+    headers, rows = plots.table_rows(r)
+    return (r, model_badge(r["model"]), summary_md(r), plots.heat_strip(r),
+            gr.update(value=rows, headers=headers), plots.deletion_figure(r), plots.agreement_figure(r))

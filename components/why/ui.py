@@ -1,0 +1,73 @@
+"""The Why tab: which words of the input a prediction rests on, by four methods, and whether to
+believe them (completeness, a deletion test against random orders, agreement between methods).
+
+One button runs `backend.attribution.attribute` (/attribute, a public API whose first output
+is the JSON result); handlers.py formats it, plots.py draws it. Other tabs open this one with
+their prediction loaded through `links.handoff(..., "why", "text", task=...)`.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from backend import attribution
+from components.shell import links
+from components.shell import (
+    LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, error_box, raw_json,
+)
+from components.why import handlers, plots
+
+KEY = "why"
+INTRO = (
+    "### Why did the model say that?\nPick a prediction the lab makes on a text and see which tokens it rests "
+    "on, by four methods from [Captum](https://captum.ai): **gradient x input**, **integrated gradients** (from "
+    "an all-[PAD] baseline), **occlusion** (remove one token, see the output change) and **attention rollout** "
+    "(attention weights multiplied through the layers). Raw last-layer attention is shown too, as what it is: "
+    "where one layer looked, not why the model decided. Beside the scores, three checks computed on this very "
+    "input say whether to believe them."
+)
+EXAMPLE = "The food was cold and the waiter was rude, but the dessert was lovely."
+
+
+def build() -> None:
+    with gr.Column(elem_id="why-panel"):
+        gr.Markdown(INTRO)
+        task = Radio(handlers.TASK_CHOICES, value="sentiment", label="Which prediction", elem_id="why-task")
+        text = Textbox(value=EXAMPLE, lines=3, label="Text (for the decoder: the prompt)", elem_id="why-text")
+        with gr.Row():
+            labels = Textbox(label="Zero-shot: candidate labels", placeholder="sport, politics, cooking",
+                             elem_id="why-labels")
+            label = Textbox(label="Explain this label (empty: the predicted one)", elem_id="why-label")
+            word = Textbox(label="NER: the word whose tag is explained (empty: the first entity)", elem_id="why-word")
+        with gr.Row():
+            target = Textbox(label="Decoder: target token (empty: the most likely)", placeholder="Paris",
+                             elem_id="why-target")
+            contrast = Textbox(label="Decoder: rather than (contrast token, optional)", placeholder="London",
+                               elem_id="why-contrast")
+        with gr.Accordion("Methods and settings", open=False):
+            methods = CheckboxGroup(list(attribution.METHODS), value=list(attribution.METHODS), label="methods",
+                                    elem_id="why-methods")
+            with gr.Row():
+                steps = Slider(4, 128, value=32, step=1, label="integrated-gradients steps", elem_id="why-steps")
+                orders = Slider(1, 20, value=6, step=1, label="random orders in the deletion test",
+                                elem_id="why-orders")
+        run = gr.Button("Why?", variant="primary", elem_id="why-run")
+        box = error_box("why-error")
+        link_bar = links.bar(KEY)
+        badge = gr.Markdown(elem_id="why-badge")
+        summary = gr.Markdown(elem_id="why-summary")
+        strip = gr.HTML(elem_id="why-strip", css_template=plots.STRIP_CSS)
+        with gr.Row():
+            deletion = gr.Plot(label="Deletion test", elem_id="why-deletion-plot")
+            agreement = gr.Plot(label="Agreement between methods", elem_id="why-agreement-plot")
+        table = gr.Dataframe(label="Scores per token (signed: + raises the explained quantity)", interactive=False,
+                             wrap=True, max_height=420, elem_id="why-table")
+        out_json = raw_json("Raw result (JSON: what /attribute returns)")
+        outputs = [out_json, badge, summary, strip, table, deletion, agreement]
+        event = run.click(handlers.run_attribute,
+                          inputs=[text, task, labels, label, target, contrast, word, methods, steps, orders],
+                          outputs=outputs, api_name="attribute", show_progress_on=[summary], **LONG_LANE)
+        clear_on_error(event, outputs, box)
+        links.register(KEY, {"text": text, "task": task, "labels": labels, "label": label, "word": word,
+                             "target": target, "contrast": contrast, "steps": steps, "orders": orders},
+                       [event], link_bar)
