@@ -67,3 +67,4 @@ CASES["/translate_toy"] = ("the first of may nineteen ninety", 0, 0)
 CASES["/download_seq2seq"] = ()
 MODEL_FREE |= {"/train_seq2seq", "/translate_toy", "/download_seq2seq"}
 USES_NO_MODEL |= {"/train_seq2seq", "/translate_toy", "/download_seq2seq"}
+CASES["/attribute"] = ("Great food, rude staff.", "sentiment", "", "", "", "", "", ["occlusion", "integrated_gradients"], 8, 2)
