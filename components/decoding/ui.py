@@ -422,6 +422,7 @@ def build() -> None:
                 chat = Checkbox(label="Use the model's chat template (instruct models)", value=False)
             model_box = Textbox(label="Model (optional: a Hub id or folder; empty = the decoder role's model)",
                                 value="", max_lines=1, elem_id="decoding-model")
+            links.handoff("Why this next token?", prompt, "why", "text", task="next_token")
         with gr.Column(scale=2):
             strategy = Radio(choices=list(decoding.STRATEGIES), value="greedy", label="Strategy",
                                 elem_id="decoding-strategy")

@@ -272,6 +272,7 @@ def _build_classify() -> None:
                                  column_widths=show.LABEL_WIDTHS, elem_id="pl-classify-table")
             out = _json("classify")
             link_bar = _link_bar("classify", go_btn)
+            links.handoff("Why? (which words it rests on)", text, "why", "text", task="sentiment")
     ev = go_btn.click(run_classify, [text, batch, desc, model], [badge, plot, table, out],
                       api_name="classify", **BATCH_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
