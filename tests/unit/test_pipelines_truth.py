@@ -78,7 +78,8 @@ def test_summary_and_baseline_are_scored_against_the_reference_given(saved):
     assert "model summary" in table and "baseline: first 3 sentences" in table
     assert f"{base['rouge']['rouge1']['f1']:.2f}" in table
     fig = show.rouge_bars(r)
-    assert [t.name for t in fig.data] == ["model summary", "baseline: first 3 sentences"]
+    assert [t.name for t in fig.data] == ["model summary", "baseline: first 3 sentences", "extractive (MMR)"]
+    assert "extractive (MMR)" in table and r["extractive"]["rouge"] == rouge(r["extractive"]["summary"], ref)
 
 
 def test_no_reference_no_score(saved):
