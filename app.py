@@ -124,7 +124,7 @@ TABS = (
     ("Efficiency", "efficiency-tab", "efficiency", "int8 against fp32"),
     ("Interventions", "interventions-tab", "interventions", "ablating heads and layers"),
     ("Semantic search", "search-tab", "search", "semantic search"),
-    ("From scratch", "scratch-tab", "scratch", "training a tokenizer from scratch"),
+    ("From scratch", "scratch-tab", "scratch", "training a tokenizer, a tiny GPT and a tiny encoder-decoder from scratch"),
 )
 
 

@@ -133,11 +133,24 @@ def logit_lens(lens: dict, title: str) -> go.Figure:
     probs = lens["top1_prob"]
     if not probs or not probs[-1]:
         return fig
+    return notice(fig, lens_notice(lens))
+
+
+def lens_notice(lens: dict) -> str:
+    """What the lens shows, true for this model: with tied embeddings the embedding row only
+    scores each input vector against its own row, so it "predicts" the input token itself."""
+    probs = lens["top1_prob"]
     first, last = sum(probs[0]) / len(probs[0]), sum(probs[-1]) / len(probs[-1])
+    echoes = lens.get("embedding_echoes_input")
+    if lens.get("tied_embeddings") and echoes is not None and echoes >= 0.5:
+        return (f"read straight from the embeddings, the top-1 is the input token itself at {echoes:.0%} of the "
+                f"positions ({first:.0%} on average): the LM head is the embedding matrix (tied weights), so that "
+                f"row only recognises each token, it predicts nothing. After the last layer the top-1 is a next-token "
+                f"guess, at {last:.0%} on average: compare the layers in between, not the first row.")
     how = ("the prediction sharpens as the layers add to the stream" if last > first
-           else "here the layers do not make the model more confident")
-    return notice(fig, f"the top-1 probability averages {first:.0%} read straight from the embeddings and "
-                       f"{last:.0%} after the last layer: {how}.")
+           else "the last layer spreads its probability over more candidates than the first rows do")
+    return (f"the top-1 probability averages {first:.0%} read straight from the embeddings and {last:.0%} after the "
+            f"last layer: {how}.")
 
 
 def _labels_at(tokens: list[str], positions: list[int]) -> list[str]:

@@ -152,7 +152,7 @@ def build() -> None:
         badge = gr.Markdown(elem_id="anatomy-badge")
         link_bar = links.bar("anatomy", run=run)
         verdict = gr.Markdown(elem_id="anatomy-verdict")
-        with gr.Tabs():
+        with gr.Tabs(overflow_behavior="wrap"):  # on a phone every view stays in sight (not behind "...")
             with gr.Tab("Layer by layer"):
                 diff_plot = gr.Plot(label="Max abs difference per layer", elem_id="anatomy-diffs")
                 with gr.Accordion("The code of each step (what ran)", open=False):

@@ -155,7 +155,7 @@ def build() -> None:
         box = error_box(elem_id="attention-error")
         badge = gr.Markdown(elem_id="attention-badge")
         link_bar = links.bar("attention", run=show)
-        with gr.Tabs():
+        with gr.Tabs(overflow_behavior="wrap"):  # on a phone every view stays in sight (not behind "...")
             with gr.Tab("Head view"):
                 head_html = gr.HTML(elem_id="attention-head-view")
                 _download_button("attention-head-view")

@@ -87,6 +87,13 @@ def shape_updates(r: dict | None, layer=0, what="head 0") -> tuple:
 
 
 @user_errors
+def pick_shape(model, layer=0, what="head 0") -> tuple:
+    """Before a run: the pickers offer the chosen model's own layers and heads (a 9-head decoder is
+    never offered heads 9-11 that /intervene would refuse)."""
+    return shape_updates(interventions.model_shape(model), layer, what)
+
+
+@user_errors
 def run_intervene(model, text, spec, new_tokens, top_k, progress=gr.Progress()):
     """/intervene: the text through the model as it is and with the spec applied."""
     r = interventions.intervene(model, text, spec, new_tokens, top_k, progress=progress)
@@ -169,6 +176,8 @@ def build() -> None:
         sweep_json = raw_json(elem_id="interventions-sweep-json")
 
         add.click(add_item, [spec, layer_pick, what_pick, action_pick], spec, api_visibility="private", queue=False)
+        gr.on([model.change, layer_pick.focus, what_pick.focus], pick_shape, [model, layer_pick, what_pick],
+              [layer_pick, what_pick], api_visibility="private", queue=False, show_progress="hidden")
         outputs = [out_json, badge, summary, next_plot, flips_plot, cont_before, cont_after]
         ev = run.click(run_intervene, [model, text, spec, new_tokens, top_k], outputs, api_name="intervene",
                        **SHORT_LANE)

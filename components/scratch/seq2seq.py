@@ -234,7 +234,7 @@ def _look_inside():
     with gr.Row():
         enc = gr.Plot(label="Encoder self-attention", elem_id="scratch-s2s-encoder")
         dec = gr.Plot(label="Decoder self-attention", elem_id="scratch-s2s-decoder")
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap"):  # on a phone every view stays in sight (not behind "...")
         with gr.Tab("bertviz head view"):
             head_view = gr.HTML(elem_id="scratch-s2s-head-view")
         with gr.Tab("bertviz model view"):

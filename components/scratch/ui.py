@@ -7,6 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train_tokenizer
+from backend.scratch.corpora import MAX_CHARS
 from components import shell as common
 from components.shell import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
@@ -123,9 +124,10 @@ def _inputs():
             go = gr.Button("Train tokenizer", variant="primary", elem_id="scratch-go")
         with gr.Column(scale=2):
             corpus = Radio(CORPORA, value="tokenizers", label="Train on", elem_id="scratch-corpus")
+            # the limit is said once, from the check that enforces it (the box stops at it too)
             text = Textbox(label="Pasted text (when 'Paste text' is chosen)", value="", lines=3, max_lines=8,
-                           placeholder="Paste a few paragraphs or more (up to 2,000,000 characters).",
-                           elem_id="scratch-text")
+                           placeholder=f"Paste a few paragraphs or more (up to {MAX_CHARS:,} characters).",
+                           max_length=MAX_CHARS, elem_id="scratch-text")
             upload = File(label="A .txt file (when 'Upload a .txt' is chosen)", file_types=[".txt"], height=130,
                           elem_id="scratch-upload")
             sentence = Textbox(label="Sentence to replay", value=DEFAULT_SENTENCE, elem_id="scratch-sentence")

@@ -88,7 +88,9 @@ CHAPTERS: tuple[Chapter, ...] = (
             "Building a large corpus, training a byte-level BPE tokenizer on it, and pretraining a "
             "GPT-2-style model for code.",
             ("scratch", "tokenizers"), "train a tokenizer and watch its merges", {"tab": "scratch"},
-            gap="A tokenizer is trained from scratch here; pretraining a GPT from scratch has no tab yet."),
+            gap="Here a tokenizer, a tiny GPT and a tiny encoder-decoder are trained from scratch on your CPU in "
+                "minutes: the same recipe as the book's, at a toy's scale (the book's code model needs GPUs "
+                "for days)."),
     Chapter(11, "Future Directions", "11_future-directions.ipynb",
             "Scaling laws, the cost of attention on long texts, and models that see, hear and read tables.",
             (), gap="No tab: this chapter is a survey to read."),

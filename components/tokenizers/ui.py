@@ -114,11 +114,19 @@ def notice(data) -> str:
     enc, dec = data["results"]["encoder"], data["results"]["decoder"]
     said = f"the same text is {enc['count']} tokens for the encoder and {dec['count']} for the decoder"
     word, pieces = _most_split(enc)
+    lost = [u["text"] for u in enc.get("unknown") or []]
     if pieces > 1:
         said += (f"; the encoder cuts '{word}' into {pieces} pieces: a word missing from its vocabulary is "
-                 "spelled with smaller pieces it has, never dropped")
+                 "spelled with smaller pieces it has")
     else:
         said += "; the encoder has every word here in its vocabulary whole"
+    if lost:
+        shown = ", ".join(f"'{t}'" for t in dict.fromkeys(lost[:5]))
+        said += (f"; but {shown} {'has' if len(lost) == 1 else 'have'} no piece in its vocabulary at all and "
+                 f"became {enc.get('unknown_token') or '[UNK]'}: that part of the text is lost to the encoder "
+                 "(the decoder's byte-level BPE can spell anything)")
+    elif pieces > 1:
+        said += ", never dropped"
     return notice_line(said + ".")
 
 

@@ -17,6 +17,7 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
                                error_box, file_path, md_text, model_badge, raw_json, user_errors)
+from components.shell import links
 from components.shell.session_memory import upload_folder
 from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
                                         score_rows, scores_figure)
@@ -25,6 +26,7 @@ from components.shell.session import session_of
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 SOURCE_CHOICES = [("NER set (shipped): PER / ORG / LOC / MISC, news, letters, sport, science, history", "shipped"),
                   ("Upload CoNLL columns (.conll / .txt) or JSONL (tokens + tags, or text + entity spans)", "upload")]
+LINK_SOURCES = tuple(value for _, value in SOURCE_CHOICES if value != "upload")  # a link never carries a file
 UPLOAD_TYPES = [".conll", ".txt", ".iob", ".bio", ".tsv", ".jsonl", ".json"]
 EXAMPLES = ["Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus.",
             "Serena Williams won the US Open in New York after beating Naomi Osaka.",
@@ -134,7 +136,8 @@ def show_estimate(source, file, epochs, max_sentences, learning_rate, batch_size
 # ------------------------------------------------------------------------- layout
 def build() -> tuple:
     """The NER task's widgets and events; returns (show_estimate, its inputs, the plan's box) so
-    the tab shows the plan when the task is chosen."""
+    the tab shows the plan when the task is chosen, and (its training event, the settings a link
+    restores, its link bar) for the tab's link."""
     gr.Markdown(
         "## Token classification (NER)\nThe book's chapter 4: the encoder reads each sentence, a linear head "
         "tags every word (B-/I- of a type, or O). Only a word's first sub-word piece carries its tag in the "
@@ -158,6 +161,7 @@ def build() -> tuple:
                 stop = gr.Button("Stop", variant="stop", elem_id="train-ner-stop")
         with gr.Column(scale=2):
             status = gr.Markdown(elem_id="train-ner-status")
+            link_bar = links.bar("train-ner")  # the tab's link, written when NER training ends (see train.ui)
             box = error_box("train-ner-error")
             summary = gr.Markdown(elem_id="train-ner-summary")
             table = gr.Dataframe(headers=SCORE_HEADERS, label="seqeval scores per entity type (test split)",
@@ -185,7 +189,7 @@ def build() -> tuple:
         widget.change(show_estimate, inputs, [estimate_md], api_visibility="private")
     file.upload(lambda: "upload", None, [source], api_visibility="private")
     outputs = [status, summary, table, bars, loss, confusion, errors, result_json]
-    ev = go.click(run_ner, inputs, outputs, api_name="train_ner", **LANE)
+    ev = train_ev = go.click(run_ner, inputs, outputs, api_name="train_ner", **LANE)
     clear_on_error(ev, outputs, box)
     ev.success(lambda: (gr.update(value=None, visible=False), ""), None, [download_file, download_md],
                api_visibility="private")
@@ -197,4 +201,6 @@ def build() -> tuple:
     clear_on_error(ev, [tagged, tagged_json], tag_box)
     ev = download_btn.click(download, None, [download_file, download_md], api_name="download_ner", **SHORT_LANE)
     clear_on_error(ev, [download_file, download_md], tag_box)
-    return show_estimate, inputs, estimate_md
+    link_params = {"ner_source": (source, LINK_SOURCES), "ner_epochs": epochs, "ner_max_sentences": max_sentences,
+                   "ner_batch_size": batch_size, "ner_word_shapes": word_shapes, "ner_seed": seed}
+    return show_estimate, inputs, estimate_md, (train_ev, link_params, link_bar)

@@ -247,16 +247,31 @@ LINK_DATASETS = tuple(value for _, value in DATASET_CHOICES if value != "upload"
 def build() -> None:
     task = Radio(TASK_CHOICES, value="classify", label="Task", elem_id="train-task")
     with gr.Column(visible=True) as classify_col:
-        _build_classify(task)
+        link = _build_classify(task)
     with gr.Column(visible=False) as ner_col:
-        ner_estimate, ner_inputs, ner_estimate_md = train_ner.build()
+        ner_estimate, ner_inputs, ner_estimate_md, ner_link = train_ner.build()
+    register_links(*link, *ner_link)
     task.change(lambda t: (gr.update(visible=t == "classify"), gr.update(visible=t == "ner")), [task],
                 [classify_col, ner_col], api_visibility="private", queue=False)
     task.change(lambda t, *args: ner_estimate(*args) if t == "ner" else gr.update(), [task, *ner_inputs],
                 [ner_estimate_md], api_visibility="private")
 
 
-def _build_classify(task) -> None:
+def register_links(inputs: dict, train_ev, link_bar, ner_ev, ner_params: dict, ner_bar) -> None:
+    """One link for the tab (task, data, settings of both tasks). Training a classifier writes it
+    into the classifier's bar; training NER into the NER column's own bar (the other is hidden)."""
+    links.register("train", {**inputs, **ner_params}, [train_ev], link_bar)
+    params = links.registered()["train"].params
+
+    def link_ner(*values):
+        query, omitted = links.encode("train", params, list(values))
+        return links.bar_html(query, omitted)
+
+    ner_ev.success(link_ner, [p.component for p in params], ner_bar, api_visibility="private", queue=False,
+                   show_progress="hidden")
+
+
+def _build_classify(task) -> tuple:
     gr.Markdown(
         "## Train a classifier\n"
         "Three ways to turn a transformer into a classifier, compared on the same split (the book's "
@@ -337,11 +352,11 @@ def _build_classify(task) -> None:
                      result_json]
     ev = train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
     clear_on_error(ev, train_outputs, train_box)
-    links.register("train", {"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
-                             "label_column": label_column, "methods": methods, "epochs": epochs,
-                             "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
-                             "batch_size": batch_size, "learning_curve": learning_curve,
-                             "curve_finetune": curve_finetune, "seed": seed}, [ev], link_bar)
+    link = ({"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
+             "label_column": label_column, "methods": methods, "epochs": epochs,
+             "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
+             "batch_size": batch_size, "learning_curve": learning_curve,
+             "curve_finetune": curve_finetune, "seed": seed}, ev, link_bar)  # registered by build, with NER's
     # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
     ev.success(lambda: (False, "", gr.update(value=None, visible=False), ""), None,
                [use_box, use_md, download_file, download_md], api_visibility="private")
@@ -363,3 +378,4 @@ def _build_classify(task) -> None:
     if root is not None:
         root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
         root.unload(drop_session)
+    return link
