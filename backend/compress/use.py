@@ -96,8 +96,9 @@ def _files_of(key: str, teacher_dir: Path, folder: Path) -> list[Path]:
     return [folder / name] + [student / f for f in TOKENIZER_FILES if (student / f).exists()]
 
 
-def compress_download(variant="student_onnx_int8", run_id="default") -> dict:
-    """`/compress_download`: one variant's files as a zip (model + tokenizer + labels)."""
+def compress_download(variant="student_onnx_int8", run_id="default", root: str | None = None) -> dict:
+    """`/compress_download`: one variant's files as a zip (model + tokenizer + labels), in a new
+    temp folder (under `root` when given: the app passes Gradio's upload folder)."""
     teacher_dir, folder = run_folder(run_id if run_id not in (None, "") else "default")
     keys = variant_keys(folder)
     if variant in (None, ""):
@@ -106,7 +107,9 @@ def compress_download(variant="student_onnx_int8", run_id="default") -> dict:
     files = _files_of(variant, teacher_dir, folder)
     if not files:
         raise InputError(f"The {variant} model has no files in this run.")
-    out = Path(tempfile.mkdtemp(prefix="tlab-compress-")) / f"{variant}.zip"
+    if root:
+        Path(root).mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix="tlab-compress-", dir=root)) / f"{variant}.zip"
     with zipfile.ZipFile(out, "w") as z:
         for f in files:
             kind = zipfile.ZIP_STORED if f.suffix in (".safetensors", ".onnx", ".pt") else zipfile.ZIP_DEFLATED

@@ -12,6 +12,7 @@ per-tensor, as the book does) and quantizes activations per call.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from pathlib import Path
 
@@ -80,9 +81,14 @@ def quantize(src: Path, dst: Path) -> Path:
     """ONNX Runtime's dynamic int8 quantization of the graph in `src`, written to `dst`."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)  # "consider pre-processing": a hint for static (calibrated) quantization
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
+    finally:
+        logging.disable(previous)
     return Path(dst)
 
 

@@ -81,7 +81,7 @@ def cmd_build() -> int:
         folder, now = conversion.ensure_converted((root / spec.subdir if spec.subdir else root) / spec.gguf_file)
         print(f"ready   {spec.checkpoint}: {'converted' if now else 'already converted'} in "
               f"{time.perf_counter() - start:.1f} s -> {folder}", flush=True)
-    return failed + _train_offline(specs)
+    return failed + _train_offline(specs) + _build_compress()
 
 
 def _train_offline(specs: dict) -> int:
@@ -107,6 +107,34 @@ def _train_offline(specs: dict) -> int:
         print(f"ready   {role}: {d['classifier']} on {d['trained_on']}, {score} "
               f"({time.perf_counter() - start:.1f} s, cached under {config.get_settings().cache_dir / 'trained'})")
     return failed
+
+
+def _build_compress() -> int:
+    """The chapter 8 benchmark's default run (teacher, student, int8, ONNX, pruning), once."""
+    import time
+
+    from backend.hub import compress_builder
+    from backend.hub.loader import get_hub
+
+    start, said = time.perf_counter(), [0.0]
+
+    def progress(_, text):
+        if time.perf_counter() - said[0] >= 5:  # a line every 5 s, not one per training step
+            said[0] = time.perf_counter()
+            print(f"        {text}", flush=True)
+
+    try:
+        base = get_hub().load("embedder")
+        folder, now = compress_builder.ensure(base, compress_builder.base_location(), progress=progress)
+        r = compress_builder.results(folder)
+    except Exception as exc:
+        print(f"FAILED  compress benchmark: {type(exc).__name__}: {exc}")
+        return 1
+    acc = {row["name"]: row["accuracy"] for row in r["rows"]}
+    print(f"ready   compress benchmark: {'built' if now else 'already built'} in {time.perf_counter() - start:.1f} s "
+          f"(teacher accuracy {acc['teacher']:.3f}, student {acc.get('student', float('nan')):.3f}) -> {folder}",
+          flush=True)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import efficiency
-from components.efficiency import plots
+from components.efficiency import compress_ui, plots
 from components.shell import links
 from components.shell import (
     LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
@@ -147,3 +147,4 @@ def build() -> None:
         clear_on_error(event, outputs, box)
         links.register("efficiency", {"prompts": prompts, "texts": texts, "new_tokens": new_tokens,
                                       "encoder": encoder}, [event], link_bar)
+    compress_ui.build()  # the chapter's whole benchmark: distil, quantize, ONNX Runtime, prune

@@ -1,0 +1,177 @@
+"""The Efficiency tab's compress section: the book's chapter 8 as one benchmark on the project's
+emotion classifier (fine-tuned baseline, distilled student, torch int8, ONNX Runtime, ONNX
+Runtime int8, magnitude pruning), run step by step or all at once, with progress and Stop;
+the chapter's scatter and table, the pruning curve, every variant on one sentence, downloads.
+
+Formats `backend.compress`'s plain results only. Public API: `/compress`, `/compress_predict`,
+`/compress_download` (the first output of each is its JSON result)."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from backend import compress
+from components.efficiency import compress_plots as plots
+from components.shell import (LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, clear_on_error, error_box,
+                              md_text, raw_json, user_errors)
+from components.shell.session_memory import upload_folder
+
+STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
+              "onnx": "3 · ONNX Runtime", "onnx_int8": "4 · ONNX Runtime int8", "prune": "5 · prune", "all": "all steps"}
+TABLE_HEADERS = ["variant", "accuracy", "latency ms (mean ± std)", "speed-up", "size MB", "size vs baseline"]
+TABLE_WIDTHS = ["30%", "12%", "18%", "12%", "14%", "14%"]
+PREDICT_HEADERS = ["variant", "label", "probability", "ms"]
+INTRO = (
+    "### The whole chapter: distil, quantize, export to ONNX, prune\nThe book's chapter 8 benchmarks one "
+    "production path on one classifier. Here the classifier is MiniLM fine-tuned on the shipped six-emotion set "
+    "(the **baseline**); a **student** keeps some of its layers and learns from its softened outputs "
+    "(knowledge distillation: temperature T, weight alpha on the hard labels); then the student is quantized "
+    "to int8 in PyTorch, exported to **ONNX** and run by ONNX Runtime, quantized by ONNX Runtime, and pruned. "
+    "Every variant is measured the same way: accuracy on the 95 test sentences, latency of one query at "
+    "batch 1 (mean ± std), size of its files. The default run was built when the server was set up; "
+    "choose *your settings* to run the steps live.")
+
+
+def table_rows(r: dict) -> list[list]:
+    return [[row["variant"], f"{100 * row['accuracy']:.1f}%",
+             f"{row['latency_ms_mean']:.2f} ± {row['latency_ms_std']:.2f}",
+             f"{row['speedup_vs_baseline']:.2f}x" if row["speedup_vs_baseline"] else "-", f"{row['size_mb']:.1f}",
+             f"{row['size_vs_baseline']:.2f}x" if row["size_vs_baseline"] else "-"] for row in r["rows"]]
+
+
+def summary_md(r: dict) -> str:
+    lines = []
+    t = r["targets"]
+    if "student" in t:
+        s = t["student"]
+        lines.append(f"**Student**: keeps **{100 * s['accuracy_kept']:.1f}%** of the baseline's accuracy at "
+                     f"**{s['latency_ratio']:.2f}x** its latency (target: >= 95% at < 0.5x: "
+                     f"{'met' if s['met'] else 'not met'}).")
+    if "onnx_int8" in t:
+        o = t["onnx_int8"]
+        lines.append(f"**ONNX Runtime int8**: **{o['speedup']:.2f}x** faster than the baseline, accuracy "
+                     f"{'-' if o['accuracy_loss'] >= 0 else '+'}{abs(100 * o['accuracy_loss']):.1f} points "
+                     f"(target >= 3x: {'met' if o['met'] else 'not met'}).")
+    if r.get("chosen"):
+        c = r["chosen"]
+        lines.append(f"Distillation settings chosen on validation from {len(r['search'])} trial(s): "
+                     f"T = {c['temperature']:g}, alpha = {c['alpha']:g} (validation accuracy {100 * c['val_accuracy']:.1f}%).")
+    lines += [md_text(n) for n in r["notices"]]
+    timing = ", ".join(f"{k} {v:.0f} s" for k, v in r["timings"].items())
+    lines.append(f"*{r['source'].capitalize()} (run `{r['run_id']}`): {timing}; {r['threads']} torch thread(s); "
+                 f"latency from {r['rows'][0]['latency_runs']} interleaved calls per variant on one query. "
+                 "A busy machine slows all variants alike: compare ratios.*")
+    return "\n\n".join(lines)
+
+
+def badge_md(r: dict) -> str:
+    m = r.get("model") or {}
+    return (f"Baseline: {md_text(m.get('classifier', 'MiniLM fine-tuned on emotion'))} "
+            f"(validation accuracy {m.get('validation_accuracy', '-')}; {md_text(m.get('recipe', ''))})")
+
+
+def _next(through: str) -> str:
+    order = list(compress.THROUGH)
+    i = order.index(through) if through in order else -1
+    return order[min(i + 1, len(order) - 2)]  # never past the last step ("all" is its own button)
+
+
+@user_errors
+def run_compress(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
+    """/compress: the chapter 8 benchmark, default (built at set-up) or your settings (live)."""
+    r = compress.compress(run, temperature, alpha, layers, sparsity, through, progress=progress)
+    return (r, badge_md(r), summary_md(r), table_rows(r), plots.scatter(r["rows"]), plots.pruning(r["pruning"]),
+            r["run_id"])
+
+
+@user_errors
+def next_step(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
+    step = _next(through)
+    return (*run_compress(run, temperature, alpha, layers, sparsity, step, progress), step)
+
+
+@user_errors
+def predict(text, run_id):
+    """/compress_predict: every variant of the run on your sentence; where they disagree."""
+    r = compress.compress_predict(text, run_id)
+    rows = [[v["variant"], v["label"], f"{100 * max(v['probabilities'].values()):.1f}%", f"{v['ms']:.1f}"]
+            for v in r["variants"]]
+    if r["disagree"]:
+        names = ", ".join(v["variant"] for v in r["variants"] if v["key"] in r["disagree"])
+        note = f"**Disagree with the baseline ({md_text(r['baseline_label'])})**: {md_text(names)}."
+    else:
+        note = f"All {len(rows)} variants agree: **{md_text(r['baseline_label'])}**."
+    return r, rows, note
+
+
+@user_errors
+def download(variant, run_id):
+    """/compress_download: one variant's files as a zip."""
+    r = compress.compress_download(variant, run_id, root=upload_folder())
+    return r["path"], f"`{md_text(r['variant'])}.zip`: {r['megabytes']} MB ({md_text(', '.join(r['files']))})."
+
+
+def _controls():
+    with gr.Row():
+        run = Radio(list(compress.RUNS), value="default", label="run (default: built at set-up; custom: live)",
+                    elem_id="compress-run")
+        through = Dropdown(list(compress.THROUGH), value="teacher", label="run through step",
+                           elem_id="compress-through")
+    with gr.Row():
+        temperature = Slider(0.5, 20, value=compress.DEFAULT_TEMPERATURE, step=0.5, label="temperature T")
+        alpha = Slider(0, 1, value=compress.DEFAULT_ALPHA, step=0.05, label="alpha (weight of the hard labels)")
+        layers = Slider(1, 5, value=compress.DEFAULT_LAYERS, step=1, label="student layers (of 6)")
+        sparsity = Slider(0.05, 0.95, value=compress.DEFAULT_SPARSITY, step=0.05, label="pruning sparsity")
+    return [run, temperature, alpha, layers, sparsity, through]
+
+
+def build() -> None:
+    with gr.Column(elem_id="compress-panel"):
+        gr.Markdown(INTRO)
+        inputs = _controls()
+        with gr.Row():
+            step_btn = gr.Button("Next step", elem_id="compress-next")
+            run_btn = gr.Button("Run through the chosen step", variant="primary", elem_id="compress-run-btn")
+            stop_btn = gr.Button("Stop", variant="stop", elem_id="compress-stop")
+        box = error_box("compress-error")
+        badge = gr.Markdown(elem_id="compress-badge")
+        summary = gr.Markdown(elem_id="compress-summary")
+        table = gr.Dataframe(headers=TABLE_HEADERS, label="Every variant, measured in one run", interactive=False,
+                             wrap=True, column_widths=TABLE_WIDTHS, elem_id="compress-table")
+        with gr.Row():
+            scatter = gr.Plot(label="Accuracy against latency", elem_id="compress-scatter")
+            pruning = gr.Plot(label="Pruning", elem_id="compress-pruning")
+        run_id = Textbox(value="default", label="run id (the sentence box and downloads use this run)",
+                         interactive=False, elem_id="compress-run-id")
+        out_json = raw_json("Raw result (JSON: what /compress returns)")
+        outputs = [out_json, badge, summary, table, scatter, pruning, run_id]
+        ev = run_btn.click(run_compress, inputs, outputs, api_name="compress", show_progress_on=[summary],
+                           **LONG_LANE)
+        clear_on_error(ev, outputs, box)
+        ev2 = step_btn.click(next_step, inputs, outputs + [inputs[-1]], api_visibility="private",
+                             show_progress_on=[summary], **LONG_LANE)
+        clear_on_error(ev2, outputs, box)
+        stop_btn.click(None, None, None, cancels=[ev, ev2], queue=False, api_visibility="private")
+        _use(run_id)
+
+
+def _use(run_id) -> None:
+    gr.Markdown("#### Every variant on your sentence")
+    with gr.Row():
+        text = Textbox(label="sentence", value="I can't believe they cancelled the trip, I'm furious.",
+                       elem_id="compress-text")
+        go_btn = gr.Button("Run every variant", elem_id="compress-predict-btn")
+    box = error_box("compress-predict-error")
+    note = gr.Markdown(elem_id="compress-predict-note")
+    table = gr.Dataframe(headers=PREDICT_HEADERS, interactive=False, wrap=True, elem_id="compress-predict-table")
+    pred_json = raw_json("Raw result (JSON: what /compress_predict returns)")
+    ev = go_btn.click(predict, [text, run_id], [pred_json, table, note], api_name="compress_predict", **SHORT_LANE)
+    clear_on_error(ev, [pred_json, table, note], box)
+    with gr.Row():
+        variant = Textbox(value="student_onnx_int8", label="variant to download (key from the raw JSON)",
+                          elem_id="compress-variant")
+        dl_btn = gr.Button("Download the model (zip)", elem_id="compress-download")
+    dl_file = gr.File(label="model files", interactive=False, elem_id="compress-download-file")
+    dl_note = gr.Markdown(elem_id="compress-download-note")
+    ev = dl_btn.click(download, [variant, run_id], [dl_file, dl_note], api_name="compress_download", **SHORT_LANE)
+    clear_on_error(ev, [dl_file, dl_note], box)

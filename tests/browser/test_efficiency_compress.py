@@ -1,0 +1,68 @@
+"""The Efficiency tab's compress section in headless Chromium: the default run step by step and
+whole (table, scatter, pruning curve, the numbers of the run), the sentence box, a download, and
+the section on a 420-px phone."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import open_raw_json, overflowing_tables, shot
+
+SCOPE = "#compress-panel"
+
+
+def _open(page, app_url):
+    page.goto(app_url + "?tab=efficiency")
+    expect(page.locator("#compress-next")).to_be_visible(timeout=30_000)
+    page.locator("#compress-next").scroll_into_view_if_needed()
+
+
+def test_the_pipeline_step_by_step_then_whole(page, app_url):
+    _open(page, app_url)
+    page.locator("#compress-next").click()  # step 1: the distilled student joins the baseline
+    table = page.locator("#compress-table")
+    expect(table).to_contain_text("Distilled student", timeout=60_000)
+    expect(table).not_to_contain_text("ONNX Runtime")
+    expect(page.locator("#compress-summary")).to_contain_text("Student")
+    page.locator("#compress-through input").first.click()
+    page.get_by_role("option", name="all").click()
+    page.locator("#compress-run-btn").click()
+    expect(table).to_contain_text("ONNX Runtime, int8", timeout=60_000)
+    expect(table).to_contain_text("pruned to 90% zeros")
+    expect(page.locator("#compress-summary")).to_contain_text(re.compile(r"ONNX Runtime int8.*faster"))
+    for plot in ("compress-scatter", "compress-pruning"):
+        expect(page.locator(f"#{plot} .js-plotly-plot")).to_be_visible(timeout=30_000)
+    expect(page.locator("#compress-scatter")).to_contain_text("latency")
+    assert overflowing_tables(page, SCOPE) == []
+    assert open_raw_json(page, SCOPE) == 0
+    shot(page, "efficiency_compress")
+
+
+def test_the_sentence_box_and_a_download(page, app_url):
+    _open(page, app_url)
+    page.locator("#compress-text textarea").fill("I miss my grandmother so much.")
+    page.locator("#compress-predict-btn").click()
+    rows = page.locator("#compress-predict-table tbody tr")
+    expect(rows).to_have_count(9, timeout=60_000)  # 5 variants + 4 pruned
+    expect(page.locator("#compress-predict-note")).to_contain_text(re.compile(r"agree|Disagree"))
+    page.locator("#compress-download").click()
+    expect(page.locator("#compress-download-note")).to_contain_text("MB", timeout=60_000)
+    page.locator("#compress-text textarea").fill("")
+    page.locator("#compress-predict-btn").click()
+    expect(page.locator("#compress-predict-error")).to_contain_text("empty", timeout=30_000)
+
+
+def test_the_section_fits_a_phone(browser, app_url):
+    context = browser.new_context(viewport={"width": 420, "height": 900})
+    page = context.new_page()
+    try:
+        _open(page, app_url)
+        page.locator("#compress-run-btn").click()  # the baseline alone: instant
+        expect(page.locator("#compress-table")).to_contain_text("Fine-tuned baseline", timeout=60_000)
+        shot(page, "efficiency_compress_phone")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 420, f"the page scrolls sideways on a phone: {width}px"
+    finally:
+        context.close()

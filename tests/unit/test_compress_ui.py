@@ -1,0 +1,58 @@
+"""The compress section's formatting: a planted slower variant moves the table, the scatter and
+its "What to notice" line with it (the numbers on screen are the run's own)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from backend.compress import report
+from backend.engines import perf_bench
+from components.efficiency import compress_plots, compress_ui
+from components.shell import notice_of
+
+
+def _result(delays: dict) -> dict:
+    def predictor(delay):
+        def predict(texts):
+            if delay:
+                time.sleep(delay)
+            return np.tile([[0.0, 1.0]], (len(texts), 1))
+        return predict
+
+    variants = [perf_bench.Variant(k, predictor(delays.get(k, 0.0)))
+                for k in ("teacher", "student", "student_onnx")]
+    rows = perf_bench.run(variants, ["a", "b"], [1, 1], "a", runs=10, warmup=1)
+    raw = {"rows": rows, "facts": {}, "labels": ["x", "y"]}
+    table = report.rows(raw)
+    return {"rows": table, "targets": report.targets(table), "notices": report.notices(table, [], {}),
+            "chosen": None, "search": [], "timings": {"benchmark": 0.1}, "source": "test", "run_id": "default",
+            "threads": 1}
+
+
+def test_a_planted_slow_variant_moves_the_table_and_the_plot():
+    r = _result({"teacher": 0.005, "student_onnx": 0.02})
+    rows = compress_ui.table_rows(r)
+    onnx = next(row for row in rows if row[0] == "Student on ONNX Runtime")
+    assert float(onnx[2].split(" ± ")[0]) >= 20.0 and float(onnx[3].rstrip("x")) < 0.5
+    fig = compress_plots.scatter(r["rows"])
+    xs = {t.text[0]: t.x[0] for t in fig.data}
+    assert max(xs, key=xs.get) == "Student on ONNX Runtime"
+    assert notice_of(fig).startswith("Furthest left: Distilled student")
+    assert "< 0.5x: met)" in compress_ui.summary_md(r)
+    assert "< 0.5x: not met)" in compress_ui.summary_md(_result({"student": 0.02}))  # a slow student misses it
+
+    fast = _result({"teacher": 0.02, "student": 0.005, "student_onnx": 0.005})  # now the baseline is the slow one
+    fig = compress_plots.scatter(fast["rows"])
+    xs = {t.text[0]: t.x[0] for t in fig.data}
+    assert max(xs, key=xs.get) == "Fine-tuned baseline (6 layers)"
+    assert notice_of(fig).startswith("Furthest left")
+
+
+def test_the_pruning_curve_says_what_pruning_did_not_buy():
+    curve = [{"sparsity": 0.0, "accuracy": 0.9, "latency_ms_mean": 5.0, "size_mb": 60.0, "compressed_mb": 55.0},
+             {"sparsity": 0.9, "accuracy": 0.3, "latency_ms_mean": 5.1, "size_mb": 60.0, "compressed_mb": 20.0}]
+    line = notice_of(compress_plots.pruning(curve))
+    assert "90% zeros" in line and "30.0%" in line and "same size" in line and "55.0 -> 20.0 MB" in line
+    assert compress_ui._next("teacher") == "distil" and compress_ui._next("prune") == "prune"
