@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from backend import hub
+from backend.hub import session_models
 from backend.attribution import checks, tasks
 from backend.attribution import methods as mth
 from backend.attribution.methods import METHODS
@@ -22,8 +23,10 @@ from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_int, check_template, check_text, opt_text
 
-TASKS = ("sentiment", "zero_shot", "ner", "next_token")
-ROLES = {"sentiment": "sentiment", "zero_shot": "zero_shot", "ner": "ner", "next_token": "decoder"}
+TASKS = ("sentiment", "session", "zero_shot", "ner", "next_token")
+ROLES = {"sentiment": "sentiment", "session": "embedder", "zero_shot": "zero_shot", "ner": "ner",
+         "next_token": "decoder"}
+SESSION_PROVIDER = "why-classifier"  # backend.training offers a session's classifier under this name
 EXPLANATIONS = ("gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout")
 MAX_STEPS = 256
 MAX_RANDOM_ORDERS = 20
@@ -53,12 +56,15 @@ def parse_methods(value) -> list[str]:
 
 def attribute(text, task: str = "sentiment", label=None, target=None, contrast=None, labels=None,
               template: str = sim.DEFAULT_TEMPLATE, char=None, methods=None, steps=mth.DEFAULT_STEPS,
-              random_orders=checks.RANDOM_ORDERS, word=None, override: str | None = None, progress=None) -> dict:
+              random_orders=checks.RANDOM_ORDERS, word=None, session_id: str | None = None,
+              trained_method: str = "", override: str | None = None, progress=None) -> dict:
     """Per-token attributions for one prediction (`task`), and the checks of them, as JSON.
 
     `label`: explain this label instead of the predicted one; `target` / `contrast`: the next
     token to explain and the one to compare it with; `labels` / `template`: zero-shot's candidate
-    labels; `char` or `word` (its first occurrence): the NER token whose label is explained."""
+    labels; `char` or `word` (its first occurrence): the NER token whose label is explained;
+    task "session": the classifier this session trained in the Train tab (`trained_method`:
+    "probe", "finetune" or "" for its best)."""
     start = time.perf_counter()
     task = str(task or "sentiment").strip().lower().replace("-", "_").replace(" ", "_")
     if task not in TASKS:
@@ -79,6 +85,7 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
     if task == "zero_shot" and not args["labels"]:
         raise InputError("Zero-shot needs candidate labels, e.g. 'sport, politics, cooking'.")
     override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
+    args["session"] = (session_id, opt_text("trained_method", trained_method) or "")
     with budget.scope():
         r = _attribute(task, args, override, progress)
     r["seconds"] = round(time.perf_counter() - start, 4)
@@ -94,7 +101,7 @@ def _char_of(text: str, word: str) -> int:
 
 @gpu_task(duration=120)
 def _attribute(task: str, args: dict, override, progress) -> dict:
-    lm = hub.load(ROLES[task], override, progress)
+    lm = _session_model(*args["session"]) if task == "session" else hub.load(ROLES[task], override, progress)
     target, info = _target(task, lm, args)
     done = {"methods": []}
     target.on_forward = lambda: budget.check(
@@ -124,6 +131,26 @@ def _attribute(task: str, args: dict, override, progress) -> dict:
     timing["checks"] = round(time.perf_counter() - t0, 4)
     result["timing"] = timing
     return result
+
+
+class _Session:
+    """A session's classifier dressed as a loaded model (what `_target` and `_result` read)."""
+
+    method = config.METHOD_MODEL
+
+    def __init__(self, found: dict):
+        self.model, self.tokenizer, self._describe = found["model"], found["tokenizer"], found["describe"]
+
+    def describe(self) -> dict:
+        return dict(self._describe)
+
+
+def _session_model(session_id, method: str) -> _Session:
+    found = session_models.serve(SESSION_PROVIDER, session_id, method) if session_id else None
+    if found is None:
+        raise InputError("This session has no trained classifier: train one in the Train tab first (the Why tab "
+                         "explains the classifier trained in the same page).")
+    return _Session(found)
 
 
 def _target(task: str, lm, args: dict):

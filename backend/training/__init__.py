@@ -25,6 +25,9 @@ from backend.training.ner_use import export as export_ner, predict as predict_ne
 from backend.hub import session_models
 
 session_models.provide("sentiment", classify_in_session)  # "Use in Pipelines": Classify asks this first
+from backend.training import why_model  # noqa: E402
+
+session_models.provide("why-classifier", why_model.classifier)  # the Why tab explains this session's classifier
 
 __all__ = [
     "CURVE_SIZES",

@@ -167,6 +167,12 @@ def stop_training(request: gr.Request):
 
 
 @user_errors
+def hardest_text(evt: gr.SelectData):
+    """A click on a highest-loss validation row puts its text in the try box ("Why?" then explains it)."""
+    row = evt.row_value or []
+    return row[-1] if row else gr.skip()
+
+
 def predict(text, method, request: gr.Request):
     r = training.predict_trained(_session(request), text, method or "")
     m = r["model"]
@@ -324,6 +330,7 @@ def _build_classify(task) -> tuple:
                 with gr.Row():
                     method = Dropdown(PREDICT_CHOICES, value="", label="Classifier", elem_id="train-method")
                     predict_btn = gr.Button("Classify", elem_id="train-predict")
+                    links.handoff("Why? (which words it rests on)", text, "why", "text", task="session")
                 gr.Examples([[e] for e in EXAMPLES], inputs=[text])
             predict_box = error_box("train-predict-error")
             prediction = gr.HTML(elem_id="train-prediction-box")
@@ -362,6 +369,7 @@ def _build_classify(task) -> tuple:
                [use_box, use_md, download_file, download_md], api_visibility="private")
     ev.then(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")  # now from the rates just measured
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
+    hardest.select(hardest_text, None, text, api_visibility="private", queue=False, show_progress="hidden")
     ev = predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
                            **SHORT_LANE)
     clear_on_error(ev, [prediction, prediction_json], predict_box)

@@ -8,7 +8,8 @@ from backend import attribution
 from components.shell import md_text, model_badge, user_errors
 from components.why import plots
 
-TASK_CHOICES = [("Sentiment (classifier)", "sentiment"), ("Zero-shot", "zero_shot"),
+TASK_CHOICES = [("Sentiment (classifier)", "sentiment"), ("Your Train-tab classifier", "session"),
+                ("Zero-shot", "zero_shot"),
                 ("NER: one token's label", "ner"), ("Decoder: next token", "next_token")]
 
 
@@ -51,11 +52,13 @@ def _prediction(r: dict) -> str:
 
 @user_errors
 def run_attribute(text, task, labels, label, target, contrast, word, methods, steps, random_orders,
-                  progress=gr.Progress()):
+                  request: gr.Request, progress=gr.Progress()):
     """/attribute: per-token scores by several methods for one prediction, and the checks of them."""
+    session = getattr(request, "session_hash", None) if request is not None else None
     r = attribution.attribute(text, task=task, label=label or None, target=target or None,
                               contrast=contrast or None, labels=labels or None, word=word or None,
-                              methods=methods, steps=steps, random_orders=random_orders, progress=progress)
+                              methods=methods, steps=steps, random_orders=random_orders, session_id=session,
+                              progress=progress)
     headers, rows = plots.table_rows(r)
     return (r, model_badge(r["model"]), summary_md(r), plots.heat_strip(r),
             gr.update(value=rows, headers=headers), plots.deletion_figure(r), plots.agreement_figure(r))

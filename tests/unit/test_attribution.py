@@ -214,3 +214,41 @@ def test_attribute_returns_plain_json(monkeypatch, tiny_classifier):
     assert r["tokens"][0]["token"] == TEXT[r["tokens"][0]["start"]:r["tokens"][0]["end"]]
     with pytest.raises(InputError, match="at most 128 tokens"):
         api.attribute("word " * 200, task="sentiment")
+
+
+def test_a_session_classifier_is_explained_with_the_probabilities_predict_trained_gives(monkeypatch):
+    """Both of a Train-tab session's classifiers, as the Why tab gets them through session_models."""
+    from backend import hub, training  # noqa: F401  (registers the provider)
+    from backend.engines import finetune
+    from backend.hub import session_models
+    from backend.training import use
+    from backend.training.probe import Probe
+    from backend.training.store import Trained, get_store
+
+    encoder, tok = tiny_bert(), minilm_tokenizer()
+
+    class LM:
+        model, tokenizer, device, checkpoint = encoder, tok, "cpu", "tiny"
+
+    monkeypatch.setattr(hub, "load", lambda *a, **k: LM)
+    rng = np.random.default_rng(0)
+    probe = Probe(mean=rng.normal(size=32).astype(np.float32), scale=np.full(32, 0.5, np.float32),
+                  weight=rng.normal(size=(32, 2)).astype(np.float32), bias=np.zeros(2, np.float32))
+    torch.manual_seed(0)
+    weights = {k: v.clone() for k, v in finetune.EncoderClassifier(tiny_bert(seed=3), 2).state_dict().items()}
+    t = Trained(labels=["neg", "pos"], dataset={"name": "tiny"}, checkpoint="tiny", override=None, probe=probe,
+                weights=weights, best="probe")
+    get_store().session("why-test").trained = t
+    try:
+        for method in ("probe", "finetune"):
+            found = session_models.serve(api.SESSION_PROVIDER, "why-test", method)
+            target, info = tasks.classifier(found["model"], found["tokenizer"], TEXT)
+            expected = use.probabilities(t, method, [TEXT])[0]
+            assert info["probabilities"]["neg"] == pytest.approx(float(expected[0]), abs=1e-4), method
+            assert found["describe"]["source"] == "session"
+        r = api.attribute(TEXT, task="session", session_id="why-test", methods=["occlusion"], random_orders=1)
+        assert r["model"]["trained_method"] == "probe" and len(r["scores"]["occlusion"]) == len(r["tokens"])
+        with pytest.raises(InputError, match="no trained classifier"):
+            api.attribute(TEXT, task="session", session_id="nobody-here")
+    finally:
+        get_store().drop("why-test")
