@@ -158,3 +158,14 @@ def _ner_builder() -> Builder:
 
 
 BUILDERS["ner"] = _ner_builder()
+
+
+def _reader_builder() -> Builder:
+    from backend.hub import reader_builder  # the chapter 7 reader (imports engines only)
+
+    return Builder("embedder", reader_builder.serving_model,
+                   ("classifier", "trained_on", "validation_exact", "validation_f1", "null_threshold", "epochs",
+                    "steps"), reader_builder.cache_dir, "the offline QA reader")
+
+
+BUILDERS["qa"] = _reader_builder()

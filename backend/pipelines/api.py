@@ -27,7 +27,7 @@ from backend.engines.generation.settings import parse_settings
 from backend.engines.text import split_lines
 from backend.pipelines.encoders import AGGREGATIONS
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
-from backend.runtime.errors import LabError
+from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_bool, as_int, check_template, check_text, one_of, opt_text
 
 STRATEGIES = ("greedy", "sample", "beam")
@@ -197,11 +197,17 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
 
 @_timed
 @gpu_task(duration=60)
-def qa(context, question, top_n=3, override: str | None = None, progress=None) -> dict:
-    """The answer to `question` in `context`, with up to `top_n` alternative spans."""
+def qa(context, question, top_n=3, override: str | None = None, progress=None, qa_method: str = "profile") -> dict:
+    """The answer to `question` in `context`, with up to `top_n` alternative spans. `qa_method`: the
+    profile's QA model ("profile"), or, for comparison, the reader trained here ("reader") or the
+    instruct decoder's copy-only span decoding ("span-decoding"); a model-box model overrides it. The
+    model box also takes a method's name ("reader", "span-decoding"), so the tab reaches both."""
     top_n = as_int("top_n", top_n, lo=1, hi=tasks.MAX_TOP_N)
     context, question = check_text(context, "context"), check_text(question, "question")
-    lm, waited = _load("qa", override, progress)
+    qa_method = one_of("qa_method", qa_method, QA_METHODS, default="profile")
+    if isinstance(override, str) and override.strip().lower() in QA_METHODS[1:]:
+        qa_method, override = override.strip().lower(), None
+    lm, waited = _qa_model(override, qa_method, progress)
     rank = None
     if lm.method == config.METHOD_SPAN:  # the decoder reads only the sentences the embedder ranks first
         from backend.engines import span_qa
@@ -210,6 +216,27 @@ def qa(context, question, top_n=3, override: str | None = None, progress=None) -
         waited = waited + more
         rank = span_qa.embedding_rank(emb.model, emb.tokenizer)
     return _with_waits(tasks.qa(lm, question, context, top_n=top_n, rank=rank), waited)
+
+
+QA_METHODS = ("profile", "reader", "span-decoding")
+
+
+def _qa_model(override, qa_method: str, progress) -> tuple:
+    """The QA model for `qa_method`: the role's own, or the other local method for comparison."""
+    if qa_method == "profile" or (override or "").strip():
+        return _load("qa", override, progress)
+    want = config.METHOD_FINETUNED if qa_method == "reader" else config.METHOD_SPAN
+    if hub.get_hub().resolve("qa").method == want:
+        return _load("qa", None, progress)
+    if qa_method == "reader":
+        raise InputError("The reader trained here serves the local profile's QA role; this app's QA role is "
+                         f"{hub.get_hub().resolve('qa').checkpoint}. Use qa_method='profile'.")
+    if hub.get_hub().resolve("decoder").checkpoint != config.SMOLLM2["checkpoint"]:
+        raise InputError("Copy-only span decoding needs the local profile's instruct decoder. Use qa_method='profile'.")
+    from dataclasses import replace
+
+    lm, waited = _load("decoder", None, progress)  # the instruct decoder, scored as copy-only span decoding
+    return replace(lm, role="qa", method=config.METHOD_SPAN, note=config.method_text(config.METHOD_SPAN, "QA")), waited
 
 
 @_timed

@@ -30,6 +30,7 @@ from backend.engines import similarity as sim
 from backend.engines import span_qa
 from backend.pipelines.metrics import BASELINE_SENTENCES, bleu, lead_baseline, rouge
 from backend.engines.extractive_qa import answer_question
+from backend.pipelines.qa_reader import reader_answer, windows_notice
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
 from backend.engines.text import check_batch
 from backend.hub.engine_models import reply as instruct_reply
@@ -39,6 +40,7 @@ METHOD_MODEL = config.METHOD_MODEL
 METHOD_EMBEDDING = config.METHOD_EMBEDDING
 METHOD_INSTRUCT = config.METHOD_INSTRUCT
 METHOD_SPAN = config.METHOD_SPAN
+METHOD_FINETUNED = config.METHOD_FINETUNED
 
 # Ranges of the numbers a caller sets (the tab's sliders stay inside them).
 MAX_TOP_N = 20  # QA answer spans
@@ -211,21 +213,19 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
     A QA checkpoint scores start/end logits; the instruct decoder (METHOD_SPAN) may only copy
     spans of the context and may say the text has no answer (`no_answer`). `rank` (question,
     sentences -> scores) lets it read only the best sentences (backend.engines.span_qa)."""
-    question = check_text(question, "question")
-    context = check_text(context, "context")
+    question, context = check_text(question, "question"), check_text(context, "context")
     top_n = as_int("top_n", top_n, lo=1, hi=MAX_TOP_N)
-    method = _method(lm, "qa", (METHOD_MODEL, METHOD_SPAN))
+    method = _method(lm, "qa", (METHOD_MODEL, METHOD_SPAN, METHOD_FINETUNED))
     with _envelope("qa", lm, method) as r:
         r["question"], r["context"] = question, context
         if method == METHOD_MODEL:
             out = answer_question(lm.model, lm.tokenizer, question, context, top_n=top_n,
                                   stride=int(stride), max_answer_tokens=int(max_answer_tokens))
             r.update(out, no_answer=False)
-            if out["windows"] > 1:
-                r["notices"].append(f"The context was read in {out['windows']} overlapping windows "
-                                    f"of {out['max_length']} tokens (stride {out['stride']}).")
-            answers = out["answers"]
-            why = "the context has no more distinct spans within the answer-length limit"
+            windows_notice(r, out)
+            answers, why = out["answers"], "the context has no more distinct spans within the answer-length limit"
+        elif method == METHOD_FINETUNED:
+            answers, why = reader_answer(r, lm, question, context, top_n, int(stride), int(max_answer_tokens))
         else:
             out = span_qa.answer_spans(lm.model, lm.tokenizer, question, context, top_n=top_n, rank=rank,
                                        max_answer_tokens=min(int(max_answer_tokens), span_qa.MAX_ANSWER_TOKENS))

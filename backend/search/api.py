@@ -29,7 +29,7 @@ from backend.runtime.errors import InputError
 from backend.search import chunked_build as bounds
 from backend.search import corpora
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
-from backend.search.reader import MAX_ANSWER_TOKENS, check_question, generative_answer, read
+from backend.search.reader import MAX_ANSWER_TOKENS, check_question, generative_answer, read, span_reader_answer
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
 from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text
 
@@ -52,10 +52,27 @@ def _embed_chunk(texts: list[str], batch_size: int) -> np.ndarray:
     return embed_texts(texts, lm.model, lm.tokenizer, batch_size=batch_size)
 
 
+def _generative_role() -> str:
+    """The role that writes Ask the corpus's answer: `qa` when a decoder serves it; where the reader
+    trained here serves `qa` (an encoder), the instruct decoder still writes the generative answer."""
+    return "decoder" if hub.get_hub().resolve("qa").method == config.METHOD_FINETUNED else "qa"
+
+
 @gpu_task(duration=120)
 def _read_passages(question: str, passages: list[dict]) -> dict:
-    lm = hub.load("qa")
+    lm = hub.load(_generative_role())
     return read(lm.model, lm.tokenizer, lm.method, question, passages)
+
+
+@gpu_task(duration=60)
+def _extractive(question: str, passages: list[dict]) -> dict | None:
+    """Beside the generative answer: the reader trained here over the same passages (chapter 7's
+    retriever-reader), when it serves the `qa` role; None otherwise."""
+    if not passages or hub.get_hub().resolve("qa").method != config.METHOD_FINETUNED:
+        return None
+    lm = hub.load("qa")
+    out = span_reader_answer(lm.model, lm.tokenizer, question, passages)
+    return {**out, "model": lm.describe()}
 
 
 class HubEmbedder(Embedder):
@@ -272,7 +289,7 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     out = _read_on_engine(question, passages, say)
     if "answer" not in out:
         say(0.3, "Loading the reader (first use only)")
-        lm = hub.load("qa")
+        lm = hub.load(_generative_role())
         say(0.5, "Reading the passages")
         note = out.get("note")
         out = _read_passages(question, passages)
@@ -290,6 +307,9 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     elif out.get("finish_reason") == "length":
         out["notices"].append(f"The reader stopped at its {MAX_ANSWER_TOKENS}-token limit: the answer may end "
                               "mid-sentence.")
+    extractive = _extractive(question, passages)
+    if extractive is not None:
+        out["extractive"] = extractive
     out.update({"question": question, "passages": passages, "retriever_model": emb.describe})
     return out
 
@@ -306,7 +326,7 @@ def reader_on_engine() -> bool:
 def _read_on_engine(question: str, passages: list[dict], say: ProgressFn) -> dict:
     """The reader's reply from the generation engine when it may write it (a decoder reader):
     the answer with `model` and `engine`; else {"note": why it runs here, or None}."""
-    stand_in, note = engine_models.engine_model("qa")
+    stand_in, note = engine_models.engine_model(_generative_role())
     if stand_in is None:
         return {"note": note}
     say(0.5, "Reading the passages (on the generation engine)")

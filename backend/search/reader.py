@@ -114,3 +114,27 @@ def read(lm_model, lm_tokenizer, method: str, question: str, passages: list[dict
     if "ForQuestionAnswering" in type(lm_model).__name__:
         return extractive_answer(lm_model, lm_tokenizer, question, passages)
     return generative_answer(lm_model, lm_tokenizer, question, passages)
+
+
+def span_reader_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
+    """The chapter 7 retriever-reader: the reader trained here (span head, [CLS] as "no answer") reads
+    each retrieved passage; the best span whose passage does not choose "no answer" is the answer.
+
+    -> {"answer", "passage" (1-based, or None), "start", "end" (offsets in that passage's text),
+        "margin" (best span - [CLS] logit), "no_answer", "per_passage": [{passage, answer, margin, no_answer}]}"""
+    from backend.engines import reader as span_reader
+
+    question = check_question(question)
+    rows = []
+    for i, p in enumerate(passages, start=1):
+        out = span_reader.answer(model, tokenizer, question, p["text"], top_n=1)
+        best = out["answers"][0] if out["answers"] else None
+        rows.append({"passage": i, "answer": best["answer"] if best else "", "start": best["start"] if best else None,
+                     "end": best["end"] if best else None, "logit": best["logit"] if best else None,
+                     "margin": out["margin"], "no_answer": out["no_answer"]})
+    kept = [r for r in rows if not r["no_answer"] and r["logit"] is not None]
+    top = max(kept, key=lambda r: r["logit"]) if kept else None
+    return {"answer": top["answer"] if top else "", "passage": top["passage"] if top else None,
+            "start": top["start"] if top else None, "end": top["end"] if top else None,
+            "margin": top["margin"] if top else None, "no_answer": top is None,
+            "per_passage": [{k: r[k] for k in ("passage", "answer", "margin", "no_answer")} for r in rows]}

@@ -8,6 +8,8 @@ Floors: what bench/qa.py measured on this set, less a small margin (bench/result
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from backend import hub
@@ -20,10 +22,19 @@ from tests.integration.qa_sets_3 import HELD_OUT_3
 MIN_OVERLAP, MIN_REFUSED = 9, 8  # measured 11 of 24 and 10 of 12 (bench/results/qa.md), less a small margin
 
 
+def span_lm():
+    """The instruct decoder as copy-only span decoding: the `qa` role's own, or, where the reader trained
+    here serves `qa`, the decoder the Pipelines' qa_method='span-decoding' uses."""
+    lm = hub.load("qa")
+    if lm.method != config.METHOD_SPAN:
+        lm = replace(hub.load("decoder"), method=config.METHOD_SPAN)
+    assert lm.checkpoint == config.SMOLLM2["checkpoint"]
+    return lm
+
+
 @pytest.fixture(scope="module")
 def results():
-    lm, emb = hub.load("qa"), hub.load("embedder")
-    assert lm.method == config.METHOD_SPAN
+    lm, emb = span_lm(), hub.load("embedder")
     rank = span_qa.embedding_rank(emb.model, emb.tokenizer)
     return [(context, question, expected, P.qa(lm, question, context, top_n=3, rank=rank))
             for context, question, expected in HELD_OUT_3]
@@ -66,7 +77,7 @@ def test_few_answerable_questions_get_a_wrong_span(results):
 
 def test_a_long_context_is_read_by_its_best_sentences(results):
     """A 300-sentence context: the embedder's pick keeps the decoder's prompt short; still an exact span."""
-    lm, emb = hub.load("qa"), hub.load("embedder")
+    lm, emb = span_lm(), hub.load("embedder")
     filler = " ".join(f"Town number {i} has a small market and a church." for i in range(150))
     context = filler + " The Rhine is a river in Europe. It flows 1,230 km to the North Sea. " + filler
     r = P.qa(lm, "How long is the Rhine?", context, top_n=2,
