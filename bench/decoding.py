@@ -125,6 +125,75 @@ def precision_section(prompt: str, n: int, repeats: int) -> list[str]:
     return lines
 
 
+def strategy_rows(lm, ids, prompt: str, n: int, repeats: int) -> list[str]:
+    """One row per strategy: ours against plain generate, same settings and seed, median of `repeats`."""
+    lines = []
+    for name, settings, kwargs, target in STRATEGIES:
+        tp, tg, tt, cp, co = [], [], [], [], []
+        for _ in range(repeats):
+            t, n_plain = plain(lm, ids, kwargs, n, seed=settings.get("seed", 0))
+            tp.append(t)
+            cp.append(CPU[-1])
+            t, res = ours(lm, prompt, settings, n)
+            tt.append(t)
+            co.append(CPU[-1])
+            tg.append(res.generate_seconds)
+        p, g, o = statistics.median(tp), statistics.median(tg), statistics.median(tt)
+        ratio = o / p
+        cpu_ratio = statistics.median(co) / statistics.median(cp)
+        verdict = "" if target is None else f"<= {target}: {'OK' if min(ratio, cpu_ratio) <= target else 'MISSED'}"
+        row = (f"| {name} | {p:.2f} | {g:.2f} | {o:.2f} | **{ratio:.2f}x** | **{cpu_ratio:.2f}x** | {verdict} | "
+               f"{res.n_new_tokens} | {n_plain / p:.1f} | {res.n_new_tokens / o:.1f} |")
+        lines.append(row)
+        print(row, flush=True)
+    return lines
+
+
+def length_rows(lm, ids, prompt: str, full: bool) -> list[str]:
+    """Time and the per-step record's memory as max_new_tokens grows (with --full: output_scores' memory)."""
+    lines, tok = [], lm.tokenizer
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    for m in (32, 128, 512):
+        reset_hwm()
+        before = vm_hwm_kb()
+        t, res = ours(lm, prompt, {"strategy": "greedy", "min_new_tokens": m}, m)
+        grow = (vm_hwm_kb() - before) / 1024
+        scores_mib = res.n_new_tokens * vocab * 4 / 2**20  # one fp32 [1, vocab] tensor per step
+        row = (f"| {m} ({res.n_new_tokens} generated) | {t:.2f} | {res.n_new_tokens / t:.1f} | "
+               f"{res.record_bytes / 1024:.1f} | {scores_mib:.1f} | {grow:.1f} |")
+        lines.append(row)
+        print(row, flush=True)
+    if full:
+        reset_hwm()
+        before = vm_hwm_kb()
+        with torch.inference_mode():
+            out = lm.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=512, min_new_tokens=512,
+                                    do_sample=False,
+                                    output_scores=True, return_dict_in_generate=True,
+                                    pad_token_id=tok.eos_token_id)
+        held = sum(s.numel() * s.element_size() for s in out.scores) / 2**20
+        row = (f"| 512 with plain `output_scores=True` | - | - | - | {held:.1f} (measured) | "
+               f"{(vm_hwm_kb() - before) / 1024:.1f} |")
+        lines.append(row)
+        print(row, flush=True)
+        del out
+    return lines
+
+
+def beam_rows(lm, ids, prompt: str) -> list[str]:
+    """Time as num_beams grows, ours against plain, 32 new tokens."""
+    lines = []
+    for b in (1, 4, 8, 16):
+        settings = {"strategy": "greedy"} if b == 1 else {"strategy": "beam", "num_beams": b}
+        tp, _ = plain(lm, ids, {"do_sample": False, "num_beams": b}, 32)
+        t, res = ours(lm, prompt, settings, 32)
+        row = (f"| {b} | {tp:.2f} | {t:.2f} | {t / tp:.2f}x | {res.n_new_tokens / t:.1f} | "
+               f"{res.record_bytes / 1024:.1f} |")
+        lines.append(row)
+        print(row, flush=True)
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true", help="5 repeats and the output_scores memory comparison")
@@ -163,68 +232,23 @@ def main() -> None:
     ]
     if "main" in sections:
         print("\n".join(lines), flush=True)
-    for name, settings, kwargs, target in (STRATEGIES if "main" in sections else []):
-        tp, tg, tt, cp, co = [], [], [], [], []
-        for _ in range(repeats):
-            t, n_plain = plain(lm, ids, kwargs, n, seed=settings.get("seed", 0))
-            tp.append(t)
-            cp.append(CPU[-1])
-            t, res = ours(lm, prompt, settings, n)
-            tt.append(t)
-            co.append(CPU[-1])
-            tg.append(res.generate_seconds)
-        p, g, o = statistics.median(tp), statistics.median(tg), statistics.median(tt)
-        ratio = o / p
-        cpu_ratio = statistics.median(co) / statistics.median(cp)
-        verdict = "" if target is None else f"<= {target}: {'OK' if min(ratio, cpu_ratio) <= target else 'MISSED'}"
-        row = (f"| {name} | {p:.2f} | {g:.2f} | {o:.2f} | **{ratio:.2f}x** | **{cpu_ratio:.2f}x** | {verdict} | "
-               f"{res.n_new_tokens} | {n_plain / p:.1f} | {res.n_new_tokens / o:.1f} |")
-        lines.append(row)
-        print(row, flush=True)
+    if "main" in sections:
+        lines += strategy_rows(lm, ids, prompt, n, repeats)
 
     sec = [] if "length" not in sections else ["", "## Time vs max_new_tokens (greedy, ours, EOS suppressed until max_new_tokens) and memory of the per-step record", "",
            "| max_new_tokens | ours total (s) | tok/s | record held (KiB) | output_scores would hold (MiB) | "
            "peak RSS growth in the run (MiB) |", "|---|---|---|---|---|---|"]
     print("\n".join(sec), flush=True)
     lines += sec
-    vocab = lm.model.get_output_embeddings().weight.shape[0]
-    for m in ((32, 128, 512) if "length" in sections else ()):
-        reset_hwm()
-        before = vm_hwm_kb()
-        t, res = ours(lm, prompt, {"strategy": "greedy", "min_new_tokens": m}, m)
-        grow = (vm_hwm_kb() - before) / 1024
-        scores_mib = res.n_new_tokens * vocab * 4 / 2**20  # one fp32 [1, vocab] tensor per step
-        row = (f"| {m} ({res.n_new_tokens} generated) | {t:.2f} | {res.n_new_tokens / t:.1f} | "
-               f"{res.record_bytes / 1024:.1f} | {scores_mib:.1f} | {grow:.1f} |")
-        lines.append(row)
-        print(row, flush=True)
-    if args.full and "length" in sections:
-        reset_hwm()
-        before = vm_hwm_kb()
-        with torch.inference_mode():
-            out = lm.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=512, min_new_tokens=512,
-                                    do_sample=False,
-                                    output_scores=True, return_dict_in_generate=True,
-                                    pad_token_id=tok.eos_token_id)
-        held = sum(s.numel() * s.element_size() for s in out.scores) / 2**20
-        row = (f"| 512 with plain `output_scores=True` | - | - | - | {held:.1f} (measured) | "
-               f"{(vm_hwm_kb() - before) / 1024:.1f} |")
-        lines.append(row)
-        print(row, flush=True)
-        del out
+    if "length" in sections:
+        lines += length_rows(lm, ids, prompt, args.full)
 
     sec = [] if "beams" not in sections else ["", "## Time vs num_beams (32 new tokens, ours vs plain)", "",
            "| num_beams | plain (s) | ours total (s) | ratio | ours tok/s | record held (KiB) |", "|---|---|---|---|---|---|"]
     print("\n".join(sec), flush=True)
     lines += sec
-    for b in ((1, 4, 8, 16) if "beams" in sections else ()):
-        settings = {"strategy": "greedy"} if b == 1 else {"strategy": "beam", "num_beams": b}
-        tp, _ = plain(lm, ids, {"do_sample": False, "num_beams": b}, 32)
-        t, res = ours(lm, prompt, settings, 32)
-        row = (f"| {b} | {tp:.2f} | {t:.2f} | {t / tp:.2f}x | {res.n_new_tokens / t:.1f} | "
-               f"{res.record_bytes / 1024:.1f} |")
-        lines.append(row)
-        print(row, flush=True)
+    if "beams" in sections:
+        lines += beam_rows(lm, ids, prompt)
 
     if "precision" in sections:
         sec = precision_section(prompt, n, repeats)

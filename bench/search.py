@@ -38,35 +38,11 @@ import faiss  # noqa: E402
 from backend.search import index as si  # noqa: E402
 from backend.search.index import IndexSettings  # noqa: E402
 
-K = 10
-
-
-def clustered(n: int, d: int = 384, centers: int = 1000, noise: float = 1.0, seed: int = 0):
-    """Gaussian clusters around unit centres, noise as large as the centre (norm ~1), then
-    normalised: many overlapping topics, like sentence embeddings. Queries drawn the same way."""
-    rng = np.random.default_rng(seed)
-    c = rng.normal(size=(centers, d)).astype(np.float32)
-    c /= np.linalg.norm(c, axis=1, keepdims=True)
-
-    def draw(m):
-        v = c[rng.integers(0, centers, m)] + noise / np.sqrt(d) * rng.normal(size=(m, d)).astype(np.float32)
-        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
-    return draw(n), draw(1000)
+from bench.vectors import K, _single_ms, clustered, plain_flat, table, timed  # noqa: E402
+from bench.search_million import bench_million  # noqa: E402
 
 
 REUSE: dict = {}
-
-
-def timed(fn, *a, **k):
-    t0 = time.perf_counter()
-    out = fn(*a, **k)
-    return out, time.perf_counter() - t0
-
-
-def table(headers, rows) -> str:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 # ---------------------------------------------------------------------------- 1. embedding
@@ -106,12 +82,6 @@ def bench_embedding(n_texts: int) -> tuple[str, dict]:
 
 
 # ---------------------------------------------------------------------------- 2. indexes
-def plain_flat(x):
-    index = faiss.IndexFlatIP(x.shape[1])
-    index.add(x)
-    return index
-
-
 def bench_indexes(sizes) -> tuple[str, list[dict]]:
     rows, summary = [], []
     for n in sizes:
@@ -181,17 +151,6 @@ def bench_indexes(sizes) -> tuple[str, list[dict]]:
 
 
 # ---------------------------------------------------------------------------- 2b. single query
-def _single_ms(search_one, q, reps: int = 200) -> float:
-    """Median ms of one query at a time (the app's case), over `reps` queries."""
-    lat = []
-    for row in q[:reps]:
-        row = np.ascontiguousarray(row[None, :])
-        t0 = time.perf_counter()
-        search_one(row)
-        lat.append(time.perf_counter() - t0)
-    return statistics.median(lat) * 1000
-
-
 def _real_vectors(name: str):
     """The app's own vectors of a built-in corpus (from its cache after the first run)."""
     from backend.runtime.config import get_settings
@@ -240,110 +199,6 @@ def bench_single(include_100k: bool = True) -> tuple[str, list[dict]]:
            "embedder's ~10-70 ms is not in it), median of 200. Auto's reasons:\n\n"
            + "\n".join(f"- {r['corpus']}: {r['reason']}" for r in out))
     return md, out
-
-
-# ---------------------------------------------------------------------------- 2c. one million
-def _mem(index) -> int:
-    return int(faiss.serialize_index(index).nbytes)
-
-
-def bench_million(n: int = 1_000_000, hnsw_budget_s: float = 180.0) -> str:
-    """HNSW, IVF-Flat, IVF-PQ and IVF-PQ re-ranked (IndexRefine) on 1M clustered vectors.
-
-    Plain faiss calls (this row is about the library at scale, not our factory). IVF trains on a
-    64k sample (k-means on all 1M would take tens of minutes on 2 cores). HNSW is added in
-    chunks and stopped at `hnsw_budget_s`; a partial graph is reported as such."""
-    import gc
-    d = 384
-    x, q = clustered(n)
-    q = q[:200]
-    rows = []
-    flat_bytes = n * d * 4
-    t0 = time.perf_counter()
-    flat = plain_flat(x)
-    exact = flat.search(q, K)[1]
-    flat_build = time.perf_counter() - t0
-    flat_ms = _single_ms(lambda r: flat.search(r, K), q, 50)
-    rows.append(["Flat (exact, reference; plain faiss, default threads)", f"{flat_build:.1f}", f"{flat_bytes / 1e6:.0f}", "1.00",
-                 f"{flat_ms:.2f}", "1.000"])
-    del flat
-    gc.collect()
-    sample = x[np.random.default_rng(1).choice(n, size=64_000, replace=False)]
-
-    def row(label, index, build_s, note=""):
-        mem = _mem(index)
-        with si.one_thread():
-            ms = _single_ms(lambda r: index.search(r, K), q, 100)
-        ids = index.search(q, K)[1]
-        rec = si.recall_at_k(ids, exact, K)
-        rows.append([label + note, f"{build_s:.1f}", f"{mem / 1e6:.0f}", f"{mem / flat_bytes:.2f}",
-                     f"{ms:.3f}", f"{rec:.3f}"])
-        print(rows[-1], flush=True)
-
-    # IVF-PQ, then the same codes re-ranked by SQ8 / SQ6 / exact fp32 vectors.
-    nlist = 1024
-    t0 = time.perf_counter()
-    ivfpq = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, nlist, 48, 8, faiss.METRIC_INNER_PRODUCT)
-    ivfpq.train(sample)
-    ivfpq.add(x)
-    pq_build = time.perf_counter() - t0
-    centroids = ivfpq.quantizer.reconstruct_n(0, nlist)
-    ivfpq.nprobe = 16
-    row(f"IVF{nlist}-PQ48 nprobe16", ivfpq, pq_build)
-    # The PQ codes only pick a shortlist; re-ranking it by better vectors fixes the order. A
-    # shortlist of 80 loses neighbours the PQ ranked lower, so it is swept (k_factor x k).
-    for label, qt, factors in (("SQ8", faiss.ScalarQuantizer.QT_8bit, (8, 32, 128)),
-                               ("SQ6", faiss.ScalarQuantizer.QT_6bit, (32, 128)),
-                               ("SQ4", faiss.ScalarQuantizer.QT_4bit, (128,)),
-                               ("fp32", None, (8, 128))):
-        t0 = time.perf_counter()
-        if qt is None:
-            ref = faiss.IndexFlatIP(d)
-        else:
-            ref = faiss.IndexScalarQuantizer(d, qt, faiss.METRIC_INNER_PRODUCT)
-            ref.train(sample)
-        ref.add(x)
-        refined = faiss.IndexRefine(ivfpq, ref)
-        ref_build = time.perf_counter() - t0
-        for f in factors:
-            refined.k_factor = f
-            row(f"IVF{nlist}-PQ48 nprobe16 + re-rank by {label} (shortlist {f * K})", refined,
-                pq_build + ref_build)
-        refined.this.disown()  # ivfpq stays ours
-        del refined, ref
-        gc.collect()
-    del ivfpq
-    gc.collect()
-    t0 = time.perf_counter()
-    coarse = faiss.IndexFlatIP(d)  # IVF-PQ's trained centroids: the lists are the same
-    coarse.add(centroids)
-    ivf = faiss.IndexIVFFlat(coarse, d, nlist, faiss.METRIC_INNER_PRODUCT)
-    ivf.is_trained = True
-    ivf.add(x)
-    ivf.nprobe = 16
-    row(f"IVF{nlist}-Flat nprobe16", ivf, time.perf_counter() - t0, " (lists of the IVF-PQ: no k-means in its build s)")
-    del coarse
-    del ivf
-    gc.collect()
-    # HNSW: efConstruction 40 as in the app; added in chunks under a time cap.
-    t0 = time.perf_counter()
-    hnsw = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
-    hnsw.hnsw.efConstruction = 40
-    added = 0
-    while added < n and time.perf_counter() - t0 < hnsw_budget_s:
-        hnsw.add(x[added: added + 50_000])
-        added += 50_000
-    build = time.perf_counter() - t0
-    hnsw.hnsw.efSearch = 64
-    if added >= n:
-        row("HNSW M32 efC40 efS64", hnsw, build)
-    else:
-        rows.append([f"HNSW M32 efC40: stopped after {added:,} of {n:,} vectors at the {hnsw_budget_s:.0f} s cap",
-                     f"{build:.0f} (partial)", "", "", "", ""])
-    del hnsw, x
-    gc.collect()
-    return table(["index (1M x 384, 200 queries)", "build s", "memory MB", "memory / Flat",
-                  "ms/query (one at a time, 1 thread)", f"recall@{K}"], rows)
 
 
 # ---------------------------------------------------------------------------- 3. end to end

@@ -124,6 +124,41 @@ def offline_choice(lm) -> list[str]:
             f"the offline role serves (c).", ""]
 
 
+def logistic_rows(lm, emo) -> list[str]:
+    """Logistic regression on frozen features: our torch L-BFGS fit against scikit-learn's, emotion set."""
+    X = {s: F.extract([t for t, _ in emo.split(s)], lm.checkpoint) for s in D.SPLITS}
+    Y = {s: np.array([y for _, y in emo.split(s)]) for s in D.SPLITS}
+    fits = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        pr = P.fit(X["train"], Y["train"], len(emo.labels))
+        fits.append(time.perf_counter() - t0)
+    acc = M.accuracy(Y["test"], pr.predict_proba(X["test"]).argmax(1))
+    rows = [f"| ours: torch L-BFGS, standardised, C=1 | {statistics.median(fits):.3f} | {pr.iterations} | {acc:.4f} |"]
+    try:
+        t0 = time.perf_counter()
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.preprocessing import StandardScaler
+        import_s = time.perf_counter() - t0
+        sk = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            sc = StandardScaler().fit(X["train"])
+            clf = LogisticRegression(C=1.0, max_iter=1000).fit(sc.transform(X["train"]), Y["train"])
+            sk.append(time.perf_counter() - t0)
+        sk_acc = M.accuracy(Y["test"], clf.predict(sc.transform(X["test"])))
+        rows.append(f"| scikit-learn LogisticRegression(lbfgs) + StandardScaler (import {import_s:.1f} s) | "
+                    f"{statistics.median(sk):.3f} | {int(clf.n_iter_[0])} | {sk_acc:.4f} |")
+        ratio = f" Ours / scikit-learn fit time: {statistics.median(fits) / statistics.median(sk):.2f}x."
+    except ImportError:
+        ratio = " (scikit-learn not installed: no comparison.)"
+    lines = ["## Logistic regression on frozen features", "",
+              f"Emotion train split, {X['train'].shape[0]} x {X['train'].shape[1]} features; median of 5 fits.{ratio}", "",
+              "| fit | seconds | iterations | test accuracy |", "|---|---:|---:|---:|", *rows, ""]
+    print("\n".join(lines[-7:]), flush=True)
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -168,37 +203,7 @@ def main() -> int:
               f"| plain loop | {p:.2f} | {len(train) / p:.1f} | 1.00x |", ""]
     print("\n".join(lines[-8:]), flush=True)
 
-    # ------------------------------------------------------------ 2. logistic regression
-    X = {s: F.extract([t for t, _ in emo.split(s)], lm.checkpoint) for s in D.SPLITS}
-    Y = {s: np.array([y for _, y in emo.split(s)]) for s in D.SPLITS}
-    fits = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        pr = P.fit(X["train"], Y["train"], len(emo.labels))
-        fits.append(time.perf_counter() - t0)
-    acc = M.accuracy(Y["test"], pr.predict_proba(X["test"]).argmax(1))
-    rows = [f"| ours: torch L-BFGS, standardised, C=1 | {statistics.median(fits):.3f} | {pr.iterations} | {acc:.4f} |"]
-    try:
-        t0 = time.perf_counter()
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.preprocessing import StandardScaler
-        import_s = time.perf_counter() - t0
-        sk = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            sc = StandardScaler().fit(X["train"])
-            clf = LogisticRegression(C=1.0, max_iter=1000).fit(sc.transform(X["train"]), Y["train"])
-            sk.append(time.perf_counter() - t0)
-        sk_acc = M.accuracy(Y["test"], clf.predict(sc.transform(X["test"])))
-        rows.append(f"| scikit-learn LogisticRegression(lbfgs) + StandardScaler (import {import_s:.1f} s) | "
-                    f"{statistics.median(sk):.3f} | {int(clf.n_iter_[0])} | {sk_acc:.4f} |")
-        ratio = f" Ours / scikit-learn fit time: {statistics.median(fits) / statistics.median(sk):.2f}x."
-    except ImportError:
-        ratio = " (scikit-learn not installed: no comparison.)"
-    lines += ["## Logistic regression on frozen features", "",
-              f"Emotion train split, {X['train'].shape[0]} x {X['train'].shape[1]} features; median of 5 fits.{ratio}", "",
-              "| fit | seconds | iterations | test accuracy |", "|---|---:|---:|---:|", *rows, ""]
-    print("\n".join(lines[-7:]), flush=True)
+    lines += logistic_rows(lm, emo)
 
     # ------------------------------------------------------------ 3. learning curves
     lines += ["## Learning curves (test accuracy)", "",

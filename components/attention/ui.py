@@ -129,6 +129,41 @@ def _download_button(view_id: str) -> gr.Button:
     return btn
 
 
+def _math_tab():
+    """The step-by-step tab: the book's scaled dot-product attention on this layer's real weights."""
+    with gr.Tab("Step by step (the math)"):
+        gr.Markdown(
+            "The book's `scaled_dot_product_attention`, fed with this layer's real input and weights. "
+            "Compare our softmax weights with the model's own. *Show attention* computes layer 0, head 0; "
+            "pick another and recompute here."
+        )
+        with gr.Row():
+            # Numbers, not sliders: a slider's bounds would change with the model and the
+            # API would refuse valid layers; the backend checks the range and says what is valid.
+            m_layer = Number(value=0, precision=0, label="Layer (0 = first)")
+            m_head = Number(value=0, precision=0, label="Head (0 = first)")
+            m_query = Number(value=-1, precision=0, label="Query token index (-1 = last)")
+            m_run = gr.Button("Recompute step by step")
+        m_box = error_box(elem_id="attention-math-error")
+        m_md = gr.Markdown(elem_id="attention-math-summary")
+        m_plot = gr.Plot(show_label=False, elem_id="attention-math-matrices")
+        m_query_plot = gr.Plot(show_label=False, elem_id="attention-math-query")
+        m_badge = gr.Markdown()
+        m_json = raw_json("Raw result (JSON: what /attention_math returns)", elem_id="attention-math-json")
+    return m_layer, m_head, m_query, m_run, m_box, m_md, m_plot, m_query_plot, m_badge, m_json
+
+
+def _positions_tab():
+    """The positions tab: sinusoidal, learned and rotary position encodings of the chosen model."""
+    with gr.Tab("Positions"):
+        pos_md = gr.Markdown(elem_id="attention-positions")
+        pos_sin = gr.Plot(show_label=False, elem_id="attention-pos-sin")
+        pos_learned = gr.Plot(show_label=False, elem_id="attention-pos-learned")
+        pos_rot = gr.Plot(show_label=False, elem_id="attention-pos-rotary")
+        pos_badge = gr.Markdown()
+    return pos_md, pos_sin, pos_learned, pos_rot, pos_badge
+
+
 def build() -> None:
     with gr.Column(elem_id="attention-tab"):
         gr.Markdown(
@@ -173,31 +208,8 @@ def build() -> None:
                 top_df = gr.Dataframe(headers=TOP_HEADS_HEADERS, label="Most extreme heads per metric",
                                       wrap=True, column_widths=["22%", "12%", "10%", "56%"], interactive=False, max_height=900,
                                       elem_id="attention-top-heads")
-            with gr.Tab("Step by step (the math)"):
-                gr.Markdown(
-                    "The book's `scaled_dot_product_attention`, fed with this layer's real input and weights. "
-                    "Compare our softmax weights with the model's own. *Show attention* computes layer 0, head 0; "
-                    "pick another and recompute here."
-                )
-                with gr.Row():
-                    # Numbers, not sliders: a slider's bounds would change with the model and the
-                    # API would refuse valid layers; the backend checks the range and says what is valid.
-                    m_layer = Number(value=0, precision=0, label="Layer (0 = first)")
-                    m_head = Number(value=0, precision=0, label="Head (0 = first)")
-                    m_query = Number(value=-1, precision=0, label="Query token index (-1 = last)")
-                    m_run = gr.Button("Recompute step by step")
-                m_box = error_box(elem_id="attention-math-error")
-                m_md = gr.Markdown(elem_id="attention-math-summary")
-                m_plot = gr.Plot(show_label=False, elem_id="attention-math-matrices")
-                m_query_plot = gr.Plot(show_label=False, elem_id="attention-math-query")
-                m_badge = gr.Markdown()
-                m_json = raw_json("Raw result (JSON: what /attention_math returns)", elem_id="attention-math-json")
-            with gr.Tab("Positions"):
-                pos_md = gr.Markdown(elem_id="attention-positions")
-                pos_sin = gr.Plot(show_label=False, elem_id="attention-pos-sin")
-                pos_learned = gr.Plot(show_label=False, elem_id="attention-pos-learned")
-                pos_rot = gr.Plot(show_label=False, elem_id="attention-pos-rotary")
-                pos_badge = gr.Markdown()
+            m_layer, m_head, m_query, m_run, m_box, m_md, m_plot, m_query_plot, m_badge, m_json = _math_tab()
+            pos_md, pos_sin, pos_learned, pos_rot, pos_badge = _positions_tab()
         out_json = raw_json(elem_id="attention-json")
 
         outputs = [out_json, head_html, model_html, summary_plot, top_df, badge, hm_layer, hm_head]

@@ -250,6 +250,65 @@ def drop_session(request: gr.Request):
 
 
 # ------------------------------------------------------------------------- layout
+def _index_column():
+    """The corpus, its upload or paste, passage length and the index knobs; the Build button."""
+    with gr.Column(scale=1):
+        corpus = Radio(CORPUS_CHOICES, value="glossary", label="Corpus",
+                       elem_id="search-corpus")
+        corpus_note = gr.Markdown("", visible=False, elem_id="search-corpus-note")
+        index_type = Dropdown(INDEX_CHOICES, value=search.AUTO, label="Index type",
+                              elem_id="search-index-type",
+                              info="Auto picks exact search while it costs under ~1 ms, HNSW above.")
+        build_btn = gr.Button("Build index", variant="primary", elem_id="search-build")
+        with gr.Group(visible=False, elem_id="search-upload-group") as upload_group:
+            file = File(label="Upload", file_types=[".txt", ".csv", ".tsv", ".jsonl"],
+                        type="filepath", value=None, elem_id="search-file")
+            text_field = Dropdown([], value="", label="Text column / field", allow_custom_value=True,
+                                  info="CSV/TSV column or JSONL field")
+            title_field = Dropdown([], value="", label="Title column / field (optional)",
+                                   allow_custom_value=True)
+            keep_good = Checkbox(False, label="JSONL: keep the good lines if some are broken")
+        with gr.Group(visible=False, elem_id="search-paste-group") as paste_group:
+            paste = Textbox(label="Paste documents (one per line, or separated by blank lines)",
+                            lines=4, value="", elem_id="search-paste")
+        with gr.Accordion("Passages", open=False, visible=False) as passages_box:
+            max_words = Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
+                               label="Passage length (words)")
+            overlap = Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
+                             label="Overlap between passages (words)")
+        with gr.Accordion("Index knobs", open=False):
+            m = Slider(4, 64, value=32, step=4, label="HNSW M", info=KNOB_INFO["m"])
+            efc = Slider(8, 400, value=40, step=8, label="HNSW efConstruction", info=KNOB_INFO["efc"])
+            efs = Slider(1, 512, value=16, step=1, label="HNSW efSearch", info=KNOB_INFO["efs"])
+            nlist = Slider(1, 4096, value=100, step=1, label="IVF nlist", info=KNOB_INFO["nlist"])
+            nprobe = Slider(1, 256, value=8, step=1, label="IVF nprobe", info=KNOB_INFO["nprobe"])
+            pq_m = Slider(1, 96, value=16, step=1, label="PQ m (divides 384)", info=KNOB_INFO["pq_m"])
+            pq_bits = Slider(4, 12, value=8, step=1, label="PQ bits", info=KNOB_INFO["pq_bits"])
+    return (corpus, corpus_note, index_type, build_btn, upload_group, file, text_field, title_field, keep_good,
+            paste_group, paste, passages_box, max_words, overlap, m, efc, efs, nlist, nprobe, pq_m, pq_bits)
+
+
+def _ask_and_compare():
+    """Ask the corpus (the retriever-reader) and the index comparison, each in its own accordion."""
+    with gr.Accordion("Ask the corpus (retriever-reader)", open=False):
+        question = Textbox(label="Question", elem_id="search-question",
+                           value="What does a causal mask do?")
+        ask_btn = gr.Button("Ask", elem_id="search-ask")
+        ask_box = error_box(elem_id="search-ask-error")
+        answer_md = gr.Markdown(elem_id="search-answer")
+        reader_badge = gr.Markdown(elem_id="search-reader-badge")
+        answer_json = raw_json("Answer (JSON: what /ask_corpus returns)", elem_id="search-answer-json")
+    with gr.Accordion("Compare index types on this corpus", open=False):
+        cmp_btn = gr.Button("Measure Flat / SQ8 / HNSW / IVF / IVF-PQ", elem_id="search-compare")
+        cmp_box = error_box(elem_id="search-compare-error")
+        cmp_plot = gr.Plot(label="trade-off", elem_id="search-compare-plot")
+        cmp_md = gr.Markdown(elem_id="search-compare-table")
+        cmp_json = raw_json("Configurations (JSON: what /compare_indexes returns)",
+                            elem_id="search-compare-json")
+    return (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
+            cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json)
+
+
 def build() -> None:
     tab = gr.context.Context.block  # the gr.Tab app.py opened around this call (if any)
     gr.Markdown(
@@ -259,38 +318,8 @@ def build() -> None:
         "when the tab opens: just press **Search**. Compare index types: build time, memory, "
         "latency and recall against exact search. Your uploads stay in your session only.")
     with gr.Row():
-        with gr.Column(scale=1):
-            corpus = Radio(CORPUS_CHOICES, value="glossary", label="Corpus",
-                           elem_id="search-corpus")
-            corpus_note = gr.Markdown("", visible=False, elem_id="search-corpus-note")
-            index_type = Dropdown(INDEX_CHOICES, value=search.AUTO, label="Index type",
-                                  elem_id="search-index-type",
-                                  info="Auto picks exact search while it costs under ~1 ms, HNSW above.")
-            build_btn = gr.Button("Build index", variant="primary", elem_id="search-build")
-            with gr.Group(visible=False, elem_id="search-upload-group") as upload_group:
-                file = File(label="Upload", file_types=[".txt", ".csv", ".tsv", ".jsonl"],
-                            type="filepath", value=None, elem_id="search-file")
-                text_field = Dropdown([], value="", label="Text column / field", allow_custom_value=True,
-                                      info="CSV/TSV column or JSONL field")
-                title_field = Dropdown([], value="", label="Title column / field (optional)",
-                                       allow_custom_value=True)
-                keep_good = Checkbox(False, label="JSONL: keep the good lines if some are broken")
-            with gr.Group(visible=False, elem_id="search-paste-group") as paste_group:
-                paste = Textbox(label="Paste documents (one per line, or separated by blank lines)",
-                                lines=4, value="", elem_id="search-paste")
-            with gr.Accordion("Passages", open=False, visible=False) as passages_box:
-                max_words = Slider(20, 400, value=search.DEFAULT_CHUNK_WORDS, step=10,
-                                   label="Passage length (words)")
-                overlap = Slider(0, 100, value=search.DEFAULT_OVERLAP_WORDS, step=5,
-                                 label="Overlap between passages (words)")
-            with gr.Accordion("Index knobs", open=False):
-                m = Slider(4, 64, value=32, step=4, label="HNSW M", info=KNOB_INFO["m"])
-                efc = Slider(8, 400, value=40, step=8, label="HNSW efConstruction", info=KNOB_INFO["efc"])
-                efs = Slider(1, 512, value=16, step=1, label="HNSW efSearch", info=KNOB_INFO["efs"])
-                nlist = Slider(1, 4096, value=100, step=1, label="IVF nlist", info=KNOB_INFO["nlist"])
-                nprobe = Slider(1, 256, value=8, step=1, label="IVF nprobe", info=KNOB_INFO["nprobe"])
-                pq_m = Slider(1, 96, value=16, step=1, label="PQ m (divides 384)", info=KNOB_INFO["pq_m"])
-                pq_bits = Slider(4, 12, value=8, step=1, label="PQ bits", info=KNOB_INFO["pq_bits"])
+        (corpus, corpus_note, index_type, build_btn, upload_group, file, text_field, title_field, keep_good,
+         paste_group, paste, passages_box, max_words, overlap, m, efc, efs, nlist, nprobe, pq_m, pq_bits) = _index_column()
         with gr.Column(scale=2):
             with gr.Row():
                 query = Textbox(label="Query", scale=4, elem_id="search-query", value=EXAMPLE_QUERIES[0])
@@ -305,22 +334,8 @@ def build() -> None:
             plot = gr.Plot(label="Corpus map", elem_id="search-map")
             caption = gr.Markdown(elem_id="search-map-caption")
             results_json = raw_json("Results (JSON: what /search returns)", elem_id="search-json")
-            with gr.Accordion("Ask the corpus (retriever-reader)", open=False):
-                question = Textbox(label="Question", elem_id="search-question",
-                                   value="What does a causal mask do?")
-                ask_btn = gr.Button("Ask", elem_id="search-ask")
-                ask_box = error_box(elem_id="search-ask-error")
-                answer_md = gr.Markdown(elem_id="search-answer")
-                reader_badge = gr.Markdown(elem_id="search-reader-badge")
-                answer_json = raw_json("Answer (JSON: what /ask_corpus returns)", elem_id="search-answer-json")
-            with gr.Accordion("Compare index types on this corpus", open=False):
-                cmp_btn = gr.Button("Measure Flat / SQ8 / HNSW / IVF / IVF-PQ", elem_id="search-compare")
-                cmp_box = error_box(elem_id="search-compare-error")
-                cmp_plot = gr.Plot(label="trade-off", elem_id="search-compare-plot")
-                cmp_md = gr.Markdown(elem_id="search-compare-table")
-                cmp_json = raw_json("Configurations (JSON: what /compare_indexes returns)",
-                                    elem_id="search-compare-json")
-
+            (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
+             cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json) = _ask_and_compare()
     corpus.change(source_controls, [corpus], [upload_group, paste_group, passages_box],
                   api_visibility="private", queue=False)
     file.change(inspect_upload, [file], [text_field, title_field], api_visibility="private")

@@ -173,6 +173,7 @@ def hardest_text(evt: gr.SelectData):
     return row[-1] if row else gr.skip()
 
 
+@user_errors
 def predict(text, method, request: gr.Request):
     r = training.predict_trained(_session(request), text, method or "")
     m = r["model"]
@@ -277,38 +278,64 @@ def register_links(inputs: dict, train_ev, link_bar, ner_ev, ner_params: dict, n
                    show_progress="hidden")
 
 
-def _build_classify(task) -> tuple:
-    gr.Markdown(
-        "## Train a classifier\n"
-        "Three ways to turn a transformer into a classifier, compared on the same split (the book's "
-        "chapters 2 and 9): **zero-shot** by similarity to the label names (no training), **feature "
-        "extraction** (the frozen encoder's mean-pooled hidden states into a logistic regression), and "
-        "**fine-tuning** the whole encoder with a classification head. The trained model stays in your "
-        "session only.")
+def _use_and_download():
+    """Use the trained classifier in Pipelines (this session), or download it as a zip."""
     with gr.Row():
-        with gr.Column(scale=1):
-            dataset = Radio(DATASET_CHOICES, value="emotion", label="Data", elem_id="train-dataset")
-            file = File(label="Upload (.csv, .tsv, .jsonl)", file_types=[".csv", ".tsv", ".jsonl"],
-                        type="filepath", value=None, elem_id="train-file")
-            with gr.Row():
-                text_column = Textbox(label="Text column", placeholder="text", value="")
-                label_column = Textbox(label="Label column", placeholder="label", value="")
-            methods = CheckboxGroup(METHOD_CHOICES, value=list(training.METHODS), label="Methods",
-                                    elem_id="train-methods")
-            with gr.Accordion("Fine-tuning budget", open=False):
-                epochs = Slider(1, 10, value=3, step=1, label="Epochs", elem_id="train-epochs")
-                max_examples = Slider(16, 5000, value=2000, step=16, label="Max training examples",
-                                      elem_id="train-max-examples")
-                max_seconds = Slider(5, 600, value=60, step=5, label="Max seconds", elem_id="train-seconds")
-                learning_rate = Number(value=1e-4, label="Learning rate (AdamW, linear decay)")
-                batch_size = Slider(2, 64, value=16, step=2, label="Batch size")
-                seed = Number(value=0, precision=0, label="Seed")
-            learning_curve = Checkbox(True, label="Learning curve (8 / 16 / 32 / 64 / 128 per label, all)")
-            curve_finetune = Checkbox(False, label="...with fine-tuning on the curve (one run per point)")
-            estimate_md = gr.Markdown(elem_id="train-estimate")
-            with gr.Row():
-                train_btn = gr.Button("Train", variant="primary", elem_id="train-go")
-                stop_btn = gr.Button("Stop", variant="stop", elem_id="train-stop")
+        use_box = Checkbox(False, label="Use in Pipelines (this session's Classify task)",
+                           elem_id="train-use")
+        download_btn = gr.Button("Download (zip: save_pretrained folder + model card)",
+                                 elem_id="train-download")
+    use_md = gr.Markdown(elem_id="train-use-status")
+    use_json = gr.JSON(visible=False)
+    download_file = gr.File(label="Your classifier", visible=False, interactive=False,
+                            elem_id="train-download-file")
+    download_md = gr.Markdown(elem_id="train-download-status")
+    return use_box, download_btn, use_md, use_json, download_file, download_md
+
+
+INTRO = (
+    "## Train a classifier\n"
+    "Three ways to turn a transformer into a classifier, compared on the same split (the book's "
+    "chapters 2 and 9): **zero-shot** by similarity to the label names (no training), **feature "
+    "extraction** (the frozen encoder's mean-pooled hidden states into a logistic regression), and "
+    "**fine-tuning** the whole encoder with a classification head. The trained model stays in your "
+    "session only.")
+
+
+def _settings_column():
+    """The data, the methods, the fine-tuning budget and the learning curve; Train and Stop."""
+    with gr.Column(scale=1):
+        dataset = Radio(DATASET_CHOICES, value="emotion", label="Data", elem_id="train-dataset")
+        file = File(label="Upload (.csv, .tsv, .jsonl)", file_types=[".csv", ".tsv", ".jsonl"],
+                    type="filepath", value=None, elem_id="train-file")
+        with gr.Row():
+            text_column = Textbox(label="Text column", placeholder="text", value="")
+            label_column = Textbox(label="Label column", placeholder="label", value="")
+        methods = CheckboxGroup(METHOD_CHOICES, value=list(training.METHODS), label="Methods",
+                                elem_id="train-methods")
+        with gr.Accordion("Fine-tuning budget", open=False):
+            epochs = Slider(1, 10, value=3, step=1, label="Epochs", elem_id="train-epochs")
+            max_examples = Slider(16, 5000, value=2000, step=16, label="Max training examples",
+                                  elem_id="train-max-examples")
+            max_seconds = Slider(5, 600, value=60, step=5, label="Max seconds", elem_id="train-seconds")
+            learning_rate = Number(value=1e-4, label="Learning rate (AdamW, linear decay)")
+            batch_size = Slider(2, 64, value=16, step=2, label="Batch size")
+            seed = Number(value=0, precision=0, label="Seed")
+        learning_curve = Checkbox(True, label="Learning curve (8 / 16 / 32 / 64 / 128 per label, all)")
+        curve_finetune = Checkbox(False, label="...with fine-tuning on the curve (one run per point)")
+        estimate_md = gr.Markdown(elem_id="train-estimate")
+        with gr.Row():
+            train_btn = gr.Button("Train", variant="primary", elem_id="train-go")
+            stop_btn = gr.Button("Stop", variant="stop", elem_id="train-stop")
+    return (dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds, learning_rate, batch_size,
+            seed, learning_curve, curve_finetune, estimate_md, train_btn, stop_btn)
+
+
+def _build_classify(task) -> tuple:
+    gr.Markdown(INTRO)
+    with gr.Row():
+        (dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds, learning_rate, batch_size,
+         seed, learning_curve, curve_finetune, estimate_md, train_btn, stop_btn) = _settings_column()
         with gr.Column(scale=2):
             status = gr.Markdown(elem_id="train-status")
             link_bar = links.bar("train")  # training is not cheap: a link restores the settings, never runs
@@ -336,16 +363,7 @@ def _build_classify(task) -> tuple:
             prediction = gr.HTML(elem_id="train-prediction-box")
             prediction_json = raw_json("Raw result (JSON: what /predict_trained returns)",
                                        elem_id="train-prediction-json")
-            with gr.Row():
-                use_box = Checkbox(False, label="Use in Pipelines (this session's Classify task)",
-                                   elem_id="train-use")
-                download_btn = gr.Button("Download (zip: save_pretrained folder + model card)",
-                                         elem_id="train-download")
-            use_md = gr.Markdown(elem_id="train-use-status")
-            use_json = gr.JSON(visible=False)
-            download_file = gr.File(label="Your classifier", visible=False, interactive=False,
-                                    elem_id="train-download-file")
-            download_md = gr.Markdown(elem_id="train-download-status")
+            use_box, download_btn, use_md, use_json, download_file, download_md = _use_and_download()
 
     estimate_inputs = [dataset, file, text_column, label_column, epochs, max_examples, max_seconds, methods,
                        batch_size, learning_curve, curve_finetune, seed]

@@ -8,7 +8,7 @@ import time
 
 from playwright.sync_api import expect
 
-from components.decoding.ui import running_line, stopped_line
+from components.decoding.handlers import running_line, stopped_line
 from tests.browser.conftest import shot
 from tests.browser.test_decoding_tab import open_tab, pick_strategy, run_and_wait, set_number, table
 

@@ -146,7 +146,7 @@ def test_the_train_tab_registers_its_settings_for_links_but_never_an_upload():
 
 
 def test_the_comparison_picker_builds_the_strategies_json():
-    from components.decoding import ui as decoding
+    from components.decoding import handlers as decoding
 
     picked = json.loads(decoding.picked_strategies(["sample, top-p 0.9 (seed 42)", "greedy"]))
     assert [s["strategy"] for s in picked] == ["greedy", "sample"]  # the picker's order

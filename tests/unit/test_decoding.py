@@ -478,7 +478,7 @@ def test_presets_are_valid():
 def test_tab_tables_and_figures_from_real_results(model, tok):
     from components.decoding import plots as P
 
-    from components.decoding.ui import outputs_table, stats_markdown, steps_table
+    from components.decoding.tables import outputs_table, stats_markdown, steps_table
     sample = decode(model, tok, PROMPT, {"strategy": "sample", "top_p": 0.8, "max_new_tokens": 5, "seed": 1,
                                          "num_return_sequences": 2}).to_dict()
     greedy = decode(model, tok, PROMPT, {"strategy": "greedy", "max_new_tokens": 5}).to_dict()
@@ -508,7 +508,7 @@ def test_tab_tables_and_figures_from_real_results(model, tok):
 
 
 def test_rare_probabilities_in_scientific_notation():
-    from components.decoding.ui import fmt_prob
+    from components.decoding.tables import fmt_prob
 
     assert [fmt_prob(p) for p in (0.5, 0.001, 0.000999, 3.2e-9, 0, 0.0, None)] == \
            ["0.5000", "0.0010", "9.99e-04", "3.20e-09", "0", "0", ""]

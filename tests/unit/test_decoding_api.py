@@ -213,7 +213,7 @@ def test_step_distribution_bad_input(ids, kwargs, message):
 
 
 def test_tab_handlers_format_the_backend_results(tok):
-    from components.decoding import ui as tab
+    from components.decoding import handlers as tab
 
     api = tab.decode_api(PROMPT, {"strategy": "greedy", "max_new_tokens": 4})
     assert api["model"]["role"] == "decoder" and api["n_new_tokens"] == 4
@@ -326,7 +326,7 @@ def test_step_distribution_cut_matches_the_step_table():
 
 
 def test_tab_top_p_chart_says_the_setting():
-    from components.decoding import ui as tab
+    from components.decoding import handlers as tab
 
     def run(strategy, top_p, precision="fp32", top_k=0):
         knobs = [strategy, 3, 0.7, top_k, top_p, 2, 1.0, 0, False, 1, 1.0, "1", False, 5, precision]

@@ -12,7 +12,7 @@ import pytest
 import backend.decoding as decoding_backend
 from backend.runtime.errors import InputError
 from components.shell import lanes as common
-from components.decoding import ui as tab
+from components.decoding import handlers as tab
 from components.shell.guard import _guarded
 
 

@@ -14,7 +14,7 @@ from backend import pipelines as pipelines_backend
 from backend import search as search_backend
 from backend.engines import remote_generation as remote
 from components.shell import lanes as common
-from components.pipelines import ui as tab
+from components.pipelines import handlers as tab
 from components.search import ui as search_tab
 from components.shell.guard import _guarded
 from tests.unit.test_remote_generation import FakeEngine, script_for

@@ -16,6 +16,7 @@ from transformers import BartConfig, BartForConditionalGeneration, BertForQuesti
 
 from backend import hub, pipelines
 from backend.pipelines.metrics import lead_baseline, rouge, split_sentences
+from components.pipelines import references as ref
 from components.pipelines import ui as tab
 from components.pipelines import plots as show
 from components.pipelines.examples import LETTER
@@ -98,20 +99,20 @@ def test_no_reference_no_score(saved):
 
 
 def test_editing_the_text_clears_its_reference():
-    assert tab._text_edited("Bumblebee ordered a figure.") == ("", tab.REFERENCE_CLEARED)
-    skipped = tab._text_edited("  ")
+    assert ref._text_edited("Bumblebee ordered a figure.") == ("", ref.REFERENCE_CLEARED)
+    skipped = ref._text_edited("  ")
     assert all(isinstance(x, dict) and x.get("__type__") == "update" and len(x) == 1 for x in skipped)
-    assert tab._reference_set("a reference") == tab.REFERENCE_NOTE
+    assert ref._reference_set("a reference") == ref.REFERENCE_NOTE
 
 
 def test_an_example_reference_sent_with_another_text_is_dropped():
     from components.pipelines.examples import EIFFEL, EIFFEL_SUMMARY
 
-    assert tab._own_reference(EIFFEL, EIFFEL_SUMMARY, tab.SUMMARY_PAIRS) == (EIFFEL_SUMMARY, None)
-    assert tab._own_reference("My own text.", EIFFEL_SUMMARY, tab.SUMMARY_PAIRS) == ("", EIFFEL)
-    assert tab._own_reference("My own text.", "My own reference.", tab.SUMMARY_PAIRS) == ("My own reference.", None)
+    assert ref._own_reference(EIFFEL, EIFFEL_SUMMARY, ref.SUMMARY_PAIRS) == (EIFFEL_SUMMARY, None)
+    assert ref._own_reference("My own text.", EIFFEL_SUMMARY, ref.SUMMARY_PAIRS) == ("", EIFFEL)
+    assert ref._own_reference("My own text.", "My own reference.", ref.SUMMARY_PAIRS) == ("My own reference.", None)
     r = {"notices": ["No reference given with this text: no ROUGE."]}
-    tab._say_dropped(r, EIFFEL)
+    ref._say_dropped(r, EIFFEL)
     assert r["notices"][0].startswith("The reference was not used") and "reference_dropped" in r
 
 

@@ -120,7 +120,7 @@ def test_a_decode_for_the_engine_is_not_long_work_for_the_lanes(fake):
 
 
 def test_the_stats_line_names_the_engine(fake):
-    from components.decoding.ui import stats_markdown
+    from components.decoding.tables import stats_markdown
 
     line = stats_markdown(decoding.decode(PROMPT, {"max_new_tokens": 8}))
     assert "vllm engine" in line and "top 20 candidates" in line

@@ -1,0 +1,162 @@
+"""Each patch of a Gradio internal (components/shell/gradio_patches.py), tested against the pinned
+Gradio: if a release moves or reshapes the internal a patch relies on, the test for that patch
+fails by name, instead of the app silently losing a guard."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from components.shell import gradio_patches as gp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_gradio_is_the_version_the_patches_were_written_against():
+    pinned = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("gradio==")]
+    assert pinned == [f"gradio=={gp.GRADIO_VERSION}"] and gr.__version__ == gp.GRADIO_VERSION
+
+
+# ------------------------------------------------------------------ the queue's door
+def _queued_demo():
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        box.submit(lambda x: x, box, box, api_name="echo", concurrency_id="long")
+    demo.queue()
+    demo._queue.blocks = demo  # what launch() sets; push reads the blocks' fns from it
+    return demo
+
+
+def test_the_queue_has_the_internals_admission_reads():
+    queue = _queued_demo()._queue
+    assert inspect.iscoroutinefunction(queue.push)
+    assert list(inspect.signature(queue.push).parameters)[:3] == ["body", "request", "username"]
+    assert isinstance(queue.event_ids_to_events, dict) and isinstance(queue.active_jobs, list)
+    assert isinstance(queue.event_queue_per_concurrency_id, dict)
+    assert gp.queue_events(queue) == []
+
+
+def test_a_refusal_answers_at_the_door_as_a_validation_error_and_an_admission_reaches_gradio():
+    demo = _queued_demo()
+    queue = demo._queue
+    pushed, refused, seen = [], [], []
+
+    async def original(body, request, username):
+        pushed.append(body)
+        return True, "event-1"
+
+    queue.push = original
+
+    def refusal(events, session_hash, fn, data):
+        seen.append((events, session_hash, getattr(fn, "api_name", None), data))
+        return "no" if data == ["refuse me"] else None
+
+    gp.FINISHING_POLLS, polls = 1, gp.FINISHING_POLLS
+    try:
+        gp.admit_at_queue_door(demo, refusal, refused.append)
+        body = SimpleNamespace(session_hash="s1", data=["refuse me"], fn_index=0, trigger_id=None)
+        ok, answer, kind = asyncio.run(queue.push(body, None, None))
+        assert ok is False and kind == "validator_error" and answer[0]["message"] == "no"
+        assert answer[0]["__type__"] == "validate" and refused == ["no"] and pushed == []
+        body = SimpleNamespace(session_hash="s1", data=["fine"], fn_index=0, trigger_id=None)
+        assert asyncio.run(queue.push(body, None, None)) == (True, "event-1") and pushed == [body]
+    finally:
+        gp.FINISHING_POLLS = polls
+    assert seen[0][1] == "s1" and seen[0][2] == "echo"
+
+
+# ------------------------------------------------------------------ the running event
+def test_outside_a_queued_event_there_is_no_event_and_no_session():
+    assert gp.current_event() is None and gp.current_session_hash() is None
+
+
+def test_the_local_context_still_carries_blocks_event_and_request():
+    from gradio.context import LocalContext
+
+    for name in ("blocks", "event_id", "request"):
+        assert hasattr(getattr(LocalContext, name), "get"), name
+
+
+def test_an_event_is_gone_when_gradio_forgets_it_or_its_session_closes():
+    event = SimpleNamespace(alive=True)
+    queue = SimpleNamespace(event_ids_to_events={"e": event})
+    assert not gp.event_gone(queue, "e", event)
+    event.alive = False
+    assert gp.event_gone(queue, "e", event)
+    assert gp.event_gone(SimpleNamespace(event_ids_to_events={}), "e", SimpleNamespace(alive=True))
+
+
+def test_the_queue_event_still_has_alive_and_its_ids():
+    from gradio.queueing import Event
+
+    params = inspect.signature(Event.__init__).parameters
+    assert {"session_hash", "fn"} <= set(params)
+    assert "alive" in inspect.getsource(Event.__init__) and "_id" in inspect.getsource(Event.__init__)
+
+
+# ------------------------------------------------------------------ Gradio's own input errors
+def test_the_blocks_hooks_for_input_errors_exist_with_the_signatures_we_replace_them_with():
+    demo = gr.Blocks()
+    fmt = inspect.signature(demo._format_processing_error).parameters
+    assert list(fmt) == ["block_fn", "index", "block", "value", "is_input", "original_error"]
+    assert list(inspect.signature(demo.validate_inputs).parameters) == ["block_fn", "inputs"]
+    assert inspect.iscoroutinefunction(demo.preprocess_data)
+
+
+def test_word_input_errors_replaces_the_three_hooks_once():
+    demo = gr.Blocks()
+    wraps = []
+
+    def wrap(f):
+        wraps.append(f)
+
+        async def wrapped(*a, **k):
+            return await f(*a, **k)
+
+        wrapped._tlab_guarded = True
+        return wrapped
+
+    fmt, few = (lambda *a: "said"), (lambda *a: None)
+    gp.word_input_errors(demo, fmt, few, wrap)
+    gp.word_input_errors(demo, fmt, few, wrap)
+    assert demo._format_processing_error is fmt and demo.validate_inputs is few and len(wraps) == 1
+
+
+# ------------------------------------------------------------------ per-session memory
+def test_session_state_keeps_no_value_copies_after_the_patch():
+    from gradio.state_holder import SessionState
+
+    assert {"__init__", "_update_value_in_config", "__setitem__"} <= set(vars(SessionState))
+    gp.no_session_value_copies()
+    gp.no_session_value_copies()  # idempotent
+    with gr.Blocks() as demo:
+        box = gr.Textbox("x")
+    state = SessionState(demo)
+    state[box._id] = gr.Textbox("y")
+    assert state.config_values == {}
+
+
+def test_the_upload_parser_is_capped_at_our_file_count():
+    from gradio.route_utils import GradioMultiPartParser
+
+    assert "max_files" in inspect.signature(GradioMultiPartParser.__init__).parameters
+    gp.limit_upload_files(3)
+    gp.limit_upload_files(3)
+    parser = GradioMultiPartParser(headers={"content-type": "multipart/form-data; boundary=x"}, stream=None,
+                                   max_files=1000, max_fields=1000, upload_id=None, upload_progress=None,
+                                   max_file_size=1)
+    assert parser.max_files == 3
+    from components.shell.session_memory import UPLOAD_MAX_FILES
+
+    gp.limit_upload_files(UPLOAD_MAX_FILES)  # leave the process as app.py sets it
+
+
+@pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash",
+                                  "word_input_errors", "no_session_value_copies", "limit_upload_files"])
+def test_each_patch_is_listed_in_the_module_table(name):
+    assert f"`{name}`" in gp.__doc__
