@@ -1,7 +1,7 @@
 """Benchmark: the book's chapter 8 path on the project's emotion classifier, measured in one run.
 
 The default run built at set-up (backend/hub/compress_builder.py: MiniLM fine-tuned on the
-six-emotion set, a 3-of-6-layer student distilled with a 3 x 3 grid over T and alpha, torch
+six-emotion set, a 2-of-6-layer student (first and last) distilled with a 2 x 2 grid over T and alpha, torch
 int8, ONNX Runtime, ONNX Runtime int8, pruning) is loaded from the cache, and every variant is
 measured again here, in this one process, with more latency runs: accuracy on the 95 test
 sentences, latency of one query at batch 1 (tokenisation included; calls interleaved round

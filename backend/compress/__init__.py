@@ -11,9 +11,8 @@ from backend.compress.api import (
     RUNS,
     THROUGH,
     compress,
-    student_layers,
 )
 from backend.compress.use import compress_download, compress_predict, variant_keys
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_LAYERS", "DEFAULT_SPARSITY", "DEFAULT_TEMPERATURE", "RUNS", "THROUGH",
-           "compress", "compress_download", "compress_predict", "student_layers", "variant_keys"]
+           "compress", "compress_download", "compress_predict", "variant_keys"]

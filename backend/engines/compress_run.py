@@ -39,6 +39,7 @@ class Settings:
     alphas: tuple[float, ...] = (0.5,)
     layers: tuple[int, ...] = (0, 2, 4)
     epochs: int = 6
+    learning_rate: float = 1e-4
     sparsities: tuple[float, ...] = (0.5, 0.7, 0.9)
     latency_runs: int = 100
 
@@ -81,7 +82,8 @@ def _distil(teacher, tokenizer, ds, settings: Settings, folder: Path, labels, ch
             progress((i + step / total) / len(trials),
                      f"Distilling: trial {i + 1} of {len(trials)} (T={temp:g}, alpha={alpha:g}), step {step} of {total}")
             check()
-        s = distill.Settings(temperature=temp, alpha=alpha, layers=tuple(settings.layers), epochs=settings.epochs)
+        s = distill.Settings(temperature=temp, alpha=alpha, layers=tuple(settings.layers), epochs=settings.epochs,
+                            learning_rate=settings.learning_rate)
         student, res = distill.train_student(teacher, tokenizer, ds.train, ds.validation, s, t_logits, on_step=on_step)
         rows.append({"temperature": temp, "alpha": alpha, "val_accuracy": round(res.val_accuracy, 4),
                      "best_epoch": res.best_epoch, "seconds": res.seconds, "history": res.history})

@@ -58,6 +58,16 @@ def student_from(teacher: EncoderClassifier, layers: list[int]) -> EncoderClassi
     return student.eval()
 
 
+def spread_layers(n: int, total: int = 6) -> tuple[int, ...]:
+    """`n` of the teacher's `total` layers, spread evenly and keeping the first and the last
+    (2 of 6: 0 and 5; 3 of 6: 0, 2, 5); 1 keeps the first."""
+    if not 1 <= n <= total:
+        raise ValueError(f"a student keeps 1 to {total} layers, got {n}")
+    if n == 1:
+        return (0,)
+    return tuple(sorted({round(i * (total - 1) / (n - 1)) for i in range(n)}))
+
+
 def encode(tokenizer, texts: list[str]) -> dict:
     enc = tokenizer(list(texts), padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
     return {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
