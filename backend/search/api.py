@@ -75,6 +75,38 @@ def _extractive(question: str, passages: list[dict]) -> dict | None:
     return {**out, "model": lm.describe()}
 
 
+def evaluate_reader(progress: ProgressFn | None = None) -> dict:
+    """Chapter 7's evaluation on the glossary QA set (backend.search.reader_eval): retriever recall@k,
+    the reader trained here on the gold passages, and end to end over the top-k retrieved."""
+    if hub.get_hub().resolve("qa").method != config.METHOD_FINETUNED:
+        raise InputError("The retriever-reader evaluation reads with the reader trained here, which serves the "
+                         "local profile's QA role; this app's QA role is another model.")
+    say = progress or _quiet
+    say(0.05, "Loading the embedder and the reader (first use only)")
+    return _evaluate_reader(say)
+
+
+@gpu_task(duration=120)
+def _evaluate_reader(say: ProgressFn) -> dict:
+    import json
+
+    from backend.engines import reader as span_reader
+    from backend.search import reader_eval
+
+    emb, lm = hub.load("embedder"), hub.load("qa")
+    with open(corpora.GLOSSARY_PATH, encoding="utf-8") as f:
+        passages = [json.loads(line) for line in f if line.strip()]
+
+    def read_one(question: str, text: str) -> str:
+        out = span_reader.answer(lm.model, lm.tokenizer, question, text, top_n=1)
+        return "" if out["no_answer"] or not out["answers"] else out["answers"][0]["answer"]
+
+    out = reader_eval.evaluate(passages, reader_eval.load_questions(),
+                               lambda texts: embed_texts(texts, emb.model, emb.tokenizer), read_one,
+                               lambda q, ps: span_reader_answer(lm.model, lm.tokenizer, q, ps)["answer"], say=say)
+    return {**out, "retriever_model": emb.describe(), "reader_model": lm.describe()}
+
+
 class HubEmbedder(Embedder):
     """The hub's `embedder`, run chunk by chunk inside GPU tasks; progress is told between."""
 
