@@ -185,6 +185,9 @@ def answer_markdown(r: dict) -> str:
             if r["answers"]:
                 text += f"; of the best span, \"{md_text(short(r['answers'][0]['answer'], 60))}\", " \
                         f"{r['answers'][0]['score']:.3f}"
+        if r.get("margin") is not None and r.get("threshold") is not None:  # the reader: logits of span and [CLS]
+            text += f"\nbest span - [CLS] = {r['margin']:+.2f} (start + end logits), not above the threshold " \
+                    f"{r['threshold']:+.2f}"
         return text
     text = f"### {md_text(r['answer']) if r['answer'] else '(no answer)'}"
     if r["score"] is not None:
