@@ -28,6 +28,7 @@ ROLES = {"sentiment": "sentiment", "session": "embedder", "zero_shot": "zero_sho
          "next_token": "decoder"}
 SESSION_PROVIDER = "why-classifier"  # backend.training offers a session's classifier under this name
 EXPLANATIONS = ("gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout")
+DEFAULTS = {"sentiment": (mth.DEFAULT_STEPS, checks.RANDOM_ORDERS), "next_token": (16, 4)}  # (IG steps, random orders)
 MAX_STEPS = 256
 MAX_RANDOM_ORDERS = 20
 WORDS = {
@@ -55,8 +56,8 @@ def parse_methods(value) -> list[str]:
 
 
 def attribute(text, task: str = "sentiment", label=None, target=None, contrast=None, labels=None,
-              template: str = sim.DEFAULT_TEMPLATE, char=None, methods=None, steps=mth.DEFAULT_STEPS,
-              random_orders=checks.RANDOM_ORDERS, word=None, session_id: str | None = None,
+              template: str = sim.DEFAULT_TEMPLATE, char=None, methods=None, steps=None,
+              random_orders=None, word=None, session_id: str | None = None,
               trained_method: str = "", override: str | None = None, progress=None) -> dict:
     """Per-token attributions for one prediction (`task`), and the checks of them, as JSON.
 
@@ -77,8 +78,8 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
         "template": check_template("template", template, sim.DEFAULT_TEMPLATE),
         "char": None if char in (None, "") else as_int("char", char, lo=0, hi=10**6),
         "methods": parse_methods(methods),
-        "steps": as_int("steps", steps, lo=2, hi=MAX_STEPS),
-        "random_orders": as_int("random_orders", random_orders, lo=1, hi=MAX_RANDOM_ORDERS),
+        "steps": as_int("steps", _default(steps, task, 0), lo=2, hi=MAX_STEPS),
+        "random_orders": as_int("random_orders", _default(random_orders, task, 1), lo=1, hi=MAX_RANDOM_ORDERS),
     }
     if args["char"] is None and opt_text("word", word):
         args["char"] = _char_of(args["text"], opt_text("word", word))
@@ -90,6 +91,14 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
         r = _attribute(task, args, override, progress)
     r["seconds"] = round(time.perf_counter() - start, 4)
     return r
+
+
+def _default(value, task: str, which: int):
+    """None, "" or 0 -> the task's default (IG steps, random orders): the decoder's are smaller, so a
+    128-token prompt fits the request budget on a 2-core CPU (bench/results/attribution.md)."""
+    if value is None or value == "" or value == 0:
+        return DEFAULTS.get(task, DEFAULTS["sentiment"])[which]
+    return value
 
 
 def _char_of(text: str, word: str) -> int:

@@ -36,21 +36,22 @@ def build() -> None:
         text = Textbox(value=EXAMPLE, lines=3, label="Text (for the decoder: the prompt)", elem_id="why-text")
         with gr.Row():
             labels = Textbox(label="Zero-shot: candidate labels", placeholder="sport, politics, cooking",
-                             elem_id="why-labels")
-            label = Textbox(label="Explain this label (empty: the predicted one)", elem_id="why-label")
-            word = Textbox(label="NER: the word whose tag is explained (empty: the first entity)", elem_id="why-word")
+                             value="", elem_id="why-labels")
+            label = Textbox(label="Explain this label (empty: the predicted one)", value="", elem_id="why-label")
+            word = Textbox(label="NER: the word whose tag is explained (empty: the first entity)", value="", elem_id="why-word")
         with gr.Row():
             target = Textbox(label="Decoder: target token (empty: the most likely)", placeholder="Paris",
-                             elem_id="why-target")
+                             value="", elem_id="why-target")
             contrast = Textbox(label="Decoder: rather than (contrast token, optional)", placeholder="London",
-                               elem_id="why-contrast")
+                               value="", elem_id="why-contrast")
         with gr.Accordion("Methods and settings", open=False):
             methods = CheckboxGroup(list(attribution.METHODS), value=list(attribution.METHODS), label="methods",
                                     elem_id="why-methods")
             with gr.Row():
-                steps = Slider(4, 128, value=32, step=1, label="integrated-gradients steps", elem_id="why-steps")
-                orders = Slider(1, 20, value=6, step=1, label="random orders in the deletion test",
-                                elem_id="why-orders")
+                steps = Slider(0, 128, value=0, step=1, label="integrated-gradients steps (0: the default, 32; "
+                               "16 for the decoder)", elem_id="why-steps")
+                orders = Slider(0, 20, value=0, step=1, label="random orders in the deletion test (0: the default, "
+                                "6; 4 for the decoder)", elem_id="why-orders")
         run = gr.Button("Why?", variant="primary", elem_id="why-run")
         box = error_box("why-error")
         link_bar = links.bar(KEY)
