@@ -76,18 +76,23 @@ def _next(through: str) -> str:
     return order[min(i + 1, len(order) - 2)]  # never past the last step ("all" is its own button)
 
 
-@user_errors
-def run_compress(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
-    """/compress: the chapter 8 benchmark, default (built at set-up) or your settings (live)."""
+def _run(run, temperature, alpha, layers, sparsity, through, progress) -> tuple:
     r = compress.compress(run, temperature, alpha, layers, sparsity, through, progress=progress)
     return (r, badge_md(r), summary_md(r), table_rows(r), plots.scatter(r["rows"]), plots.pruning(r["pruning"]),
             r["run_id"])
 
 
 @user_errors
+def run_compress(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
+    """/compress: the chapter 8 benchmark, default (built at set-up) or your settings (live)."""
+    return _run(run, temperature, alpha, layers, sparsity, through, progress)
+
+
+@user_errors
 def next_step(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
+    """The step after the chosen one (the dropdown follows), run like /compress."""
     step = _next(through)
-    return (*run_compress(run, temperature, alpha, layers, sparsity, step, progress), step)
+    return (*_run(run, temperature, alpha, layers, sparsity, step, progress), step)
 
 
 @user_errors
