@@ -63,6 +63,9 @@ STYLE = """
     { overflow-x: auto; }
   #decoding-steps .table-wrap { min-width: 1040px; }
   #decoding-outputs .table-wrap, #decoding-compare-table .table-wrap { min-width: 640px; }
+  /* Start: a chapter's text takes the whole width, its Try button goes under it (not a 140 px column) */
+  .start-chapter { flex-wrap: wrap; }
+  .start-chapter > * { flex: 1 1 100% !important; min-width: 100% !important; }
 }
 """
 

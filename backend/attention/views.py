@@ -249,6 +249,13 @@ def head_view_height(n_tokens: int) -> int:
     return int(min(max(n_tokens * 22.5 + 165, 240), 2400))
 
 
+def model_view_height(n_layers: int) -> int:
+    """Tall enough for every layer's row of thumbnails (about 100 px each) under the title, the
+    select and the head numbers, with room for the title to wrap on a phone: a fixed 720 px cut
+    the last layer off (and all but the first 6 of a 30-layer decoder's)."""
+    return int(min(230 + 100 * max(1, n_layers), 3400))
+
+
 def message_html(text: str) -> str:
     """A plain notice shown where a view would be (e.g. over the token cap)."""
     return f'<div class="tlab-attention-note" style="padding:12px;{FONT}">{html.escape(text)}</div>'
@@ -272,5 +279,5 @@ def tab_views(attention, tokens: list[str], sentence_b_start: int | None, checkp
         model_view_html(attention, tokens, sentence_b_start,
                         title=f"{checkpoint}: model view, every layer (rows) and head (columns). "
                               "Click a thumbnail to enlarge."),
-        height=720, title="bertviz model view")
+        height=model_view_height(len(attention)), title="bertviz model view")
     return head, model

@@ -52,13 +52,20 @@ def attention_heatmap(matrix, tokens: list[str], title: str) -> go.Figure:
         )
     )
     size = min(900, max(380, 16 * len(tokens) + 180))
+    # The title has the top band to itself, left-aligned and on two lines when long (the toolbar sits
+    # top right; on a phone one long line ran under it and into "key (attended to)"); the key axis
+    # title and the upright token labels sit below it, one label per row-width (they collided slanted).
+    if len(title) > 40 and ": " in title:
+        title = title.replace(": ", ":<br>", 1)
+    lines = title.count("<br>") + 1  # centred in the top band ('top' would lift a second line out of the figure)
     fig.update_layout(
-        title=title,
-        height=size,
-        margin=dict(l=10, r=10, t=110, b=10),
-        title_y=0.99,
-        xaxis=dict(title="key (attended to)", side="top", tickangle=-60, **_tick_axis(tokens)),
-        yaxis=dict(title="query (attending)", autorange="reversed", **_tick_axis(tokens)),
+        title=dict(text=title, x=0, xanchor="left", y=1 - (8 + lines * 10) / (size + 40), yanchor="middle",
+                   yref="container", pad=dict(l=6), font=dict(size=15)),
+        height=size + 40,
+        margin=dict(l=10, r=10, t=160, b=10),
+        xaxis=dict(title=dict(text="key (attended to)", standoff=4), side="top", tickangle=-90,
+                   tickfont=dict(size=10), **_tick_axis(tokens)),
+        yaxis=dict(title="query (attending)", autorange="reversed", tickfont=dict(size=10), **_tick_axis(tokens)),
     )
     return notice(fig, heatmap_notice(m, tokens))
 
@@ -99,7 +106,8 @@ def summary_grid(summary: dict, top: dict | None = None) -> go.Figure:
             row=1,
             col=i,
         )
-        fig.update_xaxes(title_text="head", row=1, col=i, dtick=1 if z.shape[1] <= 12 else None)
+        # ticks spaced for the width (on a phone, one label per head ran into the next); hover names each head
+        fig.update_xaxes(title_text="head", row=1, col=i, nticks=min(z.shape[1], 6))
         fig.update_yaxes(autorange="reversed", row=1, col=i, showticklabels=i == 1,
                          title_text="layer" if i == 1 else None)
     n_layers = len(summary[names[0]])

@@ -55,8 +55,11 @@ def flips(rows: list[dict], title: str) -> go.Figure:
     fig = go.Figure(go.Bar(x=x, y=[r["kl"] for r in rows], marker_color=colors, customdata=words,
                            text=["flip" if r["flipped"] else "" for r in rows], textposition="outside",
                            hovertemplate="%{x}<br>KL %{y:.4f}<br>%{customdata}<extra></extra>"))
+    top = max((r["kl"] for r in rows), default=0.0)
+    fig.update_traces(cliponaxis=False, textangle=0)  # the "flip" over the tallest bar was cut off
     fig.update_layout(title=title, height=340, margin=dict(l=10, r=10, t=60, b=10),
-                      yaxis=dict(title="KL(before ‖ after), nats"), xaxis=dict(tickangle=-35))
+                      yaxis=dict(title="KL(before ‖ after), nats", range=[0, top * 1.18 if top > 0 else 1]),
+                      xaxis=dict(tickangle=-35))
     if not rows:
         return fig
     worst = max(rows, key=lambda r: r["kl"])

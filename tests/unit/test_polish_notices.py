@@ -105,3 +105,14 @@ def test_the_scratch_paste_box_states_the_limit_that_is_enforced():
     src = inspect.getsource(scratch_ui)
     assert "2,000,000" not in src and "1,000,000" not in src  # the number comes from the check itself
     assert "max_length=MAX_CHARS" in src and MAX_CHARS == 2_000_000
+
+
+def test_the_model_view_is_tall_enough_for_every_layer():
+    import numpy as np
+
+    from backend.attention import views
+
+    for layers in (6, 30):
+        html = views.tab_views(np.full((layers, 2, 3, 3), 1 / 3), ["a", "b", "c"], None, "m", 64)[1]
+        height = int(re.search(r"height:(\d+)px", html).group(1))
+        assert height >= 100 * layers + 200, (layers, height)  # ~100 px a row of thumbnails, plus the header

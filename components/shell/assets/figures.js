@@ -28,10 +28,73 @@ if (!window.__tlabFigures) {
     }
   };
   window.__tlabFixUrls = fixUrls;
+  // A title or an axis title longer than the figure is wide was cut at its edge (on a phone:
+  // "...vocabulary 49"): wrap it onto lines that fit this width, and give the top margin the
+  // extra lines. Redone when the width or the figure changes (the last text written is kept).
+  const lines = (text, chars) => {
+    const out = [];
+    let line = '';
+    const words = String(text).replace(/<br\s*\/?>/g, ' ').split(/\s+/).filter(Boolean)
+      .flatMap(w => (w.length > chars ? w.split(/(?<=[\/_-])/) : [w]));  // "org/model-name": cut after / - _
+    for (const w of words) {
+      const glue = /[\/_-]$/.test(line) ? '' : ' ';  // the pieces of one cut word join without a space
+      if (line && (line + glue + w).length > chars) { out.push(line); line = w; } else line = line ? line + glue + w : w;
+    }
+    if (line) out.push(line);
+    return out;
+  };
+  const fitTitles = (div) => {
+    const L = div.layout, full = div._fullLayout;
+    if (!L || !full || !full._size || !window.Plotly || !div.clientWidth) return;
+    const textOf = (t) => (t && typeof t === 'object' ? t.text : t) || '';
+    const st = div.__tlabTitles || (div.__tlabTitles = {});
+    const update = {};
+    const fit = (path, now, px, chars) => {
+      if (!now) return 0;
+      if (now !== st[path + ':wrote']) st[path] = now;  // a new figure: its own text is the original
+      const wrapped = lines(st[path], Math.max(12, chars)).join('<br>');
+      const hasBreak = /<br/.test(st[path]);
+      const want = hasBreak && st[path].length <= chars ? st[path] : wrapped;
+      if (want !== now) update[path] = want;
+      st[path + ':wrote'] = want;
+      return want.split('<br>').length - 1;
+    };
+    const size = (full.title && full.title.font && full.title.font.size) || 17;
+    const title = textOf(L.title);
+    if (st.marginT === undefined || (title && title !== st['title.text:wrote'])) {
+      st.marginT = full.margin.t;  // a new figure: its own margin and height
+      st.height = L.height || full.height;
+      st.extra = 0;
+    }
+    const toolbar = window.innerWidth <= __PHONE__ ? 0 : 240;  // the hover toolbar's corner (hidden on a phone)
+    const extra = fit('title.text', title, size, Math.floor((div.clientWidth - 24 - toolbar) / (size * 0.56)));
+    for (const ax of ['xaxis', 'yaxis']) {
+      const a = full[ax];
+      if (!a || !L[ax]) continue;
+      const px = (a.title && a.title.font && a.title.font.size) || 14;
+      const span = ax === 'xaxis' ? full._size.w : full._size.h;
+      fit(ax + '.title.text', textOf(L[ax].title), px, Math.floor((span - 8) / (px * 0.56)));
+    }
+    if (st.extra !== extra && title) {
+      // the lines sit in the top band, centred there (Plotly's 'top' anchor lifts extra lines out of the figure)
+      if (extra) Object.assign(update, {'title.yref': 'container', 'title.yanchor': 'middle', 'title.pad.t': 0,
+                                        'title.y': 1 - (6 + (extra + 1) * size * 0.65) / (st.height + extra * size * 1.3)});
+      update['margin.t'] = st.marginT + extra * size * 1.3;
+      update.height = st.height + extra * size * 1.3;  // the figure grows: the plot keeps its room
+      st.extra = extra;
+    }
+    if (Object.keys(update).length) window.Plotly.relayout(div, update);
+    // A bar's value stays upright (in a thin bar Plotly turned it sideways) and is not cut off at
+    // the plot's edge ("flip" over the tallest bar was clipped).
+    const bars = (div.data || []).map((t, i) => [t, i])
+      .filter(([t]) => t.type === 'bar' && t.text && t.textangle === undefined).map(([, i]) => i);
+    if (bars.length) window.Plotly.restyle(div, {textangle: 0, cliponaxis: false}, bars);
+  };
   const tidy = () => {
     for (const div of document.querySelectorAll('.js-plotly-plot')) {
       const holder = div.parentElement;
       if (!holder) continue;
+      try { fitTitles(div); } catch (e) { /* a figure mid-draw: the next pass fits it */ }
       let bar = holder.querySelector(':scope > .tlab-fig-bar');
       if (!bar) {
         bar = document.createElement('div');
@@ -77,15 +140,16 @@ if (!window.__tlabFigures) {
     }
     fixUrls();
   };
-  // On a phone a result table keeps every word whole: its width grows to what its widest word
-  // needs in its column (the columns keep their shares), and it scrolls inside its own box.
+  // A result table keeps every word whole, on a phone and on a desktop ("loa ded", "0.911 5" were
+  // broken in narrow columns): its width grows to what its widest word needs in its column (the
+  // columns keep their shares), and it scrolls inside its own box.
   // (Gradio rewrites the table's style attribute, so the widths live in a stylesheet of our own.)
   const canvas = document.createElement('canvas').getContext('2d');
   const sheet = document.head.appendChild(document.createElement('style'));
   const widths = {};
   let tables = 0;
   const fitTables = () => {
-    const phone = window.innerWidth <= __PHONE__;
+    const phone = true;  // every width: a desktop's narrow columns broke words too
     for (const wrap of document.querySelectorAll('.table-wrap')) {
       if (!wrap.dataset.tlabFit) wrap.dataset.tlabFit = String(++tables);
       if (!phone || wrap.offsetParent === null) continue;
