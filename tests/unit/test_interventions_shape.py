@@ -28,3 +28,13 @@ def test_every_head_the_shape_offers_is_accepted_and_the_next_is_refused(served)
 def test_bad_role_is_refused(served):
     with pytest.raises(InputError):
         interventions.model_shape("vision")
+
+
+def test_the_pickers_offer_exactly_the_served_models_heads(served):
+    from components.interventions import ui
+
+    layers, heads = ui.pick_shape("decoder", 0, "head 7")
+    assert [c[0] if isinstance(c, (list, tuple)) else c for c in layers["choices"]] == [0, 1]
+    names = [c[0] if isinstance(c, (list, tuple)) else c for c in heads["choices"]]
+    assert [n for n in names if n.startswith("head ")] == [f"head {h}" for h in range(6)]  # 6 heads, not 12
+    assert heads["value"] == "head 0"  # head 7 does not exist here: back to head 0

@@ -116,3 +116,21 @@ def test_the_model_view_is_tall_enough_for_every_layer():
         html = views.tab_views(np.full((layers, 2, 3, 3), 1 / 3), ["a", "b", "c"], None, "m", 64)[1]
         height = int(re.search(r"height:(\d+)px", html).group(1))
         assert height >= 100 * layers + 200, (layers, height)  # ~100 px a row of thumbnails, plus the header
+
+
+def test_ner_training_writes_the_train_tabs_link_and_the_pickers_follow_the_model():
+    """The Train tab promises a link after a run: NER training writes it into the NER column's bar
+    (the classifier's bar is hidden then); Interventions re-reads the model's shape on a change."""
+    import app
+    from components.shell import links
+
+    demo = app.build_app()
+    names = {p.name for p in links.registered()["train"].params}
+    assert {"task", "ner_source", "ner_epochs", "ner_seed"} <= names
+    config = demo.get_config_file()
+    ids = {c["id"]: c.get("props", {}).get("elem_id") for c in config["components"]}
+    fns = {i: d for i, d in enumerate(config["dependencies"])}
+    writes_ner_bar = [d for d in fns.values() if "train-ner-link" in [ids.get(o) for o in d["outputs"]]]
+    assert writes_ner_bar, "nothing writes the NER link bar"
+    ner_train = [i for i, d in fns.items() if d.get("api_name") == "train_ner"]
+    assert ner_train and any(d.get("trigger_after") in ner_train for d in writes_ner_bar)
