@@ -5,12 +5,14 @@ settings type, its one validator and the limits the widgets need come along. Gen
 with tiny models and for other tabs, is `backend.engines.generation`.
 """
 
+from backend.decoding.api import LONG_DECODE_TOKENS
 from backend.decoding.api import (
     compare,
     decode,
     decode_by_hand,
     decode_stream,
     generation_attention,
+    plan,
     runs_on_engine,
     step_distribution,
 )
@@ -30,6 +32,7 @@ from backend.engines.generation.settings import (
 )
 
 __all__ = [
+    "LONG_DECODE_TOKENS",
     "BY_HAND_ACTIONS",
     "GROWTH_MAX_NEW",
     "BY_HAND_MAX_CONTINUE",
@@ -50,5 +53,6 @@ __all__ = [
     "decode_stream",
     "generation_attention",
     "runs_on_engine",
+    "plan",
     "step_distribution",
 ]

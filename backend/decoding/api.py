@@ -22,6 +22,7 @@ from backend.decoding import by_hand
 from backend.decoding import precision as precisions
 from backend.engines.generation.settings import PRECISIONS, parse_settings, parse_strategies
 from backend.runtime.errors import InputError, ModelLoadError
+from backend.runtime.plan import Plan
 from backend.runtime import config
 from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
 
@@ -71,6 +72,21 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     served = precisions.serve(lm, s.precision, progress)
     data = generate.decode(served.model, lm.tokenizer, prompt, s).to_dict()
     return _in_process(precisions.add_other(data, served), note)
+
+
+LONG_DECODE_TOKENS = 64  # a greedy / sampled decode of this many new tokens or more is long work here
+
+
+def plan(settings, model: str | None = None) -> Plan:
+    """Where one decode runs and whether it is long work here, decided once as the request joins the
+    queue (no network, no model: the engine's last health check only). Long: 64+ new tokens, beams
+    or several samples, unless the engine does it. Settings the handler will refuse raise LabError."""
+    s = parse_settings(settings)
+    long_here = s.max_new_tokens >= LONG_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
+    if (model or "").strip():
+        return Plan(long=long_here, note=remote.MODEL_BOX_NOTE if remote.configured_url() else None)
+    on = remote.would_serve(s)
+    return Plan(engine=on, long=long_here and not on)
 
 
 def runs_on_engine(settings) -> bool:

@@ -17,6 +17,7 @@ from backend.engines import remote_generation as remote
 from backend.hub.loader import get_hub
 from backend.hub.policy import resolve
 from backend.runtime.errors import LabError
+from backend.runtime.plan import Plan
 
 MODEL_BOX_NOTE = remote.MODEL_BOX_NOTE
 
@@ -37,15 +38,18 @@ class EngineModel:
         return dict(self.provenance)
 
 
-def engine_model(role: str, override: str | None = None, gen: dict | None = None) -> tuple[EngineModel | None, str | None]:
+def engine_model(role: str, override: str | None = None, gen: dict | None = None,
+                 plan: Plan | None = None) -> tuple[EngineModel | None, str | None]:
     """(the stand-in, or None; the note a result shows when an engine exists but this runs here).
 
     The engine may write a role's replies when the role resolves to a causal decoder (the instruct
     fallbacks, the corpus reader) and `gen` asks for nothing it would run differently. No engine
-    configured, or a role it cannot serve: (None, None), nothing to say."""
-    here, note = _stays_here(role, override, gen)
-    if here:
-        return None, note
+    configured, or a role it cannot serve: (None, None), nothing to say. A request's `plan` (made
+    by `plan_for` as it joined the queue) already holds that answer: it is used, not asked again."""
+    if plan is None:
+        plan = plan_for(role, override, gen)
+    if not plan.engine:
+        return None, plan.note
     try:
         eng = remote.engine()
     except remote.EngineUnavailable as exc:
@@ -58,13 +62,21 @@ def engine_model(role: str, override: str | None = None, gen: dict | None = None
 
 def may_serve(role: str, override: str | None = None, gen: dict | None = None) -> bool:
     """Will the engine write this role's replies, as far as its last health check knows? No
-    network and no model: the lanes ask it as a request joins the queue."""
-    return not _stays_here(role, override, gen)[0] and remote.last_known_up()
+    network and no model."""
+    plan = plan_for(role, override, gen)
+    return plan.engine and not plan.long
 
 
-def _stays_here(role: str, override: str | None, gen: dict | None) -> tuple[bool, str | None]:
-    """(True, the note or None) when this role's replies are written here whatever the engine's
-    health; (False, None) when the engine may write them. No network."""
+def plan_for(role: str, override: str | None = None, gen: dict | None = None) -> Plan:
+    """The plan of a request for this role's replies: may the engine write them (`gate`), and is it
+    long work here (the engine may not, or its last health check was not up). No network."""
+    here, note = gate(role, override, gen)
+    return Plan(engine=not here, long=here or not remote.last_known_up(), note=note)
+
+
+def gate(role: str, override: str | None, gen: dict | None) -> tuple[bool, str | None]:
+    """The engine gate: (True, the note or None) when this role's replies are written here whatever
+    the engine's health; (False, None) when the engine may write them. No network."""
     if not remote.configured_url():
         return True, None
     try:

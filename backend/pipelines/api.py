@@ -28,6 +28,7 @@ from backend.engines.text import split_lines
 from backend.pipelines.encoders import AGGREGATIONS
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
 from backend.runtime.errors import InputError, LabError
+from backend.runtime.plan import Plan
 from backend.runtime.validation import as_bool, as_int, check_template, check_text, one_of, opt_text
 
 STRATEGIES = ("greedy", "sample", "beam")
@@ -242,12 +243,13 @@ def _qa_model(override, qa_method: str, progress) -> tuple:
 @_timed
 @gpu_task(duration=120)
 def summarize(text, max_new_tokens=60, min_new_tokens=10, num_beams=0, reference: str | None = None,
-              override: str | None = None, progress=None) -> dict:
-    """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default."""
+              override: str | None = None, progress=None, plan: Plan | None = None) -> dict:
+    """A summary; ROUGE against `reference` when one is given. num_beams 0: the checkpoint's default.
+    `plan`: where it runs, as `plan("summarize", ...)` decided when the request was admitted."""
     settings = _seq2seq_settings(max_new_tokens, min_new_tokens, num_beams)
     text, reference = check_text(text), check_text(reference, "reference")
     r = _instruct_task("summarize", override, settings, progress,
-                       lambda lm: tasks.summarize(lm, text, settings, reference=reference))
+                       lambda lm: tasks.summarize(lm, text, settings, reference=reference), plan)
     return summary_checks.run(r, text, reference, settings, lambda role: _summary_model(role, progress, r))
 
 
@@ -270,21 +272,23 @@ def _summary_model(role: str, progress, r: dict):
 @_timed
 @gpu_task(duration=120)
 def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, num_beams=0,
-              reference: str | None = None, override: str | None = None, progress=None) -> dict:
-    """A translation; BLEU against `reference` when one is given. num_beams 0: the checkpoint's default."""
+              reference: str | None = None, override: str | None = None, progress=None,
+              plan: Plan | None = None) -> dict:
+    """A translation; BLEU against `reference` when one is given. num_beams 0: the checkpoint's default.
+    `plan`: where it runs, as `plan("translate", ...)` decided when the request was admitted."""
     settings = _seq2seq_settings(max_new_tokens, 0, num_beams)
     text, reference = check_text(text), check_text(reference, "reference")
     source = one_of("source", source, LANGUAGE_NAMES, default="en")
     target = one_of("target", target, LANGUAGE_NAMES, default="de")
     return _instruct_task("translate", override, settings, progress,
-                          lambda lm: tasks.translate(lm, text, source, target, settings, reference=reference))
+                          lambda lm: tasks.translate(lm, text, source, target, settings, reference=reference), plan)
 
 
-def _instruct_task(task: str, override: str | None, settings: dict, progress, run) -> dict:
+def _instruct_task(task: str, override: str | None, settings: dict, progress, run, plan: Plan | None = None) -> dict:
     """`run(lm)` on the generation engine when it may write this role's replies (an instruct
     fallback: `engine_models.engine_model`), else, or when the engine fails before its reply,
     with the role's model loaded here; the result's `engine` says which, and why."""
-    stand_in, note = engine_models.engine_model(config.TASK_ROLES[task], override, settings)
+    stand_in, note = engine_models.engine_model(config.TASK_ROLES[task], override, settings, plan=plan)
     if stand_in is not None:
         try:
             r = run(stand_in)
@@ -356,18 +360,27 @@ def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, te
         yield completion, n, (r if r is None else _with_waits(_in_process(r, note), waited))
 
 
-def runs_on_engine(task: str, override: str | None = None, settings: dict | None = None) -> bool:
-    """Will the generation engine do this task's generation, as far as its last health check knows?
-    `settings`: generate_text's (as `_generation` returns them), or the seq2seq widgets' (num_beams).
-    No network and no model: the lanes ask it as a request joins the queue."""
-    if (override or "").strip() or not remote.configured_url():
-        return False
+def plan(task: str, override: str | None = None, settings: dict | None = None) -> Plan:
+    """Where this task's generation runs (`backend.runtime.plan.Plan`), decided once as the request
+    joins the queue: no network and no model (the engine's last health check only). `settings`:
+    generate_text's (as `_generation` returns them), or the seq2seq widgets' (num_beams)."""
+    if not remote.configured_url():
+        return Plan(long=True)
     if task == "generate_text":
+        if (override or "").strip():
+            return Plan(long=True, note=remote.MODEL_BOX_NOTE)
         try:
-            return remote.would_serve(parse_settings(settings))
+            reason = remote.in_process_reason(parse_settings(settings))
         except LabError:
-            return False
-    return engine_models.may_serve(config.TASK_ROLES[task], None, settings)
+            return Plan(long=True)  # refused by the handler in its own words
+        return Plan(engine=reason is None, long=reason is not None or not remote.last_known_up(), note=reason)
+    return engine_models.plan_for(config.TASK_ROLES[task], override, settings)
+
+
+def runs_on_engine(task: str, override: str | None = None, settings: dict | None = None) -> bool:
+    """Will the generation engine do this task's generation, as far as its last health check knows?"""
+    p = plan(task, override, settings)
+    return p.engine and not p.long
 
 
 def _engine_side(eng: remote.Engine) -> tuple:

@@ -14,8 +14,9 @@ from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
 from components.shell import (
-    SHORT_DECODE_TOKENS, decode_lane_reader, engine_or_long_slot, md_text, model_badge, readable_error, user_errors,
+    engine_or_long_slot, md_text, model_badge, planned, readable_error, user_errors,
 )
+from components.shell.plans import current
 from components.decoding.plots import (
     beam_tree_figure,
     compare_figure,
@@ -147,9 +148,10 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         top_n, precision, temps_text, model=""):
     """Stream one run into the UI, then fill the table, plots and JSON."""
     try:
-        settings = decoding.DecodeSettings.from_dict(_settings(
-            strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty, no_repeat_ngram_size,
-            early_stopping, num_return_sequences, repetition_penalty, seed, chat_template, top_n, precision))
+        raw = _settings(strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty,
+                        no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty, seed,
+                        chat_template, top_n, precision)
+        settings = decoding.DecodeSettings.from_dict(raw)
         temps = _parse_temps(temps_text)
         skip = [gr.skip()] * 9
         label, total = settings.label(), settings.max_new_tokens
@@ -159,8 +161,8 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         model = (model or "").strip() or None
         # With a generation engine this handler is in the decode lane: work that stays in this
         # process and is long (beam, 64+ tokens, a model-box model) first takes the long lane's slot.
-        on_engine = model is None and decoding.runs_on_engine(settings)
-        with engine_or_long_slot(on_engine or not _long_here(settings), "generation"), \
+        plan = current(lambda _: decoding.plan(raw, model), ())
+        with engine_or_long_slot(not plan.long, "generation"), \
                 contextlib.closing(decoding.decode_stream(prompt, settings, model=model)) as stream:
             for text, res in stream:
                 if res is None:
@@ -192,19 +194,13 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         raise readable_error(exc, "run") from None
 
 
-def _long_here(settings) -> bool:
-    return (settings.max_new_tokens >= SHORT_DECODE_TOKENS or settings.strategy == "beam"
-            or settings.num_return_sequences > 1)
-
-
-def _lane_settings(args: tuple) -> tuple[dict, bool]:
-    """The run's settings from its positional inputs (prompt, the 14 knobs, precision, temps, model),
-    and whether the engine may run it: what the decode lane's admission needs."""
+def _decode_plan(args: tuple):
+    """The run's plan from its positional inputs (prompt, the 14 knobs, precision, temps, model box)."""
     model = args[17] if len(args) > 17 else ""
-    return _settings(*args[1:16]), not (isinstance(model, str) and model.strip())
+    return decoding.plan(_settings(*args[1:16]), model if isinstance(model, str) else "")
 
 
-decode_lane_reader(run, _lane_settings)
+planned(run, _decode_plan)
 
 
 @user_errors
@@ -283,3 +279,6 @@ def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
     sequence_logprob, perplexity, distinct_2, distinct_3, n_new_tokens, tokens_per_s, settings},
     "model"}."""
     return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies)
+
+
+planned(decode_api, lambda args: decoding.plan(args[1] if len(args) > 1 else None), shell_slot=True)

@@ -13,7 +13,8 @@ from backend.runtime.errors import LabError
 from components.pipelines import plots as show
 from components.pipelines import summary_view
 from components.pipelines.references import SUMMARY_PAIRS, TRANSLATION_PAIRS, _own_reference, _say_dropped
-from components.shell import engine_lane_reader, engine_or_long_slot, md_text, user_errors
+from components.shell import engine_or_long_slot, md_text, planned, user_errors
+from components.shell.plans import current
 
 
 LANGUAGES = [("English", "en"), ("German", "de"), ("French", "fr"), ("Spanish", "es"),
@@ -56,10 +57,10 @@ def run_qa(context, question, top_n, model_box, progress=gr.Progress()):
 @user_errors
 def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, SUMMARY_PAIRS)
-    with engine_or_long_slot(_summary_on_engine((text, max_new_tokens, min_new_tokens, num_beams, reference,
-                                                 model_box)), "summary"):
+    plan = current(_summary_plan, (text, max_new_tokens, min_new_tokens, num_beams, reference, model_box))
+    with engine_or_long_slot(not plan.long, "summary"):
         r = pipelines.summarize(text, max_new_tokens, min_new_tokens, num_beams, reference,
-                                override=model_box, progress=progress)
+                                override=model_box, progress=progress, plan=plan)
     _say_dropped(r, dropped)
     summary = gr.update(value=r["summary"], label=show.output_label(r, "Summary", "summarise"))
     base = r["baseline"]
@@ -72,10 +73,10 @@ def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, mo
 @user_errors
 def run_translate(text, source, target, max_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, TRANSLATION_PAIRS)
-    with engine_or_long_slot(_translation_on_engine((text, source, target, max_new_tokens, num_beams, reference,
-                                                     model_box)), "translation"):
+    plan = current(_translation_plan, (text, source, target, max_new_tokens, num_beams, reference, model_box))
+    with engine_or_long_slot(not plan.long, "translation"):
         r = pipelines.translate(text, source, target, max_new_tokens, num_beams, reference,
-                                override=model_box, progress=progress)
+                                override=model_box, progress=progress, plan=plan)
     _say_dropped(r, dropped)
     translation = gr.update(value=r["translation"], label=show.output_label(r, "Translation", "translate"))
     return show.badge(r), translation, show.bleu_line(r), r
@@ -91,7 +92,7 @@ def run_fill_mask(text, top_k, model_box, progress=gr.Progress()):
 def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
                  progress=gr.Progress()):
     args = (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box)
-    with engine_or_long_slot(_generation_on_engine(args), "generation"):
+    with engine_or_long_slot(not current(_generation_plan, args).long, "generation"):
         r = pipelines.generate_text(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
                                     override=model_box, progress=progress)
     return show.badge(r), r["generated_text"], r
@@ -111,7 +112,7 @@ def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
     yield "", "", first, None, hidden  # no stale result while this one runs
     args = (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box)
     try:
-        with engine_or_long_slot(_generation_on_engine(args), "generation"), contextlib.closing(stream):
+        with engine_or_long_slot(not current(_generation_plan, args).long, "generation"), contextlib.closing(stream):
             for completion, n, r in stream:
                 if r is None:
                     yield gr.skip(), _joined(prompt, completion), show.token_counter(n, total), gr.skip(), gr.skip()
@@ -133,30 +134,28 @@ def _beams(value) -> int:
         return 0
 
 
-def _summary_on_engine(args: tuple) -> bool:
+def _summary_plan(args: tuple):
     text, max_new, min_new, beams, reference, model = (tuple(args) + (None,) * 6)[:6]
-    return pipelines.runs_on_engine("summarize", model if isinstance(model, str) else None,
-                                    {"num_beams": _beams(beams)})
+    return pipelines.plan("summarize", model if isinstance(model, str) else None, {"num_beams": _beams(beams)})
 
 
-def _translation_on_engine(args: tuple) -> bool:
+def _translation_plan(args: tuple):
     text, src, tgt, max_new, beams, reference, model = (tuple(args) + (None,) * 7)[:7]
-    return pipelines.runs_on_engine("translate", model if isinstance(model, str) else None,
-                                    {"num_beams": _beams(beams)})
+    return pipelines.plan("translate", model if isinstance(model, str) else None, {"num_beams": _beams(beams)})
 
 
-def _generation_on_engine(args: tuple) -> bool:
+def _generation_plan(args: tuple):
     prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model = (tuple(args) + (None,) * 9)[:9]
     settings = {"strategy": strategy, "max_new_tokens": max_new, "temperature": temperature, "top_k": top_k,
                 "top_p": top_p, "num_beams": beams, "seed": seed}
-    return pipelines.runs_on_engine("generate_text", model if isinstance(model, str) else None, settings)
+    return pipelines.plan("generate_text", model if isinstance(model, str) else None, settings)
 
 
 def _joined(prompt, completion: str) -> str:
     return (prompt if isinstance(prompt, str) else "") + completion
 
 
-engine_lane_reader(run_summarize, _summary_on_engine)
-engine_lane_reader(run_translate, _translation_on_engine)
-engine_lane_reader(run_generate, _generation_on_engine)
-engine_lane_reader(stream_generate, _generation_on_engine)
+planned(run_summarize, _summary_plan)
+planned(run_translate, _translation_plan)
+planned(run_generate, _generation_plan)
+planned(stream_generate, _generation_plan)

@@ -14,10 +14,12 @@ import gradio as gr
 from backend import search
 from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
-    engine_lane_reader, engine_or_long_slot, error_box, file_path, md_text, model_badge, raw_json, user_errors,
+    engine_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
 from components.search.plots import map_caption, map_figure, tradeoff_figure
+from components.shell.plans import current
 from components.shell.session import session_of
+from backend.runtime.plan import Plan
 
 CORPUS_CHOICES = [("Glossary of the book's topics (built in)", "glossary"),
                   ("API docs: docstrings of installed libraries (built in)", "docstrings"),
@@ -164,7 +166,7 @@ def after_search(res):
 
 @user_errors
 def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
-    with engine_or_long_slot(search.reader_on_engine(), "reader"):
+    with engine_or_long_slot(not current(_reader_plan, ()).long, "reader"):
         out = search.ask(_session(request), question, k, progress=progress)
     passages = out["passages"]
     how = ("an extractive QA model picked the answer span" if out["reader_method"] == "model"
@@ -181,9 +183,14 @@ def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
     return md, out, model_badge(out["model"])
 
 
-# With a generation engine the reader's answer is the engine's work: Ask joins the decode lane
-# (common.engine_lane), and takes the long lane's slot only when it reads here.
-engine_lane_reader(ask, lambda args: search.reader_on_engine())
+def _reader_plan(args: tuple) -> Plan:
+    """With a generation engine the reader's answer is the engine's work: Ask joins the decode lane
+    (`engine_lane`), and takes the long lane's slot only when it reads here."""
+    on_engine = search.reader_on_engine()
+    return Plan(engine=on_engine, long=not on_engine)
+
+
+planned(ask, _reader_plan)
 
 
 @user_errors

@@ -12,7 +12,8 @@ from backend.runtime import budget
 from backend.runtime.errors import LabError
 from components.shell import gradio_patches
 from components.shell.errors import readable_error
-from components.shell.lanes import CANCEL_POLL_S, _is_long, _lane_slot
+from components.shell import plans
+from components.shell.lanes import CANCEL_POLL_S, _lane_slot
 
 # ---------------------------------------------------------------- budget and cancel
 # A cancel (the Stop button, `job.cancel()` from gradio_client, a closed page) cancels the
@@ -57,16 +58,27 @@ def _unregister(b: budget.Budget) -> None:
 
 
 @contextlib.contextmanager
-def request_budget(args: tuple = (), kwargs: dict | None = None):
+def request_budget(args: tuple = (), owner=None):
     """The request's budget (deadline + stop flag), watched for a cancel while the handler runs;
-    a long job first waits for the long lane's slot."""
+    a long job first waits for the long lane's slot: every job of the long lane, and in the decode
+    lane a request of an `owner` that leaves its slot to the shell (`plans.planned(shell_slot=True)`)
+    whose plan is long."""
     with budget.scope() as b:
         lane = _register(b)
         try:
-            with _lane_slot(b, _is_long(lane, args, kwargs or {})):
+            with _lane_slot(b, _takes_long_slot(lane, args, owner)):
                 yield b
         finally:
             _unregister(b)
+
+
+def _takes_long_slot(lane: str | None, args: tuple, owner) -> bool:
+    if lane == "long":
+        return True
+    if lane != "decode" or not getattr(owner, "shell_slot", False):
+        return False
+    plan = plans.admitted() or plans.plan_of(owner, args)
+    return plan is not None and plan.long
 
 
 def bounded_steps(gen, b: budget.Budget):
@@ -112,7 +124,7 @@ def user_errors(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            with request_budget(args, kwargs):
+            with request_budget(args, wrapper):
                 return fn(*args, **kwargs)
         except LabError as exc:
             raise readable_error(exc, fn.__name__) from None

@@ -7,7 +7,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 
 | patch | internal | why |
 |---|---|---|
-| `admit_at_queue_door` | `Blocks._queue.push`, `event_ids_to_events`, `active_jobs`, `event_queue_per_concurrency_id` | refuse a request as it joins the queue (Gradio 6 has no admission hook) |
+| `admit_at_queue_door` | `Blocks._queue.push`, `event_ids_to_events`, `active_jobs`, `event_queue_per_concurrency_id`, the queue `Event` | refuse a request as it joins the queue (Gradio 6 has no admission hook); keep its plan on its event |
 | `current_event` | `gradio.context.LocalContext`, `_queue.event_ids_to_events` | a sync handler's thread is not told of a cancel: the watcher polls the event |
 | `current_session_hash` | `LocalContext.request` | the failed handler's message reaches the `.failure` listener |
 | `word_input_errors` | `Blocks._format_processing_error`, `validate_inputs`, `preprocess_data` | Gradio's own input errors named its internals |
@@ -32,19 +32,22 @@ def _waiting_ids(queue) -> set[str]:
 
 
 def queue_events(queue) -> list[tuple]:
-    """(session, fn, data, running) of the events waiting in a lane or running now. Gradio keeps
-    a finished event in `event_ids_to_events` until after its answer is sent (it closes it out
-    after): such an event is neither waiting nor in `active_jobs`, and does not count."""
+    """(session, fn, data, running, plan) of the events waiting in a lane or running now, `plan` the
+    one admission kept with the event (None: none). Gradio keeps a finished event in
+    `event_ids_to_events` until after its answer is sent (it closes it out after): such an event is
+    neither waiting nor in `active_jobs`, and does not count."""
     waiting = _waiting_ids(queue)
     active = {e._id for job in list(queue.active_jobs) if job for e in job}
-    return [(e.session_hash, e.fn, getattr(e.data, "data", None), e._id not in waiting)
+    return [(e.session_hash, e.fn, getattr(e.data, "data", None), e._id not in waiting, getattr(e, "tlab_plan", None))
             for e in list(queue.event_ids_to_events.values()) if e._id in waiting or e._id in active]
 
 
-def admit_at_queue_door(demo, refusal, on_refused=None) -> None:
-    """Patch `demo._queue.push` so `refusal(events, session_hash, fn, data)` (None: admit) is asked
-    as each request joins the queue; a refusal answers as Gradio's own validation error does (the
-    page shows it; gradio_client raises it). Gradio 6 has no supported admission hook."""
+def admit_at_queue_door(demo, admit, on_refused=None) -> None:
+    """Patch `demo._queue.push` so `admit(events, session_hash, fn, data)` -> (why refused or None,
+    the request's plan or None) is asked as each request joins the queue. A refusal answers as
+    Gradio's own validation error does (the page shows it; gradio_client raises it); an admitted
+    request keeps its plan on its queue Event (`tlab_plan`), where its handler finds it
+    (`current_event`). Gradio 6 has no supported admission hook."""
     from gradio import route_utils
 
     queue = demo._queue
@@ -55,14 +58,20 @@ def admit_at_queue_door(demo, refusal, on_refused=None) -> None:
             fn = route_utils.get_fn(queue.blocks, None, body)
         except Exception:  # an unknown fn_index: Gradio's own push answers it
             return await push(body, request, username)
-        why = refusal(queue_events(queue), body.session_hash, fn, body.data)
+        why, plan = admit(queue_events(queue), body.session_hash, fn, body.data)
         for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
             if why is None:
                 break
             await asyncio.sleep(FINISHING_POLL_S)
-            why = refusal(queue_events(queue), body.session_hash, fn, body.data)
+            why, plan = admit(queue_events(queue), body.session_hash, fn, body.data)
         if why is None:
-            return await push(body, request, username)
+            answer = await push(body, request, username)
+            # No await between push's return and this line: the handler, which runs after the queue's
+            # loop next gets control, finds the plan (an event already started computes its own).
+            event = queue.event_ids_to_events.get(getattr(body, "event_id", None) or "")
+            if plan is not None and event is not None:
+                event.tlab_plan = plan
+            return answer
         if on_refused is not None:
             on_refused(why)
         return False, [{"__type__": "validate", "is_valid": False, "message": why,

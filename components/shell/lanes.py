@@ -11,7 +11,9 @@ import threading
 
 from backend.runtime import budget
 from backend.runtime.config import get_settings
-from backend.runtime.errors import InputError, LabError
+from backend.runtime.errors import InputError
+from backend.runtime.plan import Plan
+from components.shell import plans
 
 CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
 
@@ -31,7 +33,7 @@ CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
 SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
 # With a generation engine (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
-# the engine batches them, and a decode it runs is never long work here (see _is_long).
+# the engine batches them, and a decode it runs is never long work here (its plan says so).
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
     get_settings().model_concurrency + 1,
     get_settings().generation_concurrency if get_settings().generation_url else 0)}
@@ -40,49 +42,15 @@ DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
 #   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
 BATCH_LANE: dict = {"concurrency_id": "batch",
                     "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}
-SHORT_DECODE_TOKENS = 64  # a greedy / sampled decode of fewer new tokens is short work
 LONG_SLOT = threading.BoundedSemaphore(get_settings().model_concurrency)  # held by every job of the long lane
 
 
-def _is_long(concurrency_id: str | None, args: tuple, kwargs: dict, engine_ok: bool = True) -> bool:
-    """Does this job belong to the long lane? A decode is long from 64 tokens, or with beams / samples,
-    unless the generation engine does the work (`engine_ok`: False when the request must run here,
-    e.g. a model-box model)."""
-    if concurrency_id == "long":
-        return True
-    if concurrency_id != "decode":
-        return False
-    from backend.decoding import parse_settings, runs_on_engine
-
-    try:
-        raw = kwargs.get("settings", args[1] if len(args) > 1 else None)
-        s = parse_settings(raw)
-    except LabError:
-        return False  # refused at once by the handler itself
-    if engine_ok and runs_on_engine(s):  # the engine does the work (last health check: up); no network here
-        return False
-    return s.max_new_tokens >= SHORT_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
-
-
-def decode_lane_reader(fn, reader):
-    """Let a tab's own handler join the decode lane: `reader(args)` -> (settings dict, may the engine
-    run it) from the handler's positional inputs, so admission can tell a long decode from a short one."""
-    fn.lane_settings = reader
-    return fn
-
-
-def engine_lane_reader(fn, reader):
-    """Let a handler whose generation the engine may do (summaries, translations, the corpus reader,
-    Pipelines generation) join the decode lane when the page has an engine (`engine_lane()`):
-    `reader(args)` -> will the engine do it (its last health check; no network). Admission counts
-    it as long work when it will run here, and the handler takes the long slot (`engine_or_long_slot`)."""
-    fn.lane_engine = reader
-    return fn
-
-
 def engine_lane() -> dict:
-    """The lane of an `engine_lane_reader` handler, read when the page is built: the decode lane with
-    a generation engine (it batches the class's requests), the long lane without one."""
+    """The lane of a handler whose generation the engine may do (summaries, translations, the corpus
+    reader, Pipelines generation), read when the page is built: the decode lane with a generation
+    engine (it batches the class's requests), the long lane without one. Its plan (`plans.planned`)
+    says at admission whether a request is long work here; the handler then takes the long slot
+    (`engine_or_long_slot`)."""
     global _ENGINE_LANE
     _ENGINE_LANE = bool(get_settings().generation_url)
     return DECODE_LANE if _ENGINE_LANE else LONG_LANE
@@ -143,34 +111,24 @@ def _lane_slot(b: budget.Budget, long: bool):
 LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
 
 
-def _event_is_long(fn, data) -> bool:
+def _event_is_long(fn, data, plan: Plan | None = None) -> bool:
+    """Is this request long work? Every job of the long lane is; in the decode lane, the request's
+    plan says (`plan`: the one kept with a queued request; else planned from its values)."""
     concurrency_id = getattr(fn, "concurrency_id", None)
-    if concurrency_id not in ("long", "decode"):
+    if concurrency_id == "long":
+        return True
+    if concurrency_id != "decode":
         return False
-    reader, engine_reader, f = None, None, getattr(fn, "fn", None)
-    while f is not None and reader is None and engine_reader is None:  # through guard's wrappers to the handler
-        reader, engine_reader = getattr(f, "lane_settings", None), getattr(f, "lane_engine", None)
-        f = getattr(f, "__wrapped__", None)
-    if engine_reader is not None and concurrency_id == "decode":  # long unless the engine will do it
-        try:
-            return not engine_reader(tuple(data or ()))
-        except Exception:  # noqa: BLE001  values the handler itself will refuse
-            return False
-    if reader is not None and concurrency_id == "decode":  # a tab's handler: its settings from its inputs
-        try:
-            settings, engine_ok = reader(tuple(data or ()))
-        except Exception:  # noqa: BLE001  values the handler itself will refuse
-            return False
-        return _is_long(concurrency_id, (None, settings), {}, engine_ok)
-    return _is_long(concurrency_id, tuple(data or ()), {})
+    plan = plan if plan is not None else plans.plan_of(fn, data)
+    return plan is not None and plan.long
 
 
-def lane_refusal(events, session_hash: str | None, fn, data) -> str | None:
+def lane_refusal(events, session_hash: str | None, fn, data, plan: Plan | None = None) -> str | None:
     """Why a request may not join the queue now (None: it may). `events`: the queue's events
-    (waiting or running) as (session_hash, fn, data, running)."""
-    if not _event_is_long(fn, data):
+    (waiting or running) as (session_hash, fn, data, running, plan)."""
+    if not _event_is_long(fn, data, plan):
         return None
-    long_events = [(s, running) for s, f, d, running in events if _event_is_long(f, d)]
+    long_events = [(s, running) for s, f, d, running, p in events if _event_is_long(f, d, p)]
     if session_hash and any(s == session_hash for s, _ in long_events):
         return ("You already have a long job (a build, a summary, a long generation) waiting or "
                 "running: wait for it to finish, or press Stop, then start the next one.")
@@ -180,10 +138,16 @@ def lane_refusal(events, session_hash: str | None, fn, data) -> str | None:
     return None
 
 
+def admit(events, session_hash: str | None, fn, data) -> tuple[str | None, Plan | None]:
+    """As a request joins the queue: plan it once (its handler and backend use that plan), then
+    (why it is refused or None, the plan)."""
+    plan = plans.plan_of(fn, data)
+    return lane_refusal(events, session_hash, fn, data, plan), plan
+
 
 def admit_fairly(demo) -> None:
     """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above)."""
     from components.shell import gradio_patches
     from components.shell.errors import _input_log
 
-    gradio_patches.admit_at_queue_door(demo, lane_refusal, lambda why: _input_log().info("lane: %s", why[:120]))
+    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]))

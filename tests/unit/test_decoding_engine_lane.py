@@ -9,7 +9,6 @@ from types import SimpleNamespace
 
 import pytest
 
-import backend.decoding as decoding_backend
 from backend.runtime.errors import InputError
 from components.shell import lanes as common
 from components.decoding import handlers as tab
@@ -29,14 +28,16 @@ def _event(args):
 
 @pytest.mark.parametrize("engine_up", [True, False])
 def test_admission_reads_the_tabs_settings_and_where_they_run(monkeypatch, engine_up):
-    monkeypatch.setattr(decoding_backend, "runs_on_engine", lambda s: engine_up and s.strategy != "beam")
-    settings, engine_ok = tab._lane_settings(_args())
-    assert settings["strategy"] == "greedy" and settings["max_new_tokens"] == 32 and engine_ok
+    from backend.engines import remote_generation as remote
+
+    monkeypatch.setattr(remote, "would_serve", lambda s: engine_up and s.strategy != "beam")
+    plan = tab._decode_plan(_args())
+    assert not plan.long and plan.engine is engine_up  # 32 greedy tokens: short here, the engine's when it is up
     assert _event(_args(strategy="beam", max_new=8))  # beam never runs on the engine: long
     assert _event(_args(max_new=100)) is (not engine_up)  # 100 greedy tokens: the engine's, or long here
     assert not _event(_args(max_new=8))  # a short decode is short wherever it runs
     assert _event(_args(max_new=100, model="session:tinygpt-x"))  # a model-box model always runs here
-    assert tab._lane_settings(_args(model="  "))[1]  # an empty box is no model
+    assert tab._decode_plan(_args(model="  ", max_new=100)).engine is engine_up  # an empty box is no model
 
 
 def test_unreadable_inputs_are_left_to_the_handler_to_refuse():

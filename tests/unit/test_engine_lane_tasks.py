@@ -13,6 +13,7 @@ import pytest
 from backend import pipelines as pipelines_backend
 from backend import search as search_backend
 from backend.engines import remote_generation as remote
+from backend.runtime.plan import Plan
 from components.shell import lanes as common
 from components.pipelines import handlers as tab
 from components.search import ui as search_tab
@@ -34,13 +35,15 @@ GENERATION = ("Once", "greedy", 48, 0.7, 50, 0.9, 4, 0, "")
 def test_admission_asks_where_each_task_runs(monkeypatch, engine_up):
     asked = []
 
-    def runs(task, override=None, settings=None):
+    def plan(task, override=None, settings=None):
         asked.append((task, override, settings))
         if task == "generate_text":
-            return engine_up and not override and settings["strategy"] != "beam"
-        return engine_up and not override and not (settings or {}).get("num_beams")
+            on = engine_up and not override and settings["strategy"] != "beam"
+        else:
+            on = engine_up and not override and not (settings or {}).get("num_beams")
+        return Plan(engine=on, long=not on)
 
-    monkeypatch.setattr(pipelines_backend, "runs_on_engine", runs)
+    monkeypatch.setattr(pipelines_backend, "plan", plan)
     monkeypatch.setattr(search_backend, "reader_on_engine", lambda: engine_up)
     assert _event(tab.run_summarize, SUMMARY) is (not engine_up)
     assert _event(tab.run_summarize, SUMMARY[:3] + (4,) + SUMMARY[4:])  # beams: here, long

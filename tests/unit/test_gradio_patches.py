@@ -42,19 +42,24 @@ def test_the_queue_has_the_internals_admission_reads():
 
 
 def test_a_refusal_answers_at_the_door_as_a_validation_error_and_an_admission_reaches_gradio():
+    from backend.runtime.plan import Plan
+
     demo = _queued_demo()
     queue = demo._queue
     pushed, refused, seen = [], [], []
+    event, plan = SimpleNamespace(_id="event-1"), Plan(long=True)
 
-    async def original(body, request, username):
+    async def original(body, request, username):  # as Gradio's push: an Event under body.event_id
         pushed.append(body)
+        body.event_id = "event-1"
+        queue.event_ids_to_events["event-1"] = event
         return True, "event-1"
 
     queue.push = original
 
     def refusal(events, session_hash, fn, data):
         seen.append((events, session_hash, getattr(fn, "api_name", None), data))
-        return "no" if data == ["refuse me"] else None
+        return ("no", None) if data == ["refuse me"] else (None, plan)
 
     gp.FINISHING_POLLS, polls = 1, gp.FINISHING_POLLS
     try:
@@ -65,6 +70,8 @@ def test_a_refusal_answers_at_the_door_as_a_validation_error_and_an_admission_re
         assert answer[0]["__type__"] == "validate" and refused == ["no"] and pushed == []
         body = SimpleNamespace(session_hash="s1", data=["fine"], fn_index=0, trigger_id=None)
         assert asyncio.run(queue.push(body, None, None)) == (True, "event-1") and pushed == [body]
+        assert event.tlab_plan is plan  # the admitted request keeps its plan, for its handler
+        assert gp.queue_events(queue) == []  # neither waiting nor running: not counted
     finally:
         gp.FINISHING_POLLS = polls
     assert seen[0][1] == "s1" and seen[0][2] == "echo"

@@ -110,13 +110,11 @@ def test_without_an_engine_results_say_in_process_and_nothing_else(monkeypatch, 
 
 
 def test_a_decode_for_the_engine_is_not_long_work_for_the_lanes(fake):
-    from components.shell.lanes import _is_long
-
     settings = {"max_new_tokens": 64}
-    assert _is_long("decode", (PROMPT, settings), {})  # the engine's health is not known yet: in-process rules
+    assert decoding.plan(settings).long  # the engine's health is not known yet: in-process rules
     remote.engine()
-    assert not _is_long("decode", (PROMPT, settings), {})
-    assert _is_long("decode", (PROMPT, {"strategy": "beam", "max_new_tokens": 8}), {})
+    assert not decoding.plan(settings).long and decoding.plan(settings).engine
+    assert decoding.plan({"strategy": "beam", "max_new_tokens": 8}).long
 
 
 def test_the_stats_line_names_the_engine(fake):

@@ -9,17 +9,18 @@ import pytest
 
 from components.shell import lanes as common
 from components.shell.lanes import LONG_WAITING_MAX, lane_refusal
+from components.decoding.handlers import decode_api
 from components.pipelines.plots import label_bars
 
 LONG = types.SimpleNamespace(concurrency_id="long")
 SHORT = types.SimpleNamespace(concurrency_id="model")
-DECODE = types.SimpleNamespace(concurrency_id="decode")
+DECODE = types.SimpleNamespace(concurrency_id="decode", fn=decode_api)  # planned: long from its settings
 LONG_DECODE = ["a prompt", {"strategy": "beam", "num_beams": 4, "max_new_tokens": 32}]
 SHORT_DECODE = ["a prompt", {"strategy": "greedy", "max_new_tokens": 8}]
 
 
 def test_a_visitor_may_hold_one_long_job_and_any_short_ones():
-    mine = [("me", LONG, [], True)]
+    mine = [("me", LONG, [], True, None)]
     assert "already have a long job" in lane_refusal(mine, "me", LONG, [])
     assert "already have a long job" in lane_refusal(mine, "me", DECODE, LONG_DECODE)
     assert lane_refusal(mine, "me", SHORT, []) is None
@@ -28,15 +29,15 @@ def test_a_visitor_may_hold_one_long_job_and_any_short_ones():
 
 
 def test_the_long_lane_wait_is_bounded_for_everyone():
-    waiting = [(f"s{i}", LONG, [], False) for i in range(LONG_WAITING_MAX)]
-    running = [("r", LONG, [], True)]
+    waiting = [(f"s{i}", LONG, [], False, None) for i in range(LONG_WAITING_MAX)]
+    running = [("r", LONG, [], True, None)]
     assert "long-job lane is full" in lane_refusal(waiting + running, "new", LONG, [])
     assert lane_refusal(waiting[:-1] + running, "new", LONG, []) is None  # running jobs do not count
     assert lane_refusal(waiting, "new", SHORT, []) is None  # short work never waits on the long lane
 
 
 def test_a_bad_decode_settings_string_is_not_long(monkeypatch):
-    assert lane_refusal([("me", LONG, [], True)], "me", DECODE, ["p", "{not json"]) is None
+    assert lane_refusal([("me", LONG, [], True, None)], "me", DECODE, ["p", "{not json"]) is None
 
 
 def _multipart(n_files: int):
