@@ -8,11 +8,12 @@ from backend.compress.api import (
     DEFAULT_LAYERS,
     DEFAULT_SPARSITY,
     DEFAULT_TEMPERATURE,
+    LIVE_EPOCHS,
     RUNS,
     THROUGH,
     compress,
 )
 from backend.compress.use import compress_download, compress_predict, variant_keys
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_LAYERS", "DEFAULT_SPARSITY", "DEFAULT_TEMPERATURE", "RUNS", "THROUGH",
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_LAYERS", "DEFAULT_SPARSITY", "DEFAULT_TEMPERATURE", "LIVE_EPOCHS", "RUNS", "THROUGH",
            "compress", "compress_download", "compress_predict", "variant_keys"]

@@ -52,13 +52,15 @@ def default_folder() -> Path:
     return folder
 
 
-def _settings(temperature, alpha, layers, sparsity) -> compress_run.Settings:
+def _settings(temperature, alpha, layers, sparsity, epochs=None) -> compress_run.Settings:
     t = as_float("temperature", temperature, lo=0.5, hi=20.0)
     a = as_float("alpha", alpha, lo=0.0, hi=1.0)
     n = as_int("layers", layers, lo=1, hi=5)
     s = as_float("sparsity", sparsity, lo=0.05, hi=0.95)
+    e = LIVE_EPOCHS if epochs in (None, "") else as_int("epochs", epochs, lo=1, hi=6)
     return compress_run.Settings(temperatures=(round(t, 3),), alphas=(round(a, 3),), layers=distill.spread_layers(n),
-                                 epochs=LIVE_EPOCHS, learning_rate=compress_builder.DEFAULT.learning_rate, sparsities=(round(s, 2),), latency_runs=LIVE_LATENCY_RUNS)
+                                 epochs=e, learning_rate=compress_builder.DEFAULT.learning_rate,
+                                 sparsities=(round(s, 2),), latency_runs=LIVE_LATENCY_RUNS)
 
 
 def run_id(settings: compress_run.Settings) -> str:
@@ -119,12 +121,12 @@ def _shape(raw: dict, rid: str, source: str, seconds: float) -> dict:
 
 @gpu_task(duration=240)
 def compress(run="default", temperature=DEFAULT_TEMPERATURE, alpha=DEFAULT_ALPHA, layers=DEFAULT_LAYERS,
-             sparsity=DEFAULT_SPARSITY, through="all", progress=None) -> dict:
+             sparsity=DEFAULT_SPARSITY, through="all", epochs=LIVE_EPOCHS, progress=None) -> dict:
     """`/compress`: the chapter 8 benchmark. run="default": the run built at set-up, as it stood
     after step `through` (teacher, distil, quantize, onnx, onnx_int8, prune, all). run="custom":
     the learner's temperature (0.5-20), alpha (0-1), student layers (1-5 of 6) and sparsity
-    (0.05-0.95), run live through `through` from the cached teacher, continuing a run with the
-    same settings where it stopped. Returns rows (accuracy, latency mean/std, size, ratios),
+    (0.05-0.95) and distillation epochs (1-6), run live through `through` from the cached teacher,
+    continuing a run with the same settings where it stopped. Returns rows (accuracy, latency mean/std, size, ratios),
     pruning, disagreements, search, targets, notices, timings, model, run_id."""
     start = time.perf_counter()
     run = one_of("run", run, RUNS, default="default")
@@ -133,7 +135,7 @@ def compress(run="default", temperature=DEFAULT_TEMPERATURE, alpha=DEFAULT_ALPHA
     if run == "default":
         raw = compress_builder.results(folder)
         return _shape(_visible(raw, through), "default", "built at set-up", time.perf_counter() - start)
-    settings = _settings(temperature, alpha, layers, sparsity)
+    settings = _settings(temperature, alpha, layers, sparsity, epochs)
     rid = run_id(settings)
     live = config.get_settings().cache_dir / LIVE_DIR / rid
     ds = datasets.load_shipped(compress_builder.DATASET)
@@ -148,7 +150,7 @@ def compress(run="default", temperature=DEFAULT_TEMPERATURE, alpha=DEFAULT_ALPHA
                 last = None
             raw = compress_run.run(teacher, tokenizer, labels, ds, folder / compress_builder.TEACHER_DIR, live,
                                    settings, through=last, check=lambda: budget.check(
-                                       "the steps already done are kept: run again to continue",
+                                       "each finished step is kept, so running again continues from there",
                                        "choose fewer student layers or run one step at a time"),
                                    progress=progress or (lambda *_: None))
     return _shape(raw, rid, "run live with your settings", time.perf_counter() - start)

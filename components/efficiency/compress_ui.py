@@ -76,23 +76,24 @@ def _next(through: str) -> str:
     return order[min(i + 1, len(order) - 2)]  # never past the last step ("all" is its own button)
 
 
-def _run(run, temperature, alpha, layers, sparsity, through, progress) -> tuple:
-    r = compress.compress(run, temperature, alpha, layers, sparsity, through, progress=progress)
+def _run(run, temperature, alpha, layers, sparsity, through, epochs, progress) -> tuple:
+    r = compress.compress(run, temperature, alpha, layers, sparsity, through, epochs, progress=progress)
     return (r, badge_md(r), summary_md(r), table_rows(r), plots.scatter(r["rows"]), plots.pruning(r["pruning"]),
             r["run_id"])
 
 
 @user_errors
-def run_compress(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
+def run_compress(run, temperature, alpha, layers, sparsity, through, epochs=compress.LIVE_EPOCHS,
+                 progress=gr.Progress()):
     """/compress: the chapter 8 benchmark, default (built at set-up) or your settings (live)."""
-    return _run(run, temperature, alpha, layers, sparsity, through, progress)
+    return _run(run, temperature, alpha, layers, sparsity, through, epochs, progress)
 
 
 @user_errors
-def next_step(run, temperature, alpha, layers, sparsity, through, progress=gr.Progress()):
+def next_step(run, temperature, alpha, layers, sparsity, through, epochs, progress=gr.Progress()):
     """The step after the chosen one (the dropdown follows), run like /compress."""
     step = _next(through)
-    return (*_run(run, temperature, alpha, layers, sparsity, step, progress), step)
+    return (*_run(run, temperature, alpha, layers, sparsity, step, epochs, progress), step)
 
 
 @user_errors
@@ -127,7 +128,8 @@ def _controls():
         alpha = Slider(0, 1, value=compress.DEFAULT_ALPHA, step=0.05, label="alpha (weight of the hard labels)")
         layers = Slider(1, 5, value=compress.DEFAULT_LAYERS, step=1, label="student layers (of 6)")
         sparsity = Slider(0.05, 0.95, value=compress.DEFAULT_SPARSITY, step=0.05, label="pruning sparsity")
-    return [run, temperature, alpha, layers, sparsity, through]
+        epochs = Slider(1, 6, value=compress.LIVE_EPOCHS, step=1, label="distillation epochs")
+    return [run, temperature, alpha, layers, sparsity, through, epochs]
 
 
 def build() -> None:
@@ -153,7 +155,7 @@ def build() -> None:
         ev = run_btn.click(run_compress, inputs, outputs, api_name="compress", show_progress_on=[summary],
                            **LONG_LANE)
         clear_on_error(ev, outputs, box)
-        ev2 = step_btn.click(next_step, inputs, outputs + [inputs[-1]], api_visibility="private",
+        ev2 = step_btn.click(next_step, inputs, outputs + [inputs[5]], api_visibility="private",
                              show_progress_on=[summary], **LONG_LANE)
         clear_on_error(ev2, outputs, box)
         stop_btn.click(None, None, None, cancels=[ev, ev2], queue=False, api_visibility="private")

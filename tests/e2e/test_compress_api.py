@@ -34,7 +34,7 @@ def test_every_variant_on_a_sentence_and_a_download(client):
 
 def test_a_live_run_with_the_learners_settings(client):
     r, *_ = client.predict(run="custom", temperature=3.0, alpha=0.3, layers=1, sparsity=0.5, through="distil",
-                           api_name="/compress")
+                           epochs=1, api_name="/compress")
     assert r["source"] == "run live with your settings" and len(r["run_id"]) == 16
     assert [row["key"] for row in r["rows"]] == ["teacher", "student"]
     assert r["settings"]["layers"] == [0] and r["chosen"]["temperature"] == 3.0
@@ -44,6 +44,7 @@ def test_a_live_run_with_the_learners_settings(client):
 
 @pytest.mark.parametrize("api, kwargs, word", [
     ("/compress", {"run": "custom", "layers": 9}, "layers"),
+    ("/compress", {"run": "custom", "epochs": 0}, "epochs"),
     ("/compress", {"through": "everything"}, "through"),
     ("/compress_predict", {"text": "hi", "run_id": "../../etc"}, "run_id"),
     ("/compress_predict", {"text": "", "run_id": "default"}, "empty"),
