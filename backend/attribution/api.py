@@ -49,7 +49,8 @@ def parse_methods(value) -> list[str]:
     for item in items:
         name = str(item).strip().lower().replace(" ", "_").replace("-", "_")
         if name not in METHODS:
-            raise InputError(f"Unknown attribution method '{str(item)[:40]}'; choose from: {', '.join(METHODS)}.")
+            raise InputError(f"methods: unknown attribution method '{str(item)[:40]}'; choose from: "
+                             f"{', '.join(METHODS)}.")
         if name not in out:
             out.append(name)
     return out
@@ -74,7 +75,7 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
         "text": check_text(text, "prompt" if task == "next_token" else "text"),
         "label": opt_text("label", label), "target": opt_text("target", target),
         "contrast": opt_text("contrast", contrast),
-        "labels": labels if isinstance(labels, (list, tuple)) else (check_text(labels, "labels") if labels else None),
+        "labels": _labels(labels),
         "template": check_template("template", template, sim.DEFAULT_TEMPLATE),
         "char": None if char in (None, "") else as_int("char", char, lo=0, hi=10**6),
         "methods": parse_methods(methods),
@@ -91,6 +92,17 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
         r = _attribute(task, args, override, progress)
     r["seconds"] = round(time.perf_counter() - start, 4)
     return r
+
+
+def _labels(value):
+    """Zero-shot's candidate labels: comma-separated text or a list of texts."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, str) for v in value):
+            raise InputError("labels: give the candidate labels as text, e.g. 'sport, politics, cooking'.")
+        return [check_text(v, "labels") for v in value]
+    return check_text(value, "labels")
 
 
 def _default(value, task: str, which: int):

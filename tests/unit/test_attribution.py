@@ -183,7 +183,7 @@ def test_attribute_refuses_bad_arguments_before_loading_a_model(monkeypatch):
     monkeypatch.setattr(api.hub, "load", lambda *a, **k: pytest.fail("loaded a model for a refused request"))
     with pytest.raises(InputError, match="Unknown task"):
         api.attribute("x", task="poetry")
-    with pytest.raises(InputError, match="Unknown attribution method"):
+    with pytest.raises(InputError, match="methods: unknown attribution method"):
         api.attribute("x", methods="lime")
     with pytest.raises(InputError, match="candidate labels"):
         api.attribute("x", task="zero_shot")
