@@ -22,7 +22,8 @@ def scatter(rows: list[dict]) -> go.Figure:
     fig = go.Figure()
     for r in rows:
         fig.add_trace(go.Scatter(
-            x=[r["latency_ms_mean"]], y=[100 * r["accuracy"]], mode="markers+text", cliponaxis=False,
+            x=[r["latency_ms_mean"]], y=[100 * r["accuracy"]], cliponaxis=False,
+            mode="markers" if r["key"].startswith("pruned_") else "markers+text",  # pruned: legend and hover only
             name=f"{r['variant']} ({r['size_mb']:.0f} MB)", text=[r["variant"]], textposition="top center",
             error_x=dict(type="data", array=[r["latency_ms_std"]], visible=True),
             marker=dict(size=_marker_px(r["size_mb"], largest), color=COLORS.get(r["key"], "#7f7f7f"), opacity=0.6,
