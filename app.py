@@ -80,6 +80,9 @@ def build_app():
         from components.shell import figure_tools
 
         figure_tools()  # PNG / SVG buttons and the "What to notice" line under every plot
+        from components.shell import links
+
+        links.address_tools()  # the one writer of the address bar (links, tab changes)
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr, demo)
@@ -163,14 +166,16 @@ def _tabs(gr, demo) -> None:
     links.reset()
     links.known_tabs(["start"] + [key for _, _, key, _ in TABS])
     with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs") as tabs:
-        with gr.Tab("Start", id="start", elem_id="start-tab"):
+        with gr.Tab("Start", id="start", elem_id="start-tab") as tab:
             tries = start.build({key: title for title, _, key, _ in TABS})
+        links.follow_tab(tab, "start", "start-tab")
         for title, elem_id, key, _ in TABS:
-            with gr.Tab(title, id=key, elem_id=elem_id):
+            with gr.Tab(title, id=key, elem_id=elem_id) as tab:
                 header = course.header_markdown(key)
                 if header:
                     gr.Markdown(header, elem_id=f"{key}-chapter", elem_classes=["tab-chapter"])
                 builders[title].build()
+            links.follow_tab(tab, key, elem_id)  # the address bar names the tab on screen
     _links(demo, tabs, tries)
 
 

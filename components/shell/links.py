@@ -17,11 +17,13 @@ from __future__ import annotations
 import html
 import json
 import math
+from pathlib import Path
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import gradio as gr
 
+ASSETS = Path(__file__).resolve().parent / "assets"
 MAX_TEXT = 1500  # characters of one text input that a link carries; a longer one is left out
 NUMBER_BOUND = 10_000  # a gr.Number without bounds: a link's value is clipped to +-this
 TAB_KEY = "tab"
@@ -88,6 +90,7 @@ class TabLink:
     foreign: dict = field(default_factory=dict)  # name -> elem_id, resolved after the page is built
     parent: str | None = None  # a sub-tab's main tab (the page's gr.Tabs selects it; `key` selects the sub-tab)
     subtabs: object | None = None  # the gr.Tabs that holds this sub-tab (gr.Tab(id=key) inside it)
+    results: list = field(default_factory=list)  # what a run shows: blanked when a link or hand-off refills the inputs
 
 
 _REGISTRY: dict[str, TabLink] = {}
@@ -214,48 +217,14 @@ def bar_html(query: str, omitted: list[str], autorun: bool = False, note: str = 
 # ---------------------------------------------------------------- the page
 # Runs once per bar: writes the link into the address bar whenever the bar changes, copies it on
 # the button, and presses the tab's run button when the bar asks (a link opened on a cheap tab).
-BAR_JS = """
-const write = () => {
-  const row = element.querySelector('.tlab-link-row');
-  const a = element.querySelector('a.tlab-link-a');
-  if (!a) return;
-  const q = a.getAttribute('href');
-  try { history.replaceState(history.state, '', q); } catch (e) {}
-  if (window.__tlabFixUrls) window.__tlabFixUrls();  // figures drawn before now point at the old address
-  try { if (window.parent !== window) window.parent.postMessage({queryString: q.slice(1)}, 'https://huggingface.co'); } catch (e) {}
-  const runId = __RUN_ID__;
-  if (row && row.getAttribute('data-autorun') === '1' && runId) {
-    row.removeAttribute('data-autorun');
-    let tries = 0;
-    const press = () => {
-      const b = document.getElementById(runId);
-      if (b) { b.click(); } else if (tries++ < 50) { setTimeout(press, 100); }
-    };
-    setTimeout(press, 50);
-  }
-};
-watch('value', write);
-write();
-element.addEventListener('click', (ev) => {
-  const b = ev.target.closest('button.tlab-copy');
-  if (!b) return;
-  const a = element.querySelector('a.tlab-link-a');
-  const url = a ? a.href : location.href;
-  const done = () => { b.textContent = 'Copied'; setTimeout(() => { b.textContent = 'Copy link'; }, 1500); };
-  const fallback = () => {
-    const t = document.createElement('textarea'); t.value = url; document.body.appendChild(t); t.select();
-    try { document.execCommand('copy'); done(); } catch (e) { window.prompt('Copy this link:', url); }
-    t.remove();
-  };
-  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(url).then(done, fallback);
-  else fallback();
-});
-"""
-BAR_CSS = """
-.tlab-link-row { font-size: 0.9em; display: flex; flex-wrap: wrap; gap: 0.5em; align-items: center; }
-.tlab-copy { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 1px 8px; }
-.tlab-link-note { color: var(--body-text-color-subdued); }
-"""
+BAR_JS = (ASSETS / "link_bar.js").read_text()
+# The address bar, written from one place: a link's query (or a tab's own `?tab=`), the figures'
+# clip paths re-pointed, and on a Space the parent page told. Placed once per page (app.py).
+ADDRESS_JS = (ASSETS / "address.js").read_text()
+# When the learner opens a tab, the address names it: the link of the result it shows (its visible
+# link bar), else the tab alone.
+FOLLOW_JS = (ASSETS / "follow_tab.js").read_text()
+BAR_CSS = (ASSETS / "link_bar.css").read_text()
 
 
 def bar(key: str, run=None):
@@ -266,14 +235,28 @@ def bar(key: str, run=None):
                    elem_id=f"{key}-link", elem_classes=["tlab-link"])
 
 
+def address_tools() -> gr.HTML:
+    """Place once per page: the one function that writes the address bar (`ADDRESS_JS`)."""
+    return gr.HTML("", js_on_load=ADDRESS_JS, elem_id="tlab-address", visible="hidden")
+
+
+def follow_tab(tab, key: str, elem_id: str) -> None:
+    """When the learner selects `tab` (element `elem_id`), the address names it (`FOLLOW_JS`)."""
+    query = "?" + urlencode({TAB_KEY: key})
+    tab.select(None, None, None, js=FOLLOW_JS.replace("__BOX__", json.dumps(elem_id)).replace(
+        "__QUERY__", json.dumps(query)), api_visibility="private", queue=False, show_progress="hidden")
+
+
 def register(key: str, inputs: dict, events=(), link_bar=None, run=None, parent: str | None = None,
-             subtabs=None) -> None:
+             subtabs=None, results=()) -> None:
     """Give a tab links: `inputs` by their URL names (keep a name once links are out), the `events`
     after whose success the link is written into `link_bar` (from `bar`), `run` as given to `bar`.
     A sub-tab (Pipelines' tasks) names its main tab as `parent` and the gr.Tabs it sits in as
-    `subtabs`; its own gr.Tab has id=key."""
+    `subtabs`; its own gr.Tab has id=key. `results`: the outputs of the tab's run, blanked when a link
+    or a hand-off puts new inputs in the tab (nothing of an earlier run stays beside them)."""
     params = [_param(name, spec) for name, spec in inputs.items()]
-    _REGISTRY[key] = TabLink(key, params, link_bar, getattr(run, "elem_id", None), parent=parent, subtabs=subtabs)
+    _REGISTRY[key] = TabLink(key, params, link_bar, getattr(run, "elem_id", None), parent=parent, subtabs=subtabs,
+                             results=list(results))
 
     def written(*values):
         query, omitted = encode(key, params, list(values))
@@ -326,7 +309,7 @@ def outputs(tabs) -> list:
     """Every component a restore may set, in the order `updates` returns them."""
     out = [tabs, *_subtabs()]
     for link in _REGISTRY.values():
-        out += [p.component for p in link.params] + ([link.bar] if link.bar is not None else [])
+        out += [p.component for p in link.params] + ([link.bar] if link.bar is not None else []) + link.results
     return out + list(_MODEL_BOXES.values())
 
 
@@ -350,6 +333,7 @@ def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = T
                 out.append(bar_html(query, omitted, autorun=autorun and link.run_id is not None, note=note))
             else:
                 out.append(gr.skip())
+        out += [None if mine and values else gr.skip() for _ in link.results]
     return out + [gr.update(value=model) if model is not None and k == key else gr.skip() for k in _MODEL_BOXES]
 
 

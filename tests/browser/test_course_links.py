@@ -33,7 +33,7 @@ def test_a_link_copied_after_a_decoding_run_restores_the_prompt_and_settings(pag
     page.locator("#decoding-run").click()
     expect(page.locator("#decoding-stats")).to_contain_text(re.compile(r"sequence log-prob"), timeout=240_000)
     expect(page.locator("#decoding-link a")).to_have_text("Link to this result", timeout=30_000)
-    page.wait_for_function("location.search.includes('tab=decoding')")
+    page.wait_for_function("location.search.includes('tab=decoding') && location.search.includes('max_new=')")
     link = _href(page)
     assert "max_new=6" in link and "temperature=0.7" in link and "seed=7" in link, link
     assert page.locator("#decoding-link a").get_attribute("href") == "?" + link.split("?", 1)[1]

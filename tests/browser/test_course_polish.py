@@ -132,7 +132,7 @@ def test_a_train_link_restores_the_settings_without_training(page, app_url):
     page.locator("#train-go").click()  # zero-shot + features: seconds, no fine-tuning
     plot = page.locator("#train-confusion")
     expect(plot.locator(".tlab-notice")).to_contain_text("most accurate", timeout=240_000)
-    page.wait_for_function("location.search.includes('tab=train')")
+    page.wait_for_function("location.search.includes('tab=train') && location.search.includes('methods=')")
     link = page.evaluate("location.search")
     assert "methods=zero_shot%2Cprobe" in link and "dataset=sentiment" in link and "epochs=5" in link, link
     assert page.evaluate(OVERLAPS, "#train-tab") == []  # "acc 0.67atures + logistic..." no more

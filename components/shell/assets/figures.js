@@ -52,7 +52,9 @@ if (!window.__tlabFigures) {
     const fit = (path, now, px, chars) => {
       if (!now) return 0;
       if (now !== st[path + ':wrote']) st[path] = now;  // a new figure: its own text is the original
-      const wrapped = lines(st[path], Math.max(12, chars)).join('<br>');
+      // a space stays before each break, so the title's text still reads as words ("1: 49,152", not "1:49,152")
+      const wrapped = lines(st[path], Math.max(12, chars))
+        .reduce((all, line, i) => (i ? all + (/[\/_-]$/.test(all) ? '<br>' : ' <br>') : '') + line, '');
       const hasBreak = /<br/.test(st[path]);
       const want = hasBreak && st[path].length <= chars ? st[path] : wrapped;
       if (want !== now) update[path] = want;
@@ -91,6 +93,12 @@ if (!window.__tlabFigures) {
     if (bars.length) window.Plotly.restyle(div, {textangle: 0, cliponaxis: false}, bars);
   };
   const tidy = () => {
+    // A plot blanked (an error, a new run starting) leaves its bar behind: its "What to notice" line
+    // described the figure that is gone, so the bar goes with it.
+    for (const bar of document.querySelectorAll('.tlab-fig-bar')) {
+      const plot = bar.parentElement && bar.parentElement.querySelector(':scope > .js-plotly-plot');
+      if (!plot) bar.remove();
+    }
     for (const div of document.querySelectorAll('.js-plotly-plot')) {
       const holder = div.parentElement;
       if (!holder) continue;

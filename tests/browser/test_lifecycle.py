@@ -1,0 +1,74 @@
+"""One result life cycle, seen in a browser on one page: a failed run leaves nothing of the last
+result (no "What to notice" line of a figure that is gone), the address bar names the tab on
+screen (and a run in a tab the learner left does not take it back), and a hand-off into a tab
+blanks the result its earlier run left there."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import shot
+
+RUN_S = 240_000  # a loaded box: a 32-token decode can take a minute
+
+
+def _tab(page, name: str) -> None:
+    page.get_by_role("tab", name=re.compile(rf"^\W*{name}\W*$")).first.click()
+
+
+def _visible_notices(page, elem_id: str) -> list[str]:
+    return page.evaluate(
+        """(id) => [...document.querySelectorAll(`#${id} .tlab-notice, #${id} ~ .tlab-fig-bar .tlab-notice`)]
+            .filter((n) => n.offsetParent !== null && !n.hidden).map((n) => n.textContent)""", elem_id)
+
+
+def _address(page) -> str:
+    return page.evaluate("() => location.search")
+
+
+def _wait_address(page, part: str) -> None:
+    page.wait_for_function("(part) => location.search.includes(part)", arg=part, timeout=10_000)
+
+
+def test_errors_tab_changes_and_hand_offs_leave_nothing_of_an_earlier_run(page, app_url):
+    page.goto(app_url)
+    _tab(page, "Pipelines")
+    page.locator("#pl-classify-run").click()
+    expect(page.locator("#pl-classify-badge")).to_contain_text("Served by", timeout=RUN_S)
+    expect(page.locator("#pl-classify-plot .tlab-notice")).to_contain_text("wins", timeout=30_000)
+    _wait_address(page, "tab=pipelines-classify")
+
+    # an error: the old badge, plot and its notice line go; the message shows once, inline
+    page.locator("#pl-classify-run").locator("xpath=ancestor::div[contains(@class,'column')][1]") \
+        .locator("textarea").first.fill("")
+    page.locator("#pl-classify-run").click()
+    expect(page.locator("#pl-classify-error")).to_be_visible(timeout=RUN_S)
+    expect(page.locator("#pl-classify-badge")).to_have_text("")
+    page.wait_for_timeout(500)  # the figure script's tidy pass (150 ms after the DOM settles)
+    assert _visible_notices(page, "pl-classify-plot") == []
+    shot(page, "lifecycle_error")
+
+    # the address bar follows the tab on screen
+    _tab(page, "Decoding")
+    _wait_address(page, "tab=decoding")
+    assert "pipelines" not in _address(page)
+    page.locator("#decoding-run").click()
+    expect(page.locator("#decoding-badge")).to_contain_text("Served by", timeout=RUN_S)
+    _wait_address(page, "prompt=")
+    _tab(page, "Pipelines")
+    _wait_address(page, "tab=pipelines")
+
+    # a hand-off into Decoding: its new prompt, and no earlier run's text, stats or badge beside it
+    page.get_by_role("tab", name="Text generation").click()
+    prompt = "A hand-off carries this prompt"
+    page.locator("#pl-generate_text-run").locator("xpath=ancestor::div[contains(@class,'column')][1]") \
+        .locator("textarea").first.fill(prompt)
+    page.get_by_role("button", name="Step through it in Decoding").click()
+    expect(page.locator("#decoding-prompt textarea")).to_have_value(prompt, timeout=30_000)
+    expect(page.locator("#decoding-text textarea")).to_have_value("")
+    expect(page.locator("#decoding-badge")).to_have_text("")
+    _wait_address(page, "tab=decoding")
+    shot(page, "lifecycle_handoff")
+    assert not page.blocked_requests, page.blocked_requests
