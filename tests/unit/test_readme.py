@@ -39,3 +39,22 @@ def test_the_code_map_names_every_backend_package():
     code_map = text[text.index("## Where the code lives"):text.index("## API (gradio_client)")]
     packages = sorted(p.parent.name for p in (README.parent / "backend").glob("*/__init__.py"))
     assert [p for p in packages if f"{p}/" not in code_map] == []
+
+
+def test_the_code_map_names_every_tab_package_of_the_ui():
+    text = README.read_text()
+    code_map = text[text.index("## Where the code lives"):text.index("## API (gradio_client)")]
+    packages = sorted(p.parent.name for p in (README.parent / "components").glob("*/__init__.py"))
+    assert [p for p in packages if p not in code_map] == []
+
+
+def test_every_docs_link_of_the_readme_opens_a_file_that_links_back():
+    import re
+
+    linked = re.findall(r"\]\((docs/[^)#]+)\)", README.read_text())
+    assert linked, "the README links its docs/ chapters"
+    for rel in linked:
+        page = README.parent / rel
+        assert page.is_file(), rel
+        assert "(../README.md)" in page.read_text(), rel
+
