@@ -20,6 +20,9 @@ def summary_md(r: dict) -> str:
     if comp:
         rel = comp.get("relative_gap")
         verdict = "" if rel is None else (" (under 5%)" if comp.get("ok") else " (over 5%: more steps would close it)")
+        first = comp.get("first_try") or {}
+        if first.get("steps") not in (None, comp["steps"]) and first.get("relative_gap") is not None:
+            verdict += f"; at {first['steps']} steps the gap was {100 * first['relative_gap']:.1f}%, so it ran again"
         lines.append(f"**Completeness** (integrated gradients, {comp['steps']} steps): scores sum to "
                      f"{comp['sum_of_attributions']:.4f}; f(text) - f(baseline) = {comp['difference']:.4f}; gap "
                      f"{comp['gap']:.4f}" + ("" if rel is None else f" = {100 * rel:.2f}%") + verdict + ". "

@@ -252,3 +252,20 @@ def test_a_session_classifier_is_explained_with_the_probabilities_predict_traine
             api.attribute(TEXT, task="session", session_id="nobody-here")
     finally:
         get_store().drop("why-test")
+
+
+def test_integrated_gradients_run_again_with_more_steps_when_the_gap_is_large(monkeypatch, tiny_classifier):
+    calls = []
+    real = methods.integrated_gradients
+
+    def fake(target, steps):
+        scores, comp = real(target, steps)
+        calls.append(steps)
+        comp["relative_gap"] = 0.2 if steps < 64 else 0.01  # pretend 32 steps were not enough
+        return scores, comp
+
+    monkeypatch.setattr(api.mth, "integrated_gradients", fake)
+    t, _ = tasks.classifier(tiny_classifier, minilm_tokenizer(), TEXT)
+    _, comp = api._integrated_gradients(t, 32)
+    assert calls == [32, 64] and comp["steps"] == 64
+    assert comp["first_try"] == {"steps": 32, "relative_gap": 0.2}
