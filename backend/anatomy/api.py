@@ -33,7 +33,7 @@ FIRST_EXAMPLE = ("time flies like an arrow", "fruit flies")
 HELPERS = {
     "bert": (ops.layer_norm, scaled_dot_product_attention),
     "llama": (ops.rms_norm, encodings.rotary_inv_freq, encodings.rotary_cos_sin, scaled_dot_product_attention),
-    "gpt": (ops.layer_norm, ops.conv1d, scaled_dot_product_attention),
+    "gpt2": (ops.layer_norm, ops.conv1d, scaled_dot_product_attention),
 }
 
 

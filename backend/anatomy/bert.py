@@ -13,7 +13,6 @@ import torch
 from backend.anatomy.ops import (Context, UnsupportedModel, activation, attend, layer_norm, linear,
                                  merge_heads, split_heads)
 
-MODEL_TYPES = ("bert", "roberta", "xlm-roberta", "camembert")
 
 
 def check(model) -> None:

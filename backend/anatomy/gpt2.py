@@ -12,7 +12,6 @@ import torch
 from backend.anatomy.ops import (Context, UnsupportedModel, activation, attend, conv1d, layer_norm, merge_heads,
                                  split_heads)
 
-MODEL_TYPES = ("gpt2",)
 
 
 def check(model) -> None:

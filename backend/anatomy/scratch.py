@@ -15,31 +15,30 @@ import torch
 
 from backend.anatomy import bert, gpt2, llama
 from backend.anatomy.ops import Context, UnsupportedModel
+from backend.engines import families
 from backend.engines.attention import encodings
 from backend.engines.attention.math import build_mask
 
-RECIPES = {"bert": bert, "llama": llama, "gpt": gpt2}
-BLOCK = {"bert": "encoder_layer", "llama": "decoder_layer", "gpt": "decoder_layer"}
+RECIPES = {"bert": bert, "llama": llama, "gpt2": gpt2}  # by family name (backend.engines.families)
+BLOCK = {"bert": "encoder_layer", "llama": "decoder_layer", "gpt2": "decoder_layer"}
 TOLERANCE = 1e-4
 
 
 def family(model) -> str:
-    """Which recipe applies to `model`, or a readable refusal naming the ones that exist."""
-    model_type = getattr(model.config, "model_type", "")
-    for name, recipe in RECIPES.items():
-        if model_type in recipe.MODEL_TYPES:
-            recipe.check(base_model(model))
-            return name
-    known = ", ".join(t for r in RECIPES.values() for t in r.MODEL_TYPES)
-    raise UnsupportedModel(
-        f"The Anatomy tab has no from-scratch recipe for {model_type or 'this'!s} models; it covers {known}. "
-        "Choose the default encoder or decoder, or a model of one of these kinds."
-    )
+    """Which recipe applies to `model` (its family's name), or a readable refusal naming the ones that exist."""
+    fam = families.family_of(model)
+    if fam is None or fam.name not in RECIPES:
+        raise UnsupportedModel(
+            f"The Anatomy tab has no from-scratch recipe for {getattr(model.config, 'model_type', '') or 'this'!s} "
+            f"models; it covers {families.KNOWN}. Choose the default encoder or decoder, or a model of one of "
+            "these kinds.")
+    RECIPES[fam.name].check(base_model(model))
+    return fam.name
 
 
 def base_model(model):
     """The bare transformer inside a task model (BertModel inside BertForSequenceClassification...)."""
-    return getattr(model, model.base_model_prefix, model)
+    return families.base_model(model)
 
 
 def context(model, inputs: dict) -> Context:

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from backend.engines import families
 from backend.runtime.errors import InputError
 from backend.interventions.spec import Edit
 
-FAMILIES = ("bert", "llama", "gpt2")
+FAMILIES = tuple(f.name for f in families.FAMILIES)
 
 
 @dataclass
@@ -58,29 +59,17 @@ def _conv1d(module: nn.Module) -> bool:
 
 
 def layout(model: nn.Module) -> Layout:
-    """Find the blocks of a BERT, Llama or GPT-2 model (or a model wrapping one)."""
-    for m in model.modules():
-        encoder = getattr(m, "encoder", None)
-        if encoder is not None and isinstance(getattr(encoder, "layer", None), nn.ModuleList):
-            blocks, family = encoder.layer, "bert"
-            sites = [Sites(b.attention.output.dense, b.output.dense) for b in blocks]
-            cfg = m.config
-            break
-        layers = getattr(m, "layers", None)
-        if isinstance(layers, nn.ModuleList) and len(layers) and hasattr(getattr(layers[0], "self_attn", None), "o_proj"):
-            family, sites, cfg = "llama", [Sites(b.self_attn.o_proj, b.mlp.down_proj) for b in layers], m.config
-            break
-        h = getattr(m, "h", None)
-        if isinstance(h, nn.ModuleList) and len(h) and hasattr(getattr(h[0], "attn", None), "c_proj"):
-            family, sites, cfg = "gpt2", [Sites(b.attn.c_proj, b.mlp.c_proj) for b in h], m.config
-            break
-    else:
+    """The blocks of a BERT, Llama or GPT-2 model (its family's adapter, backend.engines.families)."""
+    family = families.family_of(model)
+    if family is None:
         raise InputError(f"Interventions know BERT, Llama and GPT-2 style models; "
                          f"{type(model).__name__} is none of these.")
+    sites = [Sites(family.attn_out(b), family.mlp_out(b)) for b in families.blocks(model, family)]
+    cfg = model.config
     n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head"))
     o = sites[0].o_proj
     width = o.weight.shape[0] if _conv1d(o) else o.weight.shape[1]
-    return Layout(family, sites, n_heads, width // n_heads)
+    return Layout(family.name, sites, n_heads, width // n_heads)
 
 
 def _factors(edits: list[Edit], lay: Layout) -> tuple[dict[int, torch.Tensor], dict[tuple[int, str], float]]:

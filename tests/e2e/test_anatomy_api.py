@@ -52,7 +52,7 @@ def test_anatomy_errors_are_readable(client):
 def test_anatomy_gpt2_and_a_model_without_recipe(client, tmp_path):
     gpt = save_tiny(tiny_gpt2(vocab_size=len(smollm2_tokenizer())), smollm2_tokenizer(), tmp_path / "tiny-gpt2")
     r = _anatomy(client, "The cat sat", role="decoder", override=str(gpt))
-    assert r["family"] == "gpt" and r["within_tolerance"] and r["lens"]["agrees_with_greedy"]
+    assert r["family"] == "gpt2" and r["within_tolerance"] and r["lens"]["agrees_with_greedy"]
     from transformers import DistilBertConfig, DistilBertModel
 
     distil = DistilBertModel(DistilBertConfig(vocab_size=len(minilm_tokenizer()), dim=32, n_layers=1, n_heads=2,

@@ -42,7 +42,7 @@ def models_():
     return {
         "bert": tiny_bert(initializer_range=0.3),
         "llama": tiny_llama(initializer_range=0.3, rope_theta=100000.0),
-        "gpt": tiny_gpt2(initializer_range=0.3),
+        "gpt2": tiny_gpt2(initializer_range=0.3),
     }
 
 
@@ -50,7 +50,7 @@ def _inputs(fam):
     return _pair_batch() if fam == "bert" else _decoder_batch()
 
 
-@pytest.mark.parametrize("fam", ["bert", "llama", "gpt"])
+@pytest.mark.parametrize("fam", ["bert", "llama", "gpt2"])
 def test_every_layer_matches_the_model(models_, fam):
     model, inputs = models_[fam], _inputs(fam)
     assert (inputs["attention_mask"] == 0).any()  # padding is part of the test
@@ -61,7 +61,7 @@ def test_every_layer_matches_the_model(models_, fam):
 
 def test_decoders_report_the_normed_last_state(models_):
     assert scratch.reference(models_["llama"], _decoder_batch()).last_is_normed
-    assert scratch.reference(models_["gpt"], _decoder_batch()).last_is_normed
+    assert scratch.reference(models_["gpt2"], _decoder_batch()).last_is_normed
     assert not scratch.reference(models_["bert"], _pair_batch()).last_is_normed
 
 
@@ -100,7 +100,7 @@ def test_gpt2_without_causal_mask_is_caught(models_, monkeypatch):
         return ctx
 
     monkeypatch.setattr(scratch, "context", bidirectional)
-    assert max(scratch.compare(models_["gpt"], _decoder_batch())[1:]) > 1e-2
+    assert max(scratch.compare(models_["gpt2"], _decoder_batch())[1:]) > 1e-2
 
 
 def test_rotary_tables_equal_the_models_own_bit_for_bit(models_):
@@ -127,7 +127,7 @@ def test_trace_shapes_and_kept_parts(models_):
     assert torch.allclose(trace.hidden[2], trace.hidden[1] + trace.attn_added[1] + trace.mlp_added[1])
 
 
-@pytest.mark.parametrize("fam", ["llama", "gpt"])
+@pytest.mark.parametrize("fam", ["llama", "gpt2"])
 def test_logit_lens_last_layer_is_the_model(models_, fam):
     model, tok = models_[fam], smollm2_tokenizer()
     inputs = dict(tok(["The cat sat on the mat"], return_tensors="pt"))
@@ -167,7 +167,7 @@ def test_classification_head_equals_the_model():
     assert ours.shape == (1, 3) and (ours - theirs).abs().max() < TOL
 
 
-@pytest.mark.parametrize("fam", ["bert", "llama", "gpt"])
+@pytest.mark.parametrize("fam", ["bert", "llama", "gpt2"])
 def test_parameter_budget_sums_exactly(models_, fam):
     model = models_[fam]
     b = parameters.parameter_budget(model)
@@ -175,7 +175,7 @@ def test_parameter_budget_sums_exactly(models_, fam):
     assert abs(sum(r["percent"] for r in b["rows"]) - 100) < 0.05
     counts = {r["component"]: r["parameters"] for r in b["rows"]}
     assert counts["attention"] == sum(b["attention_parts"].values()) and counts["mlp"] > 0
-    assert b["tied_lm_head"] == (fam == "gpt")
+    assert b["tied_lm_head"] == (fam == "gpt2")
 
 
 def test_parameter_budget_counts_the_book_components():

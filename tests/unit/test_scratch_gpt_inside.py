@@ -36,7 +36,7 @@ def test_the_trained_model_is_served_under_its_name_and_anatomy_recomputes_it(to
     ids = lm.tokenizer("the cat")["input_ids"]
     assert ids == gpt_store.get_store().trained("a").tokenizer.encode("the cat").ids  # the same tokens as training
     a = anatomy.anatomy("the cat sat", "", "decoder", 0, 0, -1, name)
-    assert a["family"] == "gpt" and a["within_tolerance"] and a["max_abs_diff"] < 1e-4
+    assert a["family"] == "gpt2" and a["within_tolerance"] and a["max_abs_diff"] < 1e-4
     assert a["model"]["checkpoint"] == lm.checkpoint and a["model"]["source"] == "session"
 
 

@@ -377,7 +377,7 @@ def attention_math(
         "input_shape": list(lm.x.shape[1:]),
         "input_note": (
             "the layer's input hidden states after input_layernorm (pre-norm, inside the layer)"
-            if lm.arch in ("llama", "gpt")
+            if lm.arch in ("llama", "gpt2")
             else "the layer's input hidden states (BERT normalises after attention, so no norm here)"
         ),
         "matrices": matrices,

@@ -16,15 +16,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from backend.engines import families
 from backend.engines.attention import encodings
 from backend.runtime.errors import InputError, LabError
 
-# Attention recipes by architecture family, each named after the transformers model types it covers.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "bert": ("bert", "roberta", "xlm-roberta", "camembert"),  # post-norm, bidirectional
-    "llama": ("llama", "mistral", "qwen2", "smollm3"),  # pre-norm, rotary, grouped KV heads
-    "gpt": ("gpt2",),  # pre-norm, fused c_attn projection, learned positions
-}
+# Attention recipes by architecture family (backend.engines.families: the one place that names them).
+FAMILIES: dict[str, tuple[str, ...]] = {f.name: f.model_types for f in families.FAMILIES}
 
 
 class UnsupportedModel(LabError):
@@ -32,30 +29,24 @@ class UnsupportedModel(LabError):
 
 
 def architecture(model) -> str:
-    """Which attention recipe applies to `model` (a key of FAMILIES)."""
-    model_type = getattr(model.config, "model_type", "")
-    for family, model_types in FAMILIES.items():
-        if model_type in model_types:
-            return family
-    raise UnsupportedModel(
-        f"The step-by-step attention supports BERT-, llama- and GPT-2-style models; "
-        f"this one is {model_type!r}. Choose the default encoder or decoder."
-    )
+    """Which attention recipe applies to `model` (a family name: bert, llama, gpt2)."""
+    family = families.family_of(model)
+    if family is None:
+        raise UnsupportedModel(
+            f"The step-by-step attention supports BERT-, llama- and GPT-2-style models; "
+            f"this one is {getattr(model.config, 'model_type', '')!r}. Choose the default encoder or decoder."
+        )
+    return family.name
 
 
 def base_model(model):
     """The bare transformer inside a task model (no LM head: logits are not needed here)."""
-    return getattr(model, model.base_model_prefix, model)
+    return families.base_model(model)
 
 
 def layers_of(model) -> list:
-    base = base_model(model)
-    arch = architecture(model)
-    if arch == "bert":
-        return list(base.encoder.layer)
-    if arch == "llama":
-        return list(base.layers)
-    return list(base.h)
+    architecture(model)  # a model no family covers is refused in words
+    return families.blocks(model)
 
 
 def num_heads(model) -> int:
@@ -67,7 +58,8 @@ def num_kv_heads(model) -> int:
 
 
 def is_causal(model) -> bool:
-    return architecture(model) != "bert"
+    architecture(model)  # an unknown family is refused in words
+    return families.family_of(model).causal
 
 
 def scaled_dot_product_attention(query, key, value, mask=None):
@@ -242,7 +234,7 @@ def layer_math(model, layer_index: int, hidden: torch.Tensor, attention_mask: to
         mask = build_mask(attention_mask, causal=arch != "bert")
         query = q_rot if q_rot is not None else q
         output, weights, scores, scaled = scaled_dot_product_attention(query, k_rep, v_rep, mask)
-        if arch == "gpt":  # GPT-2's optional extra scalings, applied the same way the model does
+        if arch == "gpt2":  # GPT-2's optional extra scalings, applied the same way the model does
             extra = 1.0 if getattr(cfg, "scale_attn_weights", True) else math.sqrt(d)
             if getattr(cfg, "scale_attn_by_inverse_layer_idx", False):
                 extra /= float(layer_index + 1)
