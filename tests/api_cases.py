@@ -70,6 +70,6 @@ USES_NO_MODEL |= {"/train_seq2seq", "/translate_toy", "/download_seq2seq"}
 CASES["/attribute"] = ("Great food, rude staff.", "sentiment", "", "", "", "", "", ["occlusion", "integrated_gradients"], 8, 2)
 # Chapter 8 benchmark (Efficiency tab): the default run built at set-up, shown whole (no model runs); every
 # variant on one sentence; one variant's zip.
-CASES["/compress"] = ("default", 2.0, 0.5, 3, 0.5, "all")
+CASES["/compress"] = ("default", 2.0, 0.5, 2, 0.5, "all", 3)
 CASES["/compress_predict"] = ("I was so scared of the dark.", "default")
 CASES["/compress_download"] = ("student_onnx_int8", "default")

@@ -131,11 +131,11 @@ def compress(run="default", temperature=DEFAULT_TEMPERATURE, alpha=DEFAULT_ALPHA
     start = time.perf_counter()
     run = one_of("run", run, RUNS, default="default")
     through = one_of("through", through, THROUGH, default="all")
+    settings = _settings(temperature, alpha, layers, sparsity, epochs)  # checked whichever run is shown
     folder = default_folder()
     if run == "default":
         raw = compress_builder.results(folder)
         return _shape(_visible(raw, through), "default", "built at set-up", time.perf_counter() - start)
-    settings = _settings(temperature, alpha, layers, sparsity, epochs)
     rid = run_id(settings)
     live = config.get_settings().cache_dir / LIVE_DIR / rid
     ds = datasets.load_shipped(compress_builder.DATASET)

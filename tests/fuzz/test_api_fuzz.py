@@ -143,7 +143,8 @@ TEXT_VARIANTS = {"/build_index": ("paste", None, "Beam search keeps several hypo
                                   "smallest set of tokens whose probability reaches p.", *SEARCH[3:])}
 # Endpoints that take no free text at all (numbers, choices, flags): nothing to put a surrogate in.
 WITHOUT_TEXT = {"/compare_indexes", "/status", "/efficiency", "/use_trained", "/download_trained", "/train",
-                "/download_ner", "/download_gpt", "/train_ner", "/train_gpt", "/train_seq2seq", "/download_seq2seq"}
+                "/download_ner", "/download_gpt", "/train_ner", "/train_gpt", "/train_seq2seq", "/download_seq2seq",
+                "/compress"}
 
 
 @pytest.mark.parametrize("api_name", sorted(set(CASES) | set(EXPECTED_ERRORS)))
