@@ -52,14 +52,13 @@ def attention_heatmap(matrix, tokens: list[str], title: str) -> go.Figure:
         )
     )
     size = min(900, max(380, 16 * len(tokens) + 180))
-    # The title has the top band to itself, left-aligned and on two lines when long (the toolbar sits
-    # top right; on a phone one long line ran under it and into "key (attended to)"); the key axis
-    # title and the upright token labels sit below it, one label per row-width (they collided slanted).
-    if len(title) > 40 and ": " in title:
-        title = title.replace(": ", ":<br>", 1)
-    lines = title.count("<br>") + 1  # centred in the top band ('top' would lift a second line out of the figure)
+    # The title has the top band to itself, left-aligned (the toolbar sits top right; on a phone one
+    # long line ran under it and into "key (attended to)"); the key axis title and the upright token
+    # labels sit below it (slanted, they collided).
+    # centred in the top band ('top' lifts a wrapped second line out of the figure); on a narrow
+    # screen the figure script wraps it and gives it the lines it needs
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", y=1 - (8 + lines * 10) / (size + 40), yanchor="middle",
+        title=dict(text=title, x=0, xanchor="left", y=1 - 18 / (size + 40), yanchor="middle",
                    yref="container", pad=dict(l=6), font=dict(size=15)),
         height=size + 40,
         margin=dict(l=10, r=10, t=160, b=10),

@@ -93,15 +93,6 @@ PROBLEMS = r"""() => {
       }
     }
   }
-  // 4. the bertviz model view drawn inside its frame: its last layer must not be cut off
-  for (const frame of document.querySelectorAll('iframe')) {
-    if (!seen(frame)) continue;
-    let doc;
-    try { doc = frame.contentDocument; } catch (e) { continue; }
-    if (!doc || !doc.body) continue;
-    const h = doc.documentElement.scrollHeight, room = doc.documentElement.clientHeight;
-    if (h > room + 4) out.push(['clipped-view', where(frame), `content ${h}px in a ${room}px frame`]);
-  }
   return out;
 }"""
 
@@ -142,13 +133,35 @@ FOUND: dict[str, list] = {}
 
 
 def _check(page, key: str, name: str) -> None:
-    page.wait_for_timeout(1500)  # the figure script wraps long titles after a draw (debounced)
     width = page.viewport_size["width"]
-    FOUND.setdefault(f"{width}", []).extend([f"{name}: {p}" for p in page.evaluate(PROBLEMS)])
+    for _ in range(12):  # the figure script wraps titles after a draw (debounced): a busy box needs a moment
+        page.wait_for_timeout(1000)
+        problems = page.evaluate(PROBLEMS)
+        if not problems:
+            break
+    FOUND.setdefault(f"{width}", []).extend([f"{name}: {p}" for p in problems + _clipped_views(page)])
     sideways = page.evaluate("document.documentElement.scrollWidth")
     if sideways > width + 1:
         FOUND[f"{width}"].append(f"{name}: the page scrolls sideways ({sideways}px)")
     shot(page, f"polish_{width}_{name}")
+
+
+def _clipped_views(page) -> list:
+    """The bertviz views (sandboxed srcdoc frames, reached through Playwright): what they drew must
+    fit their frame (the model view cut its last layer off)."""
+    out = []
+    for frame in page.frames:
+        if frame == page.main_frame or not frame.url.startswith("about:srcdoc"):
+            continue
+        try:
+            if not frame.frame_element().is_visible():
+                continue
+            scroll, room = frame.evaluate("() => [document.documentElement.scrollHeight, window.innerHeight]")
+        except Exception:  # a frame replaced while we looked
+            continue
+        if room > 0 and scroll > room + 4:
+            out.append(["clipped-view", frame.name or "bertviz", f"content {scroll}px in a {room}px frame"])
+    return out
 
 
 @pytest.fixture(scope="module", params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
