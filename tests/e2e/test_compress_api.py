@@ -17,7 +17,7 @@ def test_the_default_run_shows_every_variant_at_once(client):
     assert r["source"] == "built at set-up" and r["run_id"] == "default"
     assert all(row["latency_ms_mean"] > 0 and row["size_mb"] > 0 for row in r["rows"])
     assert r["disagreements"]["student_onnx"]["of"] == r["test_size"]
-    assert r["seconds"] < 10  # nothing is trained or timed on the first view
+    assert r["timings"]["teacher"] > 0 and "total" in r["timings"]  # the set-up build's own timings, not this call's
 
 
 def test_every_variant_on_a_sentence_and_a_download(client):
