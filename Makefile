@@ -33,7 +33,10 @@ SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev
 # what the builds read.
 CACHE_DIR := $(or $(TLAB_CACHE_DIR),$(HOME)/.cache/transformers-lab)
 BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backend/hub/ner_builder.py \
-	backend/hub/conversion.py backend/engines/finetune.py backend/engines/token_classification.py backend/engines/ner_data.py
+	backend/hub/conversion.py backend/engines/finetune.py backend/engines/token_classification.py backend/engines/ner_data.py \
+	backend/hub/reader_builder.py backend/engines/reader.py backend/engines/qa_data.py \
+	backend/hub/compress_builder.py backend/engines/compress_run.py backend/engines/distill.py \
+	backend/engines/perf_bench.py backend/engines/onnx_ort.py backend/engines/prune.py backend/engines/quantize.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \
