@@ -1,0 +1,75 @@
+"""The reader trained here (chapter 7) with the real all-MiniLM-L6-v2, on the blind set HELD_OUT_4.
+
+HELD_OUT_4 (tests/integration/qa_sets_4.py) was written by someone who had not seen the reader or its
+training data, and measured once with both local methods (bench/qa_readers.py, bench/results/qa.md).
+Floors: what was measured, less a small margin. Through `tasks.qa`, as the Pipelines tab serves it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+
+from backend import hub
+from backend.engines import squad_metrics
+from backend.pipelines import tasks as P
+from backend.runtime import config
+from tests.integration.qa_sets_4 import HELD_OUT_4
+
+MIN_RIGHT, MAX_WRONG, MIN_REFUSED = 32, 16, 11  # measured 35/50 right, 13/71 wrong, 13/21 refused (bench/results/qa.md)
+
+
+@pytest.fixture(scope="module")
+def reader_lm():
+    lm = hub.load("qa")
+    if lm.method != config.METHOD_FINETUNED:
+        pytest.skip("the local profile's qa role is not the reader trained here")
+    return lm
+
+
+@pytest.fixture(scope="module")
+def results(reader_lm):
+    out = []
+    for context, question, expected in HELD_OUT_4:
+        start = time.perf_counter()
+        r = P.qa(reader_lm, question, context, top_n=3)
+        out.append((context, question, expected, r, time.perf_counter() - start))
+    return out
+
+
+def _pred(r: dict) -> str:
+    return "" if r["no_answer"] or not r["answers"] else r["answers"][0]["answer"]
+
+
+def test_the_reader_is_built_here_and_described(reader_lm):
+    d = reader_lm.describe()
+    assert d["method"] == config.METHOD_FINETUNED and "span head" in d["classifier"]
+    assert type(reader_lm.model).__name__ == "BertForQuestionAnswering"
+    assert isinstance(reader_lm.model.config.null_threshold, float)
+
+
+def test_every_answer_is_its_context_at_its_offsets(results):
+    for context, question, _, r, _ in results:
+        for a in r["answers"]:
+            assert context[a["start"]:a["end"]] == a["answer"], (question, a)
+        if not r["no_answer"]:
+            assert context[r["start"]:r["end"]] == r["answer"]
+
+
+def test_right_wrong_and_refused_stay_near_what_was_measured(results):
+    has = [(q, _pred(r), e) for _, q, e, r, _ in results if e is not None]
+    right = [q for q, p, e in has if p and squad_metrics.score([e], p)[1] >= 0.5]
+    wrong = [(q, p, e) for q, p, e in has if p and squad_metrics.score([e], p)[1] < 0.5]
+    wrong += [(q, p, None) for _, q, e, r, _ in results if e is None and (p := _pred(r))]
+    refused = [q for _, q, e, r, _ in results if e is None and r["no_answer"]]
+    assert len(right) >= MIN_RIGHT, [(q, p, e) for q, p, e in has if q not in right]
+    assert len(wrong) <= MAX_WRONG, wrong
+    assert len(refused) >= MIN_REFUSED
+
+
+def test_a_question_takes_well_under_a_second(results):
+    """The issue asks for a median under 0.3 s on the local profile (measured in bench/results/qa.md); here a
+    generous bound, since this box is shared."""
+    assert statistics.median(s for *_, s in results) < 1.5
