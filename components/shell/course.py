@@ -44,7 +44,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(2, "Text Classification", "02_classification.ipynb",
             "From text to tokens to a classifier: tokenization, then a classifier trained on frozen "
             "features or by fine-tuning the whole model, judged with a confusion matrix.",
-            ("tokenizers", "train"), "tokenize a sentence",
+            ("tokenizers", "train", "why"), "tokenize a sentence",
             {"tab": "tokenizers", "text": "Tokenizing text is a core task of NLP."}),
     Chapter(3, "Transformer Anatomy", "03_transformer-anatomy.ipynb",
             "Self-attention as scaled dot products of queries and keys, multi-head attention, positions, "
@@ -79,7 +79,9 @@ CHAPTERS: tuple[Chapter, ...] = (
             "Smaller and faster models: knowledge distillation, quantization, ONNX and pruning, each "
             "weighed against accuracy and latency.",
             ("efficiency",), "int8 against fp32 on the decoder", {"tab": "efficiency"},
-            gap="Quantization is shown; distillation, ONNX and pruning have no tab yet."),
+            gap="Distillation, quantization, ONNX Runtime and pruning run on the emotion classifier in the "
+                "Efficiency tab; pruning there is one-shot magnitude pruning without retraining (the book's "
+                "movement pruning is not shown) and ONNX Runtime runs without Optimum's transformer fusions."),
     Chapter(9, "Dealing with Few to No Labels", "09_few-to-no-labels.ipynb",
             "What to do with few labels: zero-shot classification, embeddings as a lookup table, and "
             "training on a handful of examples.",

@@ -58,3 +58,12 @@ def test_every_docs_link_of_the_readme_opens_a_file_that_links_back():
         assert page.is_file(), rel
         assert "(../README.md)" in page.read_text(), rel
 
+
+
+def test_every_api_name_is_documented_in_the_api_reference():
+    from tests.api_cases import CASES
+
+    reference = (README.parent / "docs" / "api.md").read_text()
+    missing = sorted(name for name in CASES if f"`{name}`" not in reference and f"{name}`" not in reference
+                     and f"{name}\"" not in reference)
+    assert missing == []
