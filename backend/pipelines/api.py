@@ -198,7 +198,7 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
 
 @_timed
 @gpu_task(duration=60)
-def qa(context, question, top_n=3, override: str | None = None, progress=None, qa_method: str = "profile") -> dict:
+def qa(context, question, top_n=3, qa_method: str = "profile", override: str | None = None, progress=None) -> dict:
     """The answer to `question` in `context`, with up to `top_n` alternative spans. `qa_method`: the
     profile's QA model ("profile"), or, for comparison, the reader trained here ("reader") or the
     instruct decoder's copy-only span decoding ("span-decoding"); a model-box model overrides it. The

@@ -23,6 +23,7 @@ def _run(page, app_url, label):
     open_subtab(page, app_url, "Question answering")
     page.get_by_role("button", name=label, exact=True).first.click()
     expect(page.locator("#pl-qa-context textarea")).to_have_value(RHINE)
+    page.locator("#pl-qa-model textarea, #pl-qa-model input").first.fill("span-decoding")  # the reader serves qa
     page.locator("#pl-qa-run").click()
     badge = page.locator("#pl-qa-badge")
     expect(badge).to_contain_text(config.METHOD_SPAN, timeout=180_000)

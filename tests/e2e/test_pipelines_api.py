@@ -84,20 +84,28 @@ def test_ner(client):
     assert "empty" in error_of(client, "/ner", "", "simple", False, "")
 
 
+def test_qa_serves_the_reader_trained_here(client):
+    """On `local` the reader trained here (chapter 7) serves /qa: spans at their offsets, [CLS] as no answer."""
+    _, r = call(client, "/qa", LETTER, "What did the customer get?", 3, "")
+    assert r["method"] == "fine-tuned" and isinstance(r["no_answer"], bool) and r["threshold"] is not None
+    for a in r["answers"]:
+        assert LETTER[a["start"]:a["end"]] == a["answer"]
+
+
 def test_qa(client):
-    """On `local` the instruct decoder may only copy spans of the context (span-decoding)."""
-    out, r = call(client, "/qa", LETTER, "What does the customer want?", 3, "")
+    """Copy-only span decoding stays reachable: the model box takes the method's name."""
+    out, r = call(client, "/qa", LETTER, "What does the customer want?", 3, "span-decoding")
     assert r["method"] == "span-decoding" and isinstance(r["no_answer"], bool)
     assert 1 <= len(r["answers"]) <= 3 and len({a["answer"] for a in r["answers"]}) == len(r["answers"])
     for a in r["answers"]:  # always the context's own text at its offsets
         assert a["match"] == "exact" and LETTER[a["start"]:a["end"]] == a["answer"]
-    _, r = call(client, "/qa", RHINE, "How long is the Rhine?", 3, "")
+    _, r = call(client, "/qa", RHINE, "How long is the Rhine?", 3, "span-decoding")
     assert not r["no_answer"] and "1,230 km" in r["answer"] and RHINE[r["start"]:r["end"]] == r["answer"]
-    _, r = call(client, "/qa", RHINE, "Who was the first person to swim the Rhine?", 2, "")
+    _, r = call(client, "/qa", RHINE, "Who was the first person to swim the Rhine?", 2, "span-decoding")
     assert r["no_answer"] and r["answer"] == "" and r["start"] is None
     assert any(n.startswith("No answer in this text") for n in r["notices"])
     assert out[1].startswith("### ") and "No answer in this text" in client.predict(
-        RHINE, "Who was the first person to swim the Rhine?", 2, "", api_name="/qa")[1]
+        RHINE, "Who was the first person to swim the Rhine?", 2, "span-decoding", api_name="/qa")[1]
     assert "question is empty" in error_of(client, "/qa", LETTER, "  ", 3, "")
     assert "context is empty" in error_of(client, "/qa", "", "Who?", 3, "")
     assert "characters" in error_of(client, "/qa", "word " * 50_000, "Who?", 3, "")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from backend import search
+from backend.runtime import config
 from backend.search import corpora as C
 from backend.search import service as S
 from backend.search.api import load_embedder
@@ -125,7 +126,12 @@ def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, monkeypatch, qu
     search.build_index("s", "glossary")
     out = search.ask("s", question, 3)
     assert [p["title"] for p in out["passages"]][0] == top_title
-    assert out["reader_method"] == "instruct-fallback" and out["model"]["role"] == "qa"
+    assert out["reader_method"] == "instruct-fallback" and out["model"]["role"] in ("qa", "decoder")
+    if config.LOCAL["qa"].method == config.METHOD_FINETUNED:  # the reader trained here answers beside it
+        ex = out["extractive"]
+        assert ex["model"]["method"] == config.METHOD_FINETUNED and len(ex["per_passage"]) == 3
+        if not ex["no_answer"]:
+            assert out["passages"][ex["passage"] - 1]["text"][ex["start"]:ex["end"]] == ex["answer"]
     assert out["retriever_model"]["role"] == "embedder"
     assert out["answer"] and (answer is None or out["answer"] == answer)
     assert out["cited"] == cited

@@ -18,14 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_changed_method_changes_the_intro_and_the_badge(monkeypatch):
     monkeypatch.setenv("TLAB_PROFILE", "local")
     before = intro_markdown(pipelines.serving_methods())
-    assert "sentiment and NER: **fine-tuned here**" in before
+    assert "sentiment, NER and QA: **fine-tuned here**" in before  # QA: the reader trained here
     assert "zero-shot: **embedding similarity**" in before
     # Serve offline sentiment by embedding similarity instead: every text follows the decision.
     monkeypatch.setitem(config.LOCAL, "sentiment", replace(config.LOCAL["sentiment"], method=config.METHOD_EMBEDDING))
     rows = {r["task"]: r for r in pipelines.serving_methods()}
     assert rows["classify"]["method"] == config.METHOD_EMBEDDING
     after = intro_markdown(list(rows.values()))
-    assert "sentiment and NER" not in after and "NER: **fine-tuned here**" in after
+    assert "sentiment, NER" not in after and "NER and QA: **fine-tuned here**" in after
     assert "sentiment and zero-shot: **embedding similarity**" in after
     badge = model_badge({"checkpoint": "m", "source": "package", "method": rows["classify"]["method"],
                          "role": "sentiment"})
