@@ -210,7 +210,7 @@ def test_every_summary_path_runs_the_checks(monkeypatch, encoder, tiny_ner):
     engine, a seq2seq checkpoint, a model-box model): one place after every path."""
     seen = {}
 
-    def fake_task(task, override, settings, progress, run):
+    def fake_task(task, override, settings, progress, run, plan=None):
         seen["task"] = task
         return {"summary": "Mayor Anne Dubois closed 40 ports", "finish_reason": "length", "output_tokens": 5,
                 "notices": [], "waited": [], "baseline": {"summary": "The city council of Lyon voted."}}
