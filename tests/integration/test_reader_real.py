@@ -73,3 +73,17 @@ def test_a_question_takes_well_under_a_second(results):
     """The issue asks for a median under 0.3 s on the local profile (measured in bench/results/qa.md); here a
     generous bound, since this box is shared."""
     assert statistics.median(s for *_, s in results) < 1.5
+
+
+def test_the_retriever_reader_evaluation_over_the_glossary(reader_lm):
+    """Chapter 7's evaluation (search.api.evaluate_reader): recall@k grows with k (measured 0.81 at 1, 0.94 at
+    3, 1.0 at 10), and the reader's scores on gold passages and end to end are percentages of 36 questions."""
+    from backend.search import api as search_api
+
+    out = search_api.evaluate_reader()
+    recall = [r["recall"] for r in out["recall"]]
+    assert recall == sorted(recall) and recall[0] >= 0.7 and recall[-1] >= 0.95
+    assert out["questions"] == 36 and 0 <= out["reader_on_gold"]["f1"] <= 100
+    assert [r["k"] for r in out["end_to_end"]] == [1, 3, 5]
+    for row in out["rows"]:
+        assert row["rank_of_gold"] is None or row["rank_of_gold"] >= 1
