@@ -231,7 +231,7 @@ def bar(key: str, run=None):
     """The tab's link bar, placed where it is called (near the result). `run`: the button that a
     link opened on this tab presses (only for cheap runs: tokenize, attention, anatomy)."""
     run_id = getattr(run, "elem_id", None) or ""
-    return gr.HTML("", js_on_load=BAR_JS.replace("__RUN_ID__", json.dumps(run_id)), css_template=BAR_CSS,
+    return gr.HTML("", js_on_load=BAR_JS.replace("__RUN_ID__", json.dumps(run_id)).replace("__KEY__", json.dumps(key)), css_template=BAR_CSS,
                    elem_id=f"{key}-link", elem_classes=["tlab-link"])
 
 
@@ -266,6 +266,8 @@ def register(key: str, inputs: dict, events=(), link_bar=None, run=None, parent:
     for event in events:
         event.success(written, [p.component for p in params], link_bar, api_visibility="private", queue=False,
                       show_progress="hidden")
+        if link_bar is not None:  # a failed run leaves no link to the result it replaced
+            event.failure(lambda: "", None, link_bar, api_visibility="private", queue=False, show_progress="hidden")
 
 
 def adopt(key: str, inputs: dict) -> None:

@@ -46,6 +46,9 @@ def test_errors_tab_changes_and_hand_offs_leave_nothing_of_an_earlier_run(page, 
     page.locator("#pl-classify-run").click()
     expect(page.locator("#pl-classify-error")).to_be_visible(timeout=RUN_S)
     expect(page.locator("#pl-classify-badge")).to_have_text("")
+    expect(page.locator("#pipelines-classify-link a")).to_have_count(0)  # no link to the result that is gone
+    page.wait_for_function("() => !location.search.includes('text=')", timeout=10_000)
+    assert _address(page) == "?tab=pipelines-classify"
     page.wait_for_timeout(500)  # the figure script's tidy pass (150 ms after the DOM settles)
     assert _visible_notices(page, "pl-classify-plot") == []
     shot(page, "lifecycle_error")

@@ -1,7 +1,15 @@
 const write = (tries = 0) => {
   const row = element.querySelector('.tlab-link-row');
   const a = element.querySelector('a.tlab-link-a');
-  if (!a) return;
+  if (!a) {
+    // A failed run blanks the bar: its link named the last result, which is gone. The address then
+    // names the tab alone (only when this bar had written it, so an empty bar never overwrites a link).
+    if (element.dataset.wrote && element.offsetParent !== null && window.__tlabAddress) {
+      delete element.dataset.wrote;
+      window.__tlabAddress('?tab=' + encodeURIComponent(__KEY__));
+    }
+    return;
+  }
   // Only the tab on screen names the address: a run finishing in a tab the learner has left keeps
   // its link in its bar (its tab writes it when it is shown again). A hand-off selects the tab and
   // fills the bar in one update: give the tab a moment to show.
@@ -11,6 +19,7 @@ const write = (tries = 0) => {
   }
   const q = a.getAttribute('href');
   if (window.__tlabAddress) window.__tlabAddress(q);
+  element.dataset.wrote = '1';
   const runId = __RUN_ID__;
   if (row && row.getAttribute('data-autorun') === '1' && runId) {
     row.removeAttribute('data-autorun');
