@@ -14,6 +14,7 @@ from backend import compress
 from components.efficiency import compress_plots as plots
 from components.shell import (LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, clear_on_error, error_box,
                               md_text, raw_json, user_errors)
+from components.shell import links
 from components.shell.session_memory import upload_folder
 
 STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
@@ -141,6 +142,7 @@ def build() -> None:
             run_btn = gr.Button("Run through the chosen step", variant="primary", elem_id="compress-run-btn")
             stop_btn = gr.Button("Stop", variant="stop", elem_id="compress-stop")
         box = error_box("compress-error")
+        link_bar = links.bar("efficiency-compress")  # minutes of work: a link restores the settings, never runs
         badge = gr.Markdown(elem_id="compress-badge")
         summary = gr.Markdown(elem_id="compress-summary")
         table = gr.Dataframe(headers=TABLE_HEADERS, label="Every variant, measured in one run", interactive=False,
@@ -159,6 +161,11 @@ def build() -> None:
                              show_progress_on=[summary], **LONG_LANE)
         clear_on_error(ev2, outputs, box)
         stop_btn.click(None, None, None, cancels=[ev, ev2], queue=False, api_visibility="private")
+        run, temperature, alpha, layers, sparsity, through, epochs = inputs
+        links.register("efficiency-compress", {"run": run, "through": through, "temperature": temperature,
+                                               "alpha": alpha, "layers": layers, "sparsity": sparsity,
+                                               "epochs": epochs}, [ev, ev2], link_bar, parent="efficiency",
+                       results=[out_json, badge, summary, table, scatter, pruning])
         _use(run_id)
 
 

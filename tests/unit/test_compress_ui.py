@@ -56,3 +56,28 @@ def test_the_pruning_curve_says_what_pruning_did_not_buy():
     line = notice_of(compress_plots.pruning(curve))
     assert "90% zeros" in line and "30.0%" in line and "same size" in line and "55.0 -> 20.0 MB" in line
     assert compress_ui._next("teacher") == "distil" and compress_ui._next("prune") == "prune"
+
+
+def test_a_compress_link_restores_its_settings_in_the_efficiency_tab_and_blanks_the_old_result():
+    import gradio as gr
+
+    from components.efficiency import compress_ui
+    from components.shell import links
+
+    links.reset()
+    links.known_tabs(["efficiency"])
+    with gr.Blocks():
+        with gr.Tabs() as tabs:
+            with gr.Tab("Efficiency", id="efficiency"):
+                compress_ui.build()
+    link = links.registered()["efficiency-compress"]
+    assert [p.name for p in link.params] == ["run", "through", "temperature", "alpha", "layers", "sparsity", "epochs"]
+    query = {"tab": "efficiency-compress", "run": "custom", "temperature": "6", "alpha": "2", "layers": "3",
+             "sparsity": "0.7", "epochs": "9", "through": "no-such-step"}
+    key, values, _ = links.decode(query)
+    assert key == "efficiency-compress" and values["run"] == "custom" and values["temperature"] == 6
+    assert values["alpha"] == 1 and values["epochs"] == 6  # clipped to the sliders' ranges
+    assert "through" not in values  # not one of the steps: left as it is
+    out = links.updates(key, values, [])
+    assert out[0]["selected"] == "efficiency" and len(out) == len(links.outputs(tabs))
+    assert out[-len(link.results) - len(links._MODEL_BOXES):][:len(link.results)] == [None] * len(link.results)
