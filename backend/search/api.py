@@ -351,8 +351,10 @@ _CUT = {"time budget": "stopped at the time budget", "stopped": "stopped by you"
 
 def reader_on_engine() -> bool:
     """Will the generation engine write the reader's answer, as far as its last health check
-    knows? No network and no model: the lanes ask it as a request joins the queue."""
-    return engine_models.may_serve("qa")
+    knows? No network and no model: the lanes ask it as a request joins the queue. The role is the
+    one that writes the generative answer (`_generative_role`: the decoder where the reader trained
+    here serves `qa`)."""
+    return engine_models.may_serve(_generative_role())
 
 
 def _read_on_engine(question: str, passages: list[dict], say: ProgressFn) -> dict:

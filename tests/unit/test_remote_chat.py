@@ -150,7 +150,7 @@ def test_the_reader_answers_on_the_engine_and_cites(fake):
     fake.script = script_for(fake.tokenizer, "Tokens come from the tokenizer [1].")
     out = search_api._read_on_engine("What does a tokenizer do?", PASSAGES, lambda *a: None)
     assert out["answer"] == "Tokens come from the tokenizer [1]." and out["cited"] == [1]
-    assert out["engine"]["kind"] == "vllm" and out["model"]["role"] == "qa" and "engine at" in out["model"]["device"]
+    assert out["engine"]["kind"] == "vllm" and out["model"]["role"] == "decoder" and "engine at" in out["model"]["device"]
     assert out["finish_reason"] == "eos" and out["reader_method"] == "instruct-fallback"
 
 
