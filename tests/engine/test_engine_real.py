@@ -142,6 +142,6 @@ def test_the_corpus_reader_on_the_engine_writes_the_in_process_answer(on_engine)
 
     on_engine(True)
     got = search_api._read_on_engine("What does a tokenizer do?", PASSAGES, lambda *a: None)
-    lm = hub.load("qa")
+    lm = hub.load(search_api._generative_role())  # the decoder, where the reader trained here serves qa
     want = reader.read(lm.model, lm.tokenizer, lm.method, "What does a tokenizer do?", PASSAGES)
     assert got["engine"]["kind"] == "vllm" and got["answer"] == want["answer"] and got["cited"] == want["cited"]
