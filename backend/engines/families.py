@@ -40,17 +40,33 @@ def base_model(model: nn.Module) -> nn.Module:
 
 
 def family_of(model: nn.Module) -> Family | None:
-    """The family of `model` (a task model or the bare transformer), or None for one none covers."""
-    model_type = getattr(getattr(model, "config", None), "model_type", "")
-    return next((f for f in FAMILIES if model_type in f.model_types), None)
+    """The family of `model` (a task model, the bare transformer, or a module wrapping one, like the
+    offline classifiers trained here), or None for one no family covers."""
+    for m in (model, *model.modules()):
+        model_type = getattr(getattr(m, "config", None), "model_type", None)
+        if model_type:
+            return next((f for f in FAMILIES if model_type in f.model_types), None)
+    return None
 
 
 def blocks(model: nn.Module, family: Family | None = None) -> list[nn.Module]:
-    """The transformer blocks of `model`, in order."""
+    """The transformer blocks of `model`, in order (found inside a wrapper too)."""
     family = family or family_of(model)
-    return list(family.blocks(base_model(model)))
+    for m in (base_model(model), *model.modules()):
+        try:
+            found = family.blocks(m)
+        except AttributeError:
+            continue
+        if isinstance(found, nn.ModuleList):
+            return list(found)
+    raise AttributeError(f"no {family.name} blocks inside {type(model).__name__}")
+
+
+def config_of(model: nn.Module):
+    """The transformers config of `model` or of the transformer it wraps."""
+    return next(m.config for m in (model, *model.modules()) if getattr(m, "config", None) is not None)
 
 
 def num_heads(model: nn.Module) -> int:
-    cfg = model.config
+    cfg = config_of(model)
     return int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head"))

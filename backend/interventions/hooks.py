@@ -65,8 +65,7 @@ def layout(model: nn.Module) -> Layout:
         raise InputError(f"Interventions know BERT, Llama and GPT-2 style models; "
                          f"{type(model).__name__} is none of these.")
     sites = [Sites(family.attn_out(b), family.mlp_out(b)) for b in families.blocks(model, family)]
-    cfg = model.config
-    n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head"))
+    n_heads = families.num_heads(model)
     o = sites[0].o_proj
     width = o.weight.shape[0] if _conv1d(o) else o.weight.shape[1]
     return Layout(family.name, sites, n_heads, width // n_heads)

@@ -38,3 +38,19 @@ def test_a_model_no_family_covers_is_refused_by_each_tab_in_words():
         with pytest.raises(kind) as err:
             check(t5)
         assert "T5" in str(err.value) or "t5" in str(err.value)
+
+
+def test_a_module_wrapping_a_transformer_is_found_inside_it():
+    """The offline classifiers trained here wrap the encoder in a module of their own (no config)."""
+    import torch
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = tiny_bert()
+            self.head = torch.nn.Linear(self.encoder.config.hidden_size, 3)
+
+    w = Wrapped()
+    assert families.family_of(w).name == "bert" and families.num_heads(w) == w.encoder.config.num_attention_heads
+    assert families.blocks(w) == list(w.encoder.encoder.layer)
+    assert hooks.layout(w).family == "bert" and len(hooks.layout(w).layers) == w.encoder.config.num_hidden_layers
