@@ -100,7 +100,10 @@ def bounded_steps(gen, b: budget.Budget):
     finally:
         _unregister(b)
         b.cancel()  # closed early (a cancel) or finished: nothing of it may keep running
-        gen.close()
+        try:
+            gen.close()
+        finally:
+            slot.close()  # the long lane's slot goes back whatever happened (it was lost once: a hang)
 
 
 def user_errors(fn):
