@@ -15,7 +15,7 @@ from tests.browser.test_pipelines_tab import open_subtab
 
 def test_the_intro_says_what_the_results_say(page, app_url):
     open_subtab(page, app_url, "Text classification")
-    intro = page.get_by_text(re.compile(r"On this app, sentiment and NER: fine-tuned here")).first
+    intro = page.get_by_text(re.compile(r"On this app, sentiment, NER and QA: fine-tuned here")).first
     expect(intro).to_be_visible()
     text = intro.inner_text()
     assert "zero-shot: embedding similarity" in text and "logistic regression" not in text
