@@ -19,6 +19,7 @@ from backend.search.api import (
     load_corpus,
     prepare_cache,
     reader_on_engine,
+    reader_plan,
     search,
 )
 from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
@@ -48,5 +49,6 @@ __all__ = [
     "load_corpus",
     "prepare_cache",
     "reader_on_engine",
+    "reader_plan",
     "search",
 ]

@@ -26,6 +26,7 @@ from backend.hub import engine_models
 from backend.runtime.device import gpu_task
 from backend.engines.embedding import embed_texts
 from backend.runtime.errors import InputError
+from backend.runtime.plan import Plan
 from backend.search import chunked_build as bounds
 from backend.search import corpora
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
@@ -349,12 +350,19 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
 _CUT = {"time budget": "stopped at the time budget", "stopped": "stopped by you"}
 
 
+def reader_plan() -> Plan:
+    """Where Ask's generative answer runs (`backend.runtime.plan.Plan`), decided once as the request
+    joins the queue: the engine gate of the role that writes it. No network, no model."""
+    return engine_models.plan_for(_generative_role())
+
+
 def reader_on_engine() -> bool:
     """Will the generation engine write the reader's answer, as far as its last health check
     knows? No network and no model: the lanes ask it as a request joins the queue. The role is the
     one that writes the generative answer (`_generative_role`: the decoder where the reader trained
     here serves `qa`)."""
-    return engine_models.may_serve(_generative_role())
+    plan = reader_plan()
+    return plan.engine and not plan.long
 
 
 def _read_on_engine(question: str, passages: list[dict], say: ProgressFn) -> dict:

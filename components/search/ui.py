@@ -19,7 +19,6 @@ from components.shell import (
 from components.search.plots import map_caption, map_figure, tradeoff_figure
 from components.shell.plans import current
 from components.shell.session import session_of
-from backend.runtime.plan import Plan
 
 CORPUS_CHOICES = [("Glossary of the book's topics (built in)", "glossary"),
                   ("API docs: docstrings of installed libraries (built in)", "docstrings"),
@@ -183,11 +182,10 @@ def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
     return md, out, model_badge(out["model"])
 
 
-def _reader_plan(args: tuple) -> Plan:
+def _reader_plan(args: tuple):
     """With a generation engine the reader's answer is the engine's work: Ask joins the decode lane
-    (`engine_lane`), and takes the long lane's slot only when it reads here."""
-    on_engine = search.reader_on_engine()
-    return Plan(engine=on_engine, long=not on_engine)
+    (`engine_lane`), and takes the long lane's slot only when it reads here (the backend's plan)."""
+    return search.reader_plan()
 
 
 planned(ask, _reader_plan)

@@ -44,7 +44,7 @@ def test_admission_asks_where_each_task_runs(monkeypatch, engine_up):
         return Plan(engine=on, long=not on)
 
     monkeypatch.setattr(pipelines_backend, "plan", plan)
-    monkeypatch.setattr(search_backend, "reader_on_engine", lambda: engine_up)
+    monkeypatch.setattr(search_backend, "reader_plan", lambda: Plan(engine=engine_up, long=not engine_up))
     assert _event(tab.run_summarize, SUMMARY) is (not engine_up)
     assert _event(tab.run_summarize, SUMMARY[:3] + (4,) + SUMMARY[4:])  # beams: here, long
     assert _event(tab.run_translate, TRANSLATION[:-1] + ("some/model",))  # a model-box model: here, long
