@@ -119,3 +119,14 @@ def guard(demo) -> None:
         if fn is not None and not getattr(fn, "_tlab_guarded", False):
             block_fn.fn = _guarded(fn)
     gradio_patches.word_input_errors(demo, _processing_message, _too_few, _uploaded_files_only)
+
+
+class Selection(gr.SelectData):
+    """`gr.SelectData` for a handler a stranger may call without a selection: Gradio builds the
+    event's data before the handler (and its guard) runs, and `SelectData` read `None["index"]`
+    (the fuzz tier's fn_index call answered "'NoneType' object is not subscriptable"). Missing
+    data reads as an empty selection; the handler decides what that means."""
+
+    def __init__(self, target, data):
+        super().__init__(target, data if isinstance(data, dict) and "index" in data and "value" in data
+                         else {"index": None, "value": None, "selected": False})

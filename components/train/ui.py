@@ -23,6 +23,7 @@ from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, Fil
 from components.shell import links
 from components.train import ner as train_ner
 from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
+from components.shell.guard import Selection
 from components.shell.session_memory import upload_folder
 from components.shell.session import session_of
 
@@ -167,7 +168,7 @@ def stop_training(request: gr.Request):
 
 
 @user_errors
-def hardest_text(evt: gr.SelectData):
+def hardest_text(evt: Selection):
     """A click on a highest-loss validation row puts its text in the try box ("Why?" then explains it)."""
     row = evt.row_value or []
     return row[-1] if row else gr.skip()

@@ -13,6 +13,7 @@ import gradio as gr
 import pytest
 
 from components.shell import gradio_patches as gp
+from components.shell.guard import Selection
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -167,3 +168,21 @@ def test_the_upload_parser_is_capped_at_our_file_count():
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files"])
 def test_each_patch_is_listed_in_the_module_table(name):
     assert f"`{name}`" in gp.__doc__
+
+
+def test_a_selection_handler_called_without_event_data_gets_an_empty_selection():
+    """Gradio builds a handler's SelectData from the request's event data before the handler runs;
+    a stranger's fn_index call sends none, and gr.SelectData itself read None["index"]."""
+    from gradio.helpers import special_args
+
+    def handler(evt: Selection):
+        return evt.row_value, evt.index
+
+    with pytest.raises(TypeError):
+        gr.SelectData(None, None)
+    for sent in (None, {"a": [1]}, 12345):
+        inputs, *_ = special_args(handler, [], None, gr.EventData(None, sent))
+        assert isinstance(inputs[0], Selection) and handler(*inputs) == (None, None)
+    inputs, *_ = special_args(handler, [], None, gr.EventData(None, {"index": [2, 1], "value": "x",
+                                                                        "row_value": [1, "a text"]}))
+    assert handler(*inputs) == ([1, "a text"], [2, 1])
