@@ -96,12 +96,17 @@ def labels_of(sentences: list[Sentence]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- alignment
+# A word may have no piece at all: the uncased tokenizer strips accents, so a lone combining mark
+# ("\u0301", a word of its own for `words_with_offsets`) becomes nothing, and the word ids then
+# skip it ([CLS] abc e [SEP] -> None, 0, 5, None for 7 words). Everything here reads word ids as
+# indexes into the words, never as positions among the tokens.
 def align_labels(word_ids: list[int | None], word_labels: list[int]) -> list[int]:
     """Per-token labels from per-word labels: the first piece of a word carries its label, the
-    other pieces and the special tokens get IGNORE (`word_ids` as a fast tokenizer gives them)."""
+    other pieces and the special tokens get IGNORE (`word_ids` as a fast tokenizer gives them);
+    a word without pieces is not trained on."""
     out, previous = [], None
     for w in word_ids:
-        if w is None or w == previous:
+        if w is None or w == previous or not 0 <= w < len(word_labels):
             out.append(IGNORE)
         else:
             out.append(word_labels[w])
@@ -110,8 +115,24 @@ def align_labels(word_ids: list[int | None], word_labels: list[int]) -> list[int
 
 
 def first_piece_mask(word_ids: list[int | None]) -> list[bool]:
-    """True at the first piece of each word."""
-    return [lab != IGNORE for lab in align_labels(word_ids, list(range(len(word_ids))))]
+    """True at the first piece of each word that has pieces."""
+    out, previous = [], None
+    for w in word_ids:
+        out.append(w is not None and w != previous)
+        previous = w
+    return out
+
+
+def first_pieces(word_ids: list[int | None], n_words: int) -> list[int | None]:
+    """Per word, the position of its first piece, or None (no piece: a stripped combining mark, or
+    a word cut off by truncation)."""
+    out: list[int | None] = [None] * n_words
+    previous = None
+    for pos, w in enumerate(word_ids):
+        if w is not None and w != previous and 0 <= w < n_words and out[w] is None:
+            out[w] = pos
+        previous = w
+    return out
 
 
 def encode(tokenizer, sentences: list[list[str]], max_length: int = 128):

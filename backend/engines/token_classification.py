@@ -260,7 +260,7 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
 # ----------------------------------------------------------------------------- prediction
 def _word_probs(model: TokenClassifier, tokenizer, sentences: list[list[str]], max_length: int):
     """(per-sentence arrays of shape (words, labels) of softmax probabilities from the first
-    pieces, in float32; words cut by truncation get None rows -> dropped, reported by count)."""
+    pieces, in float32; a word without a piece gets a certain O)."""
     device = _device_of(model)
     shapes = model.uses_shapes
     out: list[np.ndarray] = [None] * len(sentences)
@@ -272,13 +272,13 @@ def _word_probs(model: TokenClassifier, tokenizer, sentences: list[list[str]], m
                                          shapes=shapes, device=device)
             probs = _forward(model, batch).float().softmax(-1).cpu().numpy()
             for row, i in enumerate(idx):
-                first = ner_data.first_piece_mask(word_ids[row])
-                p = probs[row, :len(first)][np.array(first, dtype=bool)]
-                n = len(sentences[i])
-                if len(p) < n:  # words past the window: tagged O with certainty
-                    pad = np.zeros((n - len(p), probs.shape[-1]), dtype=np.float32)
-                    pad[:, 0] = 1.0
-                    p = np.concatenate([p, pad])
+                # A word without a piece (past the window, or a combining mark the tokenizer strips):
+                # tagged O with certainty, in its own place, so the words after it keep theirs.
+                p = np.zeros((len(sentences[i]), probs.shape[-1]), dtype=np.float32)
+                p[:, 0] = 1.0
+                for w, pos in enumerate(ner_data.first_pieces(word_ids[row], len(sentences[i]))):
+                    if pos is not None:
+                        p[w] = probs[row, pos]
                 out[i] = p
     return out
 

@@ -52,7 +52,7 @@ def _load(model, text, override, progress):
         raise InputError(f"This checkpoint is a {lay.family} model, not the kind the {role} view needs "
                          f"({'a language model' if role == 'decoder' else 'a BERT-style encoder'}).")
     tokens = readable_tokens(lm.tokenizer, enc["input_ids"][0].tolist())
-    return role, lm, inputs, lay, tokens
+    return role, text, lm, inputs, lay, tokens
 
 
 def _shape(lay: hooks.Layout) -> dict:
@@ -173,7 +173,7 @@ def intervene(model="decoder", text=EXAMPLES["decoder"][0], spec="", new_tokens=
     edits_raw = specs.parse(spec)
     new_tokens = as_int("new_tokens", new_tokens, lo=0, hi=MAX_NEW_TOKENS)
     top_k = as_int("top_k", top_k, lo=1, hi=MAX_TOP_K)
-    role, lm, inputs, lay, tokens = _load(model, text, override, progress)
+    role, text, lm, inputs, lay, tokens = _load(model, text, override, progress)  # the text as checked
     edits = specs.resolve(edits_raw, len(lay.layers), lay.n_heads)
     start = time.perf_counter()
     if role == "decoder":
@@ -192,7 +192,7 @@ def sweep_heads(model="decoder", text=EXAMPLES["decoder"][0], layer=0, override=
     position (decoder) or by 1 - cosine of the sentence embedding (encoder). Bounded by the
     request's time budget: `complete` false and `finish_reason` say when it stopped early."""
     as_int("layer", layer)
-    role, lm, inputs, lay, tokens = _load(model, text, override, progress)
+    role, text, lm, inputs, lay, tokens = _load(model, text, override, progress)  # the text as checked
     layer = as_int("layer", layer, lo=0, hi=len(lay.layers) - 1)
     if role == "decoder":
         run = lambda: effects.decoder_run(lm.model, inputs["input_ids"]).out  # noqa: E731

@@ -96,17 +96,72 @@ def _too_few(block_fn, inputs) -> None:
                        "/gradio_api/info lists them, in order.", print_exception=False)
 
 
+def _file_paths(value, depth: int = 0):
+    """The `path` of every file payload (a dict with one, as gradio_client sends them) in a value."""
+    if depth > 4:
+        return
+    if isinstance(value, dict):
+        if isinstance(value.get("path"), str):
+            yield value["path"]
+        for v in value.values():
+            if isinstance(v, (dict, list)):
+                yield from _file_paths(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value[:64]:
+            yield from _file_paths(v, depth + 1)
+
+
+def _is_url(path: str) -> bool:
+    return path.strip().lower().startswith(("http://", "https://", "//", "ftp://", "file://"))
+
+
+def _argument_name(block_fn, index: int) -> str:
+    """The argument as /gradio_api/info names it (Gradio's `input_parameter_names`, else the handler's
+    own parameters), for a refusal that says which one is wrong."""
+    names = getattr(block_fn, "input_parameter_names", None) or []
+    if index < len(names) and names[index]:
+        return str(names[index])
+    try:
+        from gradio.utils import get_function_params
+
+        params = get_function_params(block_fn.fn)
+    except Exception:  # noqa: BLE001  a handler whose signature cannot be read
+        params = []
+    return params[index][0] if index < len(params) else f"param_{index}"
+
+
+def _file_refusal(block_fn, inputs, urls_only: bool) -> gr.Error | None:
+    """A file argument that is a URL (`urls_only`), or else the first file argument: named, with what it takes."""
+    for i, value in enumerate(inputs or []):
+        paths = list(_file_paths(value))
+        if not paths or (urls_only and not any(_is_url(p) for p in paths)):
+            continue
+        given = "a URL" if any(_is_url(p) for p in paths) else "a path on the server"
+        return gr.Error(f"{_argument_name(block_fn, i)} (argument {i + 1}) takes a file uploaded to this app "
+                        f"(with gradio_client: handle_file(path), which uploads it first); {given} was given. "
+                        "This server does not fetch files: download it and send the file itself.",
+                        print_exception=False)
+    return None
+
+
 def _uploaded_files_only(preprocess_data):
-    """A file argument naming a path on the server was refused with that path in full."""
+    """A file argument naming a path on the server was refused with that path in full, and one given
+    as a URL was fetched by the server (past the upload limits) or refused by Gradio's address check
+    in words that named no argument ("Hostname 127.0.0.1 failed validation"). Both are refused here,
+    naming the argument; a URL before anything is fetched."""
     from gradio.exceptions import InvalidPathError
 
     @functools.wraps(preprocess_data)
-    async def wrapped(*args, **kwargs):
+    async def wrapped(block_fn, inputs, *args, **kwargs):
+        refusal = _file_refusal(block_fn, inputs, urls_only=True)
+        if refusal is not None:
+            raise refusal
         try:
-            return await preprocess_data(*args, **kwargs)
+            return await preprocess_data(block_fn, inputs, *args, **kwargs)
         except InvalidPathError:
-            raise gr.Error("A file argument must be a file uploaded to this app (with gradio_client: "
-                           "handle_file(path)); the one given was not.", print_exception=False) from None
+            raise (_file_refusal(block_fn, inputs, urls_only=False) or gr.Error(
+                "A file argument must be a file uploaded to this app (with gradio_client: handle_file(path)); "
+                "the one given was not.", print_exception=False)) from None
 
     wrapped._tlab_guarded = True
     return wrapped

@@ -159,11 +159,24 @@ def curve_figure(curve: dict | None) -> go.Figure | None:
     fig.update_layout(title=title, height=360,
                       margin=dict(l=50, r=10, t=50, b=40), xaxis_title="examples per label",
                       yaxis_title="test accuracy", yaxis_range=[0, 1.02], legend=dict(orientation="h", y=-0.25))
-    trained = [m for m in ("finetune", "probe") if m in curve and curve[m]]
-    if not trained or len(ticks) < 2:
+    # A point can be empty (None): a run stopped by its budget or the Stop button before that point's
+    # fine-tuning. Plotly leaves a gap there; the line below reads only the measured points and says
+    # how many are missing.
+    said = []
+    for m in ("finetune", "probe"):
+        points = [(t, y) for t, y in zip(ticks, curve.get(m) or []) if y is not None]
+        missing = len(curve.get(m) or []) - len(points)
+        if len(points) >= 2:
+            said.append(f"{METHOD_LABELS[m]} goes from {points[0][1]:.2f} with {points[0][0]} to {points[-1][1]:.2f} "
+                        f"with {points[-1][0]} examples per label")
+        elif len(points) == 1:
+            said.append(f"{METHOD_LABELS[m]} measured one point: {points[0][1]:.2f} with {points[0][0]} per label")
+        if missing and curve.get(m):
+            said.append(f"{missing} {METHOD_LABELS[m]} point{'s' if missing > 1 else ''} not measured (the run "
+                        "stopped first)")
+    if not said or len(ticks) < 2:
         return fig
-    said = "; ".join(f"{METHOD_LABELS[m]} goes from {curve[m][0]:.2f} with {ticks[0]} to {curve[m][-1]:.2f} with "
-                     f"{ticks[-1]} examples per label" for m in trained)
-    if curve.get("zero_shot"):
-        said += f"; zero-shot needs no examples and stays at {curve['zero_shot'][-1]:.2f}"
-    return notice(fig, said + ".")
+    zero = [y for y in curve.get("zero_shot") or [] if y is not None]
+    if zero:
+        said.append(f"zero-shot needs no examples and stays at {zero[-1]:.2f}")
+    return notice(fig, "; ".join(said) + ".")

@@ -1,0 +1,43 @@
+"""Issue #39: a file argument given as a URL answered Gradio's "Hostname 127.0.0.1 failed validation"
+(it tried to fetch it), naming no argument. The guard refuses it before anything is fetched and says
+which argument and what it takes (a server path, refused by Gradio once the app runs, is named too:
+tests/fuzz/test_every_handler.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import gradio as gr
+import pytest
+
+from components.shell.guard import guard
+
+pytestmark = pytest.mark.unit
+
+META = {"_type": "gradio.FileData"}
+
+
+def _demo():
+    def handler(text, upload):
+        return text
+
+    with gr.Blocks() as demo:
+        text, upload, out = gr.Textbox(), gr.File(), gr.Textbox()
+        gr.Button().click(handler, [text, upload], out, api_name="take_file")
+    guard(demo)
+    return demo, next(iter(demo.fns.values()))
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:7860/secret", "https://example.org/data.csv", " HTTP://x/y"])
+def test_a_url_as_a_file_is_refused_by_name_before_any_fetch(url):
+    demo, block_fn = _demo()
+    with pytest.raises(gr.Error) as err:
+        asyncio.run(demo.preprocess_data(block_fn, ["hi", {"path": url, "meta": META}], None))
+    message = str(err.value.message)
+    assert "upload (argument 2)" in message and "a URL was given" in message
+    assert "failed validation" not in message and "127.0.0.1" not in message
+
+
+def test_no_file_passes():
+    demo, block_fn = _demo()
+    assert asyncio.run(demo.preprocess_data(block_fn, ["hi", None], None)) == ["hi", None]
