@@ -57,8 +57,8 @@ def find(role: str, name: str) -> dict:
     found = finder(name) if finder is not None else None
     if found is None:
         raise ModelLoadError(f"'{name[:60]}' is not a model of this session now: a model trained in the From "
-                             "scratch tab lives only as long as its session (and only in the page that trained "
-                             "it). Train it again there, or empty the model box.", role=role)
+                             "scratch tab lives only as long as its session, and its name works only from the address "
+                             "(the client) that trained it. Train it again there, or empty the model box.", role=role)
     if role not in found["roles"]:
         raise ModelLoadError(f"The {found['checkpoint']} cannot serve the {role} role: it serves "
                              f"{', '.join(found['roles'])}. Choose that role, or empty the model box.", role=role)

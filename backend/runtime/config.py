@@ -233,6 +233,12 @@ def model_dirs() -> list[Path]:
     return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
 
 
+def _trust_forwarded() -> bool:
+    from backend.runtime.clients import trust_forwarded
+
+    return trust_forwarded()
+
+
 @dataclass
 class Settings:
     """Run-time settings, read from the environment (flags in app.py set the same vars)."""
@@ -248,6 +254,12 @@ class Settings:
     train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
     keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
+    # ... but only for keep_max_age_s after it was made (default 3x keep_items_s): calling a model does not
+    # hold it for ever (issue #39). Each client (an address: backend/runtime/clients.py) holds at most
+    # client_share of each store's memory and places, and of the long lane's waiting places.
+    keep_max_age_s: float = 2700.0
+    client_share: float = 0.25
+    trust_forwarded: bool = False  # TLAB_TRUST_FORWARDED (unset: on a Space only): X-Forwarded-For names the client
     queue_max: int = 64  # requests waiting in Gradio's queue, all lanes together (more: refused at once)
     # An OpenAI-compatible serving engine (vLLM, ...) that generates for the decoder roles; "" = in-process.
     # Its health check and first answer wait at most generation_timeout_s; with an engine the decode
@@ -274,6 +286,10 @@ class Settings:
             train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
             batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
             keep_items_s=max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)),
+            keep_max_age_s=max(0.0, _env_float("TLAB_KEEP_MAX_AGE_S",
+                                               3 * max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)))),
+            client_share=min(1.0, max(0.01, _env_float("TLAB_CLIENT_SHARE", 0.25))),
+            trust_forwarded=_trust_forwarded(),
             queue_max=max(1, _env_int("TLAB_QUEUE_MAX", 64)),
             generation_url=os.environ.get("TLAB_GENERATION_URL", "").strip().rstrip("/"),
             generation_timeout_s=max(0.1, _env_float("TLAB_GENERATION_TIMEOUT_S", 2.0)),
@@ -344,6 +360,12 @@ class SearchLimits:
 def get_settings() -> Settings:
     """Settings as the environment says now (cheap; read on each call so tests can vary it)."""
     return Settings.from_env()
+
+
+def store_settings() -> dict:
+    """What each per-visitor store takes from the settings: the keep time, its age cap, the client share."""
+    s = get_settings()
+    return {"keep_s": s.keep_items_s, "max_age_s": s.keep_max_age_s, "share": s.client_share}
 
 
 def role_override(role: str) -> str | None:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend.engines.sessions import SessionStore
-from backend.runtime import config
+from backend.engines.client_store import ClientStore
+from backend.runtime import clients, config
 from backend.runtime.errors import InputError
 from backend.runtime.singleton import ProcessWide
 
@@ -36,7 +36,7 @@ class Model:
     info: dict  # scheme, corpus, sizes, the run's numbers
     created: float = field(default_factory=time.time)
     # What the model box of Anatomy and Decoding takes for this model (hub.session_models): unguessable,
-    # so only the page it was handed to can use it.
+    # and it works only for requests from the address (the client) that trained it (`by_name`).
     name: str = field(default_factory=lambda: f"session:tinygpt-{secrets.token_urlsafe(12)}")
     hf_tokenizer: Any = field(default=None, repr=False)  # the transformers wrapper, made on first use
 
@@ -78,9 +78,9 @@ class GptStore:
     NOUN, TRAIN_HINT = "tiny GPT", "Train tiny GPT, or /train_gpt with the same client"  # a subclass names its own
 
     def __init__(self, idle_s: float = 3600.0, max_sessions: int = 64, max_bytes: int | None = None,
-                 keep_s: float = 0.0):
-        self._sessions: SessionStore[Session] = SessionStore(
-            Session, idle_s=idle_s, max_entries=max_sessions,
+                 keep_s: float = 0.0, share: float = 1.0, max_age_s: float | None = None):
+        self._sessions: ClientStore[Session] = ClientStore(
+            Session, share=share, max_age_s=max_age_s, idle_s=idle_s, max_entries=max_sessions,
             max_bytes=_budget_bytes() if max_bytes is None else max_bytes,
             size_of=lambda s: s.trained.nbytes if s.trained is not None else 0,
             busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model,
@@ -99,10 +99,12 @@ class GptStore:
             s = self._sessions.get(session_id)
             if s.running:
                 raise InputError(f"The {self.NOUN} is already training in this session: wait for it, or press Stop.")
-            if not self._sessions.could_fit(session_id, min(nbytes, BYTES_GUESS)):
-                raise InputError("The server's memory for trained models is full: other visitors are using theirs "
-                                 f"(a model stays reserved for {self._sessions.keep_s / 60:.0f} minutes after its "
-                                 "last use). Try again in a few minutes.")
+            need = min(nbytes, BYTES_GUESS)
+            refusal = self._sessions.client_refusal(session_id, need, self.NOUN, f"the memory for {self.NOUN}s")
+            if refusal is not None:
+                raise InputError(refusal)
+            if not self._sessions.could_fit(session_id, need):
+                raise InputError(self._sessions.full_message(session_id, self.NOUN, "memory for trained models"))
             s.running = True
             s.stop.clear()
             return s
@@ -113,6 +115,7 @@ class GptStore:
             s.running = False
             if trained is not None:
                 self._sessions.forget_gone(session_id)
+                self._sessions.renew(session_id)  # a new model: its reservation's age starts now
                 s.trained = trained
                 s.forget_files()
             self._sessions.get(session_id)  # evict again, now that the result counts
@@ -139,11 +142,15 @@ class GptStore:
         return s.trained
 
     def by_name(self, name: str) -> Model | None:
-        """The trained model offered under `name` (and its session marked used), or None."""
+        """The trained model offered under `name` (and its session marked used), or None: only to a
+        request of the client (the address) whose session trained it (issue #39: a name once worked
+        from anywhere, for as long as the model lived)."""
         with self._lock:
             for key in self._sessions.keys():
                 s = self._sessions.peek(key)
                 if s is not None and s.trained is not None and secrets.compare_digest(s.trained.name, name):
+                    if not clients.same_client(key):
+                        return None
                     self._sessions.touch(key)
                     return s.trained
         return None
@@ -169,7 +176,7 @@ class GptStore:
         return self._sessions.total_bytes()
 
 
-STORE = ProcessWide(lambda: GptStore(keep_s=config.get_settings().keep_items_s))
+STORE = ProcessWide(lambda: GptStore(**config.store_settings()))
 
 
 def get_store() -> GptStore:

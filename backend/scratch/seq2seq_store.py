@@ -5,8 +5,8 @@ session can hold a tiny GPT and a tiny encoder-decoder at once."""
 
 from __future__ import annotations
 
-from backend.runtime import config
 from backend.runtime.singleton import ProcessWide
+from backend.runtime import config
 from backend.scratch.gpt_store import GptStore, Model
 
 __all__ = ["Model", "Seq2SeqStore", "STORE", "get_store"]
@@ -17,7 +17,7 @@ class Seq2SeqStore(GptStore):
     TRAIN_HINT = "Train the encoder-decoder, or /train_seq2seq with the same client"
 
 
-STORE = ProcessWide(lambda: Seq2SeqStore(keep_s=config.get_settings().keep_items_s))
+STORE = ProcessWide(lambda: Seq2SeqStore(**config.store_settings()))
 
 
 def get_store() -> Seq2SeqStore:

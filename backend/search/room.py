@@ -34,3 +34,15 @@ def full_message(keep_s: float) -> str:
     return ("The server's memory for private indexes is full: other visitors are using theirs (an "
             f"index stays reserved for {keep_s / 60:.0f} minutes after its last use). Try again in a few "
             "minutes, or search a built-in corpus (glossary, docstrings), which every visitor shares.")
+
+
+def refusal(store, session_id: str, need: int) -> str | None:
+    """Why `session_id` may not build a private index of `need` bytes now (its client's share is full,
+    or the whole room is), else None, and the index's reservation starts now (issue #39)."""
+    why = store.client_refusal(session_id, need, "private index", "the memory for private indexes")
+    if why is not None:
+        return why + " Built-in corpora (glossary, docstrings) are shared: search them any time."
+    if not store.room_for(session_id, need):
+        return full_message(store.keep_s)
+    store.renew(session_id)
+    return None

@@ -25,8 +25,8 @@ from typing import Any, Callable
 import numpy as np
 
 from backend.engines.once import BuildOnce
-from backend.engines.sessions import SessionStore
-from backend.runtime.config import SearchLimits, get_settings
+from backend.engines.client_store import ClientStore
+from backend.runtime.config import SearchLimits, get_settings, store_settings
 from backend.runtime.singleton import ProcessWide
 from backend.engines.embedding import embed_texts
 from backend.runtime.errors import InputError
@@ -97,7 +97,8 @@ def _private_bytes(st: SessionState) -> int:
 class SearchService:
     def __init__(self, cache_dir: str | os.PathLike, limits: SearchLimits | None = None,
                  idle_s: float = 3600.0, max_sessions: int = 64, persist: bool = True,
-                 max_private_bytes: int | None = None, max_shared: int = 8, keep_s: float = 0.0):
+                 max_private_bytes: int | None = None, max_shared: int = 8, keep_s: float = 0.0,
+                 share: float = 1.0, max_age_s: float | None = None):
         self.cache_dir = os.path.join(str(cache_dir), "search")
         self.limits = limits or SearchLimits.from_env()
         self.persist = persist
@@ -105,8 +106,8 @@ class SearchService:
         # Shared indexes of built-in corpora: built once (two sessions asking at once build it
         # once), the oldest forgotten beyond max_shared (sessions using one keep it).
         self._shared: BuildOnce[IndexEntry] = BuildOnce(max_entries=max_shared)
-        self._sessions: SessionStore[SessionState] = SessionStore(
-            SessionState, idle_s=idle_s, max_entries=max_sessions, max_bytes=self.max_private_bytes,
+        self._sessions: ClientStore[SessionState] = ClientStore(  # shared per client, reservations age out
+            SessionState, share=share, max_age_s=max_age_s, idle_s=idle_s, max_entries=max_sessions, max_bytes=self.max_private_bytes,
             size_of=_private_bytes, keep_s=keep_s, describe=room.held)
         self._builtin: dict[str, Corpus] = {}
         self._lock = self._sessions.lock
@@ -153,8 +154,9 @@ class SearchService:
     def _check_room(self, session_id: str, corpus: Corpus, embedder: Embedder) -> None:
         st = self._session(session_id)
         need = room.private_bytes_estimate(len(corpus), embedding_dim(embedder))
-        if not self._sessions.room_for(session_id, need + (len(st.upload[1]) if st.upload else 0)):
-            raise InputError(room.full_message(self._sessions.keep_s))
+        why = room.refusal(self._sessions, session_id, need + (len(st.upload[1]) if st.upload else 0))
+        if why is not None:
+            raise InputError(why)
 
     def recall_upload(self, session_id: str, path: str) -> bytes | None:
         """The bytes of this session's last upload when `path` names it (a rebuild)."""
@@ -438,7 +440,7 @@ def _apply(entry: IndexEntry, q: tuple) -> None:
     si.apply_query_params(entry.built.index, entry.built.settings)
 
 
-SERVICE = ProcessWide(lambda: SearchService(get_settings().cache_dir, keep_s=get_settings().keep_items_s))
+SERVICE = ProcessWide(lambda: SearchService(get_settings().cache_dir, **store_settings()))
 
 
 def get_service() -> SearchService:

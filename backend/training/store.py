@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend.engines.sessions import SessionStore
+from backend.engines.client_store import ClientStore
 from backend.runtime import config
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.errors import InputError
@@ -94,9 +94,9 @@ class TrainStore:
     """The sessions of the Train tab, bounded by the one `SessionStore`."""
 
     def __init__(self, idle_s: float = 3600.0, max_sessions: int = 32, max_bytes: int | None = None,
-                 keep_s: float = 0.0):
-        self._sessions: SessionStore[Session] = SessionStore(
-            Session, idle_s=idle_s, max_entries=max_sessions,
+                 keep_s: float = 0.0, share: float = 1.0, max_age_s: float | None = None):
+        self._sessions: ClientStore[Session] = ClientStore(
+            Session, share=share, max_age_s=max_age_s, idle_s=idle_s, max_entries=max_sessions,
             max_bytes=_budget_bytes() if max_bytes is None else max_bytes,
             size_of=lambda s: s.trained.nbytes if s.trained is not None else 0,
             busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model,
@@ -122,11 +122,12 @@ class TrainStore:
                 raise InputError("A training run is already going in this session: wait for it, "
                                  "or press Stop.")
             guess = min(MODEL_BYTES_GUESS, (self.max_bytes or 8 * MODEL_BYTES_GUESS) // 8)  # small test budgets
+            refusal = self._sessions.client_refusal(session_id, guess, "trained model", "the memory for trained models")
+            if refusal is not None:
+                raise InputError(refusal)
             if not self._sessions.could_fit(session_id, guess):
-                raise InputError(
-                    "The server's memory for trained models is full: other visitors are using theirs "
-                    f"(a model stays reserved for {self._sessions.keep_s / 60:.0f} minutes after its "
-                    "last use). Try again in a few minutes.")
+                raise InputError(self._sessions.full_message(session_id, "trained model",
+                                                             "memory for trained models"))
             s.running = True
             s.stop.clear()
             return s
@@ -137,6 +138,7 @@ class TrainStore:
             s.running = False
             if trained is not None:
                 self._sessions.forget_gone(session_id)
+                self._sessions.renew(session_id)  # a new model: its reservation's age starts now
                 s.trained = trained
                 s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
                 s.forget_files()
@@ -206,7 +208,7 @@ class TrainStore:
         return session_id in self._sessions
 
 
-STORE = ProcessWide(lambda: TrainStore(keep_s=config.get_settings().keep_items_s))
+STORE = ProcessWide(lambda: TrainStore(**config.store_settings()))
 
 
 def get_store() -> TrainStore:

@@ -147,7 +147,8 @@ def build() -> tuple:
             source = Radio(SOURCE_CHOICES, value="shipped", label="Data", elem_id="train-ner-source")
             file = File(label="Upload (.conll, .txt, .jsonl)", file_types=UPLOAD_TYPES, type="filepath", value=None,
                         elem_id="train-ner-file")
-            epochs = Slider(1, 10, value=1, step=1, label="Epochs (a fixed number of steps)", elem_id="train-ner-epochs")
+            epochs = Slider(1, training.ner_api.max_epochs(), value=1, step=1, label="Epochs (a fixed number of steps)",
+                            elem_id="train-ner-epochs")  # the API's own limit
             max_sentences = Number(value=0, precision=0, label="Max training sentences (0 = all)",
                                    elem_id="train-ner-max-sentences")
             with gr.Accordion("Recipe", open=False):
