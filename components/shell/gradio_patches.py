@@ -42,9 +42,10 @@ def queue_events(queue) -> list[tuple]:
             for e in list(queue.event_ids_to_events.values()) if e._id in waiting or e._id in active]
 
 
-def admit_at_queue_door(demo, admit, on_refused=None) -> None:
+def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False) -> None:
     """Patch `demo._queue.push` so `admit(events, session_hash, fn, data)` -> (why refused or None,
-    the request's plan or None) is asked as each request joins the queue. A refusal answers as
+    the request's plan or None) is asked as each request joins the queue (`with_request`: the HTTP
+    request, whose address names the client, is passed too, last). A refusal answers as
     Gradio's own validation error does (the page shows it; gradio_client raises it); an admitted
     request keeps its plan on its queue Event (`tlab_plan`), where its handler finds it
     (`current_event`). Gradio 6 has no supported admission hook."""
@@ -58,12 +59,13 @@ def admit_at_queue_door(demo, admit, on_refused=None) -> None:
             fn = route_utils.get_fn(queue.blocks, None, body)
         except Exception:  # an unknown fn_index: Gradio's own push answers it
             return await push(body, request, username)
-        why, plan = admit(queue_events(queue), body.session_hash, fn, body.data)
+        extra = (request,) if with_request else ()
+        why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra)
         for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
             if why is None:
                 break
             await asyncio.sleep(FINISHING_POLL_S)
-            why, plan = admit(queue_events(queue), body.session_hash, fn, body.data)
+            why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra)
         if why is None:
             answer = await push(body, request, username)
             # No await between push's return and this line: the handler, which runs after the queue's

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from backend.runtime import budget
+from backend.runtime import budget, clients
 from backend.runtime.config import get_settings
 from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
@@ -109,6 +109,14 @@ def _lane_slot(b: budget.Budget, long: bool):
 # refused at once with a readable message (Gradio's validation answer: the page shows it, and
 # gradio_client raises it as a ValidationError) instead of waiting behind work that cannot end.
 LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
+# Sessions cost nothing to mint (issue #39: one client with a session per request held every place), so
+# a client (an address: backend/runtime/clients.py) holds at most its share of the lane's places
+# (running + waiting), whatever number of sessions it opens.
+
+
+def client_long_max() -> int:
+    """Long jobs one client may have waiting or running: TLAB_CLIENT_SHARE of the lane's places."""
+    return max(1, round((LONG_WAITING_MAX + get_settings().model_concurrency) * get_settings().client_share))
 
 
 def _event_is_long(fn, data, plan: Plan | None = None) -> bool:
@@ -132,15 +140,23 @@ def lane_refusal(events, session_hash: str | None, fn, data, plan: Plan | None =
     if session_hash and any(s == session_hash for s, _ in long_events):
         return ("You already have a long job (a build, a summary, a long generation) waiting or "
                 "running: wait for it to finish, or press Stop, then start the next one.")
+    client = clients.client_of(session_hash) if session_hash else None
+    mine = sum(1 for s, _ in long_events if client is not None and clients.client_of(s) == client)
+    if mine >= client_long_max():
+        return (f"Your address already has {mine} long job{'s' if mine != 1 else ''} waiting or running (from "
+                f"other pages or scripts): each address (not each page) gets {client_long_max()} of the long "
+                "lane's places, so that nobody can fill it. One frees up when one of those jobs ends (press "
+                "Stop there to end it now); short actions (classify, tokenize, attention, search) still answer.")
     if sum(1 for _, running in long_events if not running) >= LONG_WAITING_MAX:
         return (f"The long-job lane is full ({LONG_WAITING_MAX} long jobs are waiting). Try again in a "
                 "minute; short actions (classify, tokenize, attention, search) still answer at once.")
     return None
 
 
-def admit(events, session_hash: str | None, fn, data) -> tuple[str | None, Plan | None]:
-    """As a request joins the queue: plan it once (its handler and backend use that plan), then
-    (why it is refused or None, the plan)."""
+def admit(events, session_hash: str | None, fn, data, request=None) -> tuple[str | None, Plan | None]:
+    """As a request joins the queue: bind its session to its client (the request's address), plan it
+    once (its handler and backend use that plan), then (why it is refused or None, the plan)."""
+    clients.bind(session_hash, clients.of_request(request))
     plan = plans.plan_of(fn, data)
     return lane_refusal(events, session_hash, fn, data, plan), plan
 
@@ -150,4 +166,6 @@ def admit_fairly(demo) -> None:
     from components.shell import gradio_patches
     from components.shell.errors import _input_log
 
-    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]))
+    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]),
+                                       with_request=True)
+    clients.use_current_session(gradio_patches.current_session_hash)  # whose request a store is serving

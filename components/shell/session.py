@@ -1,7 +1,9 @@
-"""The browser session a request comes from: what a tab keeps per visitor is keyed on it."""
+"""The browser session a request comes from: what a tab keeps per visitor is keyed on it, and counted
+against the share of its client (its address: backend/runtime/clients.py)."""
 
 from __future__ import annotations
 
+from backend.runtime import clients
 from backend.runtime.errors import InputError
 
 
@@ -11,4 +13,5 @@ def session_of(request, what: str) -> str:
     sid = getattr(request, "session_hash", None) if request is not None else None
     if not sid:
         raise InputError(f"No session: {what} is kept per browser session; reload the page.")
+    clients.bind(sid, clients.of_request(request))  # what the session holds counts against its client's share
     return sid
