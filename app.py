@@ -80,6 +80,9 @@ def build_app():
         from components.shell import figure_tools
 
         figure_tools()  # PNG / SVG buttons and the "What to notice" line under every plot
+        from components.shell import guide
+
+        guide.guide_tools()  # every glossary term defined on hover / tap; the learner's own wait
         from components.shell import links
 
         links.address_tools()  # the one writer of the address bar (links, tab changes)

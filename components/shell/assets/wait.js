@@ -1,0 +1,80 @@
+// The learner's wait, measured where the learner is: from the click of a run button to the moment
+// its result shows the server's figure ("model time 0.46 s", "Done in 90.4 s", ...). When the two
+// differ, a line under that figure says so: the difference is the queue, the network and the page.
+// The server's figures this page knows (__FIGURES__: regular-expression sources, the seconds in group 1)
+// come from components/shell/guide.py.
+if (!window.__tlabWait) {
+  const FIGURES = __FIGURES__.map(s => new RegExp(s));
+  const NOT_RUNS = '[role=tab], .label-wrap, .tlab-fig-save, .tlab-copy, .tlab-gloss-pop, [aria-label*="Copy" i], '
+    + '[aria-label*="download" i], .icon-button, .tlab-start-done';
+  const STOP = /^\s*(stop|cancel)\b/i;
+  const pending = new Map();  // panel -> {t0, seen: Map(host -> text)}
+  const figureIn = (text) => {
+    for (const re of FIGURES) {
+      const m = re.exec(text);
+      if (m) return {seconds: parseFloat(m[1]), said: m[0]};
+    }
+    return null;
+  };
+  const hostOf = (el) => (el.closest('.block') || el);
+  // Every host under `root` that now shows a server figure: Map(host -> its figure's words)
+  const figures = (root) => {
+    const out = new Map();
+    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    let n;
+    while ((n = walk.nextNode())) {
+      const parent = n.parentElement;
+      if (!parent || parent.closest('.tlab-wait')) continue;
+      const f = figureIn(n.data);  // a figure is written in one piece of text (no markup inside)
+      const host = f && hostOf(parent);
+      if (f && !out.has(host)) out.set(host, f.said);
+    }
+    return out;
+  };
+  const panelOf = (el) => el.closest('[role=tabpanel]') || document.body;
+  document.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('button');
+    if (!b || b.disabled || b.closest(NOT_RUNS) || STOP.test(b.textContent || '')) return;
+    const panel = panelOf(b);
+    pending.set(panel, {t0: performance.now(), seen: figures(panel)});
+  }, true);
+  const say = (host, waited, f) => {
+    let line = host.querySelector(':scope > .tlab-wait');
+    const differ = waited - f.seconds > Math.max(0.5, 0.2 * f.seconds);
+    if (!differ) { if (line) line.remove(); return; }
+    if (!line) {
+      line = document.createElement('p');
+      line.className = 'tlab-wait';
+      host.append(line);
+    }
+    line.dataset.waited = waited.toFixed(3);
+    line.dataset.model = String(f.seconds);
+    line.dataset.figure = f.said;
+    line.textContent = `You waited ${waited.toFixed(1)} s from your click to this result; the server's figure `
+      + `("${f.said}") is its own work only: the other ${(waited - f.seconds).toFixed(1)} s were the queue `
+      + 'and the trip to and from your browser.';
+  };
+  const check = (now) => {
+    // a line whose figure is gone or changed belonged to an earlier result
+    for (const line of document.querySelectorAll('.tlab-wait')) {
+      const f = line.parentElement && figureIn([...line.parentElement.childNodes]
+        .filter(c => c !== line).map(c => c.textContent).join(' '));
+      if (!f || f.said !== line.dataset.figure) line.remove();
+    }
+    for (const [panel, p] of pending) {
+      if (!panel.isConnected) { pending.delete(panel); continue; }
+      for (const [host, said] of figures(panel)) {
+        if (p.seen.get(host) === said) continue;  // shown before the click: not this run's
+        pending.delete(panel);
+        say(host, (now - p.t0) / 1000, figureIn(said));
+        break;
+      }
+    }
+  };
+  new MutationObserver((records) => {
+    if (!pending.size && !document.querySelector('.tlab-wait')) return;
+    if (records.every(r => r.target.classList && r.target.classList.contains('tlab-wait'))) return;
+    check(performance.now());
+  }).observe(document.body, {childList: true, subtree: true, characterData: true});
+  window.__tlabWait = {figureIn, pending: () => pending.size};
+}

@@ -1,0 +1,167 @@
+"""Every glossary term on screen is one hover (desktop, 1400 px) or one tap (phone, 420 px) from its
+definition, on every tab, and the definition shown is the glossary module's own text.
+
+The test reads the page itself: it collects the visible text outside controls (buttons, links, tabs,
+inputs, choices and code are left alone: a tap there keeps doing what it did), finds the terms with the
+glossary's Python patterns, and for each term points at one of its occurrences and reads the box."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from app import TABS
+from components.shell.glossary import GLOSSARY, find_terms
+from tests.browser.conftest import shot
+from tests.conftest import ARTIFACTS
+
+KEYS = ["start"] + [key for _, _, key, _ in TABS]
+TITLES = {"start": "Start", **{key: title for title, _, key, _ in TABS}}
+
+# What a learner reads: visible text nodes, not inside a control or code (the documented rule)
+VISIBLE_TEXT = """() => {
+  const controls = 'a, button:not(th button), input, textarea, select, option, code, pre, svg, script, style, '
+    + '[role=tab], [role=option], [role=listbox], label:has(input[type=checkbox]), label:has(input[type=radio]), '
+    + '.cm-editor, .tlab-gloss-pop, .tlab-fig-keep';
+  const nodes = [], texts = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let n;
+  while ((n = walk.nextNode())) {
+    const el = n.parentElement;
+    if (!el || !n.data.trim() || el.closest(controls) || !el.checkVisibility({visibilityProperty: true})) continue;
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    nodes.push(n); texts.push(n.data);
+  }
+  window.__testNodes = nodes;
+  return texts;
+}"""
+
+# The centre of characters [a, b) of node i, scrolled into view (the first line box of the term)
+POINT = """([i, a, b]) => {
+  const range = document.createRange();
+  range.setStart(window.__testNodes[i], a);
+  range.setEnd(window.__testNodes[i], b);
+  const el = window.__testNodes[i].parentElement;
+  if (range.getBoundingClientRect().bottom > innerHeight - 60 || range.getBoundingClientRect().top < 60)
+    el.scrollIntoView({block: 'center'});
+  const r = range.getClientRects()[0];
+  if (!r) return null;
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2, covered: !hit || !el.contains(hit) && hit !== el};
+}"""
+
+
+def _open_tab(page, app_url, key):
+    if not page.evaluate("() => !!window.__tlabGlossary"):
+        page.goto(app_url)
+        page.wait_for_function("() => window.__tlabGlossary && window.__tlabWait")
+    tab = page.get_by_role("tab", name=re.compile(rf"^\W*{TITLES[key]}\W*$")).first
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(1200)  # the tab's own late renders (plots, tables) and the glossary's scan
+
+
+def _occurrences(page):
+    """{term: (node index, start, end)}: the first visible occurrence of each term the test finds."""
+    first = {}
+    for i, text in enumerate(page.evaluate(VISIBLE_TEXT)):
+        for term, a, b in find_terms(text):
+            first.setdefault(term, (i, a, b))
+    return first
+
+
+def _check_tab(page, key, point_at) -> list[str]:
+    """Point at every term found on the tab; returns what went wrong (empty: all defined)."""
+    missing = []
+    found = _occurrences(page)
+    for term, where in found.items():
+        at = page.evaluate(POINT, list(where))
+        if at is None or at["covered"]:  # behind a sticky header or an open menu: not one hover away now
+            continue
+        point_at(at["x"], at["y"])
+        try:
+            page.wait_for_function("(t) => { const s = window.__tlabGlossary.shown(); return s && s.term === t; }",
+                                   arg=term, timeout=3000)
+        except Exception:
+            missing.append(f"{key}: '{term}' shows no definition")
+            continue
+        shown = page.evaluate("window.__tlabGlossary.shown()")
+        if shown["definition"] != GLOSSARY[term]:
+            missing.append(f"{key}: '{term}' shows {shown['definition']!r}")
+        page.evaluate("window.__tlabGlossary.hide()")
+    return missing, len(found)
+
+
+def test_every_term_on_every_tab_is_one_hover_away_on_a_desktop(page, app_url):
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    problems, counts = [], {}
+    for key in KEYS:
+        _open_tab(page, app_url, key)
+        missing, counts[key] = _check_tab(page, key, lambda x, y: page.mouse.move(x, y))
+        problems += missing
+        if key in ("start", "decoding", "efficiency"):
+            page.mouse.move(10, 10)
+            shot(page, f"glossary_{key}_desktop")
+    assert not problems, problems
+    assert all(counts[k] >= 3 for k in KEYS), counts  # every tab writes some of the book's terms
+    # the box closes when the pointer leaves the term, and a link's words get no box
+    page.mouse.move(5, 5)
+    expect(page.locator(".tlab-gloss-pop")).to_be_hidden()
+
+
+@pytest.fixture()
+def phone(browser):
+    context = browser.new_context(viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True,
+                                  device_scale_factor=2)
+    context.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    context.close()
+
+
+def test_every_term_on_every_tab_is_one_tap_away_on_a_phone(phone, app_url):
+    problems = []
+    for key in KEYS:
+        _open_tab(phone, app_url, key)
+        problems += _check_tab(phone, key, lambda x, y: phone.touchscreen.tap(x, y))[0]
+        if key in ("start", "decoding"):  # the screen as a learner holds it, one definition open
+            where = next(iter(_occurrences(phone).values()))
+            at = phone.evaluate(POINT, list(where))
+            phone.touchscreen.tap(at["x"], at["y"])
+            phone.screenshot(path=str(ARTIFACTS / f"glossary_{key}_phone.png"))
+    assert not problems, problems
+
+
+def test_a_tap_on_a_term_does_not_sort_a_table_and_links_and_inputs_keep_working(phone, app_url):
+    _open_tab(phone, app_url, "efficiency")
+    header = phone.locator("#efficiency-decoder-table th").filter(has_text="perplexity").first
+    header.scroll_into_view_if_needed()
+    box = phone.evaluate("""() => {
+        const th = [...document.querySelectorAll('#efficiency-decoder-table th')].find(t => /perplexity/.test(t.textContent));
+        const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        let n; while ((n = walk.nextNode()) && !/perplexity/.test(n.data));
+        const r = document.createRange(); const a = n.data.indexOf('perplexity');
+        r.setStart(n, a); r.setEnd(n, a + 10); const b = r.getClientRects()[0];
+        return {x: b.left + b.width / 2, y: b.top + b.height / 2};
+    }""")
+    phone.touchscreen.tap(box["x"], box["y"])
+    expect(phone.locator(".tlab-gloss-pop")).to_be_visible()
+    assert phone.evaluate("window.__tlabGlossary.shown()")["definition"] == GLOSSARY["perplexity"]
+    phone.touchscreen.tap(5, 300)  # anywhere else closes it
+    expect(phone.locator(".tlab-gloss-pop")).to_be_hidden()
+    # the header still sorts on a tap beside the term (the tap on the term was the glossary's alone)
+    # and nothing was inserted into the page's text: terms are underlined by ranges, none inside a control
+    _open_tab(phone, app_url, "start")
+    marks = phone.evaluate("""() => {
+        const all = [...CSS.highlights.get('tlab-term')];
+        const bad = all.filter(r => r.startContainer.parentElement.closest('a, button, textarea, input, code, pre'));
+        return {all: all.length, bad: bad.length, inserted: document.querySelectorAll('.prose .tlab-gloss-pop').length};
+    }""")
+    assert marks["all"] >= 10 and marks["bad"] == 0 and marks["inserted"] == 0, marks
+    assert phone.locator("#start-intro a").first.inner_text() == "all notebooks"
+    shot(phone, "glossary_start_after_tap")
