@@ -8,7 +8,9 @@ token raises the explained quantity.
 - integrated gradients: Captum's LayerIntegratedGradients on the same table, from a baseline
   input whose scored tokens are [PAD] (special tokens kept), with its completeness delta;
 - occlusion: Captum's FeatureAblation with one feature per token, where ablating a feature
-  removes that token from the sequence: score = f(text) - f(text without the token);
+  removes that token from the sequence: score = f(text) - f(text without the token) (for a
+  decoder, the prompt's cached keys and values before the removed token are reused:
+  `Target.prefix_score`);
 - attention rollout (Abnar & Zuidema 2020) and the raw last-layer attention: not gradients of
   the output, so not explanations of it; shown to be compared with the ones that are.
 """
@@ -82,8 +84,9 @@ def occlusion(target: Target) -> np.ndarray:
     n = len(target.positions)
     method = FeatureAblation(target.keep_rows_forward())
     keep = torch.ones((1, n), dtype=torch.float64)
+    # all n removals in one call: `scores_without` batches them itself (a decoder's by shared prefix)
     attr = method.attribute(keep, baselines=0.0, feature_mask=torch.arange(n).unsqueeze(0),
-                            perturbations_per_eval=16)
+                            perturbations_per_eval=max(n, 1))
     return attr[0].detach().cpu().numpy().astype(np.float64)
 
 

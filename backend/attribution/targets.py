@@ -37,6 +37,10 @@ class Target:
     focus: int = -1  # the position the output is read at (decoder: last; NER: the tagged token)
     extras: dict[str, list[int]] = field(default_factory=dict)  # per-token inputs that move with ids (shape_ids)
     on_forward: Callable[[], None] | None = None  # called before every forward: the request's budget check
+    # A causal model's shortcut (`scores_without`): (shared, suffixes) -> the quantity for rows that
+    # begin with the first `shared` tokens of `ids` and go on with `suffixes` (only those are computed).
+    prefix_score: Callable[[int, list[list[int]]], np.ndarray] | None = None
+    empty_id: int | None = None  # what a row with every token removed reads (a decoder's start token)
 
     # --------------------------------------------------------------- forwards
     @property
@@ -92,24 +96,55 @@ class Target:
             _, mask, foc, ext = self.full_inputs()
             return float(self._call(self.baseline_ids(), mask, foc, ext)[0])
 
+    def _kept(self, row) -> tuple[list[int], int]:
+        """(the ids indices a keep-row leaves, how many of them are `ids`' own first tokens)."""
+        drop = {p for p, k in zip(self.positions, row) if not k}
+        kept = [i for i in range(len(self.ids)) if i not in drop]
+        shared = next((j for j, i in enumerate(kept) if i != j), len(kept))
+        return kept, shared
+
     def scores_without(self, keep: np.ndarray, check: Callable[[int], None] | None = None) -> np.ndarray:
         """The quantity with some tokens removed: `keep` is (B, len(positions)) booleans, a row per
         variant; a removed token leaves the sequence (the rest close up). -> (B,) floats."""
         keep = np.asarray(keep, dtype=bool).reshape(-1, len(self.positions))
+        if self.prefix_score is not None:
+            return self._scores_by_prefix([self._kept(row) for row in keep], check)
         out = np.empty(len(keep), dtype=np.float64)
         for start in range(0, len(keep), REMOVAL_BATCH):
             if check is not None:
                 check(start)
             rows, extras, focus = [], [], []
             for row in keep[start:start + REMOVAL_BATCH]:
-                drop = {p for p, k in zip(self.positions, row) if not k}
-                kept = [i for i in range(len(self.ids)) if i not in drop]
-                rows.append([self.ids[i] for i in kept])
+                kept, _ = self._kept(row)
+                rows.append([self.ids[i] for i in kept] or ([self.empty_id] if self.empty_id is not None else []))
                 extras.append({k: [v[i] for i in kept] for k, v in self.extras.items()})
-                focus.append(kept.index(self.focus) if self.focus >= 0 else len(kept) - 1)
+                focus.append(kept.index(self.focus) if self.focus >= 0 else max(len(rows[-1]) - 1, 0))
             with torch.no_grad():
                 ids, mask, foc, ext = self.batch(rows, extras, focus)
                 out[start:start + len(rows)] = self._call(ids, mask, foc, ext).double().cpu().numpy()
+        return out
+
+    def _scores_by_prefix(self, rows: list[tuple[list[int], int]], check) -> np.ndarray:
+        """A causal model's removals: the tokens before the first removed one are what the whole input
+        began with, so their keys and values are reused and only the rest is computed. Rows are taken
+        longest first (a batch is padded to its longest), then by the longest shared beginning,
+        REMOVAL_BATCH at a time (a batch shares its shortest)."""
+        seqs, shared = [], []
+        for kept, n in rows:
+            seqs.append([self.ids[i] for i in kept] if kept else [self.empty_id])
+            shared.append(min(n, len(seqs[-1]) - 1) if kept else 0)  # at least the last token is computed
+        lengths = np.asarray([len(q) for q in seqs])
+        order = np.lexsort((-np.asarray(shared), -lengths))  # longest first, then longest shared beginning
+        out = np.empty(len(rows), dtype=np.float64)
+        for start in range(0, len(order), REMOVAL_BATCH):
+            if check is not None:
+                check(start)
+            if self.on_forward is not None:
+                self.on_forward()
+            chunk = order[start:start + REMOVAL_BATCH]
+            prefix = min(shared[i] for i in chunk)
+            with torch.no_grad():
+                out[chunk] = self.prefix_score(prefix, [seqs[i][prefix:] for i in chunk])
         return out
 
     def keep_rows_forward(self) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -156,16 +156,23 @@ def next_token(model, tokenizer, prompt: str, target: str | None = None, contras
         logits = model(input_ids=ids_, attention_mask=mask).logits
         return logits[torch.arange(len(focus), device=logits.device), focus].float()
 
-    def score(ids_, mask, focus, *extra):
-        logits = last_logits(ids_, mask, focus)
+    def read(logits):
         if state["contrast"] is None:
             return logits.softmax(-1)[:, state["target"]]
         return logits[:, state["target"]] - logits[:, state["contrast"]]
 
-    t = Target(model, ids, _scored(tokenizer, ids), score, "", baseline_token(tokenizer), rollout_rows="focus")
+    def score(ids_, mask, focus, *extra):
+        return read(last_logits(ids_, mask, focus))
+
+    start = getattr(tokenizer, "bos_token_id", None)
+    t = Target(model, ids, _scored(tokenizer, ids), score, "", baseline_token(tokenizer), rollout_rows="focus",
+               empty_id=int(start if start is not None else baseline_token(tokenizer)))
     with torch.no_grad():
         b_ids, mask, foc, _ = t.full_inputs()
-        probs = last_logits(b_ids, mask, foc).softmax(-1)[0]
+        out = model(input_ids=b_ids, attention_mask=mask, use_cache=True)
+        probs = out.logits[0, -1].float().softmax(-1)
+    if _plain_cache(out.past_key_values):
+        t.prefix_score = _prefix_scorer(model, [tuple(kv[:2]) for kv in out.past_key_values], read)
     state["target"] = _token_id(tokenizer, prompt, target) if target else int(probs.argmax())
     if contrast:
         state["contrast"] = _token_id(tokenizer, prompt, contrast)
@@ -184,6 +191,44 @@ def next_token(model, tokenizer, prompt: str, target: str | None = None, contras
         info["contrast"] = {"id": state["contrast"], "token": other,
                             "probability": round(float(probs[state["contrast"]]), 6)}
     return t, info
+
+
+def _plain_cache(cache) -> bool:
+    """Keys and values for every token (no recurrent state, no sliding window): a prefix of it is the
+    cache of the prompt's prefix."""
+    from transformers import DynamicCache
+
+    return (isinstance(cache, DynamicCache) and bool(cache.is_croppable)
+            and not any(getattr(layer, "is_sliding", False) for layer in cache.layers))
+
+
+def _prefix_scorer(model, layers: list[tuple], read):
+    """`Target.prefix_score` for a decoder: the rows' first `shared` tokens are the prompt's own, so the
+    prompt's keys and values (`layers`, from one forward) stand in for them and only each row's
+    suffix runs through the model, at the positions it has in the shortened row."""
+    from transformers import DynamicCache
+
+    def prefix_score(shared: int, suffixes: list[list[int]]) -> np.ndarray:
+        width, n = max(len(s) for s in suffixes), len(suffixes)
+        dev = next(model.parameters()).device
+        ids = torch.zeros((n, width), dtype=torch.long, device=dev)
+        mask = torch.zeros((n, shared + width), dtype=torch.long, device=dev)
+        mask[:, :shared] = 1
+        for i, s in enumerate(suffixes):
+            ids[i, :len(s)] = torch.tensor(s)
+            mask[i, shared:shared + len(s)] = 1
+        past = None
+        if shared:
+            past = DynamicCache(ddp_cache_data=[(k[:, :, :shared].expand(n, -1, -1, -1).contiguous(),
+                                                 v[:, :, :shared].expand(n, -1, -1, -1).contiguous())
+                                                for k, v in layers], config=model.config)
+        positions = torch.arange(shared, shared + width, device=dev).unsqueeze(0).expand(n, -1)
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=past,
+                       use_cache=past is not None).logits
+        last = torch.tensor([len(s) - 1 for s in suffixes], device=dev)
+        return read(logits[torch.arange(n, device=dev), last].float()).double().cpu().numpy()
+
+    return prefix_score
 
 
 def _token_id(tokenizer, prompt: str, word: str) -> int:

@@ -1,0 +1,84 @@
+"""The decoder's removals reuse the prompt's cached keys and values (the tokens before the first
+removed one are the prompt's own): the same numbers as recomputing each shortened prompt whole,
+on a tiny random llama with the real SmolLM2 tokenizer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from backend.attribution import checks, methods, tasks
+from backend.attribution.targets import REMOVAL_BATCH
+from tests.tiny_models import smollm2_tokenizer, tiny_llama
+
+PROMPT = "The capital of France is a city with old bridges over a river, and the people who live there call it"
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    return tiny_llama().eval(), smollm2_tokenizer()
+
+
+def _spy(target):
+    calls = []
+    real = target.prefix_score
+
+    def spy(shared, suffixes):
+        calls.append((shared, [len(s) for s in suffixes]))
+        return real(shared, suffixes)
+
+    target.prefix_score = spy
+    return calls, real
+
+
+@pytest.mark.parametrize("contrast", [None, "London"])
+def test_cached_prefix_gives_the_numbers_of_whole_rows(decoder, contrast):
+    model, tok = decoder
+    t, info = tasks.next_token(model, tok, PROMPT, contrast=contrast)
+    assert t.prefix_score is not None
+    rng = np.random.default_rng(0)
+    keep = rng.random((40, len(t.positions))) > rng.random((40, 1))
+    keep[20:, :-8] = True  # half the rows remove only some of the last 8 tokens
+    keep[0], keep[1] = True, False  # the whole prompt; every token removed (the start token alone)
+    calls, real = _spy(t)
+    cached = t.scores_without(keep)
+    assert any(shared > 0 for shared, _ in calls)  # the shortcut was taken
+    t.prefix_score = None
+    whole = t.scores_without(keep)
+    t.prefix_score = real
+    assert np.allclose(cached, whole, atol=1e-5), np.abs(cached - whole).max()
+    assert cached[0] == pytest.approx(t.value(), abs=1e-5)
+    with torch.no_grad():
+        alone = model(input_ids=torch.tensor([[tok.bos_token_id]])).logits[0, -1].float()
+    a = info["target"]["id"]
+    expect = alone.softmax(-1)[a] if contrast is None else alone[a] - alone[info["contrast"]["id"]]
+    assert cached[1] == pytest.approx(float(expect), abs=1e-5)
+
+
+def test_occlusion_with_the_cache_is_each_shortened_prompt_recomputed(decoder):
+    model, tok = decoder
+    t, info = tasks.next_token(model, tok, PROMPT)
+    calls, _ = _spy(t)
+    occ = methods.occlusion(t)
+    n = len(t.ids)  # removals batched REMOVAL_BATCH at a time, latest first: those compute only the prompt's end
+    assert calls[1:] == [(n - REMOVAL_BATCH, [n - 1 - (n - REMOVAL_BATCH)] * REMOVAL_BATCH),
+                         (0, [n - 1] * (n - REMOVAL_BATCH))]
+    target = info["target"]["id"]
+    for i in (0, len(t.ids) // 2, len(t.ids) - 1):
+        short = t.ids[:i] + t.ids[i + 1:]
+        with torch.no_grad():
+            p = model(input_ids=torch.tensor([short])).logits[0, -1].float().softmax(-1)[target]
+        assert occ[t.positions.index(i)] == pytest.approx(t.value() - float(p), abs=1e-6)
+
+
+def test_deletion_check_is_the_same_with_and_without_the_cache(decoder):
+    model, tok = decoder
+    t, _ = tasks.next_token(model, tok, PROMPT, target="Paris", contrast="London")
+    scores = {"occlusion": methods.occlusion(t), "gradient_x_input": methods.gradient_x_input(t)}
+    cached = checks.deletion(t, scores, random_orders=3)
+    t.prefix_score = None
+    whole = checks.deletion(t, scores, random_orders=3)
+    for m in scores:
+        assert np.allclose(cached["curves"][m], whole["curves"][m], atol=1e-4)
+    assert cached["ranking"] == whole["ranking"]
