@@ -251,7 +251,7 @@ def main(argv=None) -> int:
                 hub.load(role)
             except Exception as exc:  # a failed model fails only its tabs
                 print(f"preload {role}: {exc}", file=sys.stderr)
-    from components.shell import session_memory
+    from components.shell import session_memory, upload_gate
 
     session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
     session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
@@ -267,7 +267,8 @@ def main(argv=None) -> int:
         server_port=args.port,
         share=args.share,
         theme=theme(),
-        max_file_size="60mb",
+        max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
+        app_kwargs={"middleware": upload_gate.middleware()},  # per request, per client, the folder's cap
         state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,
         footer_links=["api", "settings"],

@@ -43,13 +43,13 @@ def upload_folder() -> str:
 def trim_upload_folder(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S,
                        now: float | None = None) -> list[str]:
     """Delete the oldest files under `folder` until it holds at most `max_bytes`, sparing files
-    younger than `grace_s` and the trained-model folders (tlab-train-*: their store deletes them
-    with their session). Gradio's delete_cache removes files after an hour; a stranger can post
+    younger than `grace_s` and the stores' download folders (tlab-*: `trim_downloads` bounds them, and
+    their store deletes them with their session). Gradio's delete_cache removes files after an hour; a stranger can post
     gigabytes in that hour, so this caps the folder in between. -> the deleted paths."""
     now = time.time() if now is None else now
     files = []
     for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith("tlab-train-")]
+        dirs[:] = [d for d in dirs if not d.startswith(DOWNLOAD_PREFIX)]  # trim_downloads' part
         for name in names:
             path = os.path.join(root, name)
             try:
@@ -74,15 +74,53 @@ def trim_upload_folder(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRAC
     return deleted
 
 
+DOWNLOAD_PREFIX = "tlab-"  # the stores' download folders (tlab-train-*, tlab-gpt-*): one zip of up to ~90 MB each
+DOWNLOADS_MAX_MB = 512  # all of them together (TLAB_DOWNLOAD_FOLDER_MB): the oldest zips go beyond it
+
+
+def trim_downloads(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S, now: float | None = None) -> list[str]:
+    """Delete the oldest download zips (files in the stores' tlab-* folders) until they hold at most
+    `max_bytes` together, sparing those younger than `grace_s` (their link was just handed out). Each
+    NER zip is ~90 MB: 32 sessions left 2.9 GB in a folder nothing trimmed (issue #39). A zip that goes
+    is made again by the next Download click. -> the deleted paths."""
+    now = time.time() if now is None else now
+    files = []
+    for entry in os.scandir(folder) if os.path.isdir(folder) else ():
+        if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith(DOWNLOAD_PREFIX)):
+            continue
+        for root, _dirs, names in os.walk(entry.path):
+            for name in names:
+                path = os.path.join(root, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                files.append((st.st_mtime, st.st_size, path))
+    total, deleted = sum(size for _, size, _ in files), []
+    for mtime, size, path in sorted(files):
+        if total <= max_bytes or now - mtime < grace_s:
+            break
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
+        deleted.append(path)
+    return deleted
+
+
 def keep_uploads_bounded(every_s: float = 10.0) -> threading.Thread:
-    """A daemon thread that trims the upload folder to TLAB_UPLOAD_FOLDER_MB every `every_s`."""
+    """A daemon thread that trims the upload folder to TLAB_UPLOAD_FOLDER_MB and the download zips in it
+    to TLAB_DOWNLOAD_FOLDER_MB every `every_s` (uploads are also bounded at the door: upload_gate.py)."""
     max_bytes = int(float(os.environ.get("TLAB_UPLOAD_FOLDER_MB", UPLOAD_FOLDER_MAX_MB)) * 1024 * 1024)
+    max_downloads = int(float(os.environ.get("TLAB_DOWNLOAD_FOLDER_MB", DOWNLOADS_MAX_MB)) * 1024 * 1024)
 
     def loop() -> None:
         while True:
             time.sleep(every_s)
             try:
                 trim_upload_folder(upload_folder(), max_bytes)
+                trim_downloads(upload_folder(), max_downloads)
             except OSError:
                 pass
 
