@@ -14,7 +14,7 @@ import numpy as np
 
 from backend import hub
 from backend.hub import session_models
-from backend.attribution import checks, tasks
+from backend.attribution import checks, span, tasks
 from backend.attribution import methods as mth
 from backend.attribution.methods import METHODS
 from backend.engines import similarity as sim
@@ -23,9 +23,9 @@ from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_int, check_template, check_text, opt_text
 
-TASKS = ("sentiment", "session", "zero_shot", "ner", "next_token")
+TASKS = ("sentiment", "session", "zero_shot", "ner", "next_token", "qa")
 ROLES = {"sentiment": "sentiment", "session": "embedder", "zero_shot": "zero_shot", "ner": "ner",
-         "next_token": "decoder"}
+         "next_token": "decoder", "qa": "qa"}
 SESSION_PROVIDER = "why-classifier"  # backend.training offers a session's classifier under this name
 EXPLANATIONS = ("gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout")
 DEFAULTS = {"sentiment": (mth.DEFAULT_STEPS, checks.RANDOM_ORDERS), "next_token": (16, 4)}  # (IG steps, random orders)
@@ -59,20 +59,22 @@ def parse_methods(value) -> list[str]:
 def attribute(text, task: str = "sentiment", label=None, target=None, contrast=None, labels=None,
               template: str = sim.DEFAULT_TEMPLATE, char=None, methods=None, steps=None,
               random_orders=None, word=None, session_id: str | None = None,
-              trained_method: str = "", override: str | None = None, progress=None) -> dict:
+              trained_method: str = "", override: str | None = None, question=None, progress=None) -> dict:
     """Per-token attributions for one prediction (`task`), and the checks of them, as JSON.
 
     `label`: explain this label instead of the predicted one; `target` / `contrast`: the next
     token to explain and the one to compare it with; `labels` / `template`: zero-shot's candidate
     labels; `char` or `word` (its first occurrence): the NER token whose label is explained;
     task "session": the classifier this session trained in the Train tab (`trained_method`:
-    "probe", "finetune" or "" for its best)."""
+    "probe", "finetune" or "" for its best); task "qa": `text` is the context, `question` the question,
+    `label` a span of the context to explain instead of the reader's answer."""
     start = time.perf_counter()
     task = str(task or "sentiment").strip().lower().replace("-", "_").replace(" ", "_")
     if task not in TASKS:
         raise InputError(f"Unknown task '{task[:40]}'; choose from: {', '.join(TASKS)}.")
     args = {
-        "text": check_text(text, "prompt" if task == "next_token" else "text"),
+        "text": check_text(text, {"next_token": "prompt", "qa": "context"}.get(task, "text")),
+        "question": opt_text("question", question, max_chars=1000),
         "label": opt_text("label", label), "target": opt_text("target", target),
         "contrast": opt_text("contrast", contrast),
         "labels": _labels(labels),
@@ -84,6 +86,8 @@ def attribute(text, task: str = "sentiment", label=None, target=None, contrast=N
     }
     if args["char"] is None and opt_text("word", word):
         args["char"] = _char_of(args["text"], opt_text("word", word))
+    if task == "qa" and not args["question"]:
+        raise InputError("QA needs a question: the text is the context the answer span is taken from.")
     if task == "zero_shot" and not args["labels"]:
         raise InputError("Zero-shot needs candidate labels, e.g. 'sport, politics, cooking'.")
     override = opt_text("model_box", override, max_chars=config.MAX_OVERRIDE_CHARS)
@@ -200,6 +204,11 @@ def _target(task: str, lm, args: dict):
         return tasks.next_token(lm.model, lm.tokenizer, text, args["target"], args["contrast"])
     if args["target"] or args["contrast"]:
         raise InputError("target and contrast are for the next-token task; this task explains a label.")
+    if task == "qa":
+        if lm.method not in (config.METHOD_MODEL, config.METHOD_FINETUNED):
+            raise InputError("This QA model is the instruct decoder copying spans: it has no start and end logits to "
+                             "explain. Use a reader with a span head (the one trained here: empty the model box).")
+        return span.answer_span(lm.model, lm.tokenizer, args["question"], text, args["label"])
     if task == "ner":
         if lm.method == config.METHOD_INSTRUCT:
             raise InputError("This NER model is the instruct decoder prompted to list entities: it has no "
@@ -226,15 +235,22 @@ def _time_forward(target) -> float:
 
 def _result(task, lm, target, info, scores, completeness, args) -> dict:
     offsets = info.pop("offsets")
-    text = args["text"]
-    tokens = [{"index": p, "token": text[offsets[p][0]:offsets[p][1]], "start": int(offsets[p][0]),
-               "end": int(offsets[p][1])} for p in target.positions]
+    parts, texts = info.pop("parts", None), info.pop("texts", None)
+    tokens = []
+    for p in target.positions:
+        source = texts[parts[p]] if parts else args["text"]  # QA: a question token's offsets are the question's
+        tokens.append({"index": p, "token": source[offsets[p][0]:offsets[p][1]], "start": int(offsets[p][0]),
+                       "end": int(offsets[p][1]), **({"part": parts[p]} if parts else {})})
     checked: dict = {"meanings": dict(checks.MEANINGS)}
     if completeness is not None:
         checked["completeness"] = {**{k: (round(v, 6) if isinstance(v, float) else v) for k, v in completeness.items()},
                                    "ok": checks.completeness_ok(completeness)}
     if scores:
-        dl = checks.deletion(target, scores, args["random_orders"])
+        known = None
+        if "occlusion" in scores:  # occlusion already ran the text without each token: the deletion reuses it
+            full = target.value()
+            known = (full, full - np.asarray(scores["occlusion"]))
+        dl = checks.deletion(target, scores, args["random_orders"], known=known)
         explanations = [m for m in dl["ranking"] if m in EXPLANATIONS]
         dl["ranking"] = explanations
         checked["deletion"] = dl

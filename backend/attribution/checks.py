@@ -53,8 +53,10 @@ def ranking(scores: np.ndarray) -> np.ndarray:
 
 
 def deletion(target: Target, method_scores: dict[str, np.ndarray], random_orders: int = RANDOM_ORDERS,
-             seed: int = 0, check=None) -> dict:
-    """Deletion curves for each method and for the mean of `random_orders` random orders."""
+             seed: int = 0, check=None, known: tuple[float, np.ndarray] | None = None) -> dict:
+    """Deletion curves for each method and for the mean of `random_orders` random orders.
+    `known`: (f(text), f(text without token i) for each i), occlusion's own forwards: the rows that
+    remove nothing or one token are read from it instead of being computed again."""
     n = len(target.positions)
     counts = removal_counts(n)
     rng = np.random.default_rng(seed)
@@ -62,7 +64,7 @@ def deletion(target: Target, method_scores: dict[str, np.ndarray], random_orders
     randoms = [rng.permutation(n) for _ in range(random_orders)]
     rows = np.concatenate([_keep_rows(o, counts, n) for o in list(orders.values()) + randoms])
     unique, back = np.unique(rows, axis=0, return_inverse=True)  # every order starts and ends on the same input
-    values = target.scores_without(unique, check=check)[back.reshape(-1)].reshape(-1, len(counts))
+    values = _row_values(target, unique, check, known)[back.reshape(-1)].reshape(-1, len(counts))
     curves = dict(zip(orders, values[:len(orders)]))
     random_mean = values[len(orders):].mean(0)
     x = np.asarray(counts, dtype=np.float64) / max(n, 1)
@@ -78,6 +80,21 @@ def deletion(target: Target, method_scores: dict[str, np.ndarray], random_orders
             "ranking": sorted(area, key=lambda m: -area[m]),
             "top_k": k, "top_k_drop": {k_: round(v, 6) for k_, v in top_drop.items()},
             "random_top_k_drop": round(random_drop, 6)}
+
+
+def _row_values(target: Target, rows: np.ndarray, check, known) -> np.ndarray:
+    if known is None:
+        return target.scores_without(rows, check=check)
+    full, without = known
+    removed = (~rows).sum(1)
+    out = np.empty(len(rows), dtype=np.float64)
+    out[removed == 0] = full
+    single = removed == 1
+    out[single] = np.asarray(without, dtype=np.float64)[np.argmin(rows[single], axis=1)]
+    rest = removed > 1
+    if rest.any():
+        out[rest] = target.scores_without(rows[rest], check=check)
+    return out
 
 
 def _trapezoid(y: np.ndarray, x: np.ndarray) -> float:

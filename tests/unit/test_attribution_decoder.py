@@ -77,8 +77,11 @@ def test_deletion_check_is_the_same_with_and_without_the_cache(decoder):
     t, _ = tasks.next_token(model, tok, PROMPT, target="Paris", contrast="London")
     scores = {"occlusion": methods.occlusion(t), "gradient_x_input": methods.gradient_x_input(t)}
     cached = checks.deletion(t, scores, random_orders=3)
+    full = t.value()  # the one-token rows read from occlusion's own forwards (what /attribute does)
+    reused = checks.deletion(t, scores, random_orders=3, known=(full, full - scores["occlusion"]))
     t.prefix_score = None
     whole = checks.deletion(t, scores, random_orders=3)
     for m in scores:
         assert np.allclose(cached["curves"][m], whole["curves"][m], atol=1e-4)
-    assert cached["ranking"] == whole["ranking"]
+        assert np.allclose(reused["curves"][m], whole["curves"][m], atol=1e-4)
+    assert cached["ranking"] == whole["ranking"] == reused["ranking"]
