@@ -8,6 +8,8 @@ highlight where a person would rather look than read, and the raw JSON (the API 
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from backend import pipelines
@@ -110,11 +112,29 @@ def _build_zero_shot() -> None:
                                  column_widths=show.LABEL_WIDTHS, elem_id="pl-zero_shot-table")
             out = _json("zero_shot")
             link_bar = _link_bar("zero_shot", go_btn)
+            _why_packed("zero_shot", "Why? (which words the top label rests on)", text, labels)
     ev = go_btn.click(run_zero_shot, [text, labels, multi, template, batch, model], [badge, plot, table, out],
                       api_name="zero_shot", **BATCH_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
     _link("zero_shot", {"text": text, "labels": labels, "multi": multi, "template": template, "batch": batch},
           ev, link_bar, go_btn)
+
+
+# A Why hand-off that sets several of the Why tab's inputs (zero-shot: the text and the labels; NER:
+# the text, with the word and label boxes emptied so the first entity is explained) hands over one
+# packed value, kept in step with the inputs in the browser; the Why tab unpacks it
+# (components/why/handlers.unpack).
+_PACK_JS = "(text, labels) => JSON.stringify({text: text, labels: labels || '', label: '', word: '', question: ''})"
+
+
+def _why_packed(task: str, label: str, text, labels=None) -> None:
+    inputs = [text] + ([labels] if labels is not None else [])
+    packed = Textbox(value=json.dumps({"text": text.value, "labels": labels.value if labels is not None else "",
+                                       "label": "", "word": "", "question": ""}),
+                     visible="hidden", label="handed to Why", elem_id=f"pl-{task}-why-packed")
+    for box in inputs:
+        box.change(None, inputs, packed, js=_PACK_JS, queue=False, api_visibility="private", show_progress="hidden")
+    links.handoff(label, packed, "why", "handed", task=task)
 
 
 def _build_ner() -> None:
@@ -139,6 +159,7 @@ def _build_ner() -> None:
                                  elem_id="pl-ner-table")
             out = _json("ner")
             link_bar = _link_bar("ner", go_btn)
+            _why_packed("ner", "Why? (which words its first entity's tag rests on)", text)
     ev = go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
     clear_on_error(ev, [badge, hl, table, out], box)
     _link("ner", {"text": text, "aggregation": agg, "batch": batch}, ev, link_bar, go_btn)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from backend import attribution
@@ -10,7 +12,10 @@ from components.why import plots
 
 TASK_CHOICES = [("Sentiment (classifier)", "sentiment"), ("Your Train-tab classifier", "session"),
                 ("Zero-shot", "zero_shot"),
-                ("NER: one token's label", "ner"), ("Decoder: next token", "next_token")]
+                ("NER: one token's label", "ner"), ("QA: why this answer span", "qa"),
+                ("Decoder: next token", "next_token")]
+HANDED_KEYS = ("text", "labels", "word", "question", "label")  # what a packed hand-off may set, in this order
+MAX_HANDED = 20_000
 
 
 def summary_md(r: dict) -> str:
@@ -48,6 +53,14 @@ def _prediction(r: dict) -> str:
         if "contrast" in p:
             said += f" · contrast '{md_text(p['contrast']['token'])}' ({p['contrast']['probability']:.3f})"
         return said
+    if "span" in p:
+        said = f" · span '{md_text(p['span']['answer'])}' ({p['span']['chosen']})"
+        reader = p["reader"]
+        if reader["no_answer"]:
+            said += " · the reader itself answers 'no answer' here (the [CLS] span wins)"
+        elif p["span"]["chosen"] == "asked" and reader["answer"] is not None:
+            said += f" · the reader's answer: '{md_text(reader['answer'])}'"
+        return said
     if "focus" in p:
         return f" · token '{md_text(p['focus']['token'])}' tagged {md_text(p['label'])}"
     return f" · label {md_text(p['label'])}"
@@ -55,13 +68,28 @@ def _prediction(r: dict) -> str:
 
 @user_errors
 def run_attribute(text, task, labels, label, target, contrast, word, methods, steps, random_orders,
-                  request: gr.Request, progress=gr.Progress()):
-    """/attribute: per-token scores by several methods for one prediction, and the checks of them."""
+                  question=None, request: gr.Request = None, progress=gr.Progress()):
+    """/attribute: per-token scores by several methods for one prediction, and the checks of them.
+    `question`: QA's question (`text` is then the context)."""
     session = getattr(request, "session_hash", None) if request is not None else None
     r = attribution.attribute(text, task=task, label=label or None, target=target or None,
                               contrast=contrast or None, labels=labels or None, word=word or None,
                               methods=methods, steps=steps, random_orders=random_orders, session_id=session,
-                              progress=progress)
+                              question=question or None, progress=progress)
     headers, rows = plots.table_rows(r)
     return (r, model_badge(r["model"]), summary_md(r), plots.heat_strip(r),
-            gr.update(value=rows, headers=headers), plots.deletion_figure(r), plots.agreement_figure(r))
+            gr.update(value=rows, headers=headers, visible=True), plots.deletion_figure(r), plots.agreement_figure(r))
+
+
+def unpack(value):
+    """A packed hand-off (JSON: {"text": ..., "labels": ...}, from a tab whose prediction needs more
+    than one input) -> updates for text, labels, word, question, label, and the packed box emptied.
+    Anything else (not JSON, not text values) sets no input; an empty box changes nothing."""
+    if not isinstance(value, str) or not value:
+        return [gr.skip() for _ in HANDED_KEYS] + [gr.skip()]
+    try:
+        packed = json.loads(value) if len(value) <= MAX_HANDED else None
+    except ValueError:
+        packed = None
+    packed = packed if isinstance(packed, dict) else {}
+    return [packed[k] if isinstance(packed.get(k), str) else gr.skip() for k in HANDED_KEYS] + [""]

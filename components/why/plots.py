@@ -28,8 +28,11 @@ def heat_strip(r: dict) -> str:
     for m in r["methods"]:
         scores = r["scores"][m]
         peak = max((abs(v) for v in scores), default=0.0)
-        spans = []
+        spans, part = [], None
         for tok, v in zip(r["tokens"], scores):
+            if tok.get("part") and tok["part"] != part:  # QA: the question's tokens, then the context's
+                part = tok["part"]
+                spans.append(f"<span class='why-part'>{html.escape(part)}:</span>")
             spans.append(f"<span class='why-tok' style='background:{_shade(v, peak)}' "
                          f"title='{html.escape(tok['token'])}: {v:+.4f}'>{html.escape(tok['token'])}</span>")
         label = html.escape(r["method_words"][m])
@@ -46,14 +49,17 @@ STRIP_CSS = """
 .why-method { min-width: 11rem; font-weight: 600; }
 .why-tokens { flex: 1 1 20rem; overflow-wrap: anywhere; }
 .why-tok { padding: 0.05rem 0.15rem; border-radius: 3px; white-space: pre; }
+.why-part { font-size: 0.8rem; font-style: italic; opacity: 0.7; margin-left: 0.4rem; }
 .why-legend { font-size: 0.85rem; opacity: 0.8; margin-bottom: 0.4rem; }
 @media (max-width: 640px) { .why-method { min-width: 100%; } }
 """
 
 
 def table_rows(r: dict) -> tuple[list[str], list[list]]:
-    headers = ["token"] + [SHORT[m] for m in r["methods"]]
-    rows = [[t["token"]] + [round(r["scores"][m][i], 4) for m in r["methods"]] for i, t in enumerate(r["tokens"])]
+    part = any("part" in t for t in r["tokens"])  # QA: say which text each token is from
+    headers = (["part"] if part else []) + ["token"] + [SHORT[m] for m in r["methods"]]
+    rows = [([t.get("part")] if part else []) + [t["token"]] + [round(r["scores"][m][i], 4) for m in r["methods"]]
+            for i, t in enumerate(r["tokens"])]
     return headers, rows
 
 

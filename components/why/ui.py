@@ -27,17 +27,24 @@ INTRO = (
     "input say whether to believe them."
 )
 EXAMPLE = "The food was cold and the waiter was rude, but the dessert was lovely."
+LIMITS = ("Inputs up to 128 tokens (question and context together for QA). The decoder's removals reuse the "
+          "prompt's cached keys and values for the tokens before the removed one, so a 128-token prompt fits the "
+          "request's time budget at the default settings; more steps or random orders may not.")
 
 
 def build() -> None:
     with gr.Column(elem_id="why-panel"):
         gr.Markdown(INTRO)
         task = Radio(handlers.TASK_CHOICES, value="sentiment", label="Which prediction", elem_id="why-task")
-        text = Textbox(value=EXAMPLE, lines=3, label="Text (for the decoder: the prompt)", elem_id="why-text")
+        text = Textbox(value=EXAMPLE, lines=3, label="Text (for the decoder: the prompt; for QA: the context)",
+                       elem_id="why-text")
+        question = Textbox(label="QA: the question (the answer span is explained)", value="",
+                           placeholder="When was the Eiffel Tower built?", elem_id="why-question")
         with gr.Row():
             labels = Textbox(label="Zero-shot: candidate labels", placeholder="sport, politics, cooking",
                              value="", elem_id="why-labels")
-            label = Textbox(label="Explain this label (empty: the predicted one)", value="", elem_id="why-label")
+            label = Textbox(label="Explain this label (QA: this span of the context; empty: the predicted one)",
+                            value="", elem_id="why-label")
             word = Textbox(label="NER: the word whose tag is explained (empty: the first entity)", value="", elem_id="why-word")
         with gr.Row():
             target = Textbox(label="Decoder: target token (empty: the most likely)", placeholder="Paris",
@@ -52,6 +59,7 @@ def build() -> None:
                                "16 for the decoder)", elem_id="why-steps")
                 orders = Slider(0, 20, value=0, step=1, label="random orders in the deletion test (0: the default, "
                                 "6; 4 for the decoder)", elem_id="why-orders")
+            gr.Markdown(LIMITS, elem_id="why-limits")
         run = gr.Button("Why?", variant="primary", elem_id="why-run")
         box = error_box("why-error")
         link_bar = links.bar(KEY)
@@ -61,14 +69,23 @@ def build() -> None:
         with gr.Row():
             deletion = gr.Plot(label="Deletion test", elem_id="why-deletion-plot")
             agreement = gr.Plot(label="Agreement between methods", elem_id="why-agreement-plot")
+        # hidden until a run fills it: an empty Dataframe would show placeholder "1 2 3" headers
         table = gr.Dataframe(label="Scores per token (signed: + raises the explained quantity)", interactive=False,
-                             wrap=True, max_height=420, elem_id="why-table")
+                             headers=["token"], wrap=True, max_height=420, visible=False, elem_id="why-table")
+        handed = Textbox(value="", visible="hidden", label="handed over", elem_id="why-handed")
         out_json = raw_json("Raw result (JSON: what /attribute returns)")
         outputs = [out_json, badge, summary, strip, table, deletion, agreement]
         event = run.click(handlers.run_attribute,
-                          inputs=[text, task, labels, label, target, contrast, word, methods, steps, orders],
+                          inputs=[text, task, labels, label, target, contrast, word, methods, steps, orders,
+                                  question],
                           outputs=outputs, api_name="attribute", show_progress_on=[summary], **LONG_LANE)
         clear_on_error(event, outputs, box)
+        event.failure(lambda: gr.update(visible=False), None, table, queue=False, api_visibility="private")
+        # a hand-off that carries more than one input (zero-shot: text and labels) hands over one
+        # packed value here; it is unpacked into the inputs (handlers.unpack)
+        handed.change(handlers.unpack, handed, [text, labels, word, question, label, handed], queue=False,
+                      api_visibility="private", show_progress="hidden")
         links.register(KEY, {"text": text, "task": task, "labels": labels, "label": label, "word": word,
-                             "target": target, "contrast": contrast, "steps": steps, "orders": orders},
+                             "target": target, "contrast": contrast, "steps": steps, "orders": orders,
+                             "question": question, "handed": handed},
                        [event], link_bar)
