@@ -171,6 +171,7 @@ class ClientStore(SessionStore[V]):
         when = (f"The next one frees up in {_minutes(min(timed) - now)} (a {noun} stays reserved "
                 f"{_minutes(self.keep_s)} after its last use, {_minutes(self.max_age_s)} at most)"
                 if timed else f"It frees up when a running {noun} job of yours ends")
-        return (f"Your address already holds {len(held)} {noun}{'s' if len(held) != 1 else ''}{size}: each "
+        plural = noun if len(held) == 1 else noun + ("es" if noun.endswith(("x", "s")) else "s")
+        return (f"Your address already holds {len(held)} {plural}{size}: each "
                 f"address (not each page) gets {self.share:.0%} of {what}, so that nobody can lock others out. "
                 f"{when}, or close one of your other pages and its {noun} goes at once.")

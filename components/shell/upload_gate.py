@@ -143,6 +143,8 @@ class UploadGate:
             return await _refuse(send, 411, "An upload must say its size (a Content-Length header).")
         why = self.book.reserve(client, declared)
         if why is not None:
+            if declared <= request_cap():  # read and drop the body (nothing is stored), so the client,
+                await _drain(receive)  # which sends all of it before it reads, gets the sentence
             return await _refuse(send, 413, why)
         seen = 0
 
@@ -159,6 +161,13 @@ class UploadGate:
             await self.app(scope, counted, send)
         finally:
             self.book.landed(declared)
+
+
+async def _drain(receive) -> None:
+    while True:
+        message = await receive()
+        if message.get("type") != "http.request" or not message.get("more_body", False):
+            return
 
 
 async def _refuse(send, status: int, message: str) -> None:
