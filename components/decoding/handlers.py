@@ -156,7 +156,7 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         skip = [gr.skip()] * 9
         label, total = settings.label(), settings.max_new_tokens
         streams = settings.strategy != "beam" and settings.num_return_sequences == 1
-        yield blank_results(running_line(label, 0 if streams else None, total))
+        yield blank_results(running_line(label, 0 if streams else None, total)) + [gr.skip()]
         data, n = None, 0
         model = (model or "").strip() or None
         # With a generation engine this handler is in the decode lane: work that stays in this
@@ -167,7 +167,7 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
             for text, res in stream:
                 if res is None:
                     n += 1
-                    yield [text, running_line(label, n, total), *skip]
+                    yield [text, running_line(label, n, total), *skip, gr.skip()]
                 else:
                     data = res
         ids = data["prompt_token_ids"]
@@ -176,7 +176,7 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         headers = step_headers(data)
         n = max(data["n_new_tokens"], 1)
         state = {"ids": ids + data["outputs"][0]["token_ids"], "plen": len(ids), "settings": data["settings"],
-                 "survivors": survivors, "model": model}
+                 "survivors": survivors, "model": model, "link_seed": seed_used(data)}
         yield [
             data["text"],
             stats_markdown(data),
@@ -189,9 +189,28 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
             data,
             state,
             gr.update(maximum=n - 1 if n > 1 else 1, value=0, interactive=n > 1),
+            state["link_seed"],  # the link carries the seed this run used, drawn ones included
         ]
     except LabError as exc:
         raise readable_error(exc, "run") from None
+
+
+def seed_used(data: dict) -> str:
+    """The seed a sampled run used (the one it drew when the seed box was empty), as its link carries it;
+    '' for greedy and beam, which use none."""
+    s = data.get("settings") or {}
+    return str(s["seed"]) if s.get("strategy") == "sample" and s.get("seed") is not None else ""
+
+
+def seed_from_link(value, state):
+    """A link's seed (restored into the hidden holder the link reads) goes into the seed box, so Generate
+    draws the same text again; the run's own write of the holder leaves the box as the learner left it
+    (empty = a new draw next time)."""
+    if not isinstance(value, str) or not value.strip():
+        return gr.skip()
+    if isinstance(state, dict) and state.get("link_seed") == value:
+        return gr.skip()
+    return value
 
 
 def _decode_plan(args: tuple):

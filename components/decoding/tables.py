@@ -91,11 +91,12 @@ def stats_markdown(result: dict) -> str:
     lines = [
         f"**{md_text(result['label'])}** · **sequence log-prob** {result['sequence_logprob']:.3f} · "
         f"**perplexity** {result['perplexity']:.3f} · **distinct-2 / 3** {result['distinct_2']:.2f} / "
-        f"{result['distinct_3']:.2f} · {result['n_new_tokens']} tokens in {result['generate_seconds']:.2f} s "
-        f"(**{result['tokens_per_s']:.1f} tokens/s**) · {finish}",
+        f"{result['distinct_3']:.2f} · {result['n_new_tokens']} tokens in {result['generate_seconds']:.2f} s of model "
+        f"time (**{result['tokens_per_s']:.1f} tokens/s**) · {finish}",
     ]
     if result["settings"].get("seed") is not None and result["settings"]["strategy"] == "sample":
-        lines.append(f"seed {result['settings']['seed']} (enter it to get the same text again)")
+        lines.append(f"seed {result['settings']['seed']} (enter it to get the same text again; the link to this "
+                     "result carries it)")
     info = result.get("precision") or {}
     if info.get("other"):
         lines.append(f"generated with **{info['generated']}** weights; the {info['other']} model re-scored the same "

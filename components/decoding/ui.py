@@ -21,7 +21,7 @@ from components.shell import (
 from components.decoding.plots import empty_figure
 from components.decoding.handlers import (COMPARE_CHOICES, COMPARE_PICKED, PRESET_PROMPT, apply_preset, blank_results,
                                           compare_ui, decode_api, _compare_api, knob_updates, picked_strategies, run,
-                                          running_line, show_step, stopped_line)
+                                          running_line, seed_from_link, show_step, stopped_line)
 from components.decoding.tables import (COMPARE_HEADERS, COMPARE_WIDTHS, OUTPUT_HEADERS, OUTPUT_WIDTHS, SAMPLING_HEADERS,
                                         STEP_HEADERS, step_widths)
 
@@ -169,10 +169,15 @@ def build() -> None:
                     api_visibility="private", queue=False)
     # Generate first blanks the last run's result (at once, even while this run waits for the model),
     # then streams; Stop cancels the stream first, then rewrites its "▶" line as this run's partial line.
+    # A link carries the seed the run used (`seed_link`, written by the run), a drawn one included;
+    # opened, it puts that seed in the seed box.
+    seed_link = gr.Textbox(value="", visible="hidden", elem_id="decoding-seed-used")
+    seed_link.change(seed_from_link, [seed_link, state], [seed], api_visibility="private", queue=False,
+                     show_progress="hidden")
     run_event = run_btn.click(
         lambda: blank_results(running_line()), None, [*results, state, step], api_visibility="private", queue=False,
-    ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step], api_visibility="private",
-           **engine_lane())  # without an engine the long lane, as before; with one, the decode lane
+    ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step, seed_link],
+           api_visibility="private", **engine_lane())  # without an engine the long lane; with one, the decode lane
     clear_on_error(run_event, results, box)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
@@ -194,7 +199,7 @@ def build() -> None:
                                 "top_k": top_k, "top_p": top_p, "num_beams": num_beams,
                                 "length_penalty": length_penalty, "no_repeat": no_repeat,
                                 "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen,
-                                "seed": seed, "chat": chat, "top_n": top_n, "precision": precision},
+                                "seed": seed_link, "chat": chat, "top_n": top_n, "precision": precision},
                    [run_event], link_bar, results=results)
     gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
     gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))
