@@ -43,6 +43,13 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
         else:
             parts.append(md_text(f": {config.method_text(method, config.role_name(described.get('role')))}"))
     if seconds is not None:
-        parts.append(f" · {seconds:.2f} s")
+        parts.append(f" · {model_time(seconds)}")
     return "".join(parts)
+
+
+def model_time(seconds: float) -> str:
+    """The server's own seconds for a result, in the words the page knows (guide.SERVER_FIGURES): the
+    label says it is the model's time only, and the page shows the learner's wait beside it when the
+    two differ (assets/wait.js). Plain text, no markup inside: the page reads it as one piece."""
+    return f"model time {seconds:.2f} s"
 

@@ -37,7 +37,9 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "attention head": ("One of the parallel attention computations in a layer (12 per layer in "
                        "all-MiniLM-L6-v2, 9 in SmolLM2-135M), each with its own query, key and value "
                        "projections and so its own pattern of which tokens look at which.",
-                       r"(?<!LM )(?<!span )(?<!task )(?<!classification )" + _I(r"(?:attention )?heads?")),
+                       "".join(rf"(?<!{w} )" for w in ("LM", "span", "task", "linear", "classification", "language-model", "output",
+                                                        "QA", "token-classification"))
+                       + _I(r"(?:attention )?heads?")),
     "layer": ("One transformer block (attention, then a feed-forward network, each added back to the "
               "residual stream and normalised); all-MiniLM-L6-v2 has 6, SmolLM2-135M has 30, counted "
               "from 0 here.", _I(r"layers?")),

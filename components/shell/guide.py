@@ -18,11 +18,12 @@ from components.shell.glossary import patterns
 ASSETS = Path(__file__).resolve().parent / "assets"
 
 # How results say the server's own seconds (the seconds in group 1). The model badge writes the first
-# (badge.model_time); the others are older words of the Train, NER and Efficiency results.
+# (badge.model_time); the others are older words of the Train, NER, Efficiency and Decoding results.
 SERVER_FIGURES = (
     r"model time (\d+(?:\.\d+)?) s",
     r"Done in (\d+(?:\.\d+)?) s",
     r"Ran in (\d+(?:\.\d+)?) s",
+    r"tokens in (\d+(?:\.\d+)?) s of model time",
 )
 
 

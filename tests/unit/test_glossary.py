@@ -23,7 +23,7 @@ PLAIN = {"JSON", "JSONL", "HTML", "API", "MB", "KB", "GB", "CSV", "TSV", "UTF-8"
          "LOC", "MISC", "WORD", "PAD", "UNK", "MASK", "CLS", "SEP", "BOS", "EOS", "EN", "DE", "FR", "NLP", "LM", "II",
          "XSS", "CUDA", "RAM", "RSS", "FAQ", "TODO", "NO_ANSWER", "ANSWER", "NONE", "AND", "OR", "NOT", "IMDB",
          "SST", "SST-2", "CNN", "GGUF", "Q4_1", "vLLM", "ZeroGPU", "MMR", "SQUAD", "BIO", "IOB", "IOB2",
-         "MPS", "GPT2", "HF", "CI", "CSS", "HTTP", "UI", "README", "TF", "IDF", "TF-IDF", "BM25", "ONNX", "LLM", "RNN", "LSTM", "SGD", "AI21"}
+         "MPS", "GPT2", "HF", "CI", "CSS", "HTTP", "UI", "POST", "GET", "IP", "README", "TF", "IDF", "TF-IDF", "BM25", "ONNX", "LLM", "RNN", "LSTM", "SGD", "AI21"}
 ACRONYM = re.compile(r"(?<![\w#-])[A-Z][A-Z0-9]{1,}(?:-[A-Z0-9]+)?(?![\w-])")
 NOT_WORDS = re.compile(r"^(?:[0-9A-F]{6}|L\d+H?\d*|H\d+|[A-Z]\d+)$")  # hex colours, L3H5 names, T5
 

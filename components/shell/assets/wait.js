@@ -32,11 +32,15 @@ if (!window.__tlabWait) {
     return out;
   };
   const panelOf = (el) => el.closest('[role=tabpanel]') || document.body;
+  // Gradio marks each output of a running event with a status tracker (a `hide` class when idle): the
+  // run's result is in when every tracker it showed has gone idle again and a figure stands in one of
+  // the blocks it marked. A run that shows no tracker counts when a figure's words change.
+  const TRACKER = '[data-testid=status-tracker]';
   document.addEventListener('click', (ev) => {
     const b = ev.target.closest && ev.target.closest('button');
     if (!b || b.disabled || b.closest(NOT_RUNS) || STOP.test(b.textContent || '')) return;
     const panel = panelOf(b);
-    pending.set(panel, {t0: performance.now(), seen: figures(panel)});
+    pending.set(panel, {t0: performance.now(), seen: figures(panel), busy: new Set()});
   }, true);
   const say = (host, waited, f) => {
     let line = host.querySelector(':scope > .tlab-wait');
@@ -63,18 +67,24 @@ if (!window.__tlabWait) {
     }
     for (const [panel, p] of pending) {
       if (!panel.isConnected) { pending.delete(panel); continue; }
-      for (const [host, said] of figures(panel)) {
-        if (p.seen.get(host) === said) continue;  // shown before the click: not this run's
-        pending.delete(panel);
-        say(host, (now - p.t0) / 1000, figureIn(said));
-        break;
+      const running = [...panel.querySelectorAll(TRACKER)].filter(t => !t.classList.contains('hide'));
+      for (const t of running) p.busy.add(hostOf(t));
+      if (running.length) continue;
+      const shown = figures(panel);
+      let host = null;
+      for (const [h, said] of shown) {
+        if (p.busy.has(h) || p.seen.get(h) !== said) { host = h; break; }
       }
+      if (!host) { p.busy.clear(); continue; }  // an earlier step of the run (a blank) ended: wait on
+      pending.delete(panel);
+      say(host, (now - p.t0) / 1000, figureIn(shown.get(host)));
     }
   };
   new MutationObserver((records) => {
     if (!pending.size && !document.querySelector('.tlab-wait')) return;
     if (records.every(r => r.target.classList && r.target.classList.contains('tlab-wait'))) return;
     check(performance.now());
-  }).observe(document.body, {childList: true, subtree: true, characterData: true});
+  }).observe(document.body, {childList: true, subtree: true, characterData: true, attributes: true,
+                             attributeFilter: ['class']});
   window.__tlabWait = {figureIn, pending: () => pending.size};
 }
