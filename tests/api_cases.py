@@ -73,3 +73,5 @@ CASES["/attribute"] = ("Great food, rude staff.", "sentiment", "", "", "", "", "
 CASES["/compress"] = ("default", 2.0, 0.5, 2, 0.5, "all", 3)
 CASES["/compress_predict"] = ("I was so scared of the dark.", "default")
 CASES["/compress_download"] = ("student_onnx_int8", "default")
+# /attribute gained a last input, question (QA: the question whose answer span is explained; empty otherwise).
+CASES["/attribute"] = (*CASES["/attribute"], "")
