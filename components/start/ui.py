@@ -7,11 +7,13 @@ Each button opens its tab with an example loaded by the same path as a shared li
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import gradio as gr
 
 from components.shell import course
 from components.shell import links
+from components.start import handlers, route
 
 INTRO = (
     "### Start here\nThis app lets you run and *see* what " + course.BOOK + " teaches, on real models. "
@@ -22,9 +24,37 @@ INTRO = (
 )
 
 
-def _route(titles: dict[str, str]) -> str:
-    steps = [f"{i}. **{titles.get(tab, tab)}**: {what}" for i, (tab, what) in enumerate(course.FIRST_HOUR, 1)]
-    return "#### A first hour\n" + "\n".join(steps)
+ROUTE_INTRO = (
+    "#### A first hour, guided\nSix steps, each building on the last. For each: read the question and "
+    "**predict** an answer, then **reveal** what to look for (written from a run of the step's example, just now), "
+    "then **open** the tab with that example loaded and find it there. Tick a step when it is done: the ticks "
+    "stay in this browser.")
+# A step's "done" box: kept in this browser's localStorage, never sent to the server
+DONE_JS = (Path(__file__).resolve().parent / "done.js").read_text()
+
+
+def _route(titles: dict[str, str]) -> list[tuple]:
+    """The guided steps; returns (Open button, step, the card's findings) for `wire`."""
+    opens = []
+    gr.Markdown(ROUTE_INTRO, elem_id="start-route")
+    for i, (step, (_, what)) in enumerate(zip(route.STEPS, course.FIRST_HOUR), 1):
+        title = titles.get(step.key, step.key)
+        with gr.Group(elem_id=f"start-step-{i}", elem_classes=["start-step"]):
+            gr.Markdown(f"**{i}. {title}**: {what}  \n*Predict first:* {step.predict}",
+                        elem_id=f"start-step-{i}-text")
+            with gr.Row():
+                show = gr.Button("Reveal what to look for", size="sm", scale=0, min_width=200,
+                                 elem_id=f"start-reveal-{i}")
+                opener = gr.Button(f"Open {title} with this example", size="sm", scale=0, min_width=200,
+                                   elem_id=f"start-open-{i}")
+                gr.HTML(f"<label class='tlab-start-done'><input type='checkbox' data-step='{step.key}'> done</label>",
+                        js_on_load=DONE_JS, elem_id=f"start-done-{i}", padding=False)
+            card = gr.Markdown(elem_id=f"start-card-{i}")
+            found = gr.State({})
+        fn, lane = handlers.reveal(step.key)
+        show.click(fn, None, [card, found], api_visibility="private", **lane)
+        opens.append((opener, step, found))
+    return opens
 
 
 def _chapter_md(c: course.Chapter, titles: dict[str, str]) -> str:
@@ -36,11 +66,12 @@ def _chapter_md(c: course.Chapter, titles: dict[str, str]) -> str:
     return text
 
 
-def build(titles: dict[str, str]) -> list[tuple[gr.Button, dict]]:
-    """The page; returns each Try button with the query it opens (wired by `wire`)."""
+def build(titles: dict[str, str]) -> list[tuple]:
+    """The page; returns each Try button with the query it opens, and each first-hour step's Open button
+    (wired by `wire`)."""
     buttons = []
     gr.Markdown(INTRO, elem_id="start-intro")
-    gr.Markdown(_route(titles), elem_id="start-route")
+    buttons += _route(titles)
     gr.Markdown("#### The chapters")
     for c in course.CHAPTERS:
         with gr.Row(equal_height=False, elem_classes=["start-chapter"], elem_id=f"start-ch{c.number}"):
@@ -52,10 +83,22 @@ def build(titles: dict[str, str]) -> list[tuple[gr.Button, dict]]:
     return buttons
 
 
-def wire(buttons: list[tuple[gr.Button, dict]], tabs) -> None:
-    """Each button applies its query like a link; call after every tab registered its inputs."""
+def wire(buttons: list[tuple], tabs) -> None:
+    """Each button applies its query like a link; call after every tab registered its inputs. A first-hour
+    step's button (button, step, its card's findings) opens its tab at what the card found."""
     out = links.outputs(tabs)
-    for btn, query in buttons:
+    for item in buttons:
+        if len(item) == 3:
+            opener, step, found = item
+
+            def go(extra, step=step):
+                return links.apply(route.open_query(step, extra if isinstance(extra, dict) else {}),
+                                   note="Opened from the Start page's first hour.")
+
+            go.__name__ = f"start_step_{step.key}"
+            opener.click(go, [found], out, api_visibility="private", queue=False, show_progress="hidden")
+            continue
+        btn, query = item
         fn = functools.partial(links.apply, dict(query), note="Opened from the Start page.")
         fn.__name__ = f"start_{query.get('tab', 'tab')}"  # type: ignore[attr-defined]
         btn.click(fn, None, out, api_visibility="private", queue=False, show_progress="hidden")

@@ -1,0 +1,45 @@
+"""What the Start tab's first-hour steps call: each "Reveal" runs the step's example through the backend
+entry point its tab's API uses (the same inputs the step opens the tab with) and writes the card."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from backend import anatomy, attention, decoding, pipelines, search, tokenizers
+from components.shell import DECODE_LANE, SHORT_LANE, user_errors
+from components.shell.session import session_of
+from components.start import route
+
+CARD_HEAD = "**What to look for** (from a run of this step's example, just now): "
+
+
+def _run(key: str, request: gr.Request | None) -> dict:
+    """The step's example, run as its tab runs it (plain data back)."""
+    if key == "pipelines":
+        return pipelines.classify(route.STEPS[0].query["text"])
+    if key == "tokenizers":
+        return tokenizers.tokenize(route.TOKENIZE)
+    if key == "attention":
+        return attention.attention(route.FLIES_A, route.FLIES_B, "encoder")
+    if key == "anatomy":
+        return anatomy.anatomy(*anatomy.FIRST_EXAMPLE, role="encoder")
+    if key == "decoding":
+        return decoding.decode(route.PROMPT, {"strategy": "greedy", "max_new_tokens": 16})
+    return search.search(session_of(request, "the search tab's index"), route.QUESTION, k=5)
+
+
+CARDS = {"pipelines": route.classify_card, "tokenizers": route.tokenize_card, "attention": route.attention_card,
+         "anatomy": route.anatomy_card, "decoding": route.decoding_card, "search": route.search_card}
+LANES = {"decoding": DECODE_LANE}
+
+
+def reveal(key: str):
+    """The handler of one step's Reveal button: (card markdown, what the card found for the Open button)."""
+
+    @user_errors
+    def go(request: gr.Request = None):
+        text, extra = CARDS[key](_run(key, request))
+        return CARD_HEAD + text, extra
+
+    go.__name__ = f"start_reveal_{key}"
+    return go, LANES.get(key, SHORT_LANE)
