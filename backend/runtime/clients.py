@@ -30,6 +30,7 @@ _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _LOCK = threading.Lock()
 _SESSIONS: OrderedDict[str, str] = OrderedDict()  # session -> client, least recently bound first
 _CURRENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("tlab_client", default=None)
+_OWNED: OrderedDict[str, str] = OrderedDict()  # a session's download folder -> its client
 _current_session: Callable[[], str | None] = lambda: None  # noqa: E731  the shell plugs Gradio's in
 
 
@@ -119,6 +120,27 @@ def clear() -> None:
     """Forget every binding (tests)."""
     with _LOCK:
         _SESSIONS.clear()
+
+
+# ---------------------------------------------------------------- download folders
+def own(folder, session: str) -> None:
+    """`folder` (a session's private download folder) belongs to the session's client: its files are
+    served only to that client (the upload gate checks each /file= request)."""
+    client = client_of(session)
+    with _LOCK:
+        _OWNED[os.path.realpath(str(folder))] = client
+        while len(_OWNED) > MAX_SESSIONS:
+            _OWNED.popitem(last=False)
+
+
+def owner_of(path: str) -> str | None:
+    """The client whose download folder holds `path`, or None (not a download folder's file)."""
+    real = os.path.realpath(path)
+    with _LOCK:
+        for folder, client in _OWNED.items():
+            if real == folder or real.startswith(folder + os.sep):
+                return client
+    return None
 
 
 # ---------------------------------------------------------------- the request being served

@@ -162,6 +162,7 @@ class GptStore:
                 if root is not None:
                     Path(root).mkdir(parents=True, exist_ok=True)
                 s.files = Path(tempfile.mkdtemp(prefix="tlab-gpt-", dir=root))
+                clients.own(s.files, session_id)  # its zip is served to this client only
             return s.files
 
     def peek(self, session_id: str) -> Session | None:

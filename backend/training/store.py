@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.engines.client_store import ClientStore
-from backend.runtime import config
+from backend.runtime import clients, config
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.errors import InputError
 
@@ -188,6 +188,7 @@ class TrainStore:
                 if root is not None:
                     Path(root).mkdir(parents=True, exist_ok=True)
                 s.files = Path(tempfile.mkdtemp(prefix="tlab-train-", dir=root))
+                clients.own(s.files, session_id)  # its zip is served to this client only
             return s.files
 
     def drop(self, session_id: str) -> None:

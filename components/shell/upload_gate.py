@@ -1,4 +1,5 @@
-"""Uploads bounded at the door (issue #39): the upload folder never holds more than its cap.
+"""Uploads bounded at the door, and downloads served to their owner (issue #39): the upload folder
+never holds more than its cap; a trained model's zip goes only to the client (address) that made it.
 
 The folder's janitor (session_memory.keep_uploads_bounded) deletes the oldest files beyond the cap, but
 never one younger than its grace (its request may be about to read it), so the folder's bound was
@@ -14,6 +15,9 @@ from the request's declared size (Content-Length; one without it is refused):
 
 A refusal is HTTP 413 with a sentence that says which limit and when it frees up. The body is counted
 as it arrives and cut off past its declared size.
+
+A download (`GET .../file=<path>`) from a store's download folder (`clients.own`) is refused (404) to any
+other client: the links were bearer links, good from anywhere for as long as the file lived.
 """
 
 from __future__ import annotations
@@ -131,12 +135,20 @@ class UploadGate:
         self.book = book or BOOK
 
     async def __call__(self, scope, receive, send):
-        if scope.get("type") != "http" or scope.get("method") != "POST" or not scope.get("path", "").rstrip(
-                "/").endswith("/upload"):
+        path = scope.get("path", "") if scope.get("type") == "http" else ""
+        upload = scope.get("method") == "POST" and path.rstrip("/").endswith("/upload")
+        download = "/file=" in path and scope.get("method") in ("GET", "HEAD")
+        if not (upload or download):
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         host = (scope.get("client") or (None,))[0]
         client = clients.address(host, headers.get("x-forwarded-for")) or "unknown"
+        if download:  # a trained model's zip is served to the client (address) that made it, no other
+            owner = clients.owner_of(path.split("/file=", 1)[1])
+            if owner is not None and owner != client:
+                return await _refuse(send, 404, "This download belongs to another visitor: a download link works "
+                                                "only from the address that made it. Make your own in its tab.")
+            return await self.app(scope, receive, send)
         try:
             declared = int(headers.get("content-length", ""))
         except ValueError:

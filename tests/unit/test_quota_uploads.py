@@ -95,3 +95,34 @@ def test_download_zips_are_trimmed_oldest_first_sparing_young_ones(tmp_path):
     assert gone == [str(paths[0]), str(paths[1])] and paths[2].exists()
     assert (tmp_path / "upload" / "u.txt").exists()
     assert session_memory.trim_downloads(str(tmp_path), max_bytes=0, grace_s=120, now=now) == []  # young: spared
+
+
+def test_a_download_is_served_only_to_the_client_that_made_it(tmp_path):
+    from backend.runtime import clients
+
+    clients.clear()
+    clients.bind("owner-session", "10.0.0.1")
+    folder = tmp_path / "tlab-train-x"
+    folder.mkdir()
+    clients.own(folder, "owner-session")
+    reached = []
+
+    async def app(scope, receive, send):
+        reached.append(scope["path"])
+
+    def get(path, host):
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": path, "client": (host, 1), "headers": []}
+        asyncio.run(UploadGate(app)(scope, None, send))
+        return sent
+
+    mine = f"/gradio_api/file={folder}/model.zip"
+    assert get(mine, "10.0.0.1") == [] and reached == [mine]  # the owner downloads it
+    sent = get(mine, "10.0.0.2")
+    assert sent[0]["status"] == 404 and b"only from the address that made it" in sent[1]["body"] and len(reached) == 1
+    assert get(f"/gradio_api/file={tmp_path}/other.txt", "10.0.0.2") == []  # not a download folder: Gradio decides
+    clients.clear()
