@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.engines.client_store import ClientStore
-from backend.runtime import clients, config
+from backend.runtime import clients, config, memory
 from backend.runtime.errors import InputError
 from backend.runtime.singleton import ProcessWide
 
@@ -172,6 +172,8 @@ class GptStore:
         s = self._sessions.drop(session_id)
         if s is not None:
             s.stop.set()
+            del s
+            memory.give_back()  # what the closed page's model held in malloc arenas goes back
 
     def bytes_used(self) -> int:
         return self._sessions.total_bytes()

@@ -26,6 +26,7 @@ import numpy as np
 
 from backend.engines.once import BuildOnce
 from backend.engines.client_store import ClientStore
+from backend.runtime import memory
 from backend.runtime.config import SearchLimits, get_settings, store_settings
 from backend.runtime.singleton import ProcessWide
 from backend.engines.embedding import embed_texts
@@ -165,6 +166,7 @@ class SearchService:
 
     def drop_session(self, session_id: str) -> None:
         self._sessions.drop(session_id)
+        memory.give_back()  # the closed page's index blocks, freed into malloc arenas, go back
 
     def session_count(self) -> int:
         return len(self._sessions)

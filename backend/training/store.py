@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.engines.client_store import ClientStore
-from backend.runtime import clients, config
+from backend.runtime import clients, config, memory
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.errors import InputError
 
@@ -143,6 +143,7 @@ class TrainStore:
                 s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
                 s.forget_files()
             self._sessions.get(session_id)  # evict again, now that the result counts
+        memory.give_back()  # the run's thread freed its blocks into its malloc arena: return them
 
     def request_stop(self, session_id: str) -> bool:
         """Set the session's stop flag; True if a run was going."""
@@ -195,6 +196,8 @@ class TrainStore:
         s = self._sessions.drop(session_id)
         if s is not None:
             s.stop.set()
+            del s
+            memory.give_back()  # a model's small blocks sat in malloc arenas after its page closed
 
     def bytes_used(self) -> int:
         return self._sessions.total_bytes()

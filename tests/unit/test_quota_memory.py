@@ -1,0 +1,44 @@
+"""Issue #39: memory that returns after sessions close. Threads that allocate and free many small and
+medium blocks (what a training run does) leave them in glibc's per-thread malloc arenas, which are
+never trimmed when fragmented: about 330 MB stayed after 12 NER sessions closed. `memory.give_back`
+trims them; the stores call it when a page closes and when a run ends."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from backend.runtime import memory
+
+pytestmark = pytest.mark.unit
+
+
+def _fragment(holders: list) -> None:
+    rng = random.Random(0)
+    junk = [bytearray(rng.randint(600, 4000)) for _ in range(40_000)]  # about 90 MB, below the mmap threshold
+    holders.append(junk[::7])  # every 7th block stays until the "session" closes: the arena fragments
+    del junk
+
+
+@pytest.mark.skipif(memory._libc() is None or memory.rss_mb() is None, reason="glibc and /proc only")
+def test_a_closed_sessions_arena_memory_goes_back():
+    base = memory.rss_mb()
+    holders: list = []
+    threads = [threading.Thread(target=_fragment, args=(holders,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    holders.clear()  # the sessions close
+    kept = memory.rss_mb() - base
+    assert memory.give_back(force=True)
+    returned = memory.rss_mb() - base
+    assert kept > 50 and returned < kept / 3, (kept, returned)  # e.g. 100 MB kept, 5 MB after the trim
+
+
+def test_give_back_runs_at_most_once_an_interval():
+    memory.give_back(force=True)
+    assert not memory.give_back()  # just ran
+    assert memory.give_back(force=True)
