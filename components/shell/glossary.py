@@ -120,9 +120,10 @@ ENTRIES: dict[str, tuple[str, str]] = {
                 "shown beside it (ms or s).", _I(r"latenc(?:y|ies)")),
     "tok/s": ("Tokens per second: generated tokens divided by the seconds generation took; higher is "
               "faster.", r"tok/s"),
-    "model time": ("The seconds the server spent computing a result, measured on the server: not the time "
-                   "the request waited in the queue or travelled to and from your browser (the page shows your "
-                   "own wait beside it when the two differ).", _I(r"model time")),
+    "model time": ("The seconds the server spent on a result (loading a model, if this request had to, "
+                   "included), measured on the server: not the time the request waited in the queue or travelled "
+                   "to and from your browser; the page shows your own wait beside it when the two differ.",
+                   _I(r"model time")),
     "p95": ("The 95th percentile: 95 of every 100 measurements were at or below it (here query latency in "
             "ms), so it shows the slow tail that the median hides.", r"p95"),
     # ---- search
