@@ -256,7 +256,8 @@ class Settings:
     keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
     # ... but only for keep_max_age_s after it was made (default 3x keep_items_s): calling a model does not
     # hold it for ever (issue #39). Each client (an address: backend/runtime/clients.py) holds at most
-    # client_share of each store's memory and places, and of the long lane's waiting places.
+    # client_share of each store's memory and places, and of the long lane's places: 0.25 in public mode,
+    # all of it on a server of your own (TLAB_CLIENT_SHARE sets it either way).
     keep_max_age_s: float = 2700.0
     client_share: float = 0.25
     trust_forwarded: bool = False  # TLAB_TRUST_FORWARDED (unset: on a Space only): X-Forwarded-For names the client
@@ -288,7 +289,7 @@ class Settings:
             keep_items_s=max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)),
             keep_max_age_s=max(0.0, _env_float("TLAB_KEEP_MAX_AGE_S",
                                                3 * max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)))),
-            client_share=min(1.0, max(0.01, _env_float("TLAB_CLIENT_SHARE", 0.25))),
+            client_share=min(1.0, max(0.01, _env_float("TLAB_CLIENT_SHARE", 0.25 if public_mode() else 1.0))),
             trust_forwarded=_trust_forwarded(),
             queue_max=max(1, _env_int("TLAB_QUEUE_MAX", 64)),
             generation_url=os.environ.get("TLAB_GENERATION_URL", "").strip().rstrip("/"),

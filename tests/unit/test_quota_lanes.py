@@ -21,6 +21,7 @@ SHORT = types.SimpleNamespace(concurrency_id="model")
 @pytest.fixture(autouse=True)
 def fresh_bindings(monkeypatch):
     monkeypatch.setenv("TLAB_TRUST_FORWARDED", "1")
+    monkeypatch.setenv("TLAB_PUBLIC", "1")  # shares per client are a public server's (on your own: all of it)
     clients.clear()
     yield
     clients.clear()
@@ -88,3 +89,9 @@ def test_the_queue_door_hands_admission_the_request():
     body = types.SimpleNamespace(session_hash="s1", data=["x"], fn_index=0, trigger_id=None)
     assert asyncio.run(demo._queue.push(body, request, None)) == (True, "event-1")
     assert seen == [request]
+
+
+def test_on_a_server_of_your_own_one_address_may_use_every_place(monkeypatch):
+    monkeypatch.setenv("TLAB_PUBLIC", "0")
+    monkeypatch.delenv("TLAB_CLIENT_SHARE", raising=False)
+    assert client_long_max() == LONG_WAITING_MAX + 1  # a class behind one address, a test suite on loopback
