@@ -3,6 +3,8 @@ entry point its tab's API uses (the same inputs the step opens the tab with) and
 
 from __future__ import annotations
 
+import threading
+
 import gradio as gr
 
 from backend import anatomy, attention, decoding, pipelines, search, tokenizers
@@ -10,7 +12,11 @@ from components.shell import DECODE_LANE, SHORT_LANE, user_errors
 from components.shell.session import session_of
 from components.start import route
 
-CARD_HEAD = "**What to look for** (from a run of this step's example, just now): "
+CARD_HEAD = "**What to look for** (from a run of this step's example on this server): "
+# The fixed examples give the same numbers every time on one server: each is run once per process and its
+# card kept. The search step is run each time: it searches the visitor's own index, as the Search tab does.
+_KEPT: dict[str, tuple[str, dict]] = {}
+_KEPT_LOCK = threading.Lock()
 
 
 def _run(key: str, request: gr.Request | None) -> dict:
@@ -38,8 +44,15 @@ def reveal(key: str):
 
     @user_errors
     def go(request: gr.Request = None):
-        text, extra = CARDS[key](_run(key, request))
-        return CARD_HEAD + text, extra
+        with _KEPT_LOCK:
+            kept = _KEPT.get(key)
+        if kept is None:
+            kept = CARDS[key](_run(key, request))
+            if key != "search":
+                with _KEPT_LOCK:
+                    _KEPT[key] = kept
+        text, extra = kept
+        return CARD_HEAD + text, dict(extra)
 
     go.__name__ = f"start_reveal_{key}"
     return go, LANES.get(key, SHORT_LANE)

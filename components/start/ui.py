@@ -26,9 +26,9 @@ INTRO = (
 
 ROUTE_INTRO = (
     "#### A first hour, guided\nSix steps, each building on the last. For each: read the question and "
-    "**predict** an answer, then **reveal** what to look for (written from a run of the step's example, just now), "
-    "then **open** the tab with that example loaded and find it there. Tick a step when it is done: the ticks "
-    "stay in this browser.")
+    "**predict** an answer, then **reveal** what to look for (written from a run of the step's example on this "
+    "server), then **open** the tab with that example loaded and find it there. Tick a step when it is done: the "
+    "ticks stay in this browser.")
 # A step's "done" box: kept in this browser's localStorage, never sent to the server
 DONE_JS = (Path(__file__).resolve().parent / "done.js").read_text()
 
