@@ -7,7 +7,10 @@ Starts app.py in public mode on loopback (local profile, its own upload folder) 
 - long visitors (`--long-clients`): a private /build_index over pasted text, /summarize, or a
   beam /decode of 64 tokens, one after another; one of them is greedy and submits three long
   jobs at once (two must be refused: one long job per visitor);
-- an uploader: 10 or 4 files of 1 MB per request to /gradio_api/upload, about one a second.
+- an uploader: 10 or 4 files of 1 MB per request to /gradio_api/upload, about one a second;
+- a hostile client (issue #39): one address, a fresh session for every request, asking nonstop for
+  long jobs (beam decodes) and NER trainings, to hold every long-lane place and the training memory.
+Each visitor has its own address (X-Forwarded-For, which the app is told to trust, as on a Space).
 Every 2 s it samples the app's RSS and the upload folder's size. Writes bench/results/siege.md.
 
     .venv/bin/python bench/siege.py                          # 30 clients, 180 s
@@ -78,13 +81,18 @@ class Tally:
             self.errors[lane].append(" ".join(message.split())[:160])
 
 
-def connect(url: str, tally: Tally, lane: str, stop: float):
+def address(seed: int) -> str:
+    """Each visitor's own address (TEST-NET-2), sent as X-Forwarded-For."""
+    return f"198.51.100.{seed % 250 + 1}"
+
+
+def connect(url: str, tally: Tally, lane: str, stop: float, seed: int = 0):
     """A new visitor (a fresh session); opening the page can time out on a crowded box: counted, retried."""
     from gradio_client import Client
 
     while time.time() < stop:
         try:
-            return Client(url, verbose=False, httpx_kwargs={"timeout": 60})
+            return Client(url, verbose=False, httpx_kwargs={"timeout": 60}, headers={"X-Forwarded-For": address(seed)})
         except Exception as exc:
             tally.fail(lane, f"connect: {exc}")
             time.sleep(2)
@@ -93,7 +101,7 @@ def connect(url: str, tally: Tally, lane: str, stop: float):
 
 def short_visitor(url: str, stop: float, tally: Tally, seed: int) -> None:
     rng = random.Random(seed)
-    client = connect(url, tally, "short", stop)
+    client = connect(url, tally, "short", stop, seed)
     while client is not None and time.time() < stop:
         api = rng.choice(list(SHORT))
         t0 = time.perf_counter()
@@ -110,12 +118,59 @@ def _refusal(text: str, greedy: bool) -> str:
     """Which tally a failed long job goes to: refused at admission (by whom), or a real error."""
     if "already have a long job" in text:
         return "refused: second job" + (" (greedy visitor)" if greedy else "")
+    if "Your address already" in text:
+        return "refused: address's share"
     return "refused: lane full" if "lane is full" in text else "long"
+
+
+HOSTILE = "203.0.113.66"  # TEST-NET-3: the hostile client's one address
+NER_ARGS = ["shipped", None, 1, 32, None, 16, True, 0]
+
+
+def _post(url: str, api: str, data: list) -> tuple[int, str]:
+    """Join the queue as the hostile client, in a fresh session -> (HTTP status, body)."""
+    import json
+    import uuid
+
+    req = urllib.request.Request(f"{url}gradio_api/call/{api.strip('/')}", method="POST",
+                                 data=json.dumps({"data": data, "session_hash": uuid.uuid4().hex}).encode(),
+                                 headers={"Content-Type": "application/json", "X-Forwarded-For": HOSTILE})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except OSError as exc:
+        return 0, str(exc)
+
+
+def _read_answer(url: str, api: str, body: str, counts: dict) -> None:
+    import json
+
+    try:  # a training may be refused by the memory share: readably
+        event_id = json.loads(body)["event_id"]
+        text = urllib.request.urlopen(f"{url}gradio_api/call/{api.strip('/')}/{event_id}",
+                                      timeout=400).read().decode("utf-8", "replace")
+        counts[f"{api}: {'refused by its share' if 'Your address already' in text else 'ran'}"] += 1
+    except OSError:
+        counts[f"{api}: no answer"] += 1
+
+
+def hostile(url: str, stop: float, counts: dict) -> None:
+    """One address, a fresh session for every request: every second, 8 beam decodes and 3 NER trainings
+    asked for at once, never waiting for an answer before asking again."""
+    while time.time() < stop:
+        for api, data in [("/decode", ["Once upon a time", LONG_DECODE])] * 8 + [("/train_ner", NER_ARGS)] * 3:
+            status, body = _post(url, api, data)
+            counts[f"{api}: {'admitted' if status == 200 else f'refused {status}'}"] += 1
+            if status == 200:
+                threading.Thread(target=_read_answer, args=(url, api, body, counts), daemon=True).start()
+        time.sleep(1.0)
 
 
 def long_visitor(url: str, stop: float, tally: Tally, seed: int, greedy: bool) -> None:
     rng = random.Random(seed)
-    client = connect(url, tally, "long", stop)
+    client = connect(url, tally, "long", stop, seed)
     kinds = ["/build_index", "/summarize", "/decode"]
     while client is not None and time.time() < stop:
         t0 = time.perf_counter()
@@ -211,7 +266,8 @@ def _busy(load_text: str, cores: int | None) -> bool:
     except (ValueError, IndexError):
         return False
 
-def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s: float, wall: float) -> str:
+def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s: float, wall: float,
+           hostile_counts: dict | None = None) -> str:
     short, long = tally.lat["short"], tally.lat["long"]
     rss = [s[1] for s in samples]
     disk = [s[2] for s in samples]
@@ -219,7 +275,9 @@ def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s
         "# Siege: a crowd on the public app (bench/siege.py)", "",
         f"{args.clients} visitors ({args.clients - args.long_clients} short, {args.long_clients} long, one of "
         f"them submitting 3 long jobs at once) for {args.seconds} s, plus an uploader (10 or 4 x 1 MB "
-        f"per request, about one a second); public mode, local profile, loopback. Wall {wall:.0f} s; warm-up {warm_s:.0f} s.", "",
+        f"per request, about one a second)" + (", and a hostile client (below)" if hostile_counts is not None else "")
+        + f"; public mode, local profile, loopback, each visitor its own address. Wall {wall:.0f} s; "
+        f"warm-up {warm_s:.0f} s.", "",
         f"Box: {os.cpu_count()} cores; load average at start {load[0]}, at end {load[1]}. "
         + ("Other processes already kept the cores busy before the crowd arrived: the numbers are what "
            "this contended box gave, not a quiet machine's." if _busy(load[0], os.cpu_count())
@@ -240,7 +298,12 @@ def report(args, tally: Tally, samples: list, uploads: dict, load: tuple, warm_s
               f"App RSS: start {rss[0] if rss else 0:.0f} MB, max {max(rss, default=0):.0f} MB, "
               f"end {rss[-1] if rss else 0:.0f} MB.", ""]
     p95 = pct(short, .95)
+    raw = len(tally.errors["short"]) + len(tally.errors["long"])
+    if hostile_counts is not None:
+        lines += [f"Hostile client (one address, a fresh session per request, {HOSTILE}): "
+                  f"{dict(sorted(hostile_counts.items()))}.", ""]
     lines += ["## Against the targets", "",
+              f"- Honest visitors' raw errors (neither a result nor a readable refusal): {raw}.",
               f"- Long-lane requests complete under the crowd: {'yes' if long else 'NO'} ({len(long)} completed; "
               "the issue's run before the fair admission: 0 of 18).",
               f"- Short-lane p95 < 2 s: {'yes' if p95 < 2 else 'NO'} (p95 {p95:.2f} s, p50 {pct(short, .5):.2f} s).",
@@ -261,10 +324,11 @@ def main(argv=None) -> None:
     p.add_argument("--clients", type=int, default=30)
     p.add_argument("--long-clients", type=int, default=6)
     p.add_argument("--seconds", type=int, default=180)
+    p.add_argument("--no-hostile", dest="hostile", action="store_false", help="leave the hostile client out")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "siege.md"))
     args = p.parse_args(argv)
     upload_root = Path(tempfile.mkdtemp(prefix="tlab-siege-uploads-"))
-    proc, url = start_app({"TLAB_PUBLIC": "1", "GRADIO_TEMP_DIR": str(upload_root),
+    proc, url = start_app({"TLAB_PUBLIC": "1", "GRADIO_TEMP_DIR": str(upload_root), "TLAB_TRUST_FORWARDED": "1",
                            "TLAB_UPLOAD_FOLDER_MB": str(UPLOAD_CAP_MB)})
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     try:
@@ -275,7 +339,10 @@ def main(argv=None) -> None:
         tally, uploads = Tally(), defaultdict(int)
         t0 = time.time()
         stop = t0 + args.seconds
+        hostile_counts: dict = defaultdict(int)
         threads = [threading.Thread(target=uploader, args=(url, stop, uploads), daemon=True)]
+        if args.hostile:
+            threads.append(threading.Thread(target=hostile, args=(url, stop, hostile_counts), daemon=True))
         for i in range(args.clients):
             if i < args.long_clients:
                 threads.append(threading.Thread(target=long_visitor, args=(url, stop, tally, i, i == 0)))
@@ -288,7 +355,8 @@ def main(argv=None) -> None:
         wall = time.time() - t0
         done.set()
         load_end = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        text = report(args, tally, samples, uploads, (load_start, load_end), warm_s, wall)
+        text = report(args, tally, samples, uploads, (load_start, load_end), warm_s, wall,
+                      hostile_counts if args.hostile else None)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
