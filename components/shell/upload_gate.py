@@ -87,6 +87,8 @@ class UploadBook:
         return self._size
 
     def _client_bytes(self, client: str, now: float) -> int:
+        for c in [c for c, q in self.recent.items() if not q or now - q[-1][0] > self.window_s]:
+            del self.recent[c]  # addresses with nothing in the window: forgotten (any number may pass)
         q = self.recent[client]
         while q and now - q[0][0] > self.window_s:
             q.popleft()
