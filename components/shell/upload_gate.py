@@ -11,7 +11,9 @@ from the request's declared size (Content-Length; one without it is refused):
   `max_file_size` then refuses any one file over it while its bytes arrive);
 - a client (an address: backend/runtime/clients.py) may upload `TLAB_UPLOAD_CLIENT_MB` per grace
   window, whatever number of sessions it opens;
-- the folder's size, plus what is arriving now, plus this request, must stay within its cap.
+- the folder's size, plus what is arriving now, plus this request, must stay within its cap (the
+  oldest files past their grace are deleted first to make room, as the janitor would; what counts is
+  everything in the folder but the stores' download folders, Gradio's cached outputs included).
 
 A refusal is HTTP 413 with a sentence that says which limit and when it frees up. The body is counted
 as it arrives and cut off past its declared size.
@@ -112,6 +114,11 @@ class UploadBook:
                         f"{mb(cap)} per {self.window_s:.0f} s (its share of the upload space, whatever number of "
                         f"pages it opens). Try again in {max(1, wait):.0f} s.")
             held, limit = self._folder_size(now) + self.arriving, folder_cap()
+            if held + nbytes > limit:  # make room now, as the janitor would: the oldest files past their grace
+                folder = self.folder or session_memory.upload_folder()
+                session_memory.trim_upload_folder(folder, max(0, limit - self.arriving - nbytes))
+                self._measured = -1e9
+                held = self._folder_size(now) + self.arriving
             if held + nbytes > limit:
                 return (f"The server's upload space is full ({mb(held)} of {mb(limit)}): older uploads are cleared "
                         f"{self.window_s:.0f} s after they arrive. Try again in a few minutes.")

@@ -32,9 +32,18 @@ def test_a_client_gets_its_share_of_uploads_per_window(caps, tmp_path):
     assert book.reserve("A", 20 * MB, now=121.0) is None  # the window moved on
 
 
+def test_old_files_make_room_before_an_upload_is_refused(caps, tmp_path):
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "f.bin").write_bytes(b"x" * (60 * MB))
+    os.utime(tmp_path / "old" / "f.bin", (1, 1))  # long past its grace
+    book = UploadBook(str(tmp_path), window_s=120)
+    assert book.reserve("A", 20 * MB) is None  # 60 + 20 > 64: the old file went first
+    assert not (tmp_path / "old" / "f.bin").exists()
+
+
 def test_the_folder_never_takes_more_than_its_cap(caps, tmp_path):
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "f.bin").write_bytes(b"x" * (40 * MB))
+    (tmp_path / "old" / "f.bin").write_bytes(b"x" * (40 * MB))  # young: within its grace, never deleted
     (tmp_path / "tlab-train-x").mkdir()  # download zips have a cap of their own: not counted here
     (tmp_path / "tlab-train-x" / "m.zip").write_bytes(b"z" * (50 * MB))
     book = UploadBook(str(tmp_path), window_s=120)
