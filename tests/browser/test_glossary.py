@@ -171,3 +171,32 @@ def test_a_tap_on_a_term_does_not_sort_a_table_and_links_and_inputs_keep_working
     assert marks["all"] >= 10 and marks["bad"] == 0 and marks["inserted"] == 0, marks
     assert phone.locator("#start-intro a").first.inner_text() == "all notebooks"
     shot(phone, "glossary_start_after_tap")
+
+
+def test_a_plots_title_terms_are_listed_under_it_and_defined(page, app_url):
+    """Plot titles and axis titles are SVG text: their terms get a line under the plot, hoverable like the
+    rest. (A figure drawn here by hand, with Plotly's own class names, stands in for a run's plot.)"""
+    _open_tab(page, app_url, "efficiency")
+    page.evaluate("""() => {
+        const holder = document.createElement('div');
+        holder.id = 'test-fig-holder';
+        holder.innerHTML = '<div class="js-plotly-plot" style="height:40px"><svg width="300" height="40">'
+          + '<text class="gtitle" y="20">Decoder: latency against perplexity</text>'
+          + '<text class="xtitle" y="35">ms per token (int8)</text></svg></div>';
+        document.querySelector('#efficiency-run').parentElement.append(holder);
+        window.__tlabGlossary.scan();
+    }""")
+    line = page.locator("#test-fig-holder > .tlab-gloss-fig")
+    expect(line).to_have_text("Terms in this figure: decoder, latency, perplexity, token, int8")
+    line.scroll_into_view_if_needed()
+    box = page.evaluate("""() => {
+        const n = document.querySelector('#test-fig-holder > .tlab-gloss-fig').firstChild;
+        const a = n.data.indexOf('perplexity'); const r = document.createRange();
+        r.setStart(n, a); r.setEnd(n, a + 10); const b = r.getClientRects()[0];
+        return {x: b.left + b.width / 2, y: b.top + b.height / 2};
+    }""")
+    page.mouse.move(box["x"], box["y"])
+    page.wait_for_function("() => (window.__tlabGlossary.shown() || {}).term === 'perplexity'")
+    assert page.evaluate("window.__tlabGlossary.shown()")["definition"] == GLOSSARY["perplexity"]
+    page.evaluate("document.querySelector('#test-fig-holder .js-plotly-plot').remove(); window.__tlabGlossary.scan()")
+    expect(line).to_have_count(0)  # the plot gone, its line goes with it
