@@ -209,7 +209,8 @@ def token_rows(tokenizer, text: str, max_tokens: int, **kwargs) -> dict:
     ids = list(enc["input_ids"])
     if len(ids) > max_tokens:
         raise InputError(f"The text is {len(ids)} tokens long; attributions are computed for at most "
-                         f"{max_tokens} tokens here (each method runs the model once per token or more). "
-                         "Shorten the text to the sentence you are asking about.")
+                         f"{max_tokens} tokens here (each method runs the model once per token or more"
+                         + (", and the decoder's removals would not fit the request's time budget past that"
+                            if max_tokens < 128 else "") + "). Shorten the text to the sentence you are asking about.")
     return {"ids": ids, "offsets": [tuple(o) for o in enc["offset_mapping"]],
             "extras": {k: list(enc[k]) for k in ("shape_ids",) if k in enc}}

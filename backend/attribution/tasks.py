@@ -19,6 +19,10 @@ from backend.engines.embedding import embed_texts, mean_pool
 from backend.runtime.errors import InputError
 
 MAX_TOKENS = 128
+# The decoder's prompt is held to fewer tokens: each removal runs the 135M-parameter decoder again from
+# the removed token on. At its defaults a 128-token prompt took 91 s of CPU on one idle core (76% of the
+# 120 s request budget) even with the cached prefix, a 96-token prompt 59 s (bench/results/attribution.md).
+DECODER_MAX_TOKENS = 96
 
 
 def _labels(model) -> list[str]:
@@ -145,10 +149,10 @@ def _focus_token(offsets, specials, probs, labels, char) -> int:
 
 
 def next_token(model, tokenizer, prompt: str, target: str | None = None, contrast: str | None = None,
-               max_tokens: int = MAX_TOKENS) -> tuple[Target, dict]:
+               max_tokens: int | None = None) -> tuple[Target, dict]:
     """p(next token = target | prompt) (default target: the most likely token), or with a
     contrast token, logit(target) - logit(contrast) at the last position."""
-    rows = token_rows(tokenizer, prompt, max_tokens)
+    rows = token_rows(tokenizer, prompt, max_tokens or DECODER_MAX_TOKENS)
     ids = rows["ids"]
     state = {"target": 0, "contrast": None}
 

@@ -27,11 +27,10 @@ INTRO = (
     "input say whether to believe them."
 )
 EXAMPLE = "The food was cold and the waiter was rude, but the dessert was lovely."
-LIMITS = ("Inputs up to 128 tokens (question and context together for QA). The decoder's removals reuse the "
-          "prompt's cached keys and values for the tokens before the removed one (the removals run 1.6x faster), so a 128-token "
-          "prompt at the default settings takes about 90 s of the 120 s request budget on one idle CPU core; on a "
-          "busy server it can run out: ask for fewer methods or a shorter prompt. The classifiers take about a "
-          "third of that at 128 tokens.")
+LIMITS = ("Inputs up to 128 tokens (question and context together for QA); the decoder's prompt up to 96. The "
+          "decoder's removals already reuse the prompt's cached keys and values for the tokens before the removed "
+          "one (1.6x faster), yet a 128-token prompt at the default settings took about 90 s of the 120 s request "
+          "budget on one idle CPU core, too close to its end on a busy server; 96 tokens take about 60 s.")
 
 
 def build() -> None:

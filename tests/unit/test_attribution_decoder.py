@@ -10,6 +10,7 @@ import torch
 
 from backend.attribution import checks, methods, tasks
 from backend.attribution.targets import REMOVAL_BATCH
+from backend.runtime.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
 
 PROMPT = "The capital of France is a city with old bridges over a river, and the people who live there call it"
@@ -85,3 +86,13 @@ def test_deletion_check_is_the_same_with_and_without_the_cache(decoder):
         assert np.allclose(cached["curves"][m], whole["curves"][m], atol=1e-4)
         assert np.allclose(reused["curves"][m], whole["curves"][m], atol=1e-4)
     assert cached["ranking"] == whole["ranking"] == reused["ranking"]
+
+
+def test_the_decoders_prompt_is_held_to_its_own_limit(decoder):
+    model, tok = decoder
+    prompt = "word " * (tasks.DECODER_MAX_TOKENS + 5)
+    assert len(tok(prompt)["input_ids"]) > tasks.DECODER_MAX_TOKENS
+    with pytest.raises(InputError, match=f"at most {tasks.DECODER_MAX_TOKENS} tokens.*time budget"):
+        tasks.next_token(model, tok, prompt)
+    fits = tok.decode(tok(prompt)["input_ids"][:tasks.DECODER_MAX_TOKENS])
+    assert len(tasks.next_token(model, tok, fits)[0].ids) == tasks.DECODER_MAX_TOKENS
