@@ -5,8 +5,10 @@ training memory and every long-lane place. So what a visitor may hold (trained m
 indexes, long jobs) is counted per client, and the sessions of one client share one share.
 
 A client is the socket's address, or, behind a proxy that the operator trusts (TLAB_TRUST_FORWARDED;
-on a Space the platform's proxy sets X-Forwarded-For), the first hop of X-Forwarded-For: the address
-the proxy saw. Unset, TLAB_TRUST_FORWARDED is on only on a Space (SPACE_ID set), where every socket
+on a Space the platform's proxy sets X-Forwarded-For), the address that proxy saw: the LAST entry of
+X-Forwarded-For (TLAB_PROXY_HOPS=N: the Nth from the right, behind N trusted proxies). A proxy appends
+the address it saw to what the caller sent, so every entry left of the trusted ones is the caller's
+own word: taking the first one let a caller name any client it liked, one per request. Unset, TLAB_TRUST_FORWARDED is on only on a Space (SPACE_ID set), where every socket
 is the proxy's and the forwarded address is the platform's own; anywhere else a forwarded header
 is the caller's word and is ignored.
 
@@ -62,13 +64,25 @@ def _clean(address: str | None) -> str | None:
     return str(ip)
 
 
-def address(socket_host: str | None, forwarded_for: str | None = None, trusted: bool | None = None) -> str | None:
-    """The client of a request: the forwarded address's first hop when trusted, else the socket's."""
+def proxy_hops() -> int:
+    """TLAB_PROXY_HOPS: how many trusted proxies append to X-Forwarded-For (1 on a Space)."""
+    try:
+        return min(max(int(os.environ.get("TLAB_PROXY_HOPS", "1")), 1), 8)
+    except ValueError:
+        return 1
+
+
+def address(socket_host: str | None, forwarded_for: str | None = None, trusted: bool | None = None,
+            hops: int | None = None) -> str | None:
+    """The client of a request: when trusted, the address the outermost trusted proxy saw (the
+    `hops`-th entry of X-Forwarded-For from the right); else the socket's."""
     trusted = trust_forwarded() if trusted is None else trusted
     if trusted and isinstance(forwarded_for, str) and forwarded_for.strip():
-        first = _clean(forwarded_for.split(",", 1)[0])
-        if first is not None:
-            return first
+        entries = [e for e in forwarded_for[:2000].split(",") if e.strip()]
+        n = proxy_hops() if hops is None else hops
+        seen = _clean(entries[-n]) if len(entries) >= n else None
+        if seen is not None:
+            return seen
     return _clean(socket_host)
 
 

@@ -45,7 +45,9 @@ def _hold(store, session, nbytes, now):
 
 # ------------------------------------------------------------------ the address of a request
 @pytest.mark.parametrize("host,forwarded,trusted,expected", [
-    ("127.0.0.1", "203.0.113.9, 10.0.0.1", True, "203.0.113.9"),  # trusted: the proxy's first hop
+    ("127.0.0.1", "203.0.113.9", True, "203.0.113.9"),  # trusted: the address the proxy saw
+    # the proxy appends what it saw to what the caller wrote: the caller's entries never name it
+    ("127.0.0.1", "203.0.113.9, 198.51.100.4", True, "198.51.100.4"),
     ("127.0.0.1", "203.0.113.9", False, "127.0.0.1"),  # not trusted: a header is the caller's word
     ("127.0.0.1", "not an address", True, "127.0.0.1"),
     ("127.0.0.1", "", True, "127.0.0.1"),
@@ -55,6 +57,15 @@ def _hold(store, session, nbytes, now):
 ])
 def test_the_client_is_the_address(host, forwarded, trusted, expected):
     assert clients.address(host, forwarded, trusted) == expected
+
+
+def test_a_caller_cannot_mint_clients_by_writing_the_header(monkeypatch):
+    monkeypatch.delenv("TLAB_PROXY_HOPS", raising=False)
+    seen = {clients.address("10.0.0.1", f"192.0.2.{i}, 198.51.100.4", True) for i in range(20)}
+    assert seen == {"198.51.100.4"}
+    monkeypatch.setenv("TLAB_PROXY_HOPS", "2")  # two trusted proxies: the outer one saw the caller
+    assert clients.address("10.0.0.1", "192.0.2.1, 198.51.100.4, 10.9.9.9", True) == "198.51.100.4"
+    assert clients.address("10.0.0.1", "10.9.9.9", True) == "10.0.0.1"  # fewer entries than proxies
 
 
 def test_trust_in_the_forwarded_address_is_a_setting(monkeypatch):
