@@ -50,7 +50,7 @@ def test_the_slot_is_held_for_long_work_here_and_a_busy_lane_is_said(monkeypatch
     with common.long_slot_for(True):
         assert not slot.acquire(blocking=False)  # held
     assert slot.acquire(blocking=False)  # given back
-    monkeypatch.setattr(common.get_settings(), "time_budget_s", 0.05)
+    monkeypatch.setenv("TLAB_TIME_BUDGET_S", "0.05")  # settings are read from the environment on each call
     with pytest.raises(InputError, match="long-job lane stayed busy"):
         with common.long_slot_for(True):
             pass
