@@ -67,8 +67,8 @@ def test_why_from_ner_explains_the_first_entity(page, app_url):
 
 
 def test_why_explains_a_qa_span_in_the_tab(page, app_url):
-    page.goto(app_url + "?tab=why")
-    expect(page.locator("#why-run")).to_be_visible(timeout=30_000)
+    page.goto(app_url + "?tab=why")  # by address: the page's load event selects the tab (slow on a busy box)
+    expect(page.locator("#why-run")).to_be_visible(timeout=120_000)
     expect(page.locator("#why-table")).to_be_hidden()
     page.locator("#why-task input[value=qa]").check()
     page.locator("#why-text textarea").fill("The Eiffel Tower is in Paris. It was built in 1889 by Gustave Eiffel.")
