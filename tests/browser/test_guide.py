@@ -82,6 +82,8 @@ def _text(page) -> str:
 def test_a_sampled_decoding_link_reopens_the_same_text(page, app_url):
     page.goto(f"{app_url}?tab=decoding&prompt=The+weather+today+is&strategy=sample&max_new=8&top_k=50")
     page.wait_for_function("() => window.__tlabWait")
+    # the page's load event applies the link (on a loaded box it may take a while to answer)
+    expect(page.locator("#decoding-tab-button")).to_have_attribute("aria-selected", "true", timeout=180_000)
     seed_box = page.locator("#decoding-seed textarea, #decoding-seed input").first
     expect(seed_box).to_be_editable(timeout=60_000)
     assert seed_box.input_value() == ""  # random: the run draws a seed and reports it
@@ -97,7 +99,7 @@ def test_a_sampled_decoding_link_reopens_the_same_text(page, app_url):
     assert seed_box.input_value() == ""  # the box stays empty: Generate again draws anew
     page.goto(app_url + href)  # the link, opened: the seed it carries is in the box
     seed_box = page.locator("#decoding-seed textarea, #decoding-seed input").first
-    expect(seed_box).to_have_value(seed, timeout=60_000)
+    expect(seed_box).to_have_value(seed, timeout=180_000)
     page.locator("#decoding-run").click()
     expect(page.locator("#decoding-stats")).to_contain_text(f"seed {seed} (enter it", timeout=240_000)
     assert _text(page) == first
