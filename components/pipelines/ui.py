@@ -120,20 +120,22 @@ def _build_zero_shot() -> None:
           ev, link_bar, go_btn)
 
 
-# A Why hand-off that sets several of the Why tab's inputs (zero-shot: the text and the labels; NER:
-# the text, with the word and label boxes emptied so the first entity is explained) hands over one
-# packed value, kept in step with the inputs in the browser; the Why tab unpacks it
-# (components/why/handlers.unpack).
-_PACK_JS = "(text, labels) => JSON.stringify({text: text, labels: labels || '', label: '', word: '', question: ''})"
+# A Why hand-off that sets several of the Why tab's inputs (zero-shot: the text and the labels; QA: the
+# context and the question; NER: the text, with the word and label boxes emptied so the first entity is
+# explained) hands over one packed value, kept in step with the inputs in the browser; the Why tab
+# unpacks it (components/why/handlers.unpack).
+_PACK_JS = ("(text, second) => JSON.stringify({text: text, labels: '', question: '', label: '', word: '', "
+            "__SECOND__: second || ''})")
 
 
-def _why_packed(task: str, label: str, text, labels=None) -> None:
-    inputs = [text] + ([labels] if labels is not None else [])
-    packed = Textbox(value=json.dumps({"text": text.value, "labels": labels.value if labels is not None else "",
-                                       "label": "", "word": "", "question": ""}),
-                     visible="hidden", label="handed to Why", elem_id=f"pl-{task}-why-packed")
+def _why_packed(task: str, label: str, text, second=None, name: str = "labels") -> None:
+    inputs = [text] + ([second] if second is not None else [])
+    start = {"text": text.value, "labels": "", "question": "", "label": "", "word": ""}
+    start[name] = second.value if second is not None else ""
+    packed = Textbox(value=json.dumps(start), visible="hidden", label="handed to Why", elem_id=f"pl-{task}-why-packed")
+    js = _PACK_JS.replace("__SECOND__", name)
     for box in inputs:
-        box.change(None, inputs, packed, js=_PACK_JS, queue=False, api_visibility="private", show_progress="hidden")
+        box.change(None, inputs, packed, js=js, queue=False, api_visibility="private", show_progress="hidden")
     links.handoff(label, packed, "why", "handed", task=task)
 
 
@@ -192,6 +194,7 @@ def _build_qa() -> None:
                                  elem_id="pl-qa-table")
             out = _json("qa")
             link_bar = _link_bar("qa", go_btn)
+            _why_packed("qa", "Why this span? (which words it rests on)", context, question, name="question")
     ev = go_btn.click(run_qa, [context, question, top_n, model], [badge, answer, hl, table, out],
                       api_name="qa", **LONG_LANE)
     clear_on_error(ev, [badge, answer, hl, table, out], box)

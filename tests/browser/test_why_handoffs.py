@@ -1,5 +1,6 @@
-"""The Why tab opened from Pipelines' zero-shot (text and labels arrive together) and NER results,
-and its QA task run in the tab: what a person sees. The table stays hidden until the first run."""
+"""The Why tab opened from Pipelines' zero-shot (text and labels arrive together), NER and QA (context
+and question) results, and its QA task run in the tab: what a person sees. The table stays hidden
+until the first run."""
 
 from __future__ import annotations
 
@@ -79,3 +80,17 @@ def test_why_explains_a_qa_span_in_the_tab(page, app_url):
     expect(page.locator("#why-strip .why-part").first).to_contain_text("question")
     expect(page.locator("#why-table")).to_contain_text("context")
     shot(page, "why_qa_span")
+
+
+def test_why_from_a_qa_answer_carries_context_and_question(page, app_url):
+    _open_subtab(page, app_url, "Question answering", "pl-qa-run")
+    tab = page.locator("#pl-qa-tab")
+    context = page.locator("#pl-qa-context textarea").input_value()
+    question = tab.get_by_label("Question", exact=True).input_value()
+    tab.get_by_role("button", name="Why this span? (which words it rests on)").click()
+    expect(page.locator("#why-task input[value=qa]")).to_be_checked(timeout=30_000)
+    expect(page.locator("#why-text textarea")).to_have_value(context, timeout=30_000)
+    expect(page.locator("#why-question textarea, #why-question input").first).to_have_value(question)
+    _only(page, QUICK)
+    _run(page)
+    expect(page.locator("#why-summary")).to_contain_text("span '")

@@ -1,6 +1,6 @@
 """The Why tab's formatting and hand-off plumbing, without a browser: a packed hand-off is unpacked
 into the inputs (and nothing else is), QA results say which text a token is from, the empty table
-stays hidden until a run, and Pipelines' zero-shot and NER hand off to Why."""
+stays hidden until a run, and Pipelines' zero-shot, NER and QA hand off to Why."""
 
 from __future__ import annotations
 
@@ -82,6 +82,8 @@ def test_the_table_is_hidden_until_a_run_and_pipelines_hand_off_to_why():
         start = json.loads(handoffs["zero_shot"].source.value)
         assert start["text"] and start["labels"] and start["word"] == "" and start["label"] == ""
         assert json.loads(handoffs["ner"].source.value)["labels"] == ""
+        qa = json.loads(handoffs["qa"].source.value)  # the context as the text, and the question
+        assert handoffs["qa"].param == "handed" and qa["text"] and qa["question"].endswith("?") and qa["labels"] == ""
         # what the hand-off does on a click: the task set, the packed value into the hidden box
         key, values, _ = links.decode({"tab": "why", "task": "zero_shot", "handed": handoffs["zero_shot"].source.value})
         assert key == "why" and values["task"] == "zero_shot" and json.loads(values["handed"]) == start
