@@ -75,3 +75,5 @@ CASES["/compress_predict"] = ("I was so scared of the dark.", "default")
 CASES["/compress_download"] = ("student_onnx_int8", "default")
 # /attribute gained a last input, question (QA: the question whose answer span is explained; empty otherwise).
 CASES["/attribute"] = (*CASES["/attribute"], "")
+# Chapter 7's evaluation of the retriever-reader on the glossary's questions (computed once per process).
+CASES["/evaluate_reader"] = ()

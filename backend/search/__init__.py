@@ -13,6 +13,7 @@ from backend.search.api import (
     compare_indexes,
     drop_session,
     ensure_index,
+    evaluate_reader,
     held_index,
     index_settings,
     inspect_upload,

@@ -116,18 +116,23 @@ def read(lm_model, lm_tokenizer, method: str, question: str, passages: list[dict
     return generative_answer(lm_model, lm_tokenizer, question, passages)
 
 
-def span_reader_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
+def span_reader_answer(model, tokenizer, question: str, passages: list[dict], read=None) -> dict:
     """The chapter 7 retriever-reader: the reader trained here (span head, [CLS] as "no answer") reads
     each retrieved passage; the best span whose passage does not choose "no answer" is the answer.
 
     -> {"answer", "passage" (1-based, or None), "start", "end" (offsets in that passage's text),
-        "margin" (best span - [CLS] logit), "no_answer", "per_passage": [{passage, answer, margin, no_answer}]}"""
+        "margin" (best span - [CLS] logit), "no_answer", "per_passage": [{passage, answer, margin, no_answer}]}
+    `read(question, text)`: the reader's `answer(..., top_n=1)` for one passage (an evaluation passes a
+    memo, so a passage read for the top 3 is not read again for the top 5)."""
     from backend.engines import reader as span_reader
 
     question = check_question(question)
+    if read is None:
+        def read(q: str, text: str) -> dict:
+            return span_reader.answer(model, tokenizer, q, text, top_n=1)
     rows = []
     for i, p in enumerate(passages, start=1):
-        out = span_reader.answer(model, tokenizer, question, p["text"], top_n=1)
+        out = read(question, p["text"])
         best = out["answers"][0] if out["answers"] else None
         rows.append({"passage": i, "answer": best["answer"] if best else "", "start": best["start"] if best else None,
                      "end": best["end"] if best else None, "logit": best["logit"] if best else None,

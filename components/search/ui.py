@@ -16,6 +16,7 @@ from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
     engine_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
+from components.search.evaluate import build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
 from components.shell.plans import current
 from components.shell.session import session_of
@@ -310,6 +311,7 @@ def _ask_and_compare():
         cmp_md = gr.Markdown(elem_id="search-compare-table")
         cmp_json = raw_json("Configurations (JSON: what /compare_indexes returns)",
                             elem_id="search-compare-json")
+    build_evaluation()
     return (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
             cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json)
 

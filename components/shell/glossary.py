@@ -159,7 +159,7 @@ ENTRIES: dict[str, tuple[str, str]] = {
                 "reproduces and checks against it).", _I(r"seqeval")),
     "exact match": ("The share of predictions identical to a reference: for QA after SQuAD's normalisation "
                     "(lower case, no punctuation or articles); for the tiny encoder-decoder, the whole "
-                    "output sequence. 0 to 1.", _I(r"exact match")),
+                    "output sequence. 0 to 1 (EM: the same, shown as 0-100).", _I(r"exact match") + r"|\bEM\b"),
     "ROUGE": ("Overlap of a summary with a reference (rouge-score, Porter stemming): ROUGE-1 counts single "
               "words, ROUGE-2 word pairs, ROUGE-L the longest common subsequence; each as precision, recall "
               "and F1 from 0 to 1.", r"ROUGE(?:-?(?:1|2|L|Lsum))?|rouge(?:1|2|L)"),
