@@ -100,6 +100,7 @@ def reset() -> None:
     """Forget every registration (a new page is being built)."""
     _REGISTRY.clear()
     _HANDOFFS.clear()
+    _MODEL_BOXES.clear()  # a box of an earlier page is no output of this one
 
 
 def registered() -> dict[str, TabLink]:

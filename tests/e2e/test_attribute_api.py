@@ -35,3 +35,11 @@ def test_attribute_bad_input_is_readable(client, kwargs, word):
     with pytest.raises(Exception) as info:
         client.predict(**{"text": TEXT, **kwargs}, api_name="/attribute")
     assert word in str(info.value)
+
+
+def test_attribute_explains_a_qa_answer_span_by_question_and_context_tokens(client):
+    r, *_ = client.predict(text="The Eiffel Tower is in Paris. It was built in 1889.", task="qa",
+                           question="When was the Eiffel Tower built?", methods=["occlusion"], random_orders=2,
+                           api_name="/attribute")
+    assert "1889" in r["prediction"]["span"]["answer"]
+    assert {t["part"] for t in r["tokens"]} == {"question", "context"}
