@@ -60,3 +60,12 @@ def lm():
     from backend import hub
 
     return hub.load("decoder")
+
+
+@pytest.fixture(scope="session")
+def engine_app(engine_url):
+    """The app pointed at the engine, started once for the tier (the API and browser tests share it)."""
+    from tests.conftest import running_app
+
+    with running_app("app-engine.log", extra_env={"TLAB_GENERATION_URL": engine_url}) as url:
+        yield url

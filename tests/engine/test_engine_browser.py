@@ -6,17 +6,9 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
-from tests.conftest import running_app
-
-
-@pytest.fixture(scope="module")
-def engine_app(engine_url):
-    with running_app("app-engine-browser.log", extra_env={"TLAB_GENERATION_URL": engine_url}) as url:
-        yield url
 
 
 def run(page, label: str) -> str:

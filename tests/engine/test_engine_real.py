@@ -80,23 +80,20 @@ def test_engine_down_gives_a_clear_message_and_runs_in_process(monkeypatch):
     assert data["warnings"][0] == data["engine"]["note"] and data["n_new_tokens"] == 4
 
 
-def test_app_started_with_the_engine_serves_decode_from_it(engine_url):
+def test_app_started_with_the_engine_serves_decode_from_it(engine_url, engine_app):
     from gradio_client import Client
 
-    from tests.conftest import running_app
-
-    with running_app("app-engine.log", extra_env={"TLAB_GENERATION_URL": engine_url}) as url:
-        client = Client(url, verbose=False)
-        r = client.predict("Once upon a time", {"strategy": "greedy", "max_new_tokens": 8}, api_name="/decode")
-        assert r["engine"]["kind"] == "vllm" and r["engine"]["url"] == engine_url
-        assert r["n_new_tokens"] == 8 and r["steps"][0]["candidates"]
-        beam = client.predict("Once upon a time", {"strategy": "beam", "num_beams": 2, "max_new_tokens": 4},
-                              api_name="/decode")
-        assert beam["engine"]["kind"] == "in-process" and "Beam search" in beam["engine"]["note"]
-        *_, gen = client.predict("Once upon a time", "greedy", 8, 0.7, 50, 0.9, 4, 0, "", api_name="/generate_text")
-        assert gen["engine"]["kind"] == "vllm" and gen["decoding"]["n_new_tokens"] == 8
-        *_, summary = client.predict(SUMMARY_TEXT, 24, 10, 0, "", "", api_name="/summarize")
-        assert summary["engine"]["kind"] == "vllm" and summary["summary"]
+    client = Client(engine_app, verbose=False)
+    r = client.predict("Once upon a time", {"strategy": "greedy", "max_new_tokens": 8}, api_name="/decode")
+    assert r["engine"]["kind"] == "vllm" and r["engine"]["url"] == engine_url
+    assert r["n_new_tokens"] == 8 and r["steps"][0]["candidates"]
+    beam = client.predict("Once upon a time", {"strategy": "beam", "num_beams": 2, "max_new_tokens": 4},
+                          api_name="/decode")
+    assert beam["engine"]["kind"] == "in-process" and "Beam search" in beam["engine"]["note"]
+    *_, gen = client.predict("Once upon a time", "greedy", 8, 0.7, 50, 0.9, 4, 0, "", api_name="/generate_text")
+    assert gen["engine"]["kind"] == "vllm" and gen["decoding"]["n_new_tokens"] == 8
+    *_, summary = client.predict(SUMMARY_TEXT, 24, 10, 0, "", "", api_name="/summarize")
+    assert summary["engine"]["kind"] == "vllm" and summary["summary"]
 
 
 SUMMARY_TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 "

@@ -20,12 +20,6 @@ from tests.conftest import running_app
 OFF_LIST = ["/etc", "~", "/nonexistent/dir", "some-user/not-on-the-allowlist", "/usr/lib"]
 
 
-@pytest.fixture(scope="module")
-def public_url():
-    with running_app("app-public.log", extra_env={"TLAB_PUBLIC": "1", "TLAB_MODEL_DIRS": None}) as url:
-        yield url
-
-
 def test_public_mode_refuses_paths_and_hub_ids_alike(public_url):
     client = Client(public_url, verbose=False)
     messages = set()

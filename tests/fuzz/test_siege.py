@@ -14,21 +14,12 @@ import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 from components.shell.session_memory import UPLOAD_MAX_FILES
-from tests.conftest import running_app
 from tests.fuzz.raw import UNREADABLE, call
 
 PASTE = "\n\n".join(f"Megatron note {i}: the decepticon leader wants his figure back, number {i}."
                     for i in range(12))
 BUILD_PASTE = ["paste", None, PASTE, None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8]
-
-
-@pytest.fixture(scope="module")
-def public_url():
-    with running_app("app-siege.log", extra_env={"TLAB_PUBLIC": "1", "TLAB_MODEL_DIRS": None}) as url:
-        yield url
 
 
 def _join(url: str, api: str, data: list, session: str) -> tuple[int, str]:
