@@ -192,8 +192,11 @@ def _links(demo, tabs, tries) -> None:
     links.resolve(demo)
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
-    demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
-              show_progress="hidden")
+    restored = demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
+                         show_progress="hidden")
+    # The page says when its address has been applied: a tab clicked before that can be put back by
+    # the restore's update of the tabs (Gradio re-renders them), so the browser tests wait for it.
+    restored.then(None, None, None, js="() => { window.__tlabReady = true; }", queue=False)
 
 
 def theme():

@@ -146,5 +146,16 @@ def page(browser):
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     pg.blocked_requests = blocked
+    goto = pg.goto
+
+    def goto_and_settle(url, **kwargs):
+        """page.goto, then (on the app's page) wait until the page has applied its address: a tab
+        clicked before that may be put back to Start when the restore's update re-renders the tabs."""
+        response = goto(url, **kwargs)
+        if pg.evaluate("() => !!document.querySelector('gradio-app')"):
+            pg.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
+        return response
+
+    pg.goto = goto_and_settle
     yield pg
     context.close()
