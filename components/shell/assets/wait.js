@@ -40,6 +40,7 @@ if (!window.__tlabWait) {
     const b = ev.target.closest && ev.target.closest('button');
     if (!b || b.disabled || b.closest(NOT_RUNS) || STOP.test(b.textContent || '')) return;
     const panel = panelOf(b);
+    panel.querySelectorAll('.tlab-wait').forEach((l) => l.remove());  // it spoke of the run before this one
     pending.set(panel, {t0: performance.now(), seen: figures(panel), busy: new Set()});
   }, true);
   const say = (host, waited, f) => {
