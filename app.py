@@ -194,8 +194,9 @@ def _links(demo, tabs, tries) -> None:
     links.wire_handoffs(tabs)
     restored = demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
                          show_progress="hidden")
-    # The page says when its address has been applied: a tab clicked before that can be put back by
-    # the restore's update of the tabs (Gradio re-renders them), so the browser tests wait for it.
+    # The page says when it has applied its own address: the address follower writes nothing before
+    # (Gradio's first render selects Start, and "?tab=start" then reached the restore instead of the
+    # link), and the browser tests wait for it before they click a tab.
     restored.then(None, None, None, js="() => { window.__tlabReady = true; }", queue=False)
 
 
