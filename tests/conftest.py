@@ -149,8 +149,8 @@ def page(browser):
     goto = pg.goto
 
     def goto_and_settle(url, **kwargs):
-        """page.goto, then (on the app's page) wait until the page has applied its address: a tab
-        clicked before that may be put back to Start when the restore's update re-renders the tabs."""
+        """page.goto, then (on the app's page) wait until the page has applied its own address
+        (window.__tlabReady): a tab clicked before the restore has answered can be put back by it."""
         response = goto(url, **kwargs)
         if pg.evaluate("() => !!document.querySelector('gradio-app')"):
             pg.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
