@@ -46,32 +46,8 @@ def trim_upload_folder(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRAC
     younger than `grace_s` and the stores' download folders (tlab-*: `trim_downloads` bounds them, and
     their store deletes them with their session). Gradio's delete_cache removes files after an hour; a stranger can post
     gigabytes in that hour, so this caps the folder in between. -> the deleted paths."""
-    now = time.time() if now is None else now
-    files = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(DOWNLOAD_PREFIX)]  # trim_downloads' part
-        for name in names:
-            path = os.path.join(root, name)
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            files.append((st.st_mtime, st.st_size, path))
-    total = sum(size for _, size, _ in files)
-    deleted = []
-    for mtime, size, path in sorted(files):
-        if total <= max_bytes or now - mtime < grace_s:
-            break
-        try:
-            os.unlink(path)
-            parent = os.path.dirname(path)
-            if parent != folder and not os.listdir(parent):
-                os.rmdir(parent)
-        except OSError:
-            continue
-        total -= size
-        deleted.append(path)
-    return deleted
+    keep = lambda d: not d.startswith(DOWNLOAD_PREFIX)  # noqa: E731  trim_downloads' part
+    return _trim_oldest(_files_under(folder, keep), max_bytes, grace_s, now, prune_below=folder)
 
 
 DOWNLOAD_PREFIX = "tlab-"  # the stores' download folders (tlab-train-*, tlab-gpt-*): one zip of up to ~90 MB each
@@ -83,25 +59,41 @@ def trim_downloads(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S,
     `max_bytes` together, sparing those younger than `grace_s` (their link was just handed out). Each
     NER zip is ~90 MB: 32 sessions left 2.9 GB in a folder nothing trimmed (issue #39). A zip that goes
     is made again by the next Download click. -> the deleted paths."""
-    now = time.time() if now is None else now
     files = []
     for entry in os.scandir(folder) if os.path.isdir(folder) else ():
-        if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith(DOWNLOAD_PREFIX)):
-            continue
-        for root, _dirs, names in os.walk(entry.path):
-            for name in names:
-                path = os.path.join(root, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                files.append((st.st_mtime, st.st_size, path))
+        if entry.is_dir(follow_symlinks=False) and entry.name.startswith(DOWNLOAD_PREFIX):
+            files += _files_under(entry.path)
+    return _trim_oldest(files, max_bytes, grace_s, now)
+
+
+def _files_under(folder: str, keep_dir=lambda name: True) -> list[tuple[float, int, str]]:
+    """(mtime, size, path) of every file under `folder`, in the sub-folders `keep_dir` accepts."""
+    files = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if keep_dir(d)]
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            files.append((st.st_mtime, st.st_size, path))
+    return files
+
+
+def _trim_oldest(files, max_bytes: int, grace_s: float, now: float | None, prune_below: str | None = None) -> list[str]:
+    """Delete the oldest of `files` until they total at most `max_bytes`, sparing those younger than
+    `grace_s`; with `prune_below`, an emptied folder under it goes too. -> the deleted paths."""
+    now = time.time() if now is None else now
     total, deleted = sum(size for _, size, _ in files), []
     for mtime, size, path in sorted(files):
         if total <= max_bytes or now - mtime < grace_s:
             break
         try:
             os.unlink(path)
+            parent = os.path.dirname(path)
+            if prune_below is not None and parent != prune_below and not os.listdir(parent):
+                os.rmdir(parent)
         except OSError:
             continue
         total -= size

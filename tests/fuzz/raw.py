@@ -27,15 +27,19 @@ def call(url: str, api_name: str, data: list, session_hash: str | None = None,
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         event_id = json.loads(resp.read())["event_id"]
     with urllib.request.urlopen(f"{url}gradio_api/call/{name}/{event_id}", timeout=timeout) as resp:
-        text = resp.read().decode("utf-8", "replace")
+        event, value = read_stream(resp.read().decode("utf-8", "replace"))
+    if event == "error":
+        message = value.get("error") if isinstance(value, dict) else value
+        return "error", str(message)
+    return event or "?", value
+
+
+def read_stream(text: str) -> tuple[str | None, object]:
+    """An event stream of /gradio_api/call/<api>/<id> -> (its last event, its last data, parsed)."""
     event, payload = None, None
     for line in text.splitlines():
         if line.startswith("event:"):
             event = line[6:].strip()
         elif line.startswith("data:"):
             payload = line[5:].strip()
-    value = json.loads(payload) if payload not in (None, "", "null") else None
-    if event == "error":
-        message = value.get("error") if isinstance(value, dict) else value
-        return "error", str(message)
-    return event or "?", value
+    return event, json.loads(payload) if payload not in (None, "", "null") else None

@@ -21,7 +21,7 @@ import pytest
 
 from tests.api_cases import CASES
 from tests.conftest import running_app
-from tests.fuzz.raw import UNREADABLE
+from tests.fuzz.raw import UNREADABLE, read_stream
 from concurrent.futures import ThreadPoolExecutor
 
 A, B = "203.0.113.10", "198.51.100.20"
@@ -59,14 +59,7 @@ def _post(url: str, api: str, data: list, session: str, address: str) -> tuple[i
 
 def _result(url: str, api: str, event_id: str) -> tuple[str, object]:
     with urllib.request.urlopen(f"{url}gradio_api/call/{api.strip('/')}/{event_id}", timeout=600) as resp:
-        text = resp.read().decode("utf-8", "replace")
-    event, payload = None, None
-    for line in text.splitlines():
-        if line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            payload = line[5:].strip()
-    return event, json.loads(payload) if payload not in (None, "", "null") else None
+        return read_stream(resp.read().decode("utf-8", "replace"))
 
 
 def _call(url, api, data, session, address):
