@@ -7,36 +7,21 @@ others; this test needs only the tab)."""
 from __future__ import annotations
 
 import re
-import socket
 
 import pytest
 
 from tests.conftest import ARTIFACTS
+from tests.tab_app import served_tab
 
 TIMEOUT = 240_000  # first use loads the decoder; the box is shared and slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def tab_url():
-    import gradio as gr
-
     from components.interventions import ui as interventions
 
-    with gr.Blocks() as demo:
-        interventions.build()
-    demo.queue()
-    port = _free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with served_tab(interventions.build) as url:
+        yield url
 
 
 @pytest.fixture
