@@ -132,17 +132,18 @@ def _attribute(task: str, args: dict, override, progress) -> dict:
     target.on_forward = lambda: budget.check(
         f"computed {', '.join(done['methods']) or 'no method yet'}",
         "Ask for fewer methods, fewer integrated-gradients steps or a shorter text.")
-    timing = {"one_forward": _time_forward(target)}
-    scores, completeness = {}, None
+    timing, full = _time_forward(target)  # f(text), computed once: the checks and the result reuse it
+    scores, completeness, attention = {}, None, None
     for i, name in enumerate(args["methods"]):
         if progress is not None:
             progress(0.1 + 0.6 * i / len(args["methods"]), f"Computing {WORDS[name]}")
         t0 = time.perf_counter()
         if name == "integrated_gradients":
-            scores[name], completeness = _integrated_gradients(target, args["steps"], refine=task != "next_token")
+            scores[name], completeness = _integrated_gradients(target, args["steps"], refine=task != "next_token",
+                                                               f_input=full)
         elif name in ("attention_rollout", "last_layer_attention"):
-            rolled, last = mth.attention_scores(target)
-            scores[name] = rolled if name == "attention_rollout" else last
+            attention = attention or mth.attention_scores(target)  # both read off one forward's weights
+            scores[name] = attention[0] if name == "attention_rollout" else attention[1]
         elif name == "occlusion":
             scores[name] = mth.occlusion(target)
         else:
@@ -152,7 +153,7 @@ def _attribute(task: str, args: dict, override, progress) -> dict:
     if progress is not None:
         progress(0.75, "Checking the scores (deletion test)")
     t0 = time.perf_counter()
-    result = _result(task, lm, target, info, scores, completeness, args)
+    result = _result(task, lm, target, info, scores, completeness, args, full)
     timing["checks"] = round(time.perf_counter() - t0, 4)
     result["timing"] = timing
     return result
@@ -178,13 +179,13 @@ def _session_model(session_id, method: str) -> _Session:
     return _Session(found)
 
 
-def _integrated_gradients(target, steps: int, refine: bool = True):
+def _integrated_gradients(target, steps: int, refine: bool = True, f_input: float | None = None):
     """IG at `steps`; where its completeness gap is over 5% (and `refine`: the classifiers, whose
     promise it is), again at 2x and 4x the steps (at most MAX_STEPS) while the request's budget has
     4x the last run's time left (the run after it is 2x as long, and the other methods follow).
     The result says which steps it ended at and what the gap was at the first."""
     t0 = time.perf_counter()
-    scores, comp = mth.integrated_gradients(target, steps)
+    scores, comp = mth.integrated_gradients(target, steps, f_input=f_input)
     first = {"steps": steps, "relative_gap": comp["relative_gap"]}
     for more in (steps * 2, steps * 4):
         spent = time.perf_counter() - t0
@@ -193,7 +194,7 @@ def _integrated_gradients(target, steps: int, refine: bool = True):
                 or (b is not None and b.remaining() < 4 * spent)):
             break
         t0 = time.perf_counter()
-        scores, comp = mth.integrated_gradients(target, more)
+        scores, comp = mth.integrated_gradients(target, more, f_input=f_input)
     comp["first_try"] = first
     return scores, comp
 
@@ -227,13 +228,13 @@ def _target(task: str, lm, args: dict):
     return tasks.classifier(lm.model, lm.tokenizer, text, args["label"])
 
 
-def _time_forward(target) -> float:
+def _time_forward(target) -> tuple[dict, float]:
     t0 = time.perf_counter()
-    target.value()
-    return round(time.perf_counter() - t0, 4)
+    full = target.value()
+    return {"one_forward": round(time.perf_counter() - t0, 4)}, full
 
 
-def _result(task, lm, target, info, scores, completeness, args) -> dict:
+def _result(task, lm, target, info, scores, completeness, args, full: float) -> dict:
     offsets = info.pop("offsets")
     parts, texts = info.pop("parts", None), info.pop("texts", None)
     tokens = []
@@ -248,7 +249,6 @@ def _result(task, lm, target, info, scores, completeness, args) -> dict:
     if scores:
         known = None
         if "occlusion" in scores:  # occlusion already ran the text without each token: the deletion reuses it
-            full = target.value()
             known = (full, full - np.asarray(scores["occlusion"]))
         dl = checks.deletion(target, scores, args["random_orders"], known=known)
         explanations = [m for m in dl["ranking"] if m in EXPLANATIONS]
@@ -257,7 +257,7 @@ def _result(task, lm, target, info, scores, completeness, args) -> dict:
         checked["most_faithful"] = explanations[0] if explanations else None
     if len(scores) > 1:
         checked["agreement"] = checks.agreement(scores)
-    return {"task": task, "model": lm.describe(), "quantity": target.quantity, "value": round(target.value(), 6),
+    return {"task": task, "model": lm.describe(), "quantity": target.quantity, "value": round(full, 6),
             "prediction": info, "tokens": tokens, "methods": list(scores),
             "method_words": {m: WORDS[m] for m in scores},
             "explanations": [m for m in scores if m in EXPLANATIONS],

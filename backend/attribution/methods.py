@@ -58,8 +58,10 @@ def gradient_x_input(target: Target) -> np.ndarray:
     return _per_token(attr, target)
 
 
-def integrated_gradients(target: Target, n_steps: int = DEFAULT_STEPS, batch: int = IG_BATCH) -> tuple[np.ndarray, dict]:
-    """(scores, completeness): the scores sum, over all tokens, to about f(input) - f(baseline)."""
+def integrated_gradients(target: Target, n_steps: int = DEFAULT_STEPS, batch: int = IG_BATCH,
+                         f_input: float | None = None) -> tuple[np.ndarray, dict]:
+    """(scores, completeness): the scores sum, over all tokens, to about f(input) - f(baseline).
+    `f_input`: f(input) when the caller has it (one forward fewer)."""
     from captum.attr import LayerIntegratedGradients
 
     ids = target.full_inputs()[0]
@@ -68,7 +70,8 @@ def integrated_gradients(target: Target, n_steps: int = DEFAULT_STEPS, batch: in
         attr, delta = method.attribute(ids, baselines=target.baseline_ids(), additional_forward_args=_args(target),
                                        n_steps=n_steps, internal_batch_size=batch, return_convergence_delta=True)
     total = float(attr.detach().float().sum())
-    f_in, f_base = target.value(), target.baseline_value()
+    f_in = target.value() if f_input is None else float(f_input)
+    f_base = target.baseline_value()
     diff = f_in - f_base
     gap = abs(total - diff)
     return _per_token(attr, target), {

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import torch
 
@@ -156,8 +158,13 @@ def next_token(model, tokenizer, prompt: str, target: str | None = None, contras
     ids = rows["ids"]
     state = {"target": 0, "contrast": None}
 
+    at_focus = _keeps_positions(model)
+
     def last_logits(ids_, mask, focus):
-        logits = model(input_ids=ids_, attention_mask=mask).logits
+        if at_focus:  # the LM head projects only each row's focus position (a 49k-word vocabulary)
+            return model(input_ids=ids_, attention_mask=mask, use_cache=False,
+                         logits_to_keep=focus.unsqueeze(1)).logits[:, 0].float()
+        logits = model(input_ids=ids_, attention_mask=mask, use_cache=False).logits
         return logits[torch.arange(len(focus), device=logits.device), focus].float()
 
     def read(logits):
@@ -173,7 +180,7 @@ def next_token(model, tokenizer, prompt: str, target: str | None = None, contras
                empty_id=int(start if start is not None else baseline_token(tokenizer)))
     with torch.no_grad():
         b_ids, mask, foc, _ = t.full_inputs()
-        out = model(input_ids=b_ids, attention_mask=mask, use_cache=True)
+        out = model(input_ids=b_ids, attention_mask=mask, use_cache=True, **({"logits_to_keep": 1} if at_focus else {}))
         probs = out.logits[0, -1].float().softmax(-1)
     if _plain_cache(out.past_key_values):
         t.prefix_score = _prefix_scorer(model, [tuple(kv[:2]) for kv in out.past_key_values], read)
@@ -206,11 +213,27 @@ def _plain_cache(cache) -> bool:
             and not any(getattr(layer, "is_sliding", False) for layer in cache.layers))
 
 
+def _keeps_positions(model) -> bool:
+    """Whether `model` slices its hidden states with transformers' `slice_logits_to_keep` before its LM head,
+    so `logits_to_keep` (batch, 1) projects only each row's own last position: the head is a fifth of
+    SmolLM2's compute per token, and the full (batch, length, 49,152) logits 400 MB for 16 rows of 128."""
+    import inspect
+
+    module = sys.modules.get(type(model).__module__)
+    try:
+        takes = "logits_to_keep" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+    return takes and callable(getattr(module, "slice_logits_to_keep", None))
+
+
 def _prefix_scorer(model, layers: list[tuple], read):
     """`Target.prefix_score` for a decoder: the rows' first `shared` tokens are the prompt's own, so the
     prompt's keys and values (`layers`, from one forward) stand in for them and only each row's
     suffix runs through the model, at the positions it has in the shortened row."""
     from transformers import DynamicCache
+
+    at_focus = _keeps_positions(model)
 
     def prefix_score(shared: int, suffixes: list[list[int]]) -> np.ndarray:
         width, n = max(len(s) for s in suffixes), len(suffixes)
@@ -223,14 +246,17 @@ def _prefix_scorer(model, layers: list[tuple], read):
             mask[i, shared:shared + len(s)] = 1
         past = None
         if shared:
-            past = DynamicCache(ddp_cache_data=[(k[:, :, :shared].expand(n, -1, -1, -1).contiguous(),
-                                                 v[:, :, :shared].expand(n, -1, -1, -1).contiguous())
+            # the cache copies what it is given (torch.cat): an expanded view needs no copy of its own
+            past = DynamicCache(ddp_cache_data=[(k[:, :, :shared].expand(n, -1, -1, -1),
+                                                 v[:, :, :shared].expand(n, -1, -1, -1))
                                                 for k, v in layers], config=model.config)
         positions = torch.arange(shared, shared + width, device=dev).unsqueeze(0).expand(n, -1)
-        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=past,
-                       use_cache=past is not None).logits
         last = torch.tensor([len(s) - 1 for s in suffixes], device=dev)
-        return read(logits[torch.arange(n, device=dev), last].float()).double().cpu().numpy()
+        keep = {"logits_to_keep": last.unsqueeze(1)} if at_focus else {}
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=past,
+                       use_cache=past is not None, **keep).logits
+        picked = logits[:, 0] if at_focus else logits[torch.arange(n, device=dev), last]
+        return read(picked.float()).double().cpu().numpy()
 
     return prefix_score
 

@@ -258,8 +258,8 @@ def test_integrated_gradients_run_again_with_more_steps_when_the_gap_is_large(mo
     calls = []
     real = methods.integrated_gradients
 
-    def fake(target, steps):
-        scores, comp = real(target, steps)
+    def fake(target, steps, **kw):
+        scores, comp = real(target, steps, **kw)
         calls.append(steps)
         comp["relative_gap"] = 0.2 if steps < 64 else 0.01  # pretend 32 steps were not enough
         return scores, comp

@@ -96,3 +96,71 @@ def test_the_decoders_prompt_is_held_to_its_own_limit(decoder):
         tasks.next_token(model, tok, prompt)
     fits = tok.decode(tok(prompt)["input_ids"][:tasks.DECODER_MAX_TOKENS])
     assert len(tasks.next_token(model, tok, fits)[0].ids) == tasks.DECODER_MAX_TOKENS
+
+
+def _head_widths(model):
+    seen = []
+    hook = model.lm_head.register_forward_hook(lambda _m, args, _out: seen.append(args[0].shape[1]))
+    return seen, hook
+
+
+@pytest.mark.parametrize("contrast", [None, "London"])
+def test_the_lm_head_projects_only_the_position_that_is_read(decoder, contrast):
+    """Every forward (the value, gradients, integrated gradients, the cached and the whole removals) sends
+    one position per row through the LM head, and reads the numbers the full logits give."""
+    model, tok = decoder
+    t, info = tasks.next_token(model, tok, PROMPT, contrast=contrast)
+    seen, hook = _head_widths(model)
+    try:
+        value = t.value()
+        methods.gradient_x_input(t)
+        methods.integrated_gradients(t, 4)
+        keep = np.random.default_rng(1).random((10, len(t.positions))) > 0.4
+        cached = t.scores_without(keep)
+        real, t.prefix_score = t.prefix_score, None
+        whole = t.scores_without(keep)
+        t.prefix_score = real
+    finally:
+        hook.remove()
+    assert seen and set(seen) == {1}, seen  # the old code projected every position: widths up to len(ids)
+    a, c = info["target"]["id"], info.get("contrast", {}).get("id")
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([t.ids])).logits[0, -1].float()
+    assert value == pytest.approx(float(logits.softmax(-1)[a] if c is None else logits[a] - logits[c]), abs=1e-6)
+    assert np.allclose(cached, whole, atol=1e-5)
+    for row, got in zip(keep, whole):
+        kept = [i for i in range(len(t.ids)) if i not in {p for p, k in zip(t.positions, row) if not k}]
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([[t.ids[i] for i in kept]])).logits[0, -1].float()
+        assert got == pytest.approx(float(out.softmax(-1)[a] if c is None else out[a] - out[c]), abs=1e-5)
+
+
+class _NoSlicing(torch.nn.Module):
+    """A causal LM whose forward takes no `logits_to_keep` (an older or custom class)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.config = inner, inner.config
+        self.lm_head = inner.lm_head
+
+    def get_input_embeddings(self):
+        return self.inner.get_input_embeddings()
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None, use_cache=None):
+        return self.inner(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                          past_key_values=past_key_values, use_cache=use_cache)
+
+
+def test_a_model_without_logits_to_keep_reads_its_full_logits_to_the_same_numbers(decoder):
+    model, tok = decoder
+    fast, _ = tasks.next_token(model, tok, PROMPT, contrast="London")
+    plain, _ = tasks.next_token(_NoSlicing(model), tok, PROMPT, contrast="London")
+    assert tasks._keeps_positions(model) and not tasks._keeps_positions(_NoSlicing(model))
+    seen, hook = _head_widths(model)
+    try:
+        occ = methods.occlusion(plain)
+    finally:
+        hook.remove()
+    assert max(seen) > 1  # this one projects every position, as before
+    assert np.allclose(occ, methods.occlusion(fast), atol=1e-6)
+    assert np.allclose(methods.gradient_x_input(plain), methods.gradient_x_input(fast), atol=1e-6)
