@@ -192,6 +192,8 @@ def _links(demo, tabs, tries) -> None:
     links.resolve(demo)
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
+    from components.shell import runs
+    runs.wire(tabs)  # a kept run's link ("Your runs") reopens it in place
     restored = demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
                          show_progress="hidden")
     # The page says when it has applied its own address: the address follower writes nothing before

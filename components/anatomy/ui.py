@@ -8,6 +8,8 @@ model's own hidden states. Handlers call `backend.anatomy` and only format its p
 
 from __future__ import annotations
 
+import time
+
 import gradio as gr
 
 from backend import anatomy
@@ -24,7 +26,7 @@ def _verdict(r: dict) -> str:
     ok = "✅ every layer under" if r["within_tolerance"] else "❌ over"
     text = (f"**{r['num_tokens']} tokens · {r['num_layers']} layers · {r['num_heads']} heads · "
             f"{r['family']} recipe.** Largest |ours − model's| over all layers: **{worst:.1e}** "
-            f"{ok} {r['tolerance']:.0e}. From scratch {r['timing']['from_scratch_s']:.2f} s, "
+            f"{ok} {r['tolerance']:.0e}. Of the model time: from scratch {r['timing']['from_scratch_s']:.2f} s, "
             f"the model's own forward {r['timing']['model_forward_s']:.2f} s.")
     if r["last_compared_after_final_norm"]:
         text += " (The model reports its last hidden state after the final norm, so ours is compared after `final_norm`.)"
@@ -99,13 +101,15 @@ def _masks_why(m: dict) -> str:
 @user_errors
 def run_anatomy(text, text_b, role, layer, head, token_index, override, progress=gr.Progress()):
     """/anatomy: every layer recomputed from the weights, checked, and the views built on it."""
+    started = time.perf_counter()
     r = anatomy.anatomy(text, text_b, role, layer, head, token_index, override or None, progress=progress)
+    seconds = time.perf_counter() - started
     name = r["model"]["checkpoint"]
     stream = r["stream"]
     masks = r["masks"]
     return (
         r,
-        model_badge(r["model"]),
+        model_badge(r["model"], seconds),
         _verdict(r),
         plots.layer_diffs(r["layers"], r["tolerance"], f"{name}: from scratch vs the model, per layer"),
         _code_md(r),

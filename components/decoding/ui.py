@@ -13,7 +13,7 @@ import gradio as gr
 
 from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
-from components.shell import links
+from components.shell import links, runs
 from components.shell import (
     DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, engine_lane,
     error_box, raw_json,
@@ -156,6 +156,7 @@ def build() -> None:
 
     (box, link_bar, text, stats, badge, outputs_df, steps_df, step, temps, temp_plot, cum_plot, tree_plot,
      result_json, state) = _result_area()
+    kept = runs.panel("decoding")  # this session's runs, two side by side
     picker, strategies, cmp_btn, cmp_box, cmp_df, cmp_plot, cmp_badge, cmp_json = _compare_area()
 
     decoding_by_hand.build(prompt, chat, model_box)  # its own accordion and /decode_by_hand
@@ -201,5 +202,6 @@ def build() -> None:
                                 "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen,
                                 "seed": seed_link, "chat": chat, "top_n": top_n, "precision": precision},
                    [run_event], link_bar, results=results)
+    runs.track(kept, run_event, [text, stats, badge])
     gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
     gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))

@@ -13,6 +13,7 @@ import gradio as gr
 from backend import efficiency
 from components.efficiency import compress_ui, plots
 from components.shell import links
+from components.shell.badge import model_time
 from components.shell import (
     LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
 )
@@ -76,7 +77,7 @@ def summary_md(r: dict) -> str:
     built = dec["int8_built_s"] + (enc["int8_built_s"] if enc else 0)
     if built:
         lines.append(f"The int8 copies were built for this run ({built:.1f} s, once per process).")
-    lines.append(f"Ran in {r['seconds']:.1f} s (fp32 on {md_text(dec['model']['device'])}, int8 on cpu). Timings are "
+    lines.append(f"This run: {model_time(r['seconds'])} (fp32 on {md_text(dec['model']['device'])}, int8 on cpu). Timings are "
                  "medians of interleaved runs (fp32, int8, fp32, ...) on a machine that may be busy: compare ratios.")
     return "\n\n".join(lines)
 

@@ -13,7 +13,8 @@ import gradio as gr
 from backend import interventions
 from backend.runtime import config
 from components.interventions import plots
-from components.shell import links
+from components.shell import links, runs
+from components.shell.badge import model_time
 from components.shell import (LONG_LANE, SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
 
@@ -119,7 +120,7 @@ def run_sweep(model, text, layer, progress=gr.Progress()):
     done = (f"all {r['num_heads']} heads" if r["complete"]
             else f"{r['measured']} of {r['num_heads']} heads (stopped: {r['finish_reason']})")
     text_md = (f"**{md_text(r['model']['checkpoint'])}**, layer {r['layer']}: {done} removed one at a time, ranked by "
-               f"{metric} ({r['seconds']:.2f} s, {r['seconds_per_head'] or 0:.3f} s per head). "
+               f"{metric} ({model_time(r['seconds'])}, {r['seconds_per_head'] or 0:.3f} s per head). "
                + (f"Most important here: **head {top['head']}** ({top['score']:.3g}). Ties go to the lower head index, "
                   "so the same input always gives the same order." if top else ""))
     fig = plots.sweep(r, f"{r['model']['checkpoint']}, layer {r['layer']}: heads ranked by {metric}") if top else None
@@ -165,6 +166,7 @@ def build() -> None:
             cont_after = gr.Textbox(label="Greedy continuation, with the spec", interactive=False,
                                     elem_id="interventions-after")
         out_json = raw_json(elem_id="interventions-json")
+        kept = runs.panel("interventions")  # two ablations side by side
         gr.Markdown("#### Most important heads of one layer\nRemove each head of the layer alone and rank them by what "
                     "that does (decoder: KL of the next token; encoder: 1 − cosine of the sentence embedding).")
         with gr.Row():
@@ -188,3 +190,4 @@ def build() -> None:
         sev = sweep_run.click(run_sweep, [model, text, sweep_layer], sweep_outputs, api_name="sweep_heads", **LONG_LANE)
         clear_on_error(sev, sweep_outputs, sweep_box)
         links.register("interventions", {"model": model, "text": text, "spec": spec}, [ev], link_bar, run=run)
+        runs.track(kept, ev, [summary, next_plot, cont_before, cont_after, badge])

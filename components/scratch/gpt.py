@@ -17,6 +17,7 @@ from backend.runtime.errors import LabError
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
 from components import shell as common
 from components.shell import links
+from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
 from components.scratch.plots import gpt_loss_figure, zip_line
@@ -68,7 +69,7 @@ def final_md(r: dict) -> str:
     how = f"all {r['steps_run']:,} steps" if not r["stopped"] else \
         f"**{r['steps_run']:,} of {r['steps']:,} steps** ({md_text(r['stopped'])}; the model so far is kept)"
     below = ("below" if f["val_loss"] is not None and f["val_loss"] < r["unigram_entropy"] else "not yet below")
-    return (f"Trained {how} in **{r['seconds']:.1f} s** ({r['train_seconds']:.1f} s of steps, "
+    return (f"Trained {how}: **{model_time(r['seconds'])}** ({r['train_seconds']:.1f} s of steps, "
             f"**{r['tokens_per_s']:,.0f} tokens/s**): {r['parameters']:,} parameters, {r['vocab_size']:,} tokens "
             f"({md_text(r['tokens'])}). Final train loss **{f['train_loss']}**, validation loss **{f['val_loss']}**, "
             f"{below} the unigram entropy {r['unigram_entropy']} (plan said {r['plan']['seconds']:.0f} s, "

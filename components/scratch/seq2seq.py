@@ -20,6 +20,7 @@ from backend.runtime.errors import LabError
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
 from components import shell as common
+from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
 from components.scratch.plots import attention_heatmap, seq2seq_loss_figure, zip_line
@@ -73,7 +74,7 @@ def final_md(r: dict) -> str:
     how = f"all {r['steps_run']:,} steps" if not r["stopped"] else \
         f"**{r['steps_run']:,} of {r['steps']:,} steps** ({md_text(r['stopped'])}; the model so far is kept)"
     f, t = r["final"], r["test"]
-    text = (f"Trained {how} in **{r['seconds']:.1f} s** ({r['train_seconds']:.1f} s of steps, {r['steps_per_s']} steps/s): "
+    text = (f"Trained {how}: **{model_time(r['seconds'])}** ({r['train_seconds']:.1f} s of steps, {r['steps_per_s']} steps/s): "
             f"{r['parameters']:,} parameters. Final train loss **{f['train_loss']}**, validation loss "
             f"**{f['val_loss']}**, validation exact match **{f['val_exact_match']:.0%}** (plan said "
             f"{r['plan']['seconds']:.0f} s, {md_text(r['plan']['basis'])}).")

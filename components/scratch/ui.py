@@ -9,6 +9,7 @@ import gradio as gr
 from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train_tokenizer
 from backend.scratch.corpora import MAX_CHARS
 from components import shell as common
+from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
 from components.scratch import gpt as scratch_gpt
@@ -48,7 +49,7 @@ def _caption(data: dict, row: dict, n: int) -> str:
 def _summary(data: dict) -> str:
     c, v = data["corpus"], data["vocab_size"]
     text = (f"**{data['algorithm']}** trained on {md_text(c['what'])} ({c['chars']:,} characters, {c['words']:,} "
-            f"words, {c['distinct_words']:,} distinct) in **{data['seconds']:.2f} s**: vocabulary {v['learned']:,} "
+            f"words, {c['distinct_words']:,} distinct), **{model_time(data['seconds'])}**: vocabulary {v['learned']:,} "
             f"(asked {v['asked']:,}) = {data['lengths']['special']} special + {data['alphabet_size']:,} characters "
             f"+ {data['steps']:,} {data['step_kind']}.")
     if v["learned"] < v["asked"]:

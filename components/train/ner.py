@@ -17,7 +17,8 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
                                error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components.shell import links
+from components.shell import links, runs
+from components.shell.badge import model_time
 from components.shell.session_memory import upload_folder
 from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
                                         score_rows, scores_figure)
@@ -64,7 +65,7 @@ def summary_markdown(r: dict) -> str:
              f"{r['train_sentences']} training sentences, batch {r['recipe']['batch_size']}, "
              f"{r['step_s']:.2f} s a step) on `{md_text(r['model']['checkpoint'])}`"
              f"{' + word shapes' if r['recipe']['shape_dim'] else ''}; best epoch {r['best_epoch']} (validation "
-             f"F1 {v['f1']:.3f} on {d['sizes']['validation']} sentences). Done in {r['seconds']:.1f} s"
+             f"F1 {v['f1']:.3f} on {d['sizes']['validation']} sentences). Done: {model_time(r['seconds'])}"
              + (f" (estimated {seconds_text(est['estimated_s'])})." if est.get("estimated_s") else ".")]
     lines += [f"\n> {html.escape(n)}" for n in d.get("notes", [])]
     return "\n".join(lines)
@@ -93,7 +94,7 @@ def run_ner(source, file, epochs, max_sentences, learning_rate, batch_size, word
             if r["stopped"]:
                 yield (f"**Stopped.** {md_text(r['note'])}", "", None, None, None, None, "", r)
                 return
-            status = (f"Trained: **{r['steps']} steps** in {r['seconds']:.1f} s " + model_badge(r["model"]) +
+            status = (f"Trained: **{r['steps']} steps** ({model_time(r['seconds'])}) " + model_badge(r["model"]) +
                       " · the session now tags text with this model.")
             yield (status, summary_markdown(r), score_rows(r), scores_figure(r), loss_figure(r), confusion_figure(r),
                    errors_html(r), r)
@@ -173,6 +174,7 @@ def build() -> tuple:
             confusion = gr.Plot(label="Confusion matrix of word tags", elem_id="train-ner-confusion")
             errors = gr.HTML(elem_id="train-ner-errors")
             result_json = raw_json("Raw result (JSON: what /train_ner returns)", elem_id="train-ner-json")
+            kept = runs.panel("train-ner", link="train")
             with gr.Group():
                 text = Textbox(label="Try your NER model", placeholder=EXAMPLES[0], elem_id="train-ner-text")
                 tag_btn = gr.Button("Tag", elem_id="train-ner-tag")
@@ -192,6 +194,7 @@ def build() -> tuple:
     outputs = [status, summary, table, bars, loss, confusion, errors, result_json]
     ev = train_ev = go.click(run_ner, inputs, outputs, api_name="train_ner", **LANE)
     clear_on_error(ev, outputs, box)
+    runs.track(kept, ev, [status, summary, table, bars])  # wired once train.ui registers the tab's link
     ev.success(lambda: (gr.update(value=None, visible=False), ""), None, [download_file, download_md],
                api_visibility="private")
     ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured

@@ -20,7 +20,8 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components.shell import links
+from components.shell import links, runs
+from components.shell.badge import model_time
 from components.train import ner as train_ner
 from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 from components.shell.guard import Selection
@@ -74,10 +75,10 @@ def done_line(r: dict) -> str:
     """After the run: how long it took against the estimate shown before it."""
     est = r.get("estimate") or {}
     if est.get("estimated_s") is None:
-        return f"Done in {r['seconds']:.1f} s."
+        return f"Done: {model_time(r['seconds'])}."
     if est.get("off"):
-        return f"Done in {r['seconds']:.1f} s. **Estimate off:** {md_text(est['message'])}"
-    return f"Done in {r['seconds']:.1f} s (estimated {seconds_text(est['estimated_s'])} before it started)."
+        return f"Done: {model_time(r['seconds'])}. **Estimate off:** {md_text(est['message'])}"
+    return f"Done: {model_time(r['seconds'])} (estimated {seconds_text(est['estimated_s'])} before it started)."
 
 
 def summary_markdown(result: dict) -> str:
@@ -353,6 +354,7 @@ def _build_classify(task) -> tuple:
                                    interactive=False, wrap=True, column_widths=["12%", "14%", "8%", "22%", "44%"],
                                    elem_id="train-hardest")
             result_json = raw_json("Raw result (JSON: what /train returns)", elem_id="train-json")
+            kept = runs.panel("train")  # two trainings (before and after a change) side by side
             with gr.Group():
                 text = Textbox(label="Try the trained model", elem_id="train-text", placeholder=EXAMPLES[0])
                 with gr.Row():
@@ -378,6 +380,7 @@ def _build_classify(task) -> tuple:
                      result_json]
     ev = train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
     clear_on_error(ev, train_outputs, train_box)
+    runs.track(kept, ev, [status, summary, confusion_plot, curve_plot])  # wired once build registers the link
     link = ({"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
              "label_column": label_column, "methods": methods, "epochs": epochs,
              "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,

@@ -8,6 +8,7 @@ import gradio as gr
 
 from backend import attribution
 from components.shell import md_text, model_badge, user_errors
+from components.shell.badge import model_time
 from components.why import plots
 
 TASK_CHOICES = [("Sentiment (classifier)", "sentiment"), ("Your Train-tab classifier", "session"),
@@ -41,7 +42,7 @@ def summary_md(r: dict) -> str:
     lines.append("Attention rollout and raw attention are read off the attention weights, not off the output: "
                  "the raw last-layer attention is shown as what it is, not as an explanation.")
     t = r["timing"]
-    lines.append(f"Ran in {r['seconds']:.1f} s (one forward pass {1000 * t['one_forward']:.0f} ms; "
+    lines.append(f"This run: {model_time(r['seconds'])} (one forward pass {1000 * t['one_forward']:.0f} ms; "
                  + ", ".join(f"{plots.SHORT[m]} {t[m]:.1f} s" for m in r["methods"]) + f"; checks {t['checks']:.1f} s).")
     return "\n\n".join(lines)
 

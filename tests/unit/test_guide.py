@@ -13,6 +13,7 @@ from components.decoding.tables import stats_markdown
 from components.shell import model_badge
 from components.shell.guide import SERVER_FIGURES, guide_tools
 from components.start import route
+from components.train.ui import done_line
 
 
 def _figure(text: str) -> float | None:
@@ -32,6 +33,19 @@ def test_the_badge_and_the_decoding_stats_write_a_figure_the_page_reads():
               "settings": {"strategy": "greedy"}, "warnings": []}
     assert _figure(stats_markdown(result)) == 1.23
     assert _figure("Done in 90.4 s.") == 90.4 and _figure("the model ran fast") is None
+    # every shown server time is labelled the model's (Train, NER, Efficiency, Why, scratch, the sweep)
+    assert _figure(done_line({"seconds": 90.4})) == 90.4 and done_line({"seconds": 90.4}).startswith("Done: model time")
+
+
+def test_no_result_writes_server_seconds_in_the_old_unlabelled_words():
+    """'Done in 90.4 s' read as the learner's wait (it was the model's: the wait was 261.6 s)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "components"
+    old = re.compile(r"(?:Done in|Ran in) \{|(?:in|took) \*\*\{[^}]*seconds")
+    found = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if old.search(line)]
+    assert found == []
 
 
 def test_the_page_script_is_given_the_glossary_and_the_figures():

@@ -111,9 +111,10 @@ def test_comparison_says_both_numbers_when_off_by_more_than_a_quarter():
     assert near["off"] is False and near["message"] is None and near["actual_s"] == 52.0
     result = {"seconds": 72.0, "estimate": {**off, "message": "This run " + off["message"]}}
     assert "**Estimate off:**" in done_line(result) and "44.0 s" in done_line(result)
-    assert done_line({"seconds": 52.0, "estimate": near}) == "Done in 52.0 s (estimated 44 s before it started)."
+    assert done_line({"seconds": 52.0, "estimate": near}) == \
+        "Done: model time 52.00 s (estimated 44 s before it started)."
     assert done_line({"seconds": 0.5, "estimate": FT.compare(0.42, 0.5)}) == \
-        "Done in 0.5 s (estimated 0.4 s before it started)."
+        "Done: model time 0.50 s (estimated 0.4 s before it started)."
 
 
 class SlowWorker:

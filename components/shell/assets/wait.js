@@ -24,7 +24,7 @@ if (!window.__tlabWait) {
     let n;
     while ((n = walk.nextNode())) {
       const parent = n.parentElement;
-      if (!parent || parent.closest('.tlab-wait')) continue;
+      if (!parent || parent.closest('.tlab-wait, .tlab-runs')) continue;
       const f = figureIn(n.data);  // a figure is written in one piece of text (no markup inside)
       const host = f && hostOf(parent);
       if (f && !out.has(host)) out.set(host, f.said);

@@ -1,0 +1,273 @@
+"""Runs kept side by side: each tab keeps this session's last runs, and any two open side by side with
+their differences marked; each run's link reopens it (its inputs, by the same path as a shared link).
+
+A tab places `panel(key)` where its "Your runs" accordion belongs and, once it has registered its link
+(`links.register`), calls `track(panel, event, parts)`: after each successful `event` the run is
+recorded as (number, time, the tab's link for that run, a short title, its text summary: the `parts`,
+e.g. the result's main text, its stats line, its model badge, a plot's "What to notice" line).
+
+The runs live in the page, not on the server: a hidden gr.JSON holds them (at most `KEEP` per tab, each
+summary capped), travels to the server only when a run is recorded or two are picked, and comes back
+with the new list; nothing is kept per visitor here. `wire(tabs)` (app.py, once every tab registered its
+link) connects the one hidden box through which a run's link reopens its run in place.
+
+The stored list comes back from the page, so it is a stranger's data: `clean` keeps only well-formed
+runs, every text is escaped when drawn, and a reopened link is validated like any link (links.apply).
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+import gradio as gr
+
+from components.shell import links
+from components.shell.figures import NOTICE_PREFIX
+from components.shell.widgets import CheckboxGroup, Textbox
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+KEEP = 8  # runs kept per tab
+SUMMARY_MAX = 2000  # characters of one run's summary
+TITLE_MAX = 70
+QUERY_MAX = 4 * links.MAX_TEXT + 2000  # a link with every text input at its cap, and the rest
+PLOT_JSON_MAX = 5_000_000  # characters of a plot's JSON read for its notice line
+OPEN_ID = "tlab-runs-open"  # the hidden box a run's link writes its query into (runs.js)
+RUNS_JS = (ASSETS / "runs.js").read_text()
+RUNS_CSS = (ASSETS / "runs.css").read_text()
+NUMBER = re.compile(r"[-+−]?\d[\d,.]*%?")
+
+
+# ---------------------------------------------------------------- plain data (unit-tested)
+def _plain(text: str) -> str:
+    """Markdown as a learner reads it: no emphasis marks, escapes or link syntax."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [words](url) -> words
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text)  # md_text's escapes
+    text = text.replace("**", "").replace("`", "")
+    text = re.sub(r"(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", "", text)  # *italic*
+    text = re.sub(r"<[^>]{0,200}>", " ", text)  # a tag in an HTML result
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def _part_text(value) -> str:
+    """One part of a result as text: a string (text, markdown), a plot's "What to notice" line, or the
+    first rows of a table."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return _plain(value)
+    plot = getattr(value, "plot", None) if not isinstance(value, dict) else value.get("plot")
+    if isinstance(plot, str) and len(plot) <= PLOT_JSON_MAX:
+        try:
+            meta = (json.loads(plot).get("layout") or {}).get("meta")
+        except (ValueError, AttributeError):
+            return ""
+        said = meta.get("notice") if isinstance(meta, dict) else None
+        return NOTICE_PREFIX + _plain(said) if isinstance(said, str) and said else ""
+    rows = getattr(value, "values", None)  # a pandas DataFrame (gr.Dataframe's value)
+    if rows is not None and hasattr(value, "columns"):
+        head = " | ".join(str(c) for c in value.columns)
+        body = [" | ".join(str(x) for x in row) for row in rows.tolist()[:8]]
+        return "\n".join([head, *body])
+    return ""
+
+
+def summary_of(values) -> str:
+    """A run's text summary from its parts' values (empty parts left out), capped at SUMMARY_MAX."""
+    text = "\n".join(t for t in (_part_text(v) for v in values) if t)
+    return text if len(text) <= SUMMARY_MAX else text[: SUMMARY_MAX - 1] + "…"
+
+
+def title_of(params, values, defaults) -> str:
+    """What this run set: the link's values that differ from the tab's defaults, e.g. "strategy sample ·
+    seed 7" (a long text shortened), else "defaults"."""
+    said = []
+    for p, value, default in zip(params, values, defaults):
+        text, base = p.render(value), p.render(default)
+        if text is None or text == base or text == "":
+            continue
+        text = " ".join(text.split())
+        said.append(f"{p.name} {text[:24] + '…' if len(text) > 25 else text}")
+    title = " · ".join(said) or "defaults"
+    return title if len(title) <= TITLE_MAX else title[: TITLE_MAX - 1] + "…"
+
+
+def clean(raw) -> list[dict]:
+    """The runs the page sent back, each well-formed (anything else dropped), the last KEEP."""
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for run in raw[-KEEP:]:
+        if not isinstance(run, dict):
+            continue
+        n, t = run.get("n"), run.get("t")
+        texts = [run.get(k) for k in ("query", "title", "summary")]
+        if (isinstance(n, int) and not isinstance(n, bool) and 0 < n < 10**9 and isinstance(t, (int, float))
+                and all(isinstance(x, str) for x in texts)):
+            query, title, summary = texts
+            out.append({"n": n, "t": float(t), "query": query[:QUERY_MAX], "title": title[:TITLE_MAX],
+                        "summary": summary[:SUMMARY_MAX]})
+    return out
+
+
+def record(runs, query: str, title: str, summary: str, now: float | None = None) -> list[dict]:
+    """The runs with this one added last (numbered after the last), the oldest dropped past KEEP."""
+    runs = clean(runs)
+    n = (runs[-1]["n"] + 1) if runs else 1
+    run = {"n": n, "t": time.time() if now is None else now, "query": query, "title": title, "summary": summary}
+    return clean(runs + [run])
+
+
+def label(run: dict) -> str:
+    return f"run {run['n']} · {time.strftime('%H:%M:%S', time.gmtime(run['t']))} UTC · {run['title']}"
+
+
+def _words(text: str) -> list[str]:
+    """Words with the spaces before them (the diff compares the words; the spaces are drawn as they were)."""
+    return re.findall(r"\s*\S+", text)
+
+
+def word_diff(a: str, b: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """difflib's word diff of two summaries: each side as (text, kind) pieces, kind "same", "changed"
+    (words the other run does not have there) or "number" (a changed word that is a number)."""
+    wa, wb = _words(a), _words(b)
+    matcher = difflib.SequenceMatcher(None, [w.strip() for w in wa], [w.strip() for w in wb], autojunk=False)
+    left: list[tuple[str, str]] = []
+    right: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        for side, words, lo, hi in ((left, wa, i1, i2), (right, wb, j1, j2)):
+            for w in words[lo:hi]:
+                kind = "same" if op == "equal" else "number" if NUMBER.search(w) else "changed"
+                if side and side[-1][1] == kind == "same":
+                    side[-1] = (side[-1][0] + w, kind)
+                else:
+                    side.append((w, kind))
+    return left, right
+
+
+def _marked(pieces: list[tuple[str, str]]) -> str:
+    out = []
+    for text, kind in pieces:
+        lead = text[: len(text) - len(text.lstrip())]
+        word = html.escape(text[len(lead):])
+        out.append(html.escape(lead) + (word if kind == "same" else f"<mark class='tlab-run-{kind}'>{word}</mark>"))
+    return "".join(out)
+
+
+def _column(run: dict, pieces) -> str:
+    href = html.escape("?" + run["query"], quote=True)
+    return (f"<div class='tlab-run' data-run='{run['n']}'><div class='tlab-run-head'><b>{html.escape(label(run))}</b> "
+            f"<a class='tlab-run-open' href='{href}' target='_blank' rel='noopener'>Reopen this run</a></div>"
+            f"<div class='tlab-run-text'>{_marked(pieces)}</div></div>")
+
+
+def side_by_side(a: dict, b: dict | None = None) -> str:
+    """Two runs' summaries side by side, each word the other lacks marked (numbers that changed more
+    strongly), each with its link; one run alone when `b` is None."""
+    if b is None:
+        return f"<div class='tlab-runs-view'>{_column(a, [(a['summary'], 'same')])}</div>"
+    left, right = word_diff(a["summary"], b["summary"])
+    changed = sum(k != "same" for _, k in left + right)
+    numbers = sum(k == "number" for _, k in left + right)
+    said = ("The two summaries are the same word for word." if not changed else
+            f"Marked: words one run has and the other has not there ({numbers} of them numbers, in the stronger colour).")
+    return (f"<p class='tlab-runs-said'>{html.escape(said)}</p>"
+            f"<div class='tlab-runs-view'>{_column(a, left)}{_column(b, right)}</div>")
+
+
+def view(runs, picked) -> str:
+    """The panel's view for the picked run numbers (the first two picked; one picked: that run alone)."""
+    runs = clean(runs)
+    wanted = []
+    for p in picked if isinstance(picked, (list, tuple)) else []:
+        try:
+            wanted.append(int(str(p)))
+        except ValueError:
+            continue
+    chosen = [r for r in runs if r["n"] in wanted][:2]
+    if not chosen:
+        return ("<p class='tlab-runs-said'>No run picked. Each run of this tab is kept here (the last "
+                f"{KEEP}); tick two to see them side by side.</p>" if runs else "")
+    return side_by_side(*chosen)
+
+
+def choices(runs) -> list[tuple[str, str]]:
+    return [(label(r), str(r["n"])) for r in reversed(clean(runs))]  # the newest first
+
+
+# ---------------------------------------------------------------- the page
+@dataclass
+class Panel:
+    key: str  # its elements' ids: {key}-runs...
+    link: str  # the tab whose link a run carries (links.register's key)
+    store: object
+    picker: object
+    view: object
+
+
+_PENDING: list[tuple] = []  # tracks whose tab had not registered its link yet: wired by `wire`
+
+
+def panel(key: str, link: str | None = None) -> Panel:
+    """The tab's "Your runs" accordion, placed where it is called; `link`: the tab whose link a run
+    carries, when it is not `key` (Train's NER column carries the Train tab's link)."""
+    with gr.Accordion(f"Your runs (this session's last {KEEP}: tick two to see them side by side)", open=False,
+                      elem_id=f"{key}-runs", elem_classes=["tlab-runs"]):
+        store = gr.JSON(value=[], visible="hidden", elem_id=f"{key}-runs-store")
+        picker = CheckboxGroup(choices=[], value=[], label="Runs (newest first)", elem_id=f"{key}-runs-pick")
+        shown = gr.HTML("", js_on_load=RUNS_JS.replace("__OPEN__", json.dumps(OPEN_ID)), css_template=RUNS_CSS,
+                        elem_id=f"{key}-runs-view")
+    picker.input(view, [store, picker], [shown], api_visibility="private", queue=False, show_progress="hidden")
+    return Panel(key, link or key, store, picker, shown)
+
+
+def track(p: Panel, event, parts: list, title=None) -> None:
+    """Record each successful run of `event` in `p`: its link (the tab's registered inputs, as the link bar
+    writes them), `title(values by name)` or the inputs that differ from the defaults, and `parts`. Wired
+    now when the tab has registered its link, else by `wire`."""
+    if p.link in links.registered():
+        _track(p, event, parts, title)
+    else:
+        _PENDING.append((p, event, parts, title))
+
+
+def _track(p: Panel, event, parts: list, title) -> None:
+    params = links.registered()[p.link].params
+    defaults = [getattr(q.component, "value", None) for q in params]
+    n_parts = len(parts)
+
+    def recorded(store, *values):
+        parts_v, inputs = values[:n_parts], list(values[n_parts:])
+        query, _ = links.encode(p.link, params, inputs)
+        named = title({q.name: v for q, v in zip(params, inputs)}) if title else title_of(params, inputs, defaults)
+        runs = record(store, query, named, summary_of(parts_v))
+        picked = [str(r["n"]) for r in runs[-2:]]  # the last two side by side at once
+        return runs, gr.update(choices=choices(runs), value=picked), view(runs, picked)
+
+    recorded.__name__ = f"runs_{p.key.replace('-', '_')}"
+    event.success(recorded, [p.store, *parts, *[q.component for q in params]], [p.store, p.picker, p.view],
+                  api_visibility="private", queue=False, show_progress="hidden")
+
+
+def reopen(query: str):
+    """A run's link, opened in place: the same path as a link (links.apply validates it)."""
+    text = query if isinstance(query, str) else ""
+    pairs = parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True)
+    return links.apply({k: v for k, v in pairs}, note="Reopened from your runs.")
+
+
+def wire(tabs) -> None:
+    """Wire the tracks that waited for their tab's link; place the hidden box a run's link writes its query
+    into, and reopen the run from it. Call once every tab registered its link (app.py)."""
+    for pending in _PENDING:
+        if pending[0].link in links.registered():
+            _track(*pending)
+    _PENDING.clear()
+    box = Textbox(value="", visible="hidden", elem_id=OPEN_ID, label="run to reopen")
+    box.input(reopen, [box], links.outputs(tabs), api_visibility="private", queue=False, show_progress="hidden")

@@ -1,0 +1,135 @@
+"""Runs kept side by side (components/shell/runs.py): the summary, the title, the word diff, the kept
+list a stranger may send back, and the wiring a tab gets from `panel` + `track`."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from urllib.parse import parse_qsl
+
+import gradio as gr
+import pandas as pd
+import pytest
+
+from components.shell import links, notice, runs
+
+
+def test_the_word_diff_marks_only_the_words_that_differ_and_numbers_apart():
+    left, right = runs.word_diff("Transformers are the best\nlog-prob -3.20 · 8 tokens",
+                                 "Transformers are the worst\nlog-prob -4.75 · 8 tokens")
+    assert "".join(t for t, _ in left) == "Transformers are the best\nlog-prob -3.20 · 8 tokens"  # nothing lost
+    assert [(t.strip(), k) for t, k in left if k != "same"] == [("best", "changed"), ("-3.20", "number")]
+    assert [(t.strip(), k) for t, k in right if k != "same"] == [("worst", "changed"), ("-4.75", "number")]
+    same, _ = runs.word_diff("one two 3", "one two 3")
+    assert same == [("one two 3", "same")]
+    # a word only one side has is marked on that side alone
+    left, right = runs.word_diff("a b c", "a c")
+    assert [k for _, k in left] == ["same", "changed", "same"] and all(k == "same" for _, k in right)
+
+
+def test_the_view_puts_two_runs_side_by_side_escaped_with_their_links():
+    kept = runs.record([], "tab=decoding&seed=1", "seed 1", "the <b>cat</b> sat 0.5", now=0)
+    kept = runs.record(kept, "tab=decoding&seed=2&x='><script>", "seed 2", "the dog sat 0.7", now=60)
+    html = runs.view(kept, ["2", "1"])
+    assert html.count("class='tlab-run'") == 2 and html.index("data-run='1'") < html.index("data-run='2'")
+    assert "<b>cat</b>" not in html and "&lt;b&gt;cat&lt;/b&gt;" in html
+    assert "<script>" not in html and "href='?tab=decoding&amp;seed=2&amp;x=&#x27;&gt;&lt;script&gt;'" in html
+    assert "<mark class='tlab-run-number'>0.5</mark>" in html and "<mark class='tlab-run-number'>0.7</mark>" in html
+    assert "run 1 · 00:00:00 UTC · seed 1" in html and "run 2 · 00:01:00 UTC · seed 2" in html
+    alone = runs.view(kept, ["1"])
+    assert alone.count("class='tlab-run'") == 1 and "<mark" not in alone
+    assert "tick two" in runs.view(kept, []) and runs.view([], []) == ""
+    assert "same word for word" in runs.side_by_side(kept[0], {**kept[0], "n": 9})
+
+
+def test_the_kept_list_is_bounded_and_a_strangers_list_is_cleaned():
+    kept = []
+    for i in range(12):
+        kept = runs.record(kept, f"tab=x&i={i}", f"t{i}", "s" * 5000, now=i)
+    assert [r["n"] for r in kept] == list(range(5, 13)) and len(kept) == runs.KEEP
+    assert all(len(r["summary"]) == runs.SUMMARY_MAX for r in kept)
+    assert runs.choices(kept)[0] == (runs.label(kept[-1]), "12")  # the newest first
+    junk = [{"n": True, "t": 0, "query": "", "title": "", "summary": ""}, {"n": 1, "t": "x"}, 7, None,
+            {"n": 3, "t": 1.0, "query": "q", "title": "x" * 500, "summary": ["no"]},
+            {"n": 4, "t": 2, "query": "q" * 99_999, "title": "x" * 500, "summary": "ok"}]
+    assert [(r["n"], len(r["query"]), len(r["title"])) for r in runs.clean(junk)] == [(4, runs.QUERY_MAX, runs.TITLE_MAX)]
+    assert runs.clean({"a": [1]}) == runs.clean(12345) == runs.clean("xxxxx") == []
+    assert runs.record({"a": [1]}, "q", "t", "s", now=0)[0]["n"] == 1
+    assert runs.view("xxxxx", 12345) == ""
+
+
+def test_the_summary_reads_text_markdown_a_plots_notice_and_a_table():
+    fig = notice(__import__("plotly.graph_objects", fromlist=["Figure"]).Figure(), "Head 3 matters **most**.")
+    plot = SimpleNamespace(plot=fig.to_json())
+    table = pd.DataFrame({"token": ["a", "b"], "p": [0.5, 0.25]})
+    text = runs.summary_of(["Generated text", "**greedy** · log-prob \\-3.2 · *model time 0.20 s*", None, "", plot,
+                            table, 12345, {"a": [1]}])
+    assert text.splitlines() == ["Generated text", "greedy · log-prob -3.2 · model time 0.20 s",
+                                 "What to notice: Head 3 matters most.", "token | p", "a | 0.5", "b | 0.25"]
+    assert runs.summary_of([SimpleNamespace(plot="not json")]) == ""
+
+
+def test_the_title_names_what_the_run_set():
+    with gr.Blocks():
+        params = [links.param_for("prompt", gr.Textbox(value="Transformers are the")),
+                  links.param_for("strategy", gr.Radio(["greedy", "sample"], value="greedy")),
+                  links.param_for("seed", gr.Textbox(value=""))]
+    defaults = ["Transformers are the", "greedy", ""]
+    assert runs.title_of(params, ["Transformers are the", "sample", "7"], defaults) == "strategy sample · seed 7"
+    assert runs.title_of(params, defaults, defaults) == "defaults"
+    assert runs.title_of(params, ["a long prompt " * 9, "greedy", ""], defaults).startswith("prompt a long prompt a long ")
+    assert len(runs.title_of(params, ["x" * 999, "sample", "1" * 99], defaults)) <= runs.TITLE_MAX
+
+
+@pytest.fixture()
+def tab():
+    """A tab with a link, a run button, and its runs panel, built as a tab builds them."""
+    links.reset()
+    with gr.Blocks() as demo:
+        with gr.Tabs() as tabs:
+            with gr.Tab("Demo", id="demo"):
+                prompt = gr.Textbox(value="hello")
+                seed = gr.Textbox(value="")
+                go = gr.Button("Run")
+                out = gr.Textbox()
+                bar = links.bar("demo")
+                kept = runs.panel("demo")
+                ev = go.click(lambda p, s: f"{p} {s}", [prompt, seed], out)
+                links.register("demo", {"prompt": prompt, "seed": seed}, [ev], bar)
+                runs.track(kept, ev, [out])
+        links.known_tabs(["demo"])
+        runs.wire(tabs)
+    yield demo, kept, prompt, seed
+    links.reset()
+
+
+def _fn(demo, name):
+    return next(b.fn for b in demo.fns.values() if getattr(b.fn, "__name__", "") == name)
+
+
+def test_a_tracked_run_is_recorded_with_its_link_and_the_last_two_picked(tab):
+    demo, kept, *_ = tab
+    recorded = _fn(demo, "runs_demo")
+    store, picker, html = recorded([], "hello 1", "hello", "1")
+    assert dict(parse_qsl(store[0]["query"])) == {"tab": "demo", "prompt": "hello", "seed": "1"}
+    assert store[0]["title"] == "seed 1" and store[0]["summary"] == "hello 1"
+    assert picker["value"] == ["1"] and "Reopen this run" in html
+    store, picker, html = recorded(store, "hello 2", "hello", "2")
+    assert picker["value"] == ["1", "2"] and [c[1] for c in picker["choices"]] == ["2", "1"]
+    assert "<mark class='tlab-run-number'>1</mark>" in html and "<mark class='tlab-run-number'>2</mark>" in html
+    # the event is wired after the run's success, private, off the queue
+    dep = next(d for d in demo.config["dependencies"] if d.get("id") is not None
+               and demo.fns[d["id"]].fn is recorded)
+    assert dep["api_visibility"] == "private" and dep["queue"] is False
+    assert json.dumps(store)  # the page keeps it as JSON
+
+
+def test_a_runs_link_reopens_its_inputs_through_the_links_path(tab):
+    demo, kept, prompt, seed = tab
+    out = links.outputs(next(b for b in demo.blocks.values() if isinstance(b, gr.Tabs)))
+    updates = runs.reopen("?tab=demo&prompt=again&seed=42&reopened=123")
+    by = {id(c): u for c, u in zip(out, updates)}
+    assert by[id(prompt)]["value"] == "again" and by[id(seed)]["value"] == "42"
+    assert len(updates) == len(out)
+    hostile = runs.reopen({"a": [1]})  # nothing opens, nothing breaks
+    assert len(hostile) == len(out)
