@@ -21,6 +21,35 @@ from torch import nn
 
 ScoreFn = Callable[..., torch.Tensor]  # (ids, mask, focus, *extras in name order) -> (B,)
 REMOVAL_BATCH = 16
+# A decoder's removals (`suffix_groups`): a forward costs its rows x its widest suffix in tokens, plus about
+# FORWARD_TOKENS more (reading the weights, the Python around 30 layers); at most GROUP_ROWS rows and
+# GROUP_TOKENS padded tokens a forward (each row also copies the prompt's cached keys and values).
+FORWARD_TOKENS = 24
+GROUP_ROWS = 32
+GROUP_TOKENS = 2048
+
+
+def suffix_groups(lengths: list[int], overhead: int = FORWARD_TOKENS, max_rows: int = GROUP_ROWS,
+                  max_tokens: int = GROUP_TOKENS) -> list[list[int]]:
+    """Row indices in batches (longest suffix first) that put the fewest tokens through the model: a batch
+    pads its rows to its longest, so rows of like length go together, and each forward costs `overhead`.
+    Exact over the longest-first order (dynamic programming; contiguous runs of that order are optimal)."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    size = [lengths[i] for i in order]
+    best, cut = [0.0] + [float("inf")] * len(order), [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for start in range(end - 1, max(-1, end - 1 - max_rows), -1):
+            width = size[start]  # the longest of order[start:end]
+            if (end - start) * width > max_tokens and end - start > 1:
+                break
+            cost = best[start] + (end - start) * width + overhead
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    groups, end = [], len(order)
+    while end:
+        groups.append(order[cut[end]:end])
+        end = cut[end]
+    return groups[::-1]
 
 
 @dataclass
@@ -38,8 +67,8 @@ class Target:
     extras: dict[str, list[int]] = field(default_factory=dict)  # per-token inputs that move with ids (shape_ids)
     on_forward: Callable[[], None] | None = None  # called before every forward: the request's budget check
     # A causal model's shortcut (`scores_without`): (shared, suffixes) -> the quantity for rows that
-    # begin with the first `shared` tokens of `ids` and go on with `suffixes` (only those are computed).
-    prefix_score: Callable[[int, list[list[int]]], np.ndarray] | None = None
+    # begin with the first shared[r] tokens of `ids` and go on with suffixes[r] (only those are computed).
+    prefix_score: Callable[[list[int], list[list[int]]], np.ndarray] | None = None
     empty_id: int | None = None  # what a row with every token removed reads (a decoder's start token)
 
     # --------------------------------------------------------------- forwards
@@ -125,26 +154,23 @@ class Target:
         return out
 
     def _scores_by_prefix(self, rows: list[tuple[list[int], int]], check) -> np.ndarray:
-        """A causal model's removals: the tokens before the first removed one are what the whole input
-        began with, so their keys and values are reused and only the rest is computed. Rows are taken
-        longest first (a batch is padded to its longest), then by the longest shared beginning,
-        REMOVAL_BATCH at a time (a batch shares its shortest)."""
+        """A causal model's removals: the tokens before a row's first removed one are what the whole input
+        began with, so their keys and values are reused (each row its own number of them) and only the
+        rest, the row's suffix, is computed. Rows are grouped by suffix length (`suffix_groups`)."""
         seqs, shared = [], []
         for kept, n in rows:
             seqs.append([self.ids[i] for i in kept] if kept else [self.empty_id])
             shared.append(min(n, len(seqs[-1]) - 1) if kept else 0)  # at least the last token is computed
-        lengths = np.asarray([len(q) for q in seqs])
-        order = np.lexsort((-np.asarray(shared), -lengths))  # longest first, then longest shared beginning
         out = np.empty(len(rows), dtype=np.float64)
-        for start in range(0, len(order), REMOVAL_BATCH):
+        done = 0
+        for chunk in suffix_groups([len(q) - s for q, s in zip(seqs, shared)]):
             if check is not None:
-                check(start)
+                check(done)
             if self.on_forward is not None:
                 self.on_forward()
-            chunk = order[start:start + REMOVAL_BATCH]
-            prefix = min(shared[i] for i in chunk)
             with torch.no_grad():
-                out[chunk] = self.prefix_score(prefix, [seqs[i][prefix:] for i in chunk])
+                out[chunk] = self.prefix_score([shared[i] for i in chunk], [seqs[i][shared[i]:] for i in chunk])
+            done += len(chunk)
         return out
 
     def keep_rows_forward(self) -> Callable[[torch.Tensor], torch.Tensor]:

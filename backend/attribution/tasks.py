@@ -228,29 +228,32 @@ def _keeps_positions(model) -> bool:
 
 
 def _prefix_scorer(model, layers: list[tuple], read):
-    """`Target.prefix_score` for a decoder: the rows' first `shared` tokens are the prompt's own, so the
-    prompt's keys and values (`layers`, from one forward) stand in for them and only each row's
-    suffix runs through the model, at the positions it has in the shortened row."""
+    """`Target.prefix_score` for a decoder: row r's first shared[r] tokens are the prompt's own, so the
+    prompt's keys and values (`layers`, from one forward) stand in for them and only the row's suffix runs
+    through the model, at the positions it has in the shortened row. The rows share the cache up to the
+    largest shared[r]; the mask hides from each row the cached tokens past its own (its removed token on).
+    Exact: a masked key gets no weight, and every row's own tokens sit at their own positions."""
     from transformers import DynamicCache
 
     at_focus = _keeps_positions(model)
 
-    def prefix_score(shared: int, suffixes: list[list[int]]) -> np.ndarray:
-        width, n = max(len(s) for s in suffixes), len(suffixes)
+    def prefix_score(shared: list[int], suffixes: list[list[int]]) -> np.ndarray:
+        width, n, top = max(len(s) for s in suffixes), len(suffixes), max(shared)
         dev = next(model.parameters()).device
         ids = torch.zeros((n, width), dtype=torch.long, device=dev)
-        mask = torch.zeros((n, shared + width), dtype=torch.long, device=dev)
-        mask[:, :shared] = 1
-        for i, s in enumerate(suffixes):
+        mask = torch.zeros((n, top + width), dtype=torch.long, device=dev)
+        for i, (s, k) in enumerate(zip(suffixes, shared)):
             ids[i, :len(s)] = torch.tensor(s)
-            mask[i, shared:shared + len(s)] = 1
+            mask[i, :k] = 1
+            mask[i, top:top + len(s)] = 1
         past = None
-        if shared:
+        if top:
             # the cache copies what it is given (torch.cat): an expanded view needs no copy of its own
-            past = DynamicCache(ddp_cache_data=[(k[:, :, :shared].expand(n, -1, -1, -1),
-                                                 v[:, :, :shared].expand(n, -1, -1, -1))
+            past = DynamicCache(ddp_cache_data=[(k[:, :, :top].expand(n, -1, -1, -1),
+                                                 v[:, :, :top].expand(n, -1, -1, -1))
                                                 for k, v in layers], config=model.config)
-        positions = torch.arange(shared, shared + width, device=dev).unsqueeze(0).expand(n, -1)
+        positions = (torch.tensor(shared, device=dev).unsqueeze(1)
+                     + torch.arange(width, device=dev).unsqueeze(0))
         last = torch.tensor([len(s) - 1 for s in suffixes], device=dev)
         keep = {"logits_to_keep": last.unsqueeze(1)} if at_focus else {}
         logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=past,

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from backend.attribution import checks, methods, tasks
-from backend.attribution.targets import REMOVAL_BATCH
+from backend.attribution.targets import suffix_groups
 from backend.runtime.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
 
@@ -44,7 +44,7 @@ def test_cached_prefix_gives_the_numbers_of_whole_rows(decoder, contrast):
     keep[0], keep[1] = True, False  # the whole prompt; every token removed (the start token alone)
     calls, real = _spy(t)
     cached = t.scores_without(keep)
-    assert any(shared > 0 for shared, _ in calls)  # the shortcut was taken
+    assert any(max(shared) > 0 for shared, _ in calls)  # the shortcut was taken
     t.prefix_score = None
     whole = t.scores_without(keep)
     t.prefix_score = real
@@ -62,15 +62,43 @@ def test_occlusion_with_the_cache_is_each_shortened_prompt_recomputed(decoder):
     t, info = tasks.next_token(model, tok, PROMPT)
     calls, _ = _spy(t)
     occ = methods.occlusion(t)
-    n = len(t.ids)  # removals batched REMOVAL_BATCH at a time, latest first: those compute only the prompt's end
-    assert calls[1:] == [(n - REMOVAL_BATCH, [n - 1 - (n - REMOVAL_BATCH)] * REMOVAL_BATCH),
-                         (0, [n - 1] * (n - REMOVAL_BATCH))]
+    n = len(t.ids)  # each row computes only what follows its removed token (the old batches shared their least)
+    rows = sorted((k, length) for shared, lengths in calls[1:] for k, length in zip(shared, lengths))
+    assert rows == sorted((min(p, n - 2), n - 1 - min(p, n - 2)) for p in t.positions)
+    lengths = [length for _, got in calls[1:] for length in got]
+    assert lengths == sorted(lengths, reverse=True) and len(calls) > 2  # batched by length, longest first
     target = info["target"]["id"]
     for i in (0, len(t.ids) // 2, len(t.ids) - 1):
         short = t.ids[:i] + t.ids[i + 1:]
         with torch.no_grad():
             p = model(input_ids=torch.tensor([short])).logits[0, -1].float().softmax(-1)[target]
         assert occ[t.positions.index(i)] == pytest.approx(t.value() - float(p), abs=1e-6)
+
+
+def _partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in _partitions(rest):
+        yield [[first]] + part
+        for i in range(len(part)):
+            yield part[:i] + [[first] + part[i]] + part[i + 1:]
+
+
+def test_suffix_groups_put_the_fewest_tokens_through_the_model():
+    rng = np.random.default_rng(3)
+    cost = lambda groups, lengths, over: sum(len(g) * max(lengths[i] for i in g) + over for g in groups)  # noqa: E731
+    for _ in range(40):
+        lengths = rng.integers(1, 60, size=int(rng.integers(1, 8))).tolist()
+        over = int(rng.integers(0, 40))
+        got = suffix_groups(lengths, overhead=over, max_rows=99, max_tokens=10**6)
+        assert sorted(i for g in got for i in g) == list(range(len(lengths)))
+        assert cost(got, lengths, over) == min(cost(p, lengths, over) for p in _partitions(list(range(len(lengths)))))
+    lengths = [120] * 40 + [3] * 40
+    groups = suffix_groups(lengths, overhead=0, max_rows=32, max_tokens=2048)
+    assert all(len(g) <= 32 and (len(g) * max(lengths[i] for i in g) <= 2048 or len(g) == 1) for g in groups)
+    assert suffix_groups([]) == []
 
 
 def test_deletion_check_is_the_same_with_and_without_the_cache(decoder):
