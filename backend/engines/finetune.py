@@ -32,6 +32,7 @@ from torch import nn
 from backend.engines import classification_metrics as metrics
 from backend.engines.embedding import mean_pool
 from backend.runtime import budget as request_budget
+from backend.runtime import stops
 from backend.runtime.rates import RATES
 from backend.engines.finetune_plan import (  # noqa: F401  (the plan is part of this module's API)
     GUESSED,
@@ -134,8 +135,10 @@ def lr_at(step: int, total_steps: int, lr: float) -> float:
 
 # ----------------------------------------------------------------------------- model work (GPU)
 def train_chunk(lm, state: dict | None, batches: list[tuple[list[str], list[int]]], n_labels: int,
-                lr: float, step0: int, total_steps: int, seed: int, time_limit_s: float) -> dict:
-    """Some optimiser steps from `state` (None = `lm`'s encoder) -> new state, losses, times."""
+                lr: float, step0: int, total_steps: int, seed: int, time_limit_s: float,
+                stop_key: str | None = None) -> dict:
+    """Some optimiser steps from `state` (None = `lm`'s encoder) -> new state, losses, times; fewer
+    steps when `time_limit_s` runs out or the stop flag named `stop_key` is set (checked per step)."""
     with _SCRATCH_LOCK:
         model = _scratch(lm, n_labels)
         _load(model, lm, state, seed)
@@ -147,6 +150,8 @@ def train_chunk(lm, state: dict | None, batches: list[tuple[list[str], list[int]
         start = time.perf_counter()
         with torch.enable_grad():
             for i, (texts, ys) in enumerate(batches):
+                if i and stops.asked(stop_key):
+                    break
                 t0 = time.perf_counter()
                 torch.manual_seed(seed * 100_003 + step0 + i)  # dropout: same run, same masks
                 for group in opt.param_groups:
@@ -166,8 +171,10 @@ def train_chunk(lm, state: dict | None, batches: list[tuple[list[str], list[int]
     return {"state": new, "losses": losses, "step_s": times}
 
 
-def forward_chunk(lm, weights: dict, texts: list[str], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Class probabilities and pooled hidden states of `texts` under fine-tuned `weights`."""
+def forward_chunk(lm, weights: dict, texts: list[str], n_labels: int,
+                  stop_key: str | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Class probabilities and pooled hidden states of `texts` under fine-tuned `weights`; None when
+    the stop flag named `stop_key` is set (checked before each batch: a Stop costs at most one)."""
     probs, pooled = np.zeros((len(texts), n_labels)), None
     order = np.argsort([-len(t) for t in texts], kind="stable")
     with _SCRATCH_LOCK:
@@ -176,6 +183,8 @@ def forward_chunk(lm, weights: dict, texts: list[str], n_labels: int) -> tuple[n
         model.eval()
         with torch.inference_mode():
             for s in range(0, len(texts), EVAL_BATCH):
+                if stops.asked(stop_key):
+                    return None
                 idx = order[s:s + EVAL_BATCH]
                 logits, pool = model(**_encode(lm.tokenizer, [texts[i] for i in idx], lm.device))
                 if pooled is None:
@@ -196,16 +205,23 @@ class LocalWorker:
     def train_chunk(self, *args) -> dict:
         return train_chunk(self.lm, *args)
 
-    def forward_chunk(self, weights: dict, texts: list[str], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
-        return forward_chunk(self.lm, weights, texts, n_labels)
+    def forward_chunk(self, weights: dict, texts: list[str], n_labels: int, stop_key: str | None = None):
+        return forward_chunk(self.lm, weights, texts, n_labels, stop_key)
 
 
-def predict_proba(worker, weights: dict, texts: list[str], n_labels: int,
-                  chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """Class probabilities and pooled states of `texts`, `chunk` texts per `worker` call."""
-    t0 = time.perf_counter()
-    parts = [worker.forward_chunk(weights, list(texts[s:s + chunk]), n_labels)
-             for s in range(0, len(texts), chunk)]
+def predict_proba(worker, weights: dict, texts: list[str], n_labels: int, chunk: int = 512,
+                  stop: threading.Event | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Class probabilities and pooled states of `texts`, `chunk` texts per `worker` call. With `stop`:
+    None once it is set (or the request is cancelled), checked before each batch of each call."""
+    t0, parts = time.perf_counter(), []
+    with stops.named(stop) as key:
+        extra = {"stop_key": key} if stop is not None else {}  # only a stoppable pass names its flag
+        for s in range(0, len(texts), chunk):
+            part = None if extra and stops.asked(key) else worker.forward_chunk(
+                weights, list(texts[s:s + chunk]), n_labels, **extra)
+            if part is None:
+                return None
+            parts.append(part)
     RATES.add(rate_key(SCORE_WORK, getattr(worker, "rate_model", "")), text_units(texts), time.perf_counter() - t0)
     if not parts:
         return np.zeros((0, n_labels)), np.zeros((0, 0), dtype=np.float32)
@@ -257,14 +273,15 @@ def _better(val: dict, best: dict | None) -> bool:
     return (val["accuracy"], -val["loss"]) > (best["accuracy"], -best["loss"])
 
 
-def _validation_score(worker, val: list[tuple[str, int]], n_labels: int):
-    """The default checkpoint score: accuracy and mean cross-entropy on the validation split."""
-    from backend.engines import classification_metrics as metrics
-
+def _validation_score(worker, val: list[tuple[str, int]], n_labels: int, stop: threading.Event | None = None):
+    """The default checkpoint score: accuracy and mean cross-entropy on the validation split (None
+    when `stop` is set during the pass: it is checked before each batch)."""
     texts, ys = [t for t, _ in val], np.array([y for _, y in val])
 
-    def evaluate(weights) -> dict:
-        probs, _ = predict_proba(worker, weights, texts, n_labels)
+    def evaluate(weights) -> dict | None:
+        probs = (predict_proba(worker, weights, texts, n_labels, stop=stop) or (None,))[0]
+        if probs is None:
+            return None
         return {"accuracy": round(metrics.accuracy(ys, probs.argmax(1)), 4),
                 "loss": round(float(metrics.log_loss_each(probs, ys).mean()), 4)}
 
@@ -293,6 +310,25 @@ def _replan(train, val, budget: Budget, worker, res: dict, chunk: list, done: in
                 spent_units=done_units)
 
 
+def _check(out: Outcome, evaluate, weights, epoch: float, at_step: int, val_n: int, t_start: float,
+           stopped) -> dict | None:
+    """Score a checkpoint on validation; the row of the epoch table, and `out`'s best updated (None, and
+    nothing kept, when Stop came during the pass)."""
+    t0 = time.perf_counter()
+    score = evaluate(weights)  # predict_proba measures the scoring rate
+    out.eval_s += time.perf_counter() - t0
+    if score is None or stopped():
+        return None
+    row = {"epoch": epoch, "step": at_step, "val_accuracy": score["accuracy"], "val_loss": score["loss"],
+           "val_n": val_n, "val_ci95": [round(v, 4) for v in metrics.wilson_interval(
+               round(score["accuracy"] * val_n), val_n)],
+           "seconds": round(time.perf_counter() - t_start, 2)}
+    out.epochs.append(row)
+    if _better(score, out.best_val):
+        out.weights, out.best_val, out.best_epoch = weights, score, epoch
+    return row
+
+
 def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int, budget: Budget,
         worker, stop: threading.Event | None = None, evaluate=None, reserve_s: float = 10.0) -> Iterator[dict]:
     """Fine-tune; yields events ({"event": "estimate" | "step" | "epoch"}) and returns an Outcome.
@@ -300,9 +336,11 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
     `evaluate(weights) -> {"accuracy", "loss", ...}` scores a checkpoint on the validation
     split (default: accuracy and mean cross-entropy of `val`). Inside a request with a time
     budget (backend.runtime.budget) the run also ends `reserve_s` (or 15 %) before that budget, so
-    there is time left to score the model, and a cancel of the request stops it like Stop."""
-    evaluate = evaluate or _validation_score(worker, val, n_labels)
+    there is time left to score the model, and a cancel of the request stops it like Stop.
+    Stop is checked before each step and validation batch (it took 9-40 s: issue #39); no validation
+    runs after it: the best scored checkpoint is kept, else the last state, unscored (`best_val` None)."""
     stop = stop or threading.Event()
+    evaluate = evaluate or _validation_score(worker, val, n_labels, stop)
     t_start = time.perf_counter()
     outer = request_budget.current()  # the request's own budget (the app's), if any: stop before it
     deadline = _deadline(t_start, budget.max_seconds, outer, reserve_s)
@@ -311,24 +349,13 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
     out = Outcome(total_steps=len(batches))
     state, step, chunk_steps, last_eval, trained_units = None, 0, FIRST_CHUNK_STEPS, 0, 0
 
-    def check(weights, at_step):
-        t0 = time.perf_counter()
-        score = evaluate(weights)  # predict_proba measures the scoring rate
-        out.eval_s += time.perf_counter() - t0
-        epoch = round(at_step / per_epoch, 3)
-        row = {"epoch": epoch, "step": at_step, "val_accuracy": score["accuracy"], "val_loss": score["loss"],
-               "val_n": len(val), "val_ci95": [round(v, 4) for v in metrics.wilson_interval(
-                   round(score["accuracy"] * len(val)), len(val))],
-               "seconds": round(time.perf_counter() - t_start, 2)}
-        out.epochs.append(row)
-        if _better(score, out.best_val):
-            out.weights, out.best_val, out.best_epoch = weights, score, epoch
-        return row
+    def stopped() -> bool:
+        return stop.is_set() or (outer is not None and outer.cancelled)
 
-    while step < len(batches):
-        if stop.is_set() or (outer is not None and outer.cancelled):
-            out.stopped = "stopped"
-            break
+    def check(weights, at_step):
+        return _check(out, evaluate, weights, round(at_step / per_epoch, 3), at_step, len(val), t_start, stopped)
+
+    while step < len(batches) and not stopped():
         left = deadline - time.perf_counter()
         if left <= 0:
             out.stopped = "time budget"
@@ -337,8 +364,9 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
         todo = batches[step:min(step + chunk_steps, epoch_end, len(batches))]
         chunk = [([train[i][0] for i in b], [train[i][1] for i in b]) for b in todo]
         t_chunk = time.perf_counter()
-        res = worker.train_chunk(state, chunk, n_labels, budget.learning_rate, step, len(batches),
-                                 budget.seed, left)
+        with stops.named(stop) as key:
+            res = worker.train_chunk(state, chunk, n_labels, budget.learning_rate, step, len(batches),
+                                     budget.seed, left, key)
         chunk_s = time.perf_counter() - t_chunk  # the whole call: GPU task, state copies, steps
         state, done = res["state"], len(res["losses"])
         step += done
@@ -355,14 +383,24 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
         yield {"event": "step", "step": step, "total_steps": len(batches),
                "epoch": round(step / per_epoch, 3), "losses": list(res["losses"]),
                "seconds": round(time.perf_counter() - t_start, 2)}
-        if step % per_epoch == 0 or step == len(batches):
-            last_eval = step
-            yield {"event": "epoch", **check(state["model"], step)}
-        elif done < len(chunk):  # the chunk hit the time budget
+        if not stopped() and (step % per_epoch == 0 or step == len(batches)):
+            last_eval, row = step, check(state["model"], step)
+            if row is not None:
+                yield {"event": "epoch", **row}
+        elif done < len(chunk) and not stopped():  # the chunk hit the time budget
             out.stopped = "time budget"
             break
-    if state is not None and last_eval != step:  # stopped mid-epoch: score what we have
-        yield {"event": "epoch", **check(state["model"], step)}
+        if stopped():  # also during the chunk or the validation pass (both check it per batch)
+            out.stopped = "stopped"
+            break
+    if out.stopped != "stopped" and state is not None and last_eval != step:  # the budget ended it mid-epoch
+        row = check(state["model"], step)  # score what we have
+        if row is not None:
+            yield {"event": "epoch", **row}
+    if stopped() and out.stopped == "finished":
+        out.stopped = "stopped"
+    if out.weights is None and state is not None:  # stopped before any score: the last state, unscored
+        out.stopped, out.weights, out.best_epoch = "stopped", state["model"], round(step / per_epoch, 3)
     out.steps = step
     out.seconds = round(time.perf_counter() - t_start, 2)
     RATES.add(rate_key(TRAIN_WORK, getattr(worker, "rate_model", "")), trained_units, out.train_s)

@@ -192,6 +192,15 @@ def optimizer_for(model: TokenClassifier, recipe: Recipe) -> torch.optim.AdamW:
                               for (lr, wd), ps in groups.items()], lr=recipe.learning_rate)
 
 
+class Stopped(Exception):
+    """Raised by `train` and `evaluate` when their `should_stop` says so (checked before each batch)."""
+
+
+def _halt_if(should_stop: Callable[[], bool] | None) -> None:
+    if should_stop is not None and should_stop():
+        raise Stopped
+
+
 @dataclass
 class Outcome:
     weights: dict  # the best state (by validation F1), on the CPU
@@ -207,10 +216,12 @@ class Outcome:
 
 def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
           val_set: list[ner_data.Sentence], labels: list[str], recipe: Recipe,
-          progress: Callable[[int, int, float], None] | None = None, evals_per_epoch: int = 1) -> Outcome:
+          progress: Callable[[int, int, float], None] | None = None, evals_per_epoch: int = 1,
+          should_stop: Callable[[], bool] | None = None) -> Outcome:
     """Fine-tune `model` in place for `recipe.steps(len(train_set))` steps; keep the state with
     the best validation entity F1 (checked `evals_per_epoch` times an epoch and at the end) and
-    load it back into `model`. Stops early only when the request's budget says so."""
+    load it back into `model`. Stops early when the request's budget says so, or raises `Stopped`
+    when `should_stop()` does (asked before each step and each validation batch)."""
     label2id = {l: i for i, l in enumerate(labels)}
     device = _device_of(model)
     shapes = model.uses_shapes
@@ -228,6 +239,7 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
     model.train()
     for step, idx in enumerate(batches):
         request_budget.check(f"trained {step} of {total} steps")
+        _halt_if(should_stop)
         ts = time.perf_counter()
         batch, _ = make_batch(tokenizer, [train_set[i].tokens for i in idx], label2id,
                               [train_set[i].tags for i in idx], recipe.max_length, shapes, device)
@@ -242,7 +254,7 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
         step_time += time.perf_counter() - ts
         losses.append(float(loss.detach()))
         if step + 1 in eval_at:
-            rep = evaluate(model, tokenizer, val_set, labels, recipe.max_length)["report"]
+            rep = evaluate(model, tokenizer, val_set, labels, recipe.max_length, should_stop)["report"]
             model.train()
             f = rep["overall"]["f1"]
             evals.append({"step": step + 1, "f1": f})
@@ -258,15 +270,17 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
 
 
 # ----------------------------------------------------------------------------- prediction
-def _word_probs(model: TokenClassifier, tokenizer, sentences: list[list[str]], max_length: int):
+def _word_probs(model: TokenClassifier, tokenizer, sentences: list[list[str]], max_length: int,
+                should_stop: Callable[[], bool] | None = None):
     """(per-sentence arrays of shape (words, labels) of softmax probabilities from the first
-    pieces, in float32; a word without a piece gets a certain O)."""
+    pieces, in float32; a word without a piece gets a certain O). `Stopped` if `should_stop()` before a batch."""
     device = _device_of(model)
     shapes = model.uses_shapes
     out: list[np.ndarray] = [None] * len(sentences)
     order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
     with torch.inference_mode():
         for start in range(0, len(order), EVAL_BATCH):
+            _halt_if(should_stop)
             idx = order[start:start + EVAL_BATCH]
             batch, word_ids = make_batch(tokenizer, [sentences[i] for i in idx], max_length=max_length,
                                          shapes=shapes, device=device)
@@ -305,11 +319,12 @@ def predict(model: TokenClassifier, tokenizer, sentences: list[list[str]], label
 
 
 def evaluate(model: TokenClassifier, tokenizer, sentences: list[ner_data.Sentence], labels: list[str],
-             max_length: int = 128) -> dict:
-    """{"report": ner_metrics.report, "pred": tags per sentence, "losses": mean word loss per sentence}."""
+             max_length: int = 128, should_stop: Callable[[], bool] | None = None) -> dict:
+    """{"report": ner_metrics.report, "pred": tags per sentence, "losses": mean word loss per sentence}
+    (`Stopped` when `should_stop()` says so before a batch)."""
     model.eval()
     pos = {l: i for i, l in enumerate(labels)}
-    probs = _word_probs(model, tokenizer, [s.tokens for s in sentences], max_length)
+    probs = _word_probs(model, tokenizer, [s.tokens for s in sentences], max_length, should_stop)
     pred = [[labels[int(k)] for k in p.argmax(-1)] for p in probs]
     losses = [float(-np.log(np.clip(p[np.arange(len(s.tags)), [pos.get(t, 0) for t in s.tags]], 1e-12, 1)).mean())
               for p, s in zip(probs, sentences)]

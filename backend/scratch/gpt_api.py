@@ -204,7 +204,7 @@ def _result(plan, s, scheme, what, body, data, tok, params, out, total_s) -> dic
         "stopped": out.stopped, "losses": out.losses,
         "evals": [{k: e[k] for k in ("step", "val_loss", "sample")} for e in out.evals],
         "samples": [{"step": e["step"], "text": e["sample"]} for e in out.evals],
-        "final": {"train_loss": out.losses[-1] if out.losses else None, "val_loss": last.get("val_loss"),
+        "final": {"train_loss": out.losses[-1] if out.losses else None, "val_loss": last.get("val_loss"), "val_step": last.get("step"),
                   "train_loss_mean_last_10": round(sum(out.losses[-10:]) / len(out.losses[-10:]), 4)
                   if out.losses else None},
         "unigram_entropy": round(tiny_gpt.unigram_entropy(data.val), 4),

@@ -33,6 +33,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from backend.engines.attention.math import scaled_dot_product_attention
+from backend.runtime import stops
 from backend.runtime.device import gpu_task
 from backend.scratch.tiny_gpt import _stopped, one_thread, schedule
 
@@ -179,13 +180,16 @@ def eval_chunk(model, tok, val_batch: Batch, val_pairs, shown: int) -> tuple[flo
 
 
 @gpu_task(duration=120)
-def train_chunk(bundle: tuple, batches: list[Batch], lrs: list[float]) -> tuple[tuple, list[float]]:
+def train_chunk(bundle: tuple, batches: list[Batch], lrs: list[float],
+                stop_key: str | None = None) -> tuple[tuple, list[float]]:
     """A few AdamW steps on (model, optimizer): state travels in and out (ZeroGPU keeps nothing)."""
     model, opt = bundle
     losses = []
     model.train()
     with one_thread():
         for b, lr in zip(batches, lrs):
+            if losses and stops.asked(stop_key):  # Stop, checked per step (backend/runtime/stops.py)
+                break
             for group in opt.param_groups:
                 group["lr"] = lr
             loss = _loss(model, b)
@@ -249,19 +253,22 @@ def train_steps(model, tok: Tokenizer, train_pairs, val_pairs, s: Settings, stop
             break
         n = min(s.report_every, s.steps - step, s.eval_every - step % s.eval_every)
         batches = [make_batch(tok, rng.sample(train_pairs, min(s.batch, len(train_pairs)))) for _ in range(n)]
-        bundle, losses = train_chunk(bundle, batches, [s.learning_rate * factor(step + i) for i in range(n)])
+        with stops.named(stop) as key:
+            bundle, losses = train_chunk(bundle, batches, [s.learning_rate * factor(step + i) for i in range(n)], key)
         out.model = bundle[0]
         if not all(math.isfinite(v) for v in losses):
             out.stopped = "diverged (loss is not finite: use a smaller learning rate)"
             break
-        step += n
+        step += len(losses)  # fewer than n after a Stop
         out.losses += [round(v, 4) for v in losses]
         out.steps_run = step
-        yield {"event": "step", "step": step, "losses": out.losses[-n:]}
-        if step % s.eval_every == 0 or step == s.steps:
+        yield {"event": "step", "step": step, "losses": out.losses[-len(losses):]}
+        if (step % s.eval_every == 0 or step == s.steps) and _stopped(stop) != "stopped":  # none after Stop
             out.evals.append(_eval(out.model, tok, val_batch, val_pairs, s, step))
             yield {"event": "eval", **out.evals[-1]}
-    if out.steps_run and out.evals[-1]["step"] != out.steps_run:
+    if not out.stopped and _stopped(stop) == "stopped":  # Stop (or a cancel) during the last chunk
+        out.stopped = "stopped"
+    if out.steps_run and out.evals[-1]["step"] != out.steps_run and out.stopped != "stopped":  # Stop: no final pass
         out.evals.append(_eval(out.model, tok, val_batch, val_pairs, s, out.steps_run))
         yield {"event": "eval", **out.evals[-1]}
     out.seconds = time.perf_counter() - start

@@ -151,7 +151,7 @@ def train_seq2seq_iter(session_id: str, steps=DEFAULTS["steps"], layers=DEFAULTS
         trained.model = out.model
         train_s = max(1e-6, out.seconds - sum(e["seconds"] for e in out.evals))
         t1 = time.perf_counter()
-        ev = _test_task(out.model, tok, test) if out.steps_run else None
+        ev = _test_task(out.model, tok, test) if out.steps_run and out.stopped != "stopped" else None  # skipped on Stop
         test_s = time.perf_counter() - t1
         result = _result(plan, s, params, out, ev, time.perf_counter() - t0, train_s, test_s)
         trained.info.update(result)
@@ -174,7 +174,7 @@ def _result(plan, s, params, out, ev, total_s, train_s, test_s) -> dict:
         "data": _data_card(), "settings": s, "parameters": params, "steps": s["steps"], "steps_run": out.steps_run,
         "stopped": out.stopped, "losses": out.losses,
         "evals": [{k: e[k] for k in ("step", "val_loss", "val_exact_match", "samples")} for e in out.evals],
-        "final": {"train_loss": out.losses[-1] if out.losses else None, "val_loss": last.get("val_loss"),
+        "final": {"train_loss": out.losses[-1] if out.losses else None, "val_loss": last.get("val_loss"), "val_step": last.get("step"),
                   "val_exact_match": last.get("val_exact_match")},
         "test": test, "seconds": round(total_s, 2), "train_seconds": round(train_s, 2),
         "steps_per_s": round(out.steps_run / train_s, 2) if train_s > 0 else None,

@@ -30,6 +30,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 from backend.runtime import budget
+from backend.runtime import stops
 from backend.runtime.device import gpu_task
 from backend.scratch import train as tok_train
 
@@ -183,7 +184,8 @@ def sample_task(model, prompt_ids: list[int], n: int, temperature: float, seed: 
 
 
 @gpu_task(duration=120)
-def train_chunk(bundle: tuple, batches: list[tuple], lrs: list[float]) -> tuple[tuple, list[float]]:
+def train_chunk(bundle: tuple, batches: list[tuple], lrs: list[float],
+                stop_key: str | None = None) -> tuple[tuple, list[float]]:
     """A few AdamW steps on (model, optimizer), given the batches and learning rates: a GPU task
     whose state travels in and out (on ZeroGPU a worker keeps nothing, so the caller keeps the
     bundle it gets back)."""
@@ -192,6 +194,8 @@ def train_chunk(bundle: tuple, batches: list[tuple], lrs: list[float]) -> tuple[
     model.train()
     with one_thread():
         for (x, y), lr in zip(batches, lrs):
+            if losses and stops.asked(stop_key):  # Stop, checked per step (backend/runtime/stops.py)
+                break
             for group in opt.param_groups:
                 group["lr"] = lr
             loss = _shifted_loss(model, x, y)
@@ -271,19 +275,22 @@ def train_steps(model, tok: Tokenizer, data: Data, s: Settings, stop=None,
             break
         n = min(s.report_every, s.steps - step, s.eval_every - step % s.eval_every)
         batches = [data.windows(data.train, s.batch, gen) for _ in range(n)]
-        bundle, losses = train_chunk(bundle, batches, [s.learning_rate * factor(step + i) for i in range(n)])
+        with stops.named(stop) as key:
+            bundle, losses = train_chunk(bundle, batches, [s.learning_rate * factor(step + i) for i in range(n)], key)
         out.model = bundle[0]
         if not all(math.isfinite(v) for v in losses):
             out.stopped = "diverged (loss is not finite: use a smaller learning rate)"
             break
-        step += n
+        step += len(losses)  # fewer than n after a Stop
         out.losses += [round(v, 4) for v in losses]
         out.steps_run = step
-        yield {"event": "step", "step": step, "losses": out.losses[-n:]}
-        if step % s.eval_every == 0 or step == s.steps:
+        yield {"event": "step", "step": step, "losses": out.losses[-len(losses):]}
+        if (step % s.eval_every == 0 or step == s.steps) and _stopped(stop) != "stopped":  # none after Stop
             out.evals.append(_eval(out.model, tok, data, val_windows, prompt_ids, s, step))
             yield {"event": "eval", **out.evals[-1]}
-    if out.steps_run and out.evals[-1]["step"] != out.steps_run:
+    if not out.stopped and _stopped(stop) == "stopped":  # Stop (or a cancel) during the last chunk
+        out.stopped = "stopped"
+    if out.steps_run and out.evals[-1]["step"] != out.steps_run and out.stopped != "stopped":  # Stop: no final pass
         out.evals.append(_eval(out.model, tok, data, val_windows, prompt_ids, s, out.steps_run))  # the final numbers
         yield {"event": "eval", **out.evals[-1]}
     out.seconds = time.perf_counter() - start

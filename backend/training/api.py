@@ -286,28 +286,38 @@ def _finetune(ds, budget, stop, override, say, stage, feats, result, trained, pl
           "epochs": outcome.epochs, "best_epoch": outcome.best_epoch, "best_validation": outcome.best_val,
           "examples": len(ft_train)}
     ft["vs_plan"] = finetune.compare(finetune.loop_seconds(plan), outcome.seconds)
-    if outcome.weights is not None:
+    result["methods"]["finetune"] = ft
+    if outcome.weights is None:
+        ft["note"] = "Stopped before the first training step: no fine-tuned model."
+        return
+    trained.weights = outcome.weights  # kept, scored on test or not
+    test = val = None
+    if outcome.stopped != "stopped" and not stop.is_set():
         yield stage(0.86, "Scoring the best fine-tuned checkpoint")
         t0 = time.perf_counter()
-        probs, pooled = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, te_x, len(labels))
-        ft.update(metrics.report(te_y, probs, labels))
-        va_probs, _ = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, va_x, len(labels))
-        result["hardest"]["finetune"] = metrics.hardest(va_x, va_y, va_probs, labels, HARDEST_K)
+        test = finetune.predict_proba(gpu.HubWorker(override), outcome.weights, te_x, len(labels), stop=stop)
+        val = test and finetune.predict_proba(gpu.HubWorker(override), outcome.weights, va_x, len(labels), stop=stop)
         took["scoring"] = time.perf_counter() - t0
-        result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
-        # Before and after on the same texts: the frozen map moves to the test split too.
-        result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
-        trained.weights = outcome.weights
-        trained.scores["finetune"] = _summary(ft)
-    else:
-        ft["note"] = "Stopped before the first training step: no fine-tuned model."
-    result["methods"]["finetune"] = ft
+    if not test or not val:  # Stop: the test pass is skipped (it cost up to 40 s after Stop on a loaded box)
+        ft["test_skipped"] = True
+        ft["note"] = ("Stopped: the test pass was skipped, so the fine-tuned model has no test score. It is kept ("
+                      + (f"the best checkpoint by validation, epoch {outcome.best_epoch}" if outcome.best_val
+                         else f"its state at epoch {outcome.best_epoch}, not scored") + ").")
+        return
+    probs, pooled = test
+    ft.update(metrics.report(te_y, probs, labels))
+    result["hardest"]["finetune"] = metrics.hardest(va_x, va_y, val[0], labels, HARDEST_K)
+    result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
+    # Before and after on the same texts: the frozen map moves to the test split too.
+    result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
+    trained.scores["finetune"] = _summary(ft)
 
 
 def _best(trained: Trained) -> str | None:
     """The trained method with the best test accuracy (probe wins a tie: it is cheaper)."""
     usable = {m: trained.scores[m]["accuracy"] for m in trained.methods() if m in trained.scores}
-    trained.best = max(usable, key=usable.get) if usable else None
+    # A model with no test score (fine-tuning stopped before its test pass) is used only when it is all there is.
+    trained.best = max(usable, key=usable.get) if usable else next(iter(trained.methods()), None)
     return trained.best
 
 
@@ -346,11 +356,9 @@ def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, ov
                 except StopIteration as done:
                     res = done.value
                     break
-            if res.weights is None:
-                out["finetune"].append(None)
-            else:
-                probs, _ = finetune.predict_proba(gpu.HubWorker(override), res.weights, te_x, len(ds.labels))
-                out["finetune"].append(round(metrics.accuracy(te_y, probs.argmax(1)), 4))
+            scored = None if res.weights is None or res.stopped == "stopped" else finetune.predict_proba(
+                gpu.HubWorker(override), res.weights, te_x, len(ds.labels), stop=stop)
+            out["finetune"].append(None if scored is None else round(metrics.accuracy(te_y, scored[0].argmax(1)), 4))
     if not do_ft and "finetune" in chosen:
         out["notes"].append("Fine-tuning is not on the curve (turn on curve_finetune; it costs one "
                             "fine-tuning run per point).")

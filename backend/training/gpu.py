@@ -34,8 +34,8 @@ def _train_chunk(override: str | None, *args) -> dict:
 
 
 @gpu_task(duration=60)
-def _forward_chunk(override: str | None, weights: dict, texts: list[str], n_labels: int):
-    return FT.forward_chunk(hub.load(ROLE, override), weights, texts, n_labels)
+def _forward_chunk(override: str | None, weights: dict, texts: list[str], n_labels: int, stop_key: str | None = None):
+    return FT.forward_chunk(hub.load(ROLE, override), weights, texts, n_labels, stop_key)
 
 
 class HubWorker:
@@ -49,5 +49,5 @@ class HubWorker:
     def train_chunk(self, *args) -> dict:
         return _train_chunk(self.override, *args)
 
-    def forward_chunk(self, weights: dict, texts: list[str], n_labels: int):
-        return _forward_chunk(self.override, weights, texts, n_labels)
+    def forward_chunk(self, weights: dict, texts: list[str], n_labels: int, stop_key: str | None = None):
+        return _forward_chunk(self.override, weights, texts, n_labels, stop_key)

@@ -22,6 +22,7 @@ from backend.engines.token_classification import Recipe
 from backend.hub import ner_builder
 from backend.runtime.config import public_mode
 from backend.runtime.errors import InputError
+from backend.runtime import stops
 from backend.runtime.rates import RATES
 from backend.training import ner_gpu, ner_plan, ner_results, ner_upload
 from backend.training.gpu import ROLE
@@ -116,12 +117,14 @@ def train_iter(session_id: str, source="shipped", file=None, epochs=1, max_sente
         lm = _load_timed(a.override, took)
         data = {"train": train, "validation": ds.validation, "test": ds.test}
         run_id = f"{session_id}-{uuid.uuid4().hex}"
-        stream = ner_gpu.train_stream(run_id, a.override, data, ds.labels, a.recipe, ner_plan.limit_s())
-        out = yield from _drive(stream, run_id, session.stop)
+        with stops.named(session.stop) as stop_key:  # Stop reaches a validation or scoring pass too
+            stream = ner_gpu.train_stream(run_id, a.override, data, ds.labels, a.recipe, ner_plan.limit_s(), stop_key)
+            out = yield from _drive(stream, run_id, session.stop)
         result = {"task": TASK, "dataset": ds.describe(), "model": lm.describe(), "recipe": asdict(a.recipe),
                   "plan": plan, "train_sentences": len(train), "stopped": out is None}
         if out is None:
-            result["note"] = "Stopped before the last step: no model was kept (the session keeps its previous one)."
+            result["note"] = ("Stopped before training and its test scoring finished: the test pass was skipped "
+                              "and no model was kept (the session keeps its previous one).")
         else:
             trained = _finish(result, out, ds, train, a, lm, took)
         result["seconds"] = round(time.perf_counter() - t_start, 2)

@@ -4,8 +4,10 @@ with a session's weights passed in.
 
 The engine's `train` runs all its steps in one call and reports each step to a callback. The
 stream runs it in a thread and yields those reports as they come, so the page shows progress
-per step. Stop: `halt(run_id)` sets the run's flag (in this process) and the next step ends the
-run; in a ZeroGPU worker, where the flag cannot reach, closing the stream ends it. The run's
+per step. Stop: `halt(run_id)` sets the run's flag (in this process), and the session's own flag
+reaches the run by name (`stop_key`, backend/runtime/stops.py) while no event is coming (a validation
+or scoring pass); either ends the run before its next step or batch of a pass (issue #39). In a
+ZeroGPU worker, where neither can reach, closing the stream ends it. The run's
 deadline is the request's budget, or `seconds` where no budget crossed (a ZeroGPU worker).
 """
 
@@ -19,6 +21,7 @@ from typing import Iterator
 from backend import hub
 from backend.engines import token_classification as tc
 from backend.runtime import budget as request_budget
+from backend.runtime import stops
 from backend.runtime.device import gpu_task
 from backend.training.gpu import ROLE
 
@@ -47,31 +50,36 @@ def build(lm, labels: list[str], recipe: tc.Recipe, weights: dict | None = None)
     return model.to(getattr(lm, "device", None) or "cpu").eval()
 
 
-def _score(model, tokenizer, data: dict, labels: list[str], recipe: tc.Recipe) -> dict:
+def _score(model, tokenizer, data: dict, labels: list[str], recipe: tc.Recipe, should_stop=None) -> dict:
     """The best state evaluated on validation and test (predictions, per-sentence losses, reports)."""
     t0 = time.perf_counter()
-    out = {split: tc.evaluate(model, tokenizer, data[split], labels, recipe.max_length)
+    out = {split: tc.evaluate(model, tokenizer, data[split], labels, recipe.max_length, should_stop)
            for split in ("validation", "test")}
     out["score_s"] = time.perf_counter() - t0
     return out
 
 
-def _work(model, tokenizer, data: dict, labels, recipe, b, flag: threading.Event, q: queue.Queue) -> None:
+def _work(model, tokenizer, data: dict, labels, recipe, b, flag: threading.Event, q: queue.Queue,
+          stop_key: str | None = None) -> None:
     """The training thread: the engine's loop under the run's budget, then scoring; events into `q`."""
+    def should_stop() -> bool:
+        return flag.is_set() or stops.asked(stop_key)
+
     def on_step(done: int, total: int, loss: float) -> None:
         q.put({"event": "step", "step": done, "total_steps": total, "loss": round(loss, 4)})
-        if flag.is_set() and done < total:
+        if should_stop() and done < total:
             raise _Halted
 
     try:
         with request_budget.scope(budget=b):
-            out = tc.train(model, tokenizer, data["train"], data["validation"], labels, recipe, on_step)
+            out = tc.train(model, tokenizer, data["train"], data["validation"], labels, recipe, on_step,
+                           should_stop=should_stop)
             q.put({"event": "scoring"})
-            scored = _score(model, tokenizer, data, labels, recipe)
+            scored = _score(model, tokenizer, data, labels, recipe, should_stop)
         q.put({"event": "trained", "weights": out.weights, "steps": out.steps, "total_steps": out.total_steps,
                "best_step": out.best_step, "best_validation": out.best_val, "seconds": out.seconds,
                "step_seconds": out.step_seconds, "losses": out.losses, "evals": out.evals, **scored})
-    except _Halted:
+    except (_Halted, tc.Stopped):
         q.put({"event": "stopped"})
     except BaseException as exc:  # noqa: BLE001  (re-raised in the stream, in the caller's thread)
         q.put({"event": "error", "error": exc})
@@ -81,7 +89,7 @@ def _work(model, tokenizer, data: dict, labels, recipe, b, flag: threading.Event
 
 @gpu_task(duration=240)
 def train_stream(run_id: str, override: str | None, data: dict, labels: list[str], recipe: tc.Recipe,
-                 seconds: float) -> Iterator[dict]:
+                 seconds: float, stop_key: str | None = None) -> Iterator[dict]:
     """Train a token classifier on `data` ({"train", "validation", "test"}: lists of Sentence) by
     `recipe`: yields {"event": "step"} per step, then {"event": "trained", weights, ...} or
     {"event": "stopped"}. Errors (the budget's included) are raised here."""
@@ -92,7 +100,7 @@ def train_stream(run_id: str, override: str | None, data: dict, labels: list[str
         _HALTS[run_id] = flag
     model = build(lm, labels, recipe)
     q: queue.Queue = queue.Queue()
-    thread = threading.Thread(target=_work, args=(model, lm.tokenizer, data, labels, recipe, b, flag, q),
+    thread = threading.Thread(target=_work, args=(model, lm.tokenizer, data, labels, recipe, b, flag, q, stop_key),
                               name=f"ner-train-{run_id[:8]}", daemon=True)
     thread.start()
     try:

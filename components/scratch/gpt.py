@@ -73,7 +73,15 @@ def final_md(r: dict) -> str:
             f"**{r['tokens_per_s']:,.0f} tokens/s**): {r['parameters']:,} parameters, {r['vocab_size']:,} tokens "
             f"({md_text(r['tokens'])}). Final train loss **{f['train_loss']}**, validation loss **{f['val_loss']}**, "
             f"{below} the unigram entropy {r['unigram_entropy']} (plan said {r['plan']['seconds']:.0f} s, "
-            f"{md_text(r['plan']['basis'])}).")
+            f"{md_text(r['plan']['basis'])}).{after_stop(r)}")
+
+
+def after_stop(r: dict) -> str:
+    """What Stop skipped (issue #39: no validation or test pass runs after it), said rather than hidden."""
+    step = (r.get("final") or {}).get("val_step")
+    if r.get("stopped") != "stopped" or step is None or step == r["steps_run"]:
+        return ""
+    return f" The validation figures are from step {step:,}: no validation pass runs after Stop."
 
 
 @user_errors

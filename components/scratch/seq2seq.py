@@ -23,6 +23,7 @@ from components import shell as common
 from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
+from components.scratch.gpt import after_stop
 from components.scratch.plots import attention_heatmap, seq2seq_loss_figure, zip_line
 from components.shell.session_memory import upload_folder
 from components.shell.session import session_of
@@ -78,9 +79,12 @@ def final_md(r: dict) -> str:
             f"{r['parameters']:,} parameters. Final train loss **{f['train_loss']}**, validation loss "
             f"**{f['val_loss']}**, validation exact match **{f['val_exact_match']:.0%}** (plan said "
             f"{r['plan']['seconds']:.0f} s, {md_text(r['plan']['basis'])}).")
+    text += after_stop(r)
     if t:
         text += (f"\n\n**Held-out test: {t['right']} of {t['items']} dates translated exactly right "
                  f"({t['exact_match']:.1%})**: dates the model never saw in training ({t['seconds']:.1f} s).")
+    elif r["stopped"] == "stopped" and r["steps_run"]:
+        text += "\n\n**Held-out test: skipped** (stopped): the model so far is kept, without a test score."
     return text
 
 

@@ -96,10 +96,13 @@ def summary_markdown(result: dict) -> str:
             t = f"{r['seconds']:.1f} s"
             note = f"{r['steps']}/{r['total_steps']} steps, {r['stopped']}"
             if r.get("best_epoch") is not None:
-                note += f", best checkpoint at epoch {r['best_epoch']}"
+                note += (f", best checkpoint at epoch {r['best_epoch']}" if r.get("best_validation")
+                         else f", kept as it was at epoch {r['best_epoch']} (stopped before any validation)")
             vs = r.get("vs_plan") or {}
             if vs.get("off"):
                 note += f"; estimated {seconds_text(vs['estimated_s'])}"
+            if r.get("test_skipped"):  # Stop skips the test pass: the row says so rather than show a blank
+                note += "; test pass skipped after Stop, so no test score"
         acc = accuracy_text(r["accuracy"], r.get("n"), r.get("ci95")) if "accuracy" in r else "-"
         f1 = f"{r['macro_f1']:.3f}" if "macro_f1" in r else "-"
         best = " **(in use)**" if m == result.get("best_method") else ""

@@ -81,7 +81,8 @@ def test_stop_keeps_the_partial_model_and_says_how_many_steps_ran():
             assert scratch.stop_gpt("s") == {"stopping": True}
     r = events[-1]["result"]
     assert r["stopped"] == "stopped" and 6 <= r["steps_run"] < 200 and len(r["losses"]) == r["steps_run"]
-    assert r["evals"][-1]["step"] == r["steps_run"]  # the final numbers are measured on the model kept
+    # No validation pass after Stop (issue #39): the final numbers say which step they come from.
+    assert r["evals"][-1]["step"] < r["steps_run"] and r["final"]["val_step"] == r["evals"][-1]["step"]
     kept = gpt_store.get_store().trained("s")
     assert kept.info["steps_run"] == r["steps_run"] and not gpt_store.get_store().peek("s").running
     assert scratch.stop_gpt("s") == {"stopping": False}

@@ -125,7 +125,7 @@ class SlowWorker:
     def __init__(self, step_s=0.02, eval_s=0.01):
         self.step_s, self.eval_s = step_s, eval_s
 
-    def train_chunk(self, state, batches, n_labels, lr, step0, total, seed, time_limit_s):
+    def train_chunk(self, state, batches, n_labels, lr, step0, total, seed, time_limit_s, stop_key=None):
         start, losses = time.perf_counter(), []
         for _ in batches:
             time.sleep(self.step_s)
@@ -134,7 +134,7 @@ class SlowWorker:
                 break
         return {"state": {"model": {}}, "losses": losses, "step_s": [self.step_s] * len(losses)}
 
-    def forward_chunk(self, weights, texts, n_labels):
+    def forward_chunk(self, weights, texts, n_labels, stop_key=None):
         time.sleep(self.eval_s)
         return np.full((len(texts), n_labels), 1.0 / n_labels), np.zeros((len(texts), 2), dtype=np.float32)
 
