@@ -14,7 +14,7 @@ import gradio as gr
 
 from backend import anatomy
 from components.anatomy import plots
-from components.shell import links
+from components.shell import links, runs
 from components.shell import (SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
                                raw_json, user_errors)
 
@@ -189,3 +189,4 @@ def build() -> None:
         links.model_box("anatomy", override)
         links.register("anatomy", {"text": text, "text_b": text_b, "role": role, "layer": layer, "head": head,
                                    "token": token_index}, [ev], link_bar, run=run)
+        runs.track(runs.panel("anatomy"), ev, [badge, verdict, diff_plot, lens_md, pooling_md])

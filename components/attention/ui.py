@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import attention
 from components.attention import plots
-from components.shell import links
+from components.shell import links, runs
 from components.shell import (SHORT_LANE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
 
@@ -231,5 +231,6 @@ def build() -> None:
         links.register("attention", {"text": text, "text_b": text_b, "role": role,
                                     "layer": (hm_layer, 0, 99), "head": (hm_head, 0, 99)},
                        [ev], link_bar, run=show)
+        runs.track(runs.panel("attention"), ev, [badge, summary_plot, top_df])
         m_ev = m_run.click(run_math, inputs=math_in, outputs=math_out, api_name="attention_math", **SHORT_LANE)
         clear_on_error(m_ev, math_out, m_box)

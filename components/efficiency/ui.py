@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import efficiency
 from components.efficiency import compress_ui, plots
-from components.shell import links
+from components.shell import links, runs
 from components.shell.badge import model_time
 from components.shell import (
     LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
@@ -148,4 +148,5 @@ def build() -> None:
         clear_on_error(event, outputs, box)
         links.register("efficiency", {"prompts": prompts, "texts": texts, "new_tokens": new_tokens,
                                       "encoder": encoder}, [event], link_bar)
+        runs.track(runs.panel("efficiency"), event, [badge, summary, dec_table, enc_table])
     compress_ui.build()  # the chapter's whole benchmark: distil, quantize, ONNX Runtime, prune

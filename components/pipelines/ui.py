@@ -13,7 +13,7 @@ import json
 import gradio as gr
 
 from backend import pipelines
-from components.shell import links
+from components.shell import links, runs
 from components.pipelines import plots as show
 from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
@@ -385,6 +385,7 @@ def _link(task: str, inputs: dict, event, link_bar, go_btn) -> None:
     (the model box is left out: a link never chooses which weights a visitor loads)."""
     links.register(f"pipelines-{task}", inputs, [event], link_bar, run=go_btn if task in CHEAP else None,
                    parent="pipelines", subtabs=_SUBTABS["tabs"])
+    runs.track(runs.panel(f"pipelines-{task}"), event)  # this task's runs, two side by side
 
 
 def build() -> None:

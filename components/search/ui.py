@@ -16,6 +16,7 @@ from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
     engine_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
+from components.shell import runs
 from components.search.evaluate import build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
 from components.shell.plans import current
@@ -341,6 +342,7 @@ def build() -> None:
             plot = gr.Plot(label="Corpus map", elem_id="search-map")
             caption = gr.Markdown(elem_id="search-map-caption")
             results_json = raw_json("Results (JSON: what /search returns)", elem_id="search-json")
+            kept = runs.panel("search")  # this session's searches, two side by side
             (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
              cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json) = _ask_and_compare()
     corpus.change(source_controls, [corpus], [upload_group, paste_group, passages_box],
@@ -364,6 +366,7 @@ def build() -> None:
                query.submit(run_search, [query, k], search_outputs, api_visibility="private", **BATCH_LANE)):
         clear_on_error(ev, [results, plot, results_json, badge, caption], box)
         ev.success(after_search, [results_json], [caption, stats_md], queue=False, api_visibility="private")
+        runs.track(kept, ev, [badge, results, plot])  # wired by runs.wire: this tab's link is adopted (app.py)
     ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
                        api_name="ask_corpus", **engine_lane())
     clear_on_error(ev, [answer_md, answer_json, reader_badge], ask_box)

@@ -47,21 +47,23 @@ NUMBER = re.compile(r"[-+−]?\d[\d,.]*%?")
 # ---------------------------------------------------------------- plain data (unit-tested)
 def _plain(text: str) -> str:
     """Markdown as a learner reads it: no emphasis marks, escapes or link syntax."""
+    text = re.sub(r"(?is)<(style|script)\b.*?</\1>", " ", text)  # an HTML result's styles and scripts
+    text = re.sub(r"(?<!\\)<[^>]{0,200}>", " ", text)  # a tag in an HTML result (not md_text's escaped \<)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [words](url) -> words
     text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text)  # md_text's escapes
     text = text.replace("**", "").replace("`", "")
     text = re.sub(r"(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", "", text)  # *italic*
-    text = re.sub(r"<[^>]{0,200}>", " ", text)  # a tag in an HTML result
-    return re.sub(r"[ \t]+", " ", text).strip()
+    text = re.sub(r"[ \t]+", " ", text)
+    return re.sub(r"\s*\n\s*", "\n", text).strip()
 
 
-def _part_text(value) -> str:
-    """One part of a result as text: a string (text, markdown), a plot's "What to notice" line, or the
-    first rows of a table."""
+def _part_text(value, markdown: bool = True) -> str:
+    """One part of a result as text: a string (markdown read as plain words; a text box's text as it is), a
+    plot's "What to notice" line, or the first rows of a table."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return _plain(value)
+        return _plain(value) if markdown else value.strip()
     plot = getattr(value, "plot", None) if not isinstance(value, dict) else value.get("plot")
     if isinstance(plot, str) and len(plot) <= PLOT_JSON_MAX:
         try:
@@ -78,9 +80,11 @@ def _part_text(value) -> str:
     return ""
 
 
-def summary_of(values) -> str:
-    """A run's text summary from its parts' values (empty parts left out), capped at SUMMARY_MAX."""
-    text = "\n".join(t for t in (_part_text(v) for v in values) if t)
+def summary_of(values, markdown=()) -> str:
+    """A run's text summary from its parts' values (empty parts left out), capped at SUMMARY_MAX;
+    `markdown[i]` False: part i is a text box's text, kept as it is (default: markdown)."""
+    flags = list(markdown) + [True] * len(values)
+    text = "\n".join(t for t in (_part_text(v, m) for v, m in zip(values, flags)) if t)
     return text if len(text) <= SUMMARY_MAX else text[: SUMMARY_MAX - 1] + "…"
 
 
@@ -125,7 +129,7 @@ def record(runs, query: str, title: str, summary: str, now: float | None = None)
 
 
 def label(run: dict) -> str:
-    return f"run {run['n']} · {time.strftime('%H:%M:%S', time.gmtime(run['t']))} UTC · {run['title']}"
+    return f"run {run['n']} · {time.strftime('%H:%M:%S', time.gmtime(run['t']))} server clock · {run['title']}"
 
 
 def _words(text: str) -> list[str]:
@@ -227,10 +231,23 @@ def panel(key: str, link: str | None = None) -> Panel:
     return Panel(key, link or key, store, picker, shown)
 
 
-def track(p: Panel, event, parts: list, title=None) -> None:
+SUMMARY_KINDS = (gr.Markdown, gr.Textbox, gr.Plot, gr.Dataframe)  # what a run's summary is read from by default
+
+
+def outputs_of(event) -> list:
+    """The event's outputs a summary can read (text, markdown, plots' notice lines, tables), in order."""
+    root = gr.context.Context.root_block
+    blocks = getattr(root, "blocks", {}) if root is not None else {}
+    found = [blocks.get(i) for i in (event.get("outputs") or []) if isinstance(i, int)]
+    return [b for b in found if isinstance(b, SUMMARY_KINDS) and getattr(b, "visible", True) is not False]
+
+
+def track(p: Panel, event, parts: list | None = None, title=None) -> None:
     """Record each successful run of `event` in `p`: its link (the tab's registered inputs, as the link bar
-    writes them), `title(values by name)` or the inputs that differ from the defaults, and `parts`. Wired
-    now when the tab has registered its link, else by `wire`."""
+    writes them), `title(values by name)` or the inputs that differ from the defaults, and `parts` (default:
+    the event's text, markdown, plot and table outputs). Wired now when the tab has registered its link,
+    else by `wire`."""
+    parts = outputs_of(event) if parts is None else parts
     if p.link in links.registered():
         _track(p, event, parts, title)
     else:
@@ -241,12 +258,13 @@ def _track(p: Panel, event, parts: list, title) -> None:
     params = links.registered()[p.link].params
     defaults = [getattr(q.component, "value", None) for q in params]
     n_parts = len(parts)
+    markdown = [not isinstance(c, gr.Textbox) for c in parts]  # a text box's text is kept as it is
 
     def recorded(store, *values):
         parts_v, inputs = values[:n_parts], list(values[n_parts:])
         query, _ = links.encode(p.link, params, inputs)
         named = title({q.name: v for q, v in zip(params, inputs)}) if title else title_of(params, inputs, defaults)
-        runs = record(store, query, named, summary_of(parts_v))
+        runs = record(store, query, named, summary_of(parts_v, markdown))
         picked = [str(r["n"]) for r in runs[-2:]]  # the last two side by side at once
         return runs, gr.update(choices=choices(runs), value=picked), view(runs, picked)
 

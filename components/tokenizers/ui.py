@@ -6,7 +6,7 @@ import gradio as gr
 
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
-from components.shell import links
+from components.shell import links, runs
 from components.shell import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
 
 EXAMPLES = [
@@ -177,4 +177,7 @@ def build() -> None:
         ev.success(notice, [out_json], [notice_md], api_visibility="private", queue=False, show_progress="hidden")
         ev.failure(lambda: "", None, [notice_md], api_visibility="private", queue=False, show_progress="hidden")
     links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
+    kept = runs.panel("tokenizers")
+    for ev in events:
+        runs.track(kept, ev, [enc_md, dec_md])
     show_bytes.change(**chips)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import attribution
-from components.shell import links
+from components.shell import links, runs
 from components.shell import (
     LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, error_box, raw_json,
 )
@@ -90,3 +90,4 @@ def build() -> None:
                              "target": target, "contrast": contrast, "steps": steps, "orders": orders,
                              "question": question, "handed": handed},
                        [event], link_bar)
+        runs.track(runs.panel(KEY), event, [badge, summary, deletion, agreement])

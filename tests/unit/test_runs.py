@@ -35,7 +35,7 @@ def test_the_view_puts_two_runs_side_by_side_escaped_with_their_links():
     assert "<b>cat</b>" not in html and "&lt;b&gt;cat&lt;/b&gt;" in html
     assert "<script>" not in html and "href='?tab=decoding&amp;seed=2&amp;x=&#x27;&gt;&lt;script&gt;'" in html
     assert "<mark class='tlab-run-number'>0.5</mark>" in html and "<mark class='tlab-run-number'>0.7</mark>" in html
-    assert "run 1 · 00:00:00 UTC · seed 1" in html and "run 2 · 00:01:00 UTC · seed 2" in html
+    assert "run 1 · 00:00:00 server clock · seed 1" in html and "run 2 · 00:01:00 server clock · seed 2" in html
     alone = runs.view(kept, ["1"])
     assert alone.count("class='tlab-run'") == 1 and "<mark" not in alone
     assert "tick two" in runs.view(kept, []) and runs.view([], []) == ""
@@ -67,6 +67,10 @@ def test_the_summary_reads_text_markdown_a_plots_notice_and_a_table():
     assert text.splitlines() == ["Generated text", "greedy · log-prob -3.2 · model time 0.20 s",
                                  "What to notice: Head 3 matters most.", "token | p", "a | 0.5", "b | 0.25"]
     assert runs.summary_of([SimpleNamespace(plot="not json")]) == ""
+    html = "<style>.x{color:red}</style><ol><li><b>Doc 1</b> 0.83</li>\n\n<li>Doc 2 0.71</li></ol> a \\<b\\> b"
+    assert runs.summary_of([html]) == "Doc 1 0.83\nDoc 2 0.71 a <b> b"
+    # a text box's text (a generation) is kept as it is, markdown read as words
+    assert runs.summary_of([" a **b** <i>c</i>  d ", "**e**"], [False, True]) == "a **b** <i>c</i>  d\ne"
 
 
 def test_the_title_names_what_the_run_set():
