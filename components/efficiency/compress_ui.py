@@ -14,7 +14,7 @@ from backend import compress
 from components.efficiency import compress_plots as plots
 from components.shell import (LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, clear_on_error, error_box,
                               md_text, raw_json, user_errors)
-from components.shell import links
+from components.shell import links, runs
 from components.shell.session_memory import upload_folder
 
 STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
@@ -166,6 +166,9 @@ def build() -> None:
                                                "alpha": alpha, "layers": layers, "sparsity": sparsity,
                                                "epochs": epochs}, [ev, ev2], link_bar, parent="efficiency",
                        results=[out_json, badge, summary, table, scatter, pruning])
+        kept = runs.panel("efficiency-compress")
+        for event in (ev, ev2):
+            runs.track(kept, event, [badge, summary, table, scatter])
         _use(run_id)
 
 

@@ -20,6 +20,7 @@ from backend.runtime.errors import LabError
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
 from components import shell as common
+from components.shell import runs
 from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
@@ -278,6 +279,7 @@ def build() -> None:
     outputs = [status, plot, samples, test, dl_btn, layer, head, train_json]
     ev = go.click(run_train, controls, outputs, api_name="train_seq2seq", **LANE)
     clear_on_error(ev, [plot, samples, test, train_json], box)
+    runs.track(runs.panel("scratch-s2s", link="scratch"), ev, [status, plot, samples])  # the tab has no link yet
     ev.then(show_plan, controls, [plan_md], api_visibility="private")
     ev.success(run_translate, t_inputs, t_outputs, api_visibility="private", **SHORT_LANE)
     stop_btn.click(stop, None, [status], api_visibility="private", queue=False)

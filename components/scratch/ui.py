@@ -9,6 +9,7 @@ import gradio as gr
 from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train_tokenizer
 from backend.scratch.corpora import MAX_CHARS
 from components import shell as common
+from components.shell import runs
 from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
@@ -163,6 +164,7 @@ def build() -> None:
     outputs = [summary, merges, lengths, steps, chips, caption, tpw, tpw_plot, check, state, out_json]
     ev = go.click(run, inputs, outputs, api_name="train_tokenizer", **LANE)
     clear_on_error(ev, outputs, box)  # the slider goes back to 0 and, with no timeline, replays nothing
+    runs.track(runs.panel("scratch-tokenizer", link="scratch"), ev, [summary, tpw, check])  # the tab has no link yet
     steps.input(replay, [state, steps], [chips, caption], api_visibility="private", trigger_mode="always_last",
                 queue=False)
     _, vocab, corpus, text, upload, _ = inputs

@@ -129,7 +129,8 @@ def record(runs, query: str, title: str, summary: str, now: float | None = None)
 
 
 def label(run: dict) -> str:
-    return f"run {run['n']} · {time.strftime('%H:%M:%S', time.gmtime(run['t']))} server clock · {run['title']}"
+    said = f"run {run['n']} · {time.strftime('%H:%M:%S', time.gmtime(run['t']))} server clock"
+    return f"{said} · {run['title']}" if run["title"] else said
 
 
 def _words(text: str) -> list[str]:
@@ -255,7 +256,8 @@ def track(p: Panel, event, parts: list | None = None, title=None) -> None:
 
 
 def _track(p: Panel, event, parts: list, title) -> None:
-    params = links.registered()[p.link].params
+    link = links.registered().get(p.link)
+    params = link.params if link is not None else []  # a tab without a link: its runs' links open the tab
     defaults = [getattr(q.component, "value", None) for q in params]
     n_parts = len(parts)
     markdown = [not isinstance(c, gr.Textbox) for c in parts]  # a text box's text is kept as it is
@@ -263,7 +265,8 @@ def _track(p: Panel, event, parts: list, title) -> None:
     def recorded(store, *values):
         parts_v, inputs = values[:n_parts], list(values[n_parts:])
         query, _ = links.encode(p.link, params, inputs)
-        named = title({q.name: v for q, v in zip(params, inputs)}) if title else title_of(params, inputs, defaults)
+        named = (title({q.name: v for q, v in zip(params, inputs)}) if title
+                 else title_of(params, inputs, defaults) if params else "")
         runs = record(store, query, named, summary_of(parts_v, markdown))
         picked = [str(r["n"]) for r in runs[-2:]]  # the last two side by side at once
         return runs, gr.update(choices=choices(runs), value=picked), view(runs, picked)
@@ -284,8 +287,7 @@ def wire(tabs) -> None:
     """Wire the tracks that waited for their tab's link; place the hidden box a run's link writes its query
     into, and reopen the run from it. Call once every tab registered its link (app.py)."""
     for pending in _PENDING:
-        if pending[0].link in links.registered():
-            _track(*pending)
+        _track(*pending)
     _PENDING.clear()
     box = Textbox(value="", visible="hidden", elem_id=OPEN_ID, label="run to reopen")
     box.input(reopen, [box], links.outputs(tabs), api_visibility="private", queue=False, show_progress="hidden")

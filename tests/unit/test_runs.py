@@ -137,3 +137,21 @@ def test_a_runs_link_reopens_its_inputs_through_the_links_path(tab):
     assert len(updates) == len(out)
     hostile = runs.reopen({"a": [1]})  # nothing opens, nothing breaks
     assert len(hostile) == len(out)
+
+
+def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
+    links.reset()
+    with gr.Blocks() as demo:
+        with gr.Tabs() as tabs:
+            with gr.Tab("Plain", id="plain"):
+                go, out = gr.Button("Train"), gr.Markdown()
+                ev = go.click(lambda: "**trained** 3 steps", None, out)
+                runs.track(runs.panel("plain-gpt", link="plain"), ev)  # parts: the event's markdown output
+            links.known_tabs(["plain"])
+            assert not [b for b in demo.fns.values() if getattr(b.fn, "__name__", "") == "runs_plain_gpt"]
+        runs.wire(tabs)  # waits for a link that never comes, then keeps the runs anyway
+    recorded = _fn(demo, "runs_plain_gpt")
+    store, _, html = recorded([], "**trained** 3 steps")
+    assert store[0]["query"] == "tab=plain" and store[0]["title"] == "" and store[0]["summary"] == "trained 3 steps"
+    assert runs.label(store[0]).endswith("server clock")
+    links.reset()
