@@ -129,7 +129,7 @@ tags: [transformers-lab, {method}]
 - **Data:** {ds['name']} ({ds.get('source', '?')}): {ds['sizes']['train']} train / {ds['sizes']['validation']} validation / {ds['sizes']['test']} test examples; labels {', '.join(t.labels)}.
   Train examples per label: {', '.join(f'{k} {v}' for k, v in counts.items()) or 'n/a'}.
 - **Method:** {METHOD_NAMES[method]} over `{t.checkpoint}`. {how}
-- **Test score:** accuracy {acc if acc is None else f'{acc:.4f}'}, macro-F1 {f1 if f1 is None else f'{f1:.4f}'} on the test split.
+- **Test score:** {"not measured: its training was stopped before the test pass" if acc is None else f"accuracy {acc:.4f}, macro-F1 {f1 if f1 is None else f'{f1:.4f}'} on the test split"}.
 
 ## Use it
 

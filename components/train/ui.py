@@ -50,6 +50,8 @@ SMALL_SAMPLE = 30  # the backend's classification_metrics.SMALL_SAMPLE: below it
 
 def accuracy_text(acc: float, n: int | None = None, ci95: list | None = None, digits: int = 3) -> str:
     """An accuracy as shown: on fewer than 30 examples with its count and 95% (Wilson) interval."""
+    if acc is None:  # a fine-tune stopped before its test pass
+        return "not measured (stopped before the test pass)"
     text = f"{acc:.{digits}f}"
     if n is not None and n < SMALL_SAMPLE:
         text += f" (n={n}" + (f", 95% CI {ci95[0]:.2f}-{ci95[1]:.2f}" if ci95 else "") + ")"

@@ -10,6 +10,7 @@ pass (several batches) and the test pass followed.
 from __future__ import annotations
 
 import threading
+import zipfile
 
 import pytest
 import torch
@@ -19,9 +20,10 @@ from backend.engines import finetune as FT
 from backend.engines import token_classification as tc
 from backend.runtime import stops
 from backend.scratch import gpt_store, seq2seq_store
-from backend.training import api, gpu, ner_api
+from backend.training import api, gpu, ner_api, use
 from backend.training import store as train_store
 from backend.training.store import TrainStore
+from components.train.ui import accuracy_text, summary_markdown
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 
 WORDS = "good great lovely happy nice fun bad awful terrible sad poor mess".split()
@@ -117,7 +119,7 @@ def test_stop_during_a_validation_pass_abandons_it_within_one_batch(tiny):
 
 
 # ----------------------------------------------------------------------------- the /train entry point
-def test_stop_during_the_final_scoring_skips_the_test_pass_and_says_so(tiny):
+def test_stop_during_the_final_scoring_skips_the_test_pass_and_says_so(tiny, tmp_path):
     """Emotion (its validation and test splits: 2 batches each), fine-tuning only: Stop at the first test
     batch. Nothing but that batch runs; the result says the test pass was skipped; the model is kept."""
     with StopAt((FT.EncoderClassifier,), at=3, training=False, press=lambda: api.stop("s")) as hook:
@@ -130,6 +132,12 @@ def test_stop_during_the_final_scoring_skips_the_test_pass_and_says_so(tiny):
     assert r["best_method"] == "finetune"  # the only model there is: kept and in use, without a test score
     p = api.predict_trained("s", "a lovely happy day", method="finetune")
     assert p["method"] == "finetune" and p["model"]["test_accuracy"] is None
+    # The tab says so wherever it shows a test score: the summary, a prediction, the download's note.
+    assert "test pass skipped after Stop" in summary_markdown(r)
+    assert accuracy_text(p["model"]["test_accuracy"]) == "not measured (stopped before the test pass)"
+    with zipfile.ZipFile(use.export("s", "finetune", root=tmp_path)["path"]) as z:
+        card = z.read(next(n for n in z.namelist() if n.endswith("README.md"))).decode()
+    assert "Test score:** not measured: its training was stopped before the test pass." in card
 
 
 def test_stop_during_training_skips_the_test_pass(tiny):
