@@ -35,7 +35,7 @@ from components.shell.widgets import CheckboxGroup, Textbox
 ASSETS = Path(__file__).resolve().parent / "assets"
 KEEP = 8  # runs kept per tab
 SUMMARY_MAX = 2000  # characters of one run's summary
-TITLE_MAX = 70
+TITLE_MAX = 90
 QUERY_MAX = 4 * links.MAX_TEXT + 2000  # a link with every text input at its cap, and the rest
 PLOT_JSON_MAX = 5_000_000  # characters of a plot's JSON read for its notice line
 OPEN_ID = "tlab-runs-open"  # the hidden box a run's link writes its query into (runs.js)
@@ -97,8 +97,9 @@ def title_of(params, values, defaults) -> str:
         if text is None or text == base or text == "":
             continue
         text = " ".join(text.split())
-        said.append(f"{p.name} {text[:24] + '…' if len(text) > 25 else text}")
-    title = " · ".join(said) or "defaults"
+        said.append((p.kind == "text" and len(text) > 8, f"{p.name} {text[:24] + '…' if len(text) > 25 else text}"))
+    said.sort(key=lambda x: x[0])  # settings first, texts last (a long prompt would hide the settings)
+    title = " · ".join(words for _, words in said) or "defaults"
     return title if len(title) <= TITLE_MAX else title[: TITLE_MAX - 1] + "…"
 
 
@@ -168,7 +169,7 @@ def _marked(pieces: list[tuple[str, str]]) -> str:
 def _column(run: dict, pieces) -> str:
     href = html.escape("?" + run["query"], quote=True)
     return (f"<div class='tlab-run' data-run='{run['n']}'><div class='tlab-run-head'><b>{html.escape(label(run))}</b> "
-            f"<a class='tlab-run-open' href='{href}' target='_blank' rel='noopener'>Reopen this run</a></div>"
+            f"<a class='tlab-run-open tlab-open-here' href='{href}' target='_blank' rel='noopener'>Reopen this run</a></div>"
             f"<div class='tlab-run-text'>{_marked(pieces)}</div></div>")
 
 
@@ -226,8 +227,7 @@ def panel(key: str, link: str | None = None) -> Panel:
                       elem_id=f"{key}-runs", elem_classes=["tlab-runs"]):
         store = gr.JSON(value=[], visible="hidden", elem_id=f"{key}-runs-store")
         picker = CheckboxGroup(choices=[], value=[], label="Runs (newest first)", elem_id=f"{key}-runs-pick")
-        shown = gr.HTML("", js_on_load=RUNS_JS.replace("__OPEN__", json.dumps(OPEN_ID)), css_template=RUNS_CSS,
-                        elem_id=f"{key}-runs-view")
+        shown = gr.HTML("", elem_id=f"{key}-runs-view")  # styled and its links opened by `wire`'s tools
     picker.input(view, [store, picker], [shown], api_visibility="private", queue=False, show_progress="hidden")
     return Panel(key, link or key, store, picker, shown)
 
@@ -277,17 +277,21 @@ def _track(p: Panel, event, parts: list, title) -> None:
 
 
 def reopen(query: str):
-    """A run's link, opened in place: the same path as a link (links.apply validates it)."""
+    """A link opened in place (a kept run's, a part of the Start picture): the same path as a link
+    (links.apply validates it)."""
     text = query if isinstance(query, str) else ""
     pairs = parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True)
     return links.apply({k: v for k, v in pairs}, note="Reopened from your runs.")
 
 
 def wire(tabs) -> None:
-    """Wire the tracks that waited for their tab's link; place the hidden box a run's link writes its query
-    into, and reopen the run from it. Call once every tab registered its link (app.py)."""
+    """Wire the tracks that waited for their tab's link; place the hidden box a link marked `tlab-open-here`
+    writes its query into (runs.js, once per page, with the panels' style), and open that query in place.
+    Call once every tab registered its link (app.py)."""
     for pending in _PENDING:
         _track(*pending)
     _PENDING.clear()
-    box = Textbox(value="", visible="hidden", elem_id=OPEN_ID, label="run to reopen")
+    box = Textbox(value="", visible="hidden", elem_id=OPEN_ID, label="link to open here")
+    gr.HTML("", js_on_load=RUNS_JS.replace("__OPEN__", json.dumps(OPEN_ID)), head=f"<style>{RUNS_CSS}</style>",
+            elem_id="tlab-runs-tools", visible="hidden")
     box.input(reopen, [box], links.outputs(tabs), api_visibility="private", queue=False, show_progress="hidden")

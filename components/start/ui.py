@@ -7,13 +7,12 @@ Each button opens its tab with an example loaded by the same path as a shared li
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import gradio as gr
 
 from components.shell import course
-from components.shell import links, runs
+from components.shell import links
 from components.start import handlers, route
 
 INTRO = (
@@ -32,10 +31,10 @@ ROUTE_INTRO = (
     "ticks stay in this browser.")
 # A step's "done" box: kept in this browser's localStorage, never sent to the server
 DONE_JS = (Path(__file__).resolve().parent / "done.js").read_text()
-# Chapter 3's encoder and decoder as an SVG whose parts open the tab (and layer / head) that computes them
+# Chapter 3's encoder and decoder as an SVG whose parts open the tab (and layer / head) that computes them: each
+# part is a link marked `tlab-open-here`, opened in this page by components/shell/runs.py's tools
 HERE = Path(__file__).resolve().parent
-ARCH_HTML, ARCH_JS, ARCH_CSS = ((HERE / name).read_text() for name in ("transformer.html", "transformer.js",
-                                                                         "transformer.css"))
+ARCH_HTML, ARCH_CSS = ((HERE / name).read_text() for name in ("transformer.html", "transformer.css"))
 
 
 def _route(titles: dict[str, str]) -> list[tuple]:
@@ -65,8 +64,7 @@ def _route(titles: dict[str, str]) -> list[tuple]:
 def _architecture() -> None:
     """The transformer picture: each part a link (?tab=...) opened in place; the caption defines each part."""
     gr.Markdown("#### The transformer, part by part (the book's chapter 3)", elem_id="start-arch-head")
-    gr.HTML(ARCH_HTML, js_on_load=ARCH_JS.replace("__OPEN__", json.dumps(runs.OPEN_ID)), css_template=ARCH_CSS,
-            elem_id="start-arch")
+    gr.HTML(ARCH_HTML, css_template=ARCH_CSS, elem_id="start-arch")
 
 
 def _chapter_md(c: course.Chapter, titles: dict[str, str]) -> str:

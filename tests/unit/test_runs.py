@@ -82,6 +82,7 @@ def test_the_title_names_what_the_run_set():
     assert runs.title_of(params, ["Transformers are the", "sample", "7"], defaults) == "strategy sample · seed 7"
     assert runs.title_of(params, defaults, defaults) == "defaults"
     assert runs.title_of(params, ["a long prompt " * 9, "greedy", ""], defaults).startswith("prompt a long prompt a long ")
+    assert runs.title_of(params, ["The weather", "sample", "7"], defaults) == "strategy sample · seed 7 · prompt The weather"
     assert len(runs.title_of(params, ["x" * 999, "sample", "1" * 99], defaults)) <= runs.TITLE_MAX
 
 

@@ -1,15 +1,19 @@
-// A run's "Reopen this run" link (components/shell/runs.py): a plain click reopens the run in this page
-// (its query written into the one hidden box that runs.wire connects to links.apply), so the runs kept
-// here stay; a click with a modifier (or a page without that box) opens the link as any link, in a new tab.
-element.addEventListener('click', (ev) => {
-  const a = ev.target.closest && ev.target.closest('a.tlab-run-open');
-  if (!a || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;
-  const box = document.querySelector('#' + __OPEN__ + ' textarea, #' + __OPEN__ + ' input');
-  if (!box) return;
-  ev.preventDefault();
-  // A nonce keeps each click a change (the same run reopened twice); links.apply ignores unknown keys.
-  box.value = a.getAttribute('href').replace(/^\?/, '') + '&reopened=' + Date.now();
-  box.dispatchEvent(new Event('input', {bubbles: true}));
-  const panel = element.closest('[role=tabpanel]');
-  if (panel) setTimeout(() => panel.scrollIntoView({block: 'start'}), 300);  // its inputs are at the top
-});
+// Links opened in this page (components/shell/runs.py): a plain click on a link marked `tlab-open-here`
+// (a kept run's "Reopen this run", a part of the Start tab's transformer picture) writes its query into
+// the one hidden box that runs.wire connects to links.apply, so the tab opens with the link's inputs and
+// this page's kept runs stay. A click with a modifier follows the link as any link (a new tab).
+if (!window.__tlabOpenHere) {
+  window.__tlabOpenHere = true;
+  document.addEventListener('click', (ev) => {
+    const a = ev.target.closest && ev.target.closest('a.tlab-open-here');
+    if (!a || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;
+    const box = document.querySelector('#' + __OPEN__ + ' textarea, #' + __OPEN__ + ' input');
+    if (!box) return;
+    ev.preventDefault();
+    // A nonce makes each click a change (the same run reopened twice); links.apply ignores unknown keys.
+    box.value = a.getAttribute('href').replace(/^\?/, '') + '&opened=' + Date.now();
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+    // the inputs are at the top of the tab that opens
+    setTimeout(() => { (document.getElementById('main-tabs') || document.body).scrollIntoView({block: 'start'}); }, 300);
+  });
+}
