@@ -144,6 +144,25 @@ def _file_refusal(block_fn, inputs, urls_only: bool) -> gr.Error | None:
     return None
 
 
+def _shape_refusal(block_fn, inputs, exc: Exception) -> gr.Error:
+    """A value that is not the shape its component's data model takes (a plot, a table): named."""
+    for i, block in enumerate(getattr(block_fn, "inputs", None) or []):
+        model = getattr(block, "data_model", None)
+        value = inputs[i] if i < len(inputs or []) else None
+        if model is None or value is None:
+            continue
+        try:
+            model.model_validate(value, context={"validate_meta": True})
+        except Exception:  # noqa: BLE001  the value this model cannot read
+            LOG.info("input %d (%s) has the wrong shape: %s", i, type(block).__name__, str(exc)[:300])
+            return gr.Error(f"{_argument_name(block_fn, i)} (argument {i + 1}, a {type(block).__name__.lower()}) "
+                            f"cannot read a value of type {type(value).__name__}: send what the page sends for it "
+                            "(/gradio_api/info lists each argument).", print_exception=False)
+    LOG.info("a value had the wrong shape: %s", str(exc)[:300])
+    return gr.Error("A value of this action has the wrong shape for its component: send what the page sends "
+                    "for it (/gradio_api/info lists each argument).", print_exception=False)
+
+
 def _uploaded_files_only(preprocess_data):
     """A file argument naming a path on the server was refused with that path in full, and one given
     as a URL was fetched by the server (past the upload limits) or refused by Gradio's address check
@@ -162,6 +181,10 @@ def _uploaded_files_only(preprocess_data):
             raise (_file_refusal(block_fn, inputs, urls_only=False) or gr.Error(
                 "A file argument must be a file uploaded to this app (with gradio_client: handle_file(path)); "
                 "the one given was not.", print_exception=False)) from None
+        except ValueError as exc:  # pydantic's ValidationError: Gradio checks a plot's or a table's shape
+            if type(exc).__name__ != "ValidationError":  # before its own worded preprocess step
+                raise
+            raise _shape_refusal(block_fn, inputs, exc) from None
 
     wrapped._tlab_guarded = True
     return wrapped

@@ -41,3 +41,22 @@ def test_a_url_as_a_file_is_refused_by_name_before_any_fetch(url):
 def test_no_file_passes():
     demo, block_fn = _demo()
     assert asyncio.run(demo.preprocess_data(block_fn, ["hi", None], None)) == ["hi", None]
+
+
+@pytest.mark.parametrize("junk", [12345, "xxxxx", {"a": [1]}])
+def test_a_plot_or_a_table_of_the_wrong_shape_is_named_not_pydantics_words(junk):
+    def handler(text, plot, table):
+        return text
+
+    with gr.Blocks() as demo:
+        text, plot, table, out = gr.Textbox(), gr.Plot(), gr.Dataframe(), gr.Textbox()
+        gr.Button().click(handler, [text, plot, table], out)
+    guard(demo)
+    block_fn = next(iter(demo.fns.values()))
+    with pytest.raises(gr.Error) as err:
+        asyncio.run(demo.preprocess_data(block_fn, ["hi", junk, None], None))
+    message = str(err.value.message)
+    assert "argument 2, a plot" in message and "validation error" not in message and "PlotData" not in message
+    with pytest.raises(gr.Error) as err:
+        asyncio.run(demo.preprocess_data(block_fn, ["hi", None, junk], None))
+    assert "argument 3, a dataframe" in str(err.value.message)
