@@ -75,3 +75,20 @@ def test_errors_tab_changes_and_hand_offs_leave_nothing_of_an_earlier_run(page, 
     _wait_address(page, "tab=decoding")
     shot(page, "lifecycle_handoff")
     assert not page.blocked_requests, page.blocked_requests
+
+
+def test_the_address_names_every_tab_it_shows(page, app_url):
+    """Tab change, on every tab: the address bar names the tab on screen, whichever tab was before
+    (the issue saw Train, Efficiency and Semantic search keep `?tab=interventions...`)."""
+    import app
+
+    tabs = [(title, key) for title, _, key, _ in app.TABS]
+    page.goto(app_url + "?tab=interventions")
+    _wait_address(page, "tab=interventions")
+    order = tabs + [("Start", "start")] + list(reversed(tabs))  # every tab, reached from two different tabs
+    for title, key in order:
+        _tab(page, title)
+        page.wait_for_function("(key) => new URLSearchParams(location.search).get('tab')?.split('-')[0] === key",
+                               arg=key.split("-")[0], timeout=10_000)
+        tab = page.evaluate("() => new URLSearchParams(location.search).get('tab')")
+        assert tab.split("-")[0] == key.split("-")[0], (title, tab)
