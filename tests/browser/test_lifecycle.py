@@ -92,3 +92,32 @@ def test_the_address_names_every_tab_it_shows(page, app_url):
                                arg=key.split("-")[0], timeout=10_000)
         tab = page.evaluate("() => new URLSearchParams(location.search).get('tab')")
         assert tab.split("-")[0] == key.split("-")[0], (title, tab)
+
+
+def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
+    """Start (a good run draws), then an error: one inline message, and nothing of the good run left."""
+    _tab(page, tab)
+    page.locator(f"#{run}").click()
+    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("", timeout=RUN_S)
+    for plot in plots:
+        page.locator(f"#{plot} .main-svg").first.wait_for(timeout=RUN_S)
+    spoil(page)
+    page.locator(f"#{run}").click()
+    expect(page.locator(f"#{box}")).to_be_visible(timeout=RUN_S)
+    assert page.locator(f"#{box}").inner_text().count("⚠️") == 1
+    for elem_id in outputs:
+        expect(page.locator(f"#{elem_id}")).to_have_text("")
+    page.wait_for_timeout(500)  # the figure script's tidy pass
+    for plot in plots:
+        assert page.locator(f"#{plot} .main-svg").count() == 0, plot
+        assert _visible_notices(page, plot) == [], plot
+
+
+def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_and_interventions(page, app_url):
+    page.goto(app_url)
+    _error_after_a_good_run(page, "Why", "why-run", "why-error", ["why-summary", "why-badge"],
+                            ["why-deletion-plot"], lambda p: p.locator("#why-text textarea").fill(""))
+    _error_after_a_good_run(page, "Interventions", "interventions-run", "interventions-error",
+                            ["interventions-summary", "interventions-badge"], ["interventions-next"],
+                            lambda p: p.locator("#interventions-spec textarea").fill("L99H0=0"))
+    shot(page, "lifecycle_error_interventions")
