@@ -195,8 +195,8 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
         features_s = took["features"] = time.perf_counter() - t0
         result["map"] = _map(feats["train"], tr_y, tr_x, labels, "the frozen encoder's hidden states (train split)")
 
-        zs_test = None
-        if "zero_shot" in chosen:
+        zs_test, stopped = None, session.stop.is_set  # after Stop no further part runs (issue #39)
+        if "zero_shot" in chosen and not stopped():
             yield stage(0.2, f"Zero-shot baseline ({config.method_name(config.METHOD_EMBEDDING)})")
             t0 = time.perf_counter()
             zs_test = features.zero_shot_probs(te_x, labels, DEFAULT_TEMPLATE, override)
@@ -204,13 +204,17 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
             took["zero_shot"] = time.perf_counter() - t0
             result["methods"]["zero_shot"] = {**rep, "seconds": round(took["zero_shot"], 3),
                                               "template": DEFAULT_TEMPLATE}
-        if "probe" in chosen:
+        if "probe" in chosen and not stopped():
             yield stage(0.25, "Fitting the logistic regression on the features")
             _probe(ds, feats, budget, override, features_s, result, trained, took)
         if "finetune" in chosen:
             yield from _finetune(ds, budget, session.stop, override, say, stage, feats, result, trained,
                                  plan["finetune"], took)
-        if learning_curve:
+        skipped = [METHOD_NAMES[m] for m in chosen if m not in result["methods"]] + (["the learning curve"]
+                                                                                    if learning_curve else [])
+        if stopped() and skipped:
+            result["notes"].append(f"Stopped: {', '.join(skipped)} did not run.")
+        elif learning_curve:
             yield stage(0.9, "Learning curve")
             t0 = time.perf_counter()
             result["learning_curve"] = _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune,
@@ -342,7 +346,9 @@ def _learning_curve(ds, feats, zs_test, chosen, budget, curve_finetune, stop, ov
         out["examples"].append(len(rows))
         x_idx = [index[t] for t, _ in rows]
         y = np.array([y for _, y in rows], dtype=np.int64)
-        if "probe" in chosen:
+        if "probe" in chosen and stop.is_set():  # Stop during the curve: the points left stay empty
+            out["probe"].append(None)
+        elif "probe" in chosen:
             fitted = logistic.fit(feats["train"][x_idx], y, len(ds.labels), seed=budget.seed)
             out["probe"].append(round(metrics.accuracy(te_y, fitted.predict_proba(feats["test"]).argmax(1)), 4))
         if do_ft:
