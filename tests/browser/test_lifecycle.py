@@ -113,7 +113,7 @@ def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[st
         assert _visible_notices(page, plot) == [], plot
 
 
-def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_and_interventions(page, app_url):
+def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_interventions_and_search(page, app_url):
     page.goto(app_url)
     _error_after_a_good_run(page, "Why", "why-run", "why-error", ["why-summary", "why-badge"],
                             ["why-deletion-plot"], lambda p: p.locator("#why-text textarea").fill(""))
@@ -121,3 +121,5 @@ def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_and_interventions
                             ["interventions-summary", "interventions-badge"], ["interventions-next"],
                             lambda p: p.locator("#interventions-spec textarea").fill("L99H0=0"))
     shot(page, "lifecycle_error_interventions")
+    _error_after_a_good_run(page, "Semantic search", "search-go", "search-error", ["search-results", "search-badge"],
+                            ["search-map"], lambda p: p.locator("#search-query textarea").fill(""))
