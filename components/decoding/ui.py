@@ -201,7 +201,7 @@ def build() -> None:
                                 "length_penalty": length_penalty, "no_repeat": no_repeat,
                                 "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen,
                                 "seed": seed_link, "chat": chat, "top_n": top_n, "precision": precision},
-                   [run_event], link_bar, results=results)
+                   [run_event], link_bar, results=[*results, state])  # a reopened link is not the run shown
     runs.track(kept, run_event, [text, stats, badge])
     gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
     gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))

@@ -276,12 +276,35 @@ def _track(p: Panel, event, parts: list, title) -> None:
                   api_visibility="private", queue=False, show_progress="hidden")
 
 
+def _tab_of(query) -> str | None:
+    text = query if isinstance(query, str) else ""
+    return dict(parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True)).get("tab")
+
+
+def _holders() -> list[tuple[str, object]]:
+    """Each link's hidden holders: a hidden text box that a link sets and a listener copies on (Decoding's
+    seed of the run, Why's packed hand-off)."""
+    return [(key, p.component) for key, link in links.registered().items() for p in link.params
+            if isinstance(p.component, gr.Textbox) and getattr(p.component, "visible", True) == "hidden"]
+
+
+def clear_holders(holders: list[tuple[str, object]]):
+    """The handler that empties the opened tab's holders first: a holder already holding the link's value
+    (the last run's seed, reopened) would not change, and its listener would not copy it on."""
+    def clear(query):
+        tab = _tab_of(query)
+        out = ["" if key == tab else gr.skip() for key, _ in holders]
+        return out if len(out) != 1 else out[0]
+
+    return clear
+
+
 def reopen(query: str):
     """A link opened in place (a kept run's, a part of the Start picture): the same path as a link
     (links.apply validates it)."""
     text = query if isinstance(query, str) else ""
-    pairs = parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True)
-    return links.apply({k: v for k, v in pairs}, note="Reopened from your runs.")
+    query = dict(parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True))
+    return links.apply(query, note="Reopened from your runs." if "reopened" in query else "Opened from this page.")
 
 
 def wire(tabs) -> None:
@@ -294,4 +317,10 @@ def wire(tabs) -> None:
     box = Textbox(value="", visible="hidden", elem_id=OPEN_ID, label="link to open here")
     gr.HTML("", js_on_load=RUNS_JS.replace("__OPEN__", json.dumps(OPEN_ID)), head=f"<style>{RUNS_CSS}</style>",
             elem_id="tlab-runs-tools", visible="hidden")
-    box.input(reopen, [box], links.outputs(tabs), api_visibility="private", queue=False, show_progress="hidden")
+    hidden = dict(api_visibility="private", queue=False, show_progress="hidden")
+    holders = _holders()
+    if holders:
+        box.change(clear_holders(holders), [box], [c for _, c in holders], **hidden).then(
+            reopen, [box], links.outputs(tabs), **hidden)
+    else:
+        box.change(reopen, [box], links.outputs(tabs), **hidden)

@@ -135,6 +135,9 @@ def test_a_runs_link_reopens_its_inputs_through_the_links_path(tab):
     updates = runs.reopen("?tab=demo&prompt=again&seed=42&reopened=123")
     by = {id(c): u for c, u in zip(out, updates)}
     assert by[id(prompt)]["value"] == "again" and by[id(seed)]["value"] == "42"
+    assert "Reopened from your runs." in by[id(links.registered()["demo"].bar)]
+    opened = dict(zip(map(id, out), runs.reopen("tab=demo&prompt=x&opened=5")))  # the Start picture's parts
+    assert "Opened from this page." in opened[id(links.registered()["demo"].bar)]
     assert len(updates) == len(out)
     hostile = runs.reopen({"a": [1]})  # nothing opens, nothing breaks
     assert len(hostile) == len(out)
@@ -155,4 +158,21 @@ def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
     store, _, html = recorded([], "**trained** 3 steps")
     assert store[0]["query"] == "tab=plain" and store[0]["title"] == "" and store[0]["summary"] == "trained 3 steps"
     assert runs.label(store[0]).endswith("server clock")
+    links.reset()
+
+
+def test_opening_a_link_here_first_empties_the_opened_tabs_hidden_holders():
+    links.reset()
+    with gr.Blocks():
+        mine, other = gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden")
+        shown = gr.Textbox()
+        links.register("demo", {"seed": mine, "prompt": shown}, ())
+        links.register("other", {"packed": other}, ())
+    holders = runs._holders()
+    assert [(k, c) for k, c in holders] == [("demo", mine), ("other", other)]  # the visible box is no holder
+    clear = runs.clear_holders(holders)
+    out = clear("tab=demo&seed=7&reopened=1")
+    assert out[0] == "" and out[1] == gr.skip()
+    assert all(o == gr.skip() for o in clear({"a": [1]}))
+    assert runs.clear_holders(holders[:1])("tab=demo") == ""  # one output: the value itself
     links.reset()

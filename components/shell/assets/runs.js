@@ -11,7 +11,8 @@ if (!window.__tlabOpenHere) {
     if (!box) return;
     ev.preventDefault();
     // A nonce makes each click a change (the same run reopened twice); links.apply ignores unknown keys.
-    box.value = a.getAttribute('href').replace(/^\?/, '') + '&opened=' + Date.now();
+    const nonce = a.classList.contains('tlab-run-open') ? '&reopened=' : '&opened=';
+    box.value = a.getAttribute('href').replace(/^\?/, '') + nonce + Date.now();
     box.dispatchEvent(new Event('input', {bubbles: true}));
     // the inputs are at the top of the tab that opens
     setTimeout(() => { (document.getElementById('main-tabs') || document.body).scrollIntoView({block: 'start'}); }, 300);
