@@ -59,7 +59,7 @@ def summary_md(r: dict) -> str:
                      f"T = {c['temperature']:g}, alpha = {c['alpha']:g} (validation accuracy {100 * c['val_accuracy']:.1f}%).")
     lines += [md_text(n) for n in r["notices"]]
     timing = ", ".join(f"{k} {v:.0f} s" for k, v in r["timings"].items())
-    lines.append(f"*{r['source'].capitalize()} (run `{r['run_id']}`): {timing}; {r['threads']} torch thread(s); "
+    lines.append(f"*{r['source'].capitalize()} (run `{r['run_id']}`): model time by part: {timing}; {r['threads']} torch thread(s); "
                  f"latency from {r['rows'][0]['latency_runs']} interleaved calls per variant on one query. "
                  "A busy machine slows all variants alike: compare ratios.*")
     return "\n\n".join(lines)
