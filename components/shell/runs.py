@@ -51,8 +51,9 @@ def _plain(text: str) -> str:
     text = re.sub(r"(?<!\\)<[^>]{0,200}>", " ", text)  # a tag in an HTML result (not md_text's escaped \<)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [words](url) -> words
     text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text)  # md_text's escapes
-    text = text.replace("**", "").replace("`", "")
-    text = re.sub(r"(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", "", text)  # *italic*
+    pieces = re.split(r"(`[^`\n]*`)", text)  # code spans keep their characters (a spec's `L3H*=0`)
+    text = "".join(piece[1:-1] if i % 2 else re.sub(r"\*\*|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", "", piece)
+                   for i, piece in enumerate(pieces))  # **bold**, *italic*
     text = re.sub(r"[ \t]+", " ", text)
     return re.sub(r"\s*\n\s*", "\n", text).strip()
 

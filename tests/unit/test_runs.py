@@ -67,6 +67,7 @@ def test_the_summary_reads_text_markdown_a_plots_notice_and_a_table():
     assert text.splitlines() == ["Generated text", "greedy · log-prob -3.2 · model time 0.20 s",
                                  "What to notice: Head 3 matters most.", "token | p", "a | 0.5", "b | 0.25"]
     assert runs.summary_of([SimpleNamespace(plot="not json")]) == ""
+    assert runs.summary_of(["spec `L3H*=0` is *not* **bold**"]) == "spec L3H*=0 is not bold"
     html = "<style>.x{color:red}</style><ol><li><b>Doc 1</b> 0.83</li>\n\n<li>Doc 2 0.71</li></ol> a \\<b\\> b"
     assert runs.summary_of([html]) == "Doc 1 0.83\nDoc 2 0.71 a <b> b"
     # a text box's text (a generation) is kept as it is, markdown read as words
