@@ -15,7 +15,7 @@ from components.efficiency import compress_plots as plots
 from components.shell import (LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, clear_on_error, error_box,
                               md_text, raw_json, user_errors)
 from components.shell import links, runs
-from components.shell.session_memory import upload_folder
+from components.shell.session_memory import download_root, served
 
 STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
               "onnx": "3 · ONNX Runtime", "onnx_int8": "4 · ONNX Runtime int8", "prune": "5 · prune", "all": "all steps"}
@@ -114,8 +114,8 @@ def predict(text, run_id):
 @user_errors
 def download(variant, run_id):
     """/compress_download: one variant's files as a zip."""
-    r = compress.compress_download(variant, run_id, root=upload_folder())
-    return r["path"], f"`{md_text(r['variant'])}.zip`: {r['megabytes']} MB ({md_text(', '.join(r['files']))})."
+    r = compress.compress_download(variant, run_id, root=download_root())
+    return served(r["path"]), f"`{md_text(r['variant'])}.zip`: {r['megabytes']} MB ({md_text(', '.join(r['files']))})."
 
 
 def _controls():

@@ -21,7 +21,7 @@ from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
 from components.scratch.plots import gpt_loss_figure, zip_line
-from components.shell.session_memory import upload_folder
+from components.shell.session_memory import download_root, served
 from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
@@ -125,8 +125,8 @@ def stop(request: gr.Request):
 @user_errors
 def download(request: gr.Request = None):
     """/download_gpt: the session's tiny GPT as a zip of a save_pretrained folder (+ tokenizer, model card)."""
-    r = export_gpt(_session(request), root=upload_folder())
-    return r["path"], zip_line(r)
+    r = export_gpt(_session(request), root=download_root())
+    return served(r["path"]), zip_line(r)
 
 
 def drop_session(request: gr.Request):

@@ -26,7 +26,7 @@ from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, cle
                                raw_json, user_errors)
 from components.scratch.gpt import after_stop
 from components.scratch.plots import attention_heatmap, seq2seq_loss_figure, zip_line
-from components.shell.session_memory import upload_folder
+from components.shell.session_memory import download_root, served
 from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
@@ -206,8 +206,8 @@ def run_translate(text=EXAMPLE, layer=-1, head=0, request: gr.Request = None):
 @user_errors
 def download(request: gr.Request = None):
     """/download_seq2seq: the session's encoder-decoder as a zip of a save_pretrained folder + tokenizer."""
-    r = export_seq2seq(_session(request), root=upload_folder())
-    return r["path"], zip_line(r)
+    r = export_seq2seq(_session(request), root=download_root())
+    return served(r["path"]), zip_line(r)
 
 
 def drop_session(request: gr.Request):

@@ -66,6 +66,38 @@ def trim_downloads(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S,
     return _trim_oldest(files, max_bytes, grace_s, now)
 
 
+DOWNLOAD_FOLDER = os.path.join(".cache", "tlab-downloads")  # under the working directory (.cache/ is git-ignored)
+
+
+def download_root() -> str:
+    """Where the stores write a download's zip (their tlab-* folders), so that no reply names a server
+    path (issue #39). Gradio replies with a file's `path` and its `/gradio_api/file=<path>` URL, made
+    absolute for a file it copies to its cache; a file under a static path (`gr.set_static_paths`) is
+    served where it is and keeps the path it was given, so `served()` gives it relative to the working
+    directory (`.cache/tlab-downloads/tlab-train-x/model.zip`). The owner check (upload_gate) resolves it
+    the same way. Where the working directory cannot hold it: the upload folder, absolute, as before."""
+    path = os.path.join(os.getcwd(), DOWNLOAD_FOLDER)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return upload_folder()
+    if path not in _STATIC:
+        import gradio as gr
+
+        gr.set_static_paths([path])
+        _STATIC.add(path)
+    return path
+
+
+_STATIC: set[str] = set()
+
+
+def served(path: str) -> str:
+    """A download's path as a handler returns it: relative to the working directory when it is under it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def _files_under(folder: str, keep_dir=lambda name: True) -> list[tuple[float, int, str]]:
     """(mtime, size, path) of every file under `folder`, in the sub-folders `keep_dir` accepts."""
     files = []
@@ -112,7 +144,8 @@ def keep_uploads_bounded(every_s: float = 10.0) -> threading.Thread:
             time.sleep(every_s)
             try:
                 trim_upload_folder(upload_folder(), max_bytes)
-                trim_downloads(upload_folder(), max_downloads)
+                trim_downloads(upload_folder(), max_downloads)  # zips made before download_root()
+                trim_downloads(download_root(), max_downloads)
             except OSError:
                 pass
 

@@ -19,7 +19,7 @@ from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider,
                                error_box, file_path, md_text, model_badge, raw_json, user_errors)
 from components.shell import links, runs
 from components.shell.badge import model_time
-from components.shell.session_memory import upload_folder
+from components.shell.session_memory import download_root, served
 from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
                                         score_rows, scores_figure)
 from components.shell.session import session_of
@@ -116,11 +116,11 @@ def tag(text, request: gr.Request):
 @user_errors
 def download(request: gr.Request):
 
-    r = training.export_ner(_session(request), root=upload_folder())
+    r = training.export_ner(_session(request), root=download_root())
     m = r["model"]
     note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {m['steps']} steps, test F1 "
             f"{m['test_f1']:.3f}; files: {md_text(', '.join(r['files']))}.")
-    return gr.update(value=r["path"], visible=True), note
+    return gr.update(value=served(r["path"]), visible=True), note
 
 
 def show_estimate(source, file, epochs, max_sentences, learning_rate, batch_size, word_shapes, seed):

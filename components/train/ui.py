@@ -25,7 +25,7 @@ from components.shell.badge import model_time
 from components.train import ner as train_ner
 from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 from components.shell.guard import Selection
-from components.shell.session_memory import upload_folder
+from components.shell.session_memory import download_root, served
 from components.shell.session import session_of
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
@@ -211,11 +211,11 @@ def download(method, request: gr.Request):
     """The session's classifier as a zip: a save_pretrained folder and a model card."""
     # Written inside Gradio's file cache, so Gradio serves this file instead of keeping a copy
     # that would outlive the session.
-    r = training.export(_session(request), method or "", root=upload_folder())
+    r = training.export(_session(request), method or "", root=download_root())
     m = r["model"]
     note = (f"`{md_text(r['path'].rsplit('/', 1)[-1])}`: {r['megabytes']} MB, {md_text(m['classifier'])}, "
             f"test accuracy {accuracy_text(m['test_accuracy'], m.get('test_n'), m.get('test_ci95'))}; files: {md_text(', '.join(r['files']))}.")
-    return r["path"], note
+    return served(r["path"]), note
 
 
 def show_estimate(dataset, file, text_column, label_column, epochs, max_examples, max_seconds,
