@@ -10,7 +10,7 @@ the decoder, against the request budget.
 
     .venv/bin/python bench/attribution.py           # ~10-17 min on 2 shared cores
     .venv/bin/python bench/attribution.py --extra   # + IG's gap by steps, the decoder by prompt length
-    .venv/bin/python bench/attribution.py --decoder # the decoder's removals with and without the cached prefix
+    .venv/bin/python bench/attribution.py --decoder [64 96 128] [--two]  # the decoder at its defaults (~8 min quiet)
 """
 
 from __future__ import annotations
@@ -194,36 +194,50 @@ def decoder_prefix() -> str:
         lambda _m, args, kwargs: fed.__setitem__(0, fed[0] + (kwargs.get("input_ids", args[0] if args else None)).numel()),
         with_kwargs=True)
     words = "The hotel was close to the station and the staff were friendly, but the room was small. " * 12
-    lines = ["", "## The decoder's removals: the prompt's cached prefix reused, against recomputing each row", "",
-             f"{THREADS} torch thread(s); times are this process's CPU seconds (one thread: the time on an idle "
-             "core; the shared box's wall clock ran 2-4x longer under other jobs), also as multiples of one plain "
-             "forward of the prompt. Removals = occlusion (one row per token) + the deletion check (five methods' "
-             "orders and 4 random ones). 'Whole': every shortened prompt recomputed from its first token (as "
-             "before); 'cached': the app's way. Tokens = batch x width put through the model.", "",
-             "| tokens | one forward | removals, whole | removals, cached | tokens fed, whole | tokens fed, cached | "
-             "max difference | /attribute at defaults |", "|---|---|---|---|---|---|---|---|"]
+    orders = api.DEFAULTS["next_token"][1]
+    lines = ["", "## The decoder's next token at its defaults (removals: each row's cached prefix, batched by length)", "",
+             f"CPU seconds with 1 torch thread (the time on an idle core, whatever else the shared box runs), also as "
+             "multiples of one plain forward of the prompt (`model(input_ids)`, full logits, measured beside them); "
+             "wall seconds with 1 thread and with 2 (what the app runs on a free lane: `fair_threads`). Removals = "
+             f"occlusion (one row per token) + the deletion check (five methods' orders and {orders} random ones). "
+             "'Whole': every shortened prompt recomputed from its first token; 'cached': the app's way (each row reuses "
+             "the prompt's keys and values before its first removed token; rows batched by suffix length; the "
+             "deletion check reads its one-token rows from occlusion). Tokens = batch x width put through the model. "
+             "Max difference: occlusion scores and deletion curves, whole vs cached. Load: the 1-minute load average "
+             "as the row began (2 cores).", "",
+             "| tokens | one plain forward | removals, whole | removals, cached | tokens fed, whole | tokens fed, cached | "
+             "max difference | /attribute, 1 thread: CPU; wall | IG / occlusion / checks (1 thread, wall) | "
+             "/attribute, 2 threads: wall | IG gap | load |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     try:
-        for n in [int(a) for a in sys.argv[2:] if a.isdigit()] or (64, tasks.DECODER_MAX_TOKENS):
-            lines.append(_decoder_row(dec, dec.tokenizer.decode(dec.tokenizer(words)["input_ids"][:n]), fed))
+        for n in [int(a) for a in sys.argv[2:] if a.isdigit()] or (64, 96, tasks.DECODER_MAX_TOKENS):
+            lines.append(_decoder_row(dec, dec.tokenizer.decode(dec.tokenizer(words)["input_ids"][:n]), fed, orders))
             print(lines[-1], flush=True)
     finally:
         hook.remove()
     return "\n".join(lines) + "\n"
 
 
-def _decoder_row(dec, prompt: str, fed: list) -> str:
+def _attribute_timed(prompt: str, threads: int):
+    torch.set_num_threads(threads)
+    try:
+        with budget.scope(seconds=3600):  # timed below; a busy box's wall clock would stop it at 120 s
+            return _timed(lambda: api.attribute(prompt, task="next_token"))
+    finally:
+        torch.set_num_threads(THREADS)
+
+
+def _decoder_row(dec, prompt: str, fed: list, orders: int) -> str:
     from backend.attribution import checks, methods as mth
 
-    limit = tasks.DECODER_MAX_TOKENS  # a longer prompt (the 128-token row) is measured past the app's limit
-    tasks.DECODER_MAX_TOKENS = max(limit, len(dec.tokenizer(prompt)["input_ids"]))
-    try:
-        with budget.scope(seconds=3600):  # timed by CPU below; a busy box's wall clock would stop it at 120 s
-            (cpu_req, wall_req), r = _timed(lambda: api.attribute(prompt, task="next_token"))
-        target, _ = tasks.next_token(dec.model, dec.tokenizer, prompt, max_tokens=tasks.DECODER_MAX_TOKENS)
-    finally:
-        tasks.DECODER_MAX_TOKENS = limit
+    load = os.getloadavg()[0]
+    (cpu_req, wall_req), r = _attribute_timed(prompt, 1)
+    # 2 threads only with --two: beside other busy processes a 2-thread team stalls at every barrier (a 96-token
+    # prompt took 416 s of wall at load 6.3, against 84 s with 1 thread), so this is for a quiet box
+    wall_two = _attribute_timed(prompt, 2)[0][1] if "--two" in sys.argv else None
+    target, _ = tasks.next_token(dec.model, dec.tokenizer, prompt)
     scores = {m: np.asarray(v) for m, v in r["scores"].items()}
-    fwd = min(_timed(target.value)[0][0] for _ in range(3))
+    with torch.no_grad():
+        fwd = min(_timed(lambda: dec.model(input_ids=torch.tensor([target.ids])))[0][0] for _ in range(3))
     cached, got = target.prefix_score, {}
     for name, scorer in (("whole", None), ("cached", cached)):
         target.prefix_score = scorer
@@ -232,7 +246,7 @@ def _decoder_row(dec, prompt: str, fed: list) -> str:
         def removals():
             occ = mth.occlusion(target)
             full = target.value()
-            return occ, checks.deletion(target, scores, 4, known=(full, full - occ) if scorer else None)
+            return occ, checks.deletion(target, scores, orders, known=(full, full - occ) if scorer else None)
 
         (cpu, _), (occ, dl) = _timed(removals)
         got[name] = (cpu, fed[0] - len(target.ids), occ, dl)
@@ -240,9 +254,11 @@ def _decoder_row(dec, prompt: str, fed: list) -> str:
                + [float(np.abs(np.subtract(got["whole"][3]["curves"][m], got["cached"][3]["curves"][m])).max())
                   for m in scores])
     cell = lambda sec: f"{sec:.1f} s ({sec / fwd:.0f}x)"  # noqa: E731
+    t, gap = r["timing"], r["checks"]["completeness"]["relative_gap"]
     return (f"| {len(target.ids)} | {1000 * fwd:.0f} ms | {cell(got['whole'][0])} | {cell(got['cached'][0])} | "
             f"{got['whole'][1]:,} | {got['cached'][1]:,} ({got['cached'][1] / got['whole'][1]:.2f}) | {diff:.1e} | "
-            f"{cell(cpu_req)}; wall {wall_req:.0f} s |")
+            f"{cell(cpu_req)}; {wall_req:.1f} s | {t['integrated_gradients']:.1f} / {t['occlusion']:.1f} / "
+            f"{t['checks']:.1f} s | {'-' if wall_two is None else f'{wall_two:.1f} s'} | {'-' if gap is None else f'{100 * gap:.1f}%'} | {load:.1f} |")
 
 
 def _timed(fn):

@@ -118,12 +118,54 @@ def test_deletion_check_is_the_same_with_and_without_the_cache(decoder):
 
 def test_the_decoders_prompt_is_held_to_its_own_limit(decoder):
     model, tok = decoder
+    assert tasks.DECODER_MAX_TOKENS == 128  # was 96 while a 128-token prompt did not fit the request budget
     prompt = "word " * (tasks.DECODER_MAX_TOKENS + 5)
     assert len(tok(prompt)["input_ids"]) > tasks.DECODER_MAX_TOKENS
-    with pytest.raises(InputError, match=f"at most {tasks.DECODER_MAX_TOKENS} tokens.*time budget"):
+    with pytest.raises(InputError, match=f"at most {tasks.DECODER_MAX_TOKENS} tokens"):
         tasks.next_token(model, tok, prompt)
     fits = tok.decode(tok(prompt)["input_ids"][:tasks.DECODER_MAX_TOKENS])
     assert len(tasks.next_token(model, tok, fits)[0].ids) == tasks.DECODER_MAX_TOKENS
+
+
+def test_attribute_explains_a_128_token_prompt_at_the_defaults(decoder, monkeypatch):
+    """/attribute on a 128-token prompt with every method and the decoder's default settings: every token
+    scored, the checks computed, occlusion equal to recomputing the prompt without each token."""
+    import json
+
+    from backend.attribution import api
+    from backend.runtime import config
+
+    model, tok = decoder
+
+    class LM:
+        method = config.METHOD_MODEL
+
+        def __init__(self):
+            self.model, self.tokenizer = model, tok
+
+        @staticmethod
+        def describe():
+            return {"checkpoint": "tiny llama", "source": "test"}
+
+    monkeypatch.setattr(api.hub, "load", lambda *a, **k: LM())
+    prompt = tok.decode(tok(PROMPT * 8)["input_ids"][:128])
+    assert len(tok(prompt)["input_ids"]) == 128
+    r = api.attribute(prompt, task="next_token", contrast="London")
+    json.dumps(r)
+    assert len(r["tokens"]) == 128 and r["methods"] == list(methods.METHODS)
+    assert r["settings"] == {**r["settings"], "steps": 16, "random_orders": 4}
+    assert r["checks"]["completeness"]["steps"] == 16 and r["checks"]["deletion"]["random_orders"] == 4
+    assert r["checks"]["most_faithful"] in api.EXPLANATIONS and len(r["checks"]["agreement"]["methods"]) == 5
+    t, _ = tasks.next_token(model, tok, prompt, contrast="London")
+    ids = t.ids
+    for i in (0, 63, 127):
+        short = ids[:i] + ids[i + 1:]
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([short])).logits[0, -1].float()
+        a, c = r["prediction"]["target"]["id"], r["prediction"]["contrast"]["id"]
+        assert r["scores"]["occlusion"][i] == pytest.approx(r["value"] - float(out[a] - out[c]), abs=2e-5)
+    with pytest.raises(InputError, match="at most 128 tokens"):
+        api.attribute(prompt + " and more words", task="next_token")
 
 
 def _head_widths(model):
