@@ -6,7 +6,8 @@ A tab places `panel(key)` where its "Your runs" accordion belongs and, once it h
 recorded as (number, time, the tab's link for that run, a short title, its text summary: the `parts`,
 e.g. the result's main text, its stats line, its model badge, a plot's "What to notice" line).
 
-The runs live in the page, not on the server: a hidden gr.JSON holds them (at most `KEEP` per tab, each
+The runs live in the page, not on the server: a hidden text box holds them as JSON (a text box: its
+value is no text on the page, which a JSON viewer's would be) (at most `KEEP` per tab, each
 summary capped), travels to the server only when a run is recorded or two are picked, and comes back
 with the new list; nothing is kept per visitor here. `wire(tabs)` (app.py, once every tab registered its
 link) connects the one hidden box through which a run's link reopens its run in place.
@@ -37,6 +38,7 @@ KEEP = 8  # runs kept per tab
 SUMMARY_MAX = 2000  # characters of one run's summary
 TITLE_MAX = 90
 QUERY_MAX = 4 * links.MAX_TEXT + 2000  # a link with every text input at its cap, and the rest
+STORE_MAX = 2 * KEEP * (QUERY_MAX + SUMMARY_MAX + TITLE_MAX + 100)  # the kept runs' JSON text, escapes included
 PLOT_JSON_MAX = 5_000_000  # characters of a plot's JSON read for its notice line
 OPEN_ID = "tlab-runs-open"  # the hidden box a run's link writes its query into (runs.js)
 RUNS_JS = (ASSETS / "runs.js").read_text()
@@ -105,7 +107,13 @@ def title_of(params, values, defaults) -> str:
 
 
 def clean(raw) -> list[dict]:
-    """The runs the page sent back, each well-formed (anything else dropped), the last KEEP."""
+    """The runs the page sent back (a list, or its JSON text), each well-formed (anything else dropped),
+    the last KEEP."""
+    if isinstance(raw, str) and len(raw) <= STORE_MAX:
+        try:
+            raw = json.loads(raw)
+        except (ValueError, RecursionError):  # not JSON; nested past the parser's depth
+            return []
     if not isinstance(raw, list):
         return []
     out = []
@@ -226,7 +234,7 @@ def panel(key: str, link: str | None = None) -> Panel:
     carries, when it is not `key` (Train's NER column carries the Train tab's link)."""
     with gr.Accordion(f"Your runs (this session's last {KEEP}: tick two to see them side by side)", open=False,
                       elem_id=f"{key}-runs", elem_classes=["tlab-runs"]):
-        store = gr.JSON(value=[], visible="hidden", elem_id=f"{key}-runs-store")
+        store = Textbox(value="[]", visible="hidden", elem_id=f"{key}-runs-store", label="runs kept (JSON)")
         picker = CheckboxGroup(choices=[], value=[], label="Runs (newest first)", elem_id=f"{key}-runs-pick")
         shown = gr.HTML("", elem_id=f"{key}-runs-view")  # styled and its links opened by `wire`'s tools
     picker.input(view, [store, picker], [shown], api_visibility="private", queue=False, show_progress="hidden")
@@ -270,7 +278,7 @@ def _track(p: Panel, event, parts: list, title) -> None:
                  else title_of(params, inputs, defaults) if params else "")
         runs = record(store, query, named, summary_of(parts_v, markdown))
         picked = [str(r["n"]) for r in runs[-2:]]  # the last two side by side at once
-        return runs, gr.update(choices=choices(runs), value=picked), view(runs, picked)
+        return json.dumps(runs), gr.update(choices=choices(runs), value=picked), view(runs, picked)
 
     recorded.__name__ = f"runs_{p.key.replace('-', '_')}"
     event.success(recorded, [p.store, *parts, *[q.component for q in params]], [p.store, p.picker, p.view],

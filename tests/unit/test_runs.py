@@ -53,7 +53,8 @@ def test_the_kept_list_is_bounded_and_a_strangers_list_is_cleaned():
             {"n": 3, "t": 1.0, "query": "q", "title": "x" * 500, "summary": ["no"]},
             {"n": 4, "t": 2, "query": "q" * 99_999, "title": "x" * 500, "summary": "ok"}]
     assert [(r["n"], len(r["query"]), len(r["title"])) for r in runs.clean(junk)] == [(4, runs.QUERY_MAX, runs.TITLE_MAX)]
-    assert runs.clean({"a": [1]}) == runs.clean(12345) == runs.clean("xxxxx") == []
+    assert runs.clean({"a": [1]}) == runs.clean(12345) == runs.clean("xxxxx") == runs.clean("[" * 99_999) == []
+    assert runs.clean(json.dumps(kept)) == kept and runs.clean(" " * (runs.STORE_MAX + 1)) == []
     assert runs.record({"a": [1]}, "q", "t", "s", now=0)[0]["n"] == 1
     assert runs.view("xxxxx", 12345) == ""
 
@@ -116,18 +117,19 @@ def _fn(demo, name):
 def test_a_tracked_run_is_recorded_with_its_link_and_the_last_two_picked(tab):
     demo, kept, *_ = tab
     recorded = _fn(demo, "runs_demo")
-    store, picker, html = recorded([], "hello 1", "hello", "1")
+    store, picker, html = recorded("[]", "hello 1", "hello", "1")
+    store = json.loads(store)  # the page keeps it as JSON text
     assert dict(parse_qsl(store[0]["query"])) == {"tab": "demo", "prompt": "hello", "seed": "1"}
     assert store[0]["title"] == "seed 1" and store[0]["summary"] == "hello 1"
     assert picker["value"] == ["1"] and "Reopen this run" in html
-    store, picker, html = recorded(store, "hello 2", "hello", "2")
+    store, picker, html = recorded(json.dumps(store), "hello 2", "hello", "2")
+    store = json.loads(store)
     assert picker["value"] == ["1", "2"] and [c[1] for c in picker["choices"]] == ["2", "1"]
     assert "<mark class='tlab-run-number'>1</mark>" in html and "<mark class='tlab-run-number'>2</mark>" in html
     # the event is wired after the run's success, private, off the queue
     dep = next(d for d in demo.config["dependencies"] if d.get("id") is not None
                and demo.fns[d["id"]].fn is recorded)
     assert dep["api_visibility"] == "private" and dep["queue"] is False
-    assert json.dumps(store)  # the page keeps it as JSON
 
 
 def test_a_runs_link_reopens_its_inputs_through_the_links_path(tab):
@@ -156,7 +158,8 @@ def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
             assert not [b for b in demo.fns.values() if getattr(b.fn, "__name__", "") == "runs_plain_gpt"]
         runs.wire(tabs)  # waits for a link that never comes, then keeps the runs anyway
     recorded = _fn(demo, "runs_plain_gpt")
-    store, _, html = recorded([], "**trained** 3 steps")
+    store, _, html = recorded("not json", "**trained** 3 steps")
+    store = json.loads(store)
     assert store[0]["query"] == "tab=plain" and store[0]["title"] == "" and store[0]["summary"] == "trained 3 steps"
     assert runs.label(store[0]).endswith("server clock")
     links.reset()
