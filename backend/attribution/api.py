@@ -142,8 +142,10 @@ def _attribute(task: str, args: dict, override, progress) -> dict:
             scores[name], completeness = _integrated_gradients(target, args["steps"], refine=task != "next_token",
                                                                f_input=full)
         elif name in ("attention_rollout", "last_layer_attention"):
-            attention = attention or mth.attention_scores(target)  # both read off one forward's weights
+            if attention is None:  # rollout and raw attention read off one forward's weights
+                attention = (*mth.attention_scores(target), time.perf_counter() - t0)
             scores[name] = attention[0] if name == "attention_rollout" else attention[1]
+            t0 = time.perf_counter() - attention[2]  # each is timed as if alone (what it costs by itself)
         elif name == "occlusion":
             scores[name] = mth.occlusion(target)
         else:

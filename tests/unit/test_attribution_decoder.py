@@ -148,6 +148,8 @@ def test_attribute_explains_a_128_token_prompt_at_the_defaults(decoder, monkeypa
             return {"checkpoint": "tiny llama", "source": "test"}
 
     monkeypatch.setattr(api.hub, "load", lambda *a, **k: LM())
+    read_attention, real = [], methods.attention_scores
+    monkeypatch.setattr(api.mth, "attention_scores", lambda t: read_attention.append(1) or real(t))
     prompt = tok.decode(tok(PROMPT * 8)["input_ids"][:128])
     assert len(tok(prompt)["input_ids"]) == 128
     r = api.attribute(prompt, task="next_token", contrast="London")
@@ -156,6 +158,7 @@ def test_attribute_explains_a_128_token_prompt_at_the_defaults(decoder, monkeypa
     assert r["settings"] == {**r["settings"], "steps": 16, "random_orders": 4}
     assert r["checks"]["completeness"]["steps"] == 16 and r["checks"]["deletion"]["random_orders"] == 4
     assert r["checks"]["most_faithful"] in api.EXPLANATIONS and len(r["checks"]["agreement"]["methods"]) == 5
+    assert read_attention == [1] and r["timing"]["last_layer_attention"] > 0  # one forward for both, timed as alone
     t, _ = tasks.next_token(model, tok, prompt, contrast="London")
     ids = t.ids
     for i in (0, 63, 127):
