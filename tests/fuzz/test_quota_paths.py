@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.api_cases import CASES
 from tests.fuzz.raw import call
-from tests.fuzz.test_quota_soak import _upload_ten_sentences
+from tests.fuzz.test_quota_soak import _upload_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATHS = sorted({"/tmp", tempfile.gettempdir(), str(Path.home()), str(ROOT), str(ROOT.resolve())})
@@ -23,7 +23,7 @@ SERVER_PATHS = sorted({"/tmp", tempfile.gettempdir(), str(Path.home()), str(ROOT
 DOWNLOADS = [
     ("/train", ("sentiment", None, "", "", ["probe"], 1, 16, 5, 1e-4, 8, False, False, 0),
      "/download_trained", ("probe",)),
-    ("/train_ner", None, "/download_ner", ()),  # on a 10-sentence upload (None: filled in below)
+    ("/train_ner", None, "/download_ner", ()),  # on a 10-sentence upload (the fewest; None: filled in below)
     ("/train_gpt", CASES["/train_gpt"], "/download_gpt", ()),
     ("/train_seq2seq", CASES["/train_seq2seq"], "/download_seq2seq", ()),
     (None, None, "/compress_download", CASES["/compress_download"]),  # the model built at set-up, if any
@@ -41,7 +41,7 @@ def _files(value) -> list[dict]:
 
 
 def test_no_download_reply_names_a_server_path_and_each_link_still_downloads(public_url):
-    ner_file = _upload_ten_sentences(public_url)
+    ner_file = _upload_sentences(public_url, 10)
     served = 0
     for train, train_args, download, args in DOWNLOADS:
         session = uuid.uuid4().hex
