@@ -37,7 +37,8 @@ _current_session: Callable[[], str | None] = lambda: None  # noqa: E731  the she
 
 
 def trust_forwarded() -> bool:
-    """TLAB_TRUST_FORWARDED: 1 trusts X-Forwarded-For's first hop, 0 never; unset: only on a Space."""
+    """TLAB_TRUST_FORWARDED: 1 trusts X-Forwarded-For (its TLAB_PROXY_HOPS-th entry from the right), 0 never;
+    unset: only on a Space. The one reader of the setting."""
     value = os.environ.get("TLAB_TRUST_FORWARDED", "").strip().lower()
     if value in _TRUE:
         return True

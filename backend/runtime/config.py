@@ -233,12 +233,6 @@ def model_dirs() -> list[Path]:
     return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
 
 
-def _trust_forwarded() -> bool:
-    from backend.runtime.clients import trust_forwarded
-
-    return trust_forwarded()
-
-
 @dataclass
 class Settings:
     """Run-time settings, read from the environment (flags in app.py set the same vars)."""
@@ -260,7 +254,6 @@ class Settings:
     # all of it on a server of your own (TLAB_CLIENT_SHARE sets it either way).
     keep_max_age_s: float = 2700.0
     client_share: float = 0.25
-    trust_forwarded: bool = False  # TLAB_TRUST_FORWARDED (unset: on a Space only): X-Forwarded-For names the client
     queue_max: int = 64  # requests waiting in Gradio's queue, all lanes together (more: refused at once)
     # An OpenAI-compatible serving engine (vLLM, ...) that generates for the decoder roles; "" = in-process.
     # Its health check and first answer wait at most generation_timeout_s; with an engine the decode
@@ -290,7 +283,6 @@ class Settings:
             keep_max_age_s=max(0.0, _env_float("TLAB_KEEP_MAX_AGE_S",
                                                3 * max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)))),
             client_share=min(1.0, max(0.01, _env_float("TLAB_CLIENT_SHARE", 0.25 if public_mode() else 1.0))),
-            trust_forwarded=_trust_forwarded(),
             queue_max=max(1, _env_int("TLAB_QUEUE_MAX", 64)),
             generation_url=os.environ.get("TLAB_GENERATION_URL", "").strip().rstrip("/"),
             generation_timeout_s=max(0.1, _env_float("TLAB_GENERATION_TIMEOUT_S", 2.0)),
