@@ -123,7 +123,8 @@ def clean(raw) -> list[dict]:
         n, t = run.get("n"), run.get("t")
         texts = [run.get(k) for k in ("query", "title", "summary")]
         if (isinstance(n, int) and not isinstance(n, bool) and 0 < n < 10**9 and isinstance(t, (int, float))
-                and all(isinstance(x, str) for x in texts)):
+                and not isinstance(t, bool) and 0 <= t < 2**31 and all(isinstance(x, str) for x in texts)):
+            # a time the clock can show (NaN, infinity or 1e300 in a crafted store made the drawing raise)
             query, title, summary = texts
             out.append({"n": n, "t": float(t), "query": query[:QUERY_MAX], "title": title[:TITLE_MAX],
                         "summary": summary[:SUMMARY_MAX]})

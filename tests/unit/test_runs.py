@@ -57,6 +57,11 @@ def test_the_kept_list_is_bounded_and_a_strangers_list_is_cleaned():
     assert runs.clean(json.dumps(kept)) == kept and runs.clean(" " * (runs.STORE_MAX + 1)) == []
     assert runs.record({"a": [1]}, "q", "t", "s", now=0)[0]["n"] == 1
     assert runs.view("xxxxx", 12345) == ""
+    # a time the clock cannot show is dropped (NaN, infinity and 1e300 parse from a crafted store)
+    crafted = '[' + ",".join(f'{{"n": {i + 1}, "t": {t}, "query": "q", "title": "t", "summary": "s"}}'
+                             for i, t in enumerate(["NaN", "Infinity", "1e300", "-5", "true", "60"])) + ']'
+    assert [r["n"] for r in runs.clean(crafted)] == [6]
+    assert "run 6 · 00:01:00 server clock" in runs.view(runs.clean(crafted), ["6"])
 
 
 def test_the_summary_reads_text_markdown_a_plots_notice_and_a_table():
