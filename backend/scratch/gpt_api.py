@@ -223,9 +223,11 @@ def train_gpt(session_id: str, *args, **kwargs) -> dict:
     return result
 
 
-def stop_gpt(session_id: str) -> dict:
-    """Ask the session's tiny-GPT run to stop after its current step (the model so far is kept)."""
-    return {"stopping": get_store().request_stop(session_id)}
+def stop_gpt(session_id: str, wait_s: float = 0.0) -> dict:
+    """Ask the session's tiny-GPT run to stop after its current step (the model so far is kept).
+    `wait_s`: wait that long for it to end; "ended": it has, its result is out."""
+    stopping = get_store().request_stop(session_id)
+    return {"stopping": stopping, "ended": stopping and get_store().wait_ended(session_id, wait_s)}
 
 
 def drop_gpt_session(session_id: str) -> None:

@@ -128,6 +128,18 @@ class GptStore:
             s.stop.set()
             return s.running
 
+    def wait_ended(self, session_id: str, wait_s: float) -> bool:
+        """Wait up to `wait_s` for the session's run to end -> has it? (Its last result is out by then.)"""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        while True:
+            with self._lock:
+                s = self._sessions.peek(session_id) if session_id else None
+                if s is None or not s.running:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
     def trained(self, session_id: str) -> Model:
         self._check_id(session_id)
         s = self._sessions.peek(session_id)

@@ -191,8 +191,10 @@ def train_seq2seq(session_id: str, *args, **kwargs) -> dict:
     return result
 
 
-def stop_seq2seq(session_id: str) -> dict:
-    return {"stopping": get_store().request_stop(session_id)}
+def stop_seq2seq(session_id: str, wait_s: float = 0.0) -> dict:
+    """As stop_gpt, for the session's tiny encoder-decoder."""
+    stopping = get_store().request_stop(session_id)
+    return {"stopping": stopping, "ended": stopping and get_store().wait_ended(session_id, wait_s)}
 
 
 def drop_seq2seq_session(session_id: str) -> None:

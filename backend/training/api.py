@@ -386,10 +386,11 @@ def train(session_id: str, dataset: str = "emotion", file: str | None = None, te
     return result
 
 
-def stop(session_id: str) -> dict:
+def stop(session_id: str, wait_s: float = 0.0) -> dict:
     """Ask the session's running training to stop after its current chunk (it keeps the best
-    checkpoint so far)."""
-    return {"stopping": get_store().request_stop(session_id)}
+    checkpoint so far). `wait_s`: wait that long for it to end; "ended": it has, its result is out."""
+    stopping = get_store().request_stop(session_id)
+    return {"stopping": stopping, "ended": stopping and get_store().wait_ended(session_id, wait_s)}
 
 
 def predict_trained(session_id: str, text: str, method: str = "") -> dict:

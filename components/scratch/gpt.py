@@ -22,7 +22,7 @@ from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear
                                md_text, raw_json, user_errors)
 from components.scratch.plots import gpt_loss_figure, zip_line
 from components.shell.session_memory import download_root, served
-from components.shell.session import session_of
+from components.shell.session import session_of, stop_said
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 TOKENS = [("Bytes (256 tokens: every UTF-8 byte)", "bytes"), ("The BPE above (retrained at its vocabulary size)", "bpe")]
@@ -116,10 +116,8 @@ def run_gpt(steps=GPT_DEFAULTS["steps"], layers=GPT_DEFAULTS["layers"], width=GP
 
 
 def stop(request: gr.Request):
-    sid = getattr(request, "session_hash", None)
-    if sid and stop_gpt(sid)["stopping"]:
-        return "*Stopping after the current step; the model trained so far is kept...*"
-    return "*Nothing is training in this session.*"
+    return stop_said(stop_gpt, getattr(request, "session_hash", None),
+                     "*Stopping after the current step; the model trained so far is kept...*")
 
 
 @user_errors

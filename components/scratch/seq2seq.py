@@ -27,7 +27,7 @@ from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, cle
 from components.scratch.gpt import after_stop
 from components.scratch.plots import attention_heatmap, seq2seq_loss_figure, zip_line
 from components.shell.session_memory import download_root, served
-from components.shell.session import session_of
+from components.shell.session import session_of, stop_said
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [32, 64, 96, 128]
@@ -131,10 +131,8 @@ def run_train(steps=D["steps"], layers=D["layers"], width=D["width"], heads=D["h
 
 
 def stop(request: gr.Request):
-    sid = getattr(request, "session_hash", None)
-    if sid and stop_seq2seq(sid)["stopping"]:
-        return "*Stopping after the current step; the model trained so far is kept...*"
-    return "*Nothing is training in this session.*"
+    return stop_said(stop_seq2seq, getattr(request, "session_hash", None),
+                     "*Stopping after the current step; the model trained so far is kept...*")
 
 
 def _cross_notice(fx: dict) -> str:

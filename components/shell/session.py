@@ -15,3 +15,20 @@ def session_of(request, what: str) -> str:
         raise InputError(f"No session: {what} is kept per browser session; reload the page.")
     clients.bind(sid, clients.of_request(request))  # what the session holds counts against its client's share
     return sid
+
+
+STOP_WAIT_S = 3.0  # how long a Stop click waits for the run to end before saying "Stopping..."
+
+
+def stop_said(stop, sid: str | None, stopping: str):
+    """What a training tab's Stop button writes into the run's status line. A run now ends within a
+    step of its Stop (issue #39), often before Stop's own answer reaches the page: written then,
+    "Stopping..." would cover the run's final status for good. So Stop waits up to STOP_WAIT_S for
+    the run to end (its final status is on its way by then) and writes nothing if it has.
+    `stop(sid, wait_s=...)` -> {"stopping": was a run going, "ended": has it ended since}."""
+    import gradio as gr
+
+    said = stop(sid, wait_s=STOP_WAIT_S) if sid else {"stopping": False}
+    if not said["stopping"]:
+        return "*Nothing is training in this session.*"
+    return gr.skip() if said.get("ended") else stopping

@@ -22,7 +22,7 @@ from components.shell.badge import model_time
 from components.shell.session_memory import download_root, served
 from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
                                         score_rows, scores_figure)
-from components.shell.session import session_of
+from components.shell.session import session_of, stop_said
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 SOURCE_CHOICES = [("NER set (shipped): PER / ORG / LOC / MISC, news, letters, sport, science, history", "shipped"),
@@ -101,10 +101,8 @@ def run_ner(source, file, epochs, max_sentences, learning_rate, batch_size, word
 
 
 def stop_ner(request: gr.Request):
-    sid = getattr(request, "session_hash", None)
-    if sid and training.stop(sid)["stopping"]:
-        return "*Stopping after the current step (no model is kept)...*"
-    return "*Nothing is training in this session.*"
+    return stop_said(training.stop, getattr(request, "session_hash", None),
+                     "*Stopping after the current step (no model is kept)...*")
 
 
 @user_errors

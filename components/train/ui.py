@@ -26,7 +26,7 @@ from components.train import ner as train_ner
 from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
 from components.shell.guard import Selection
 from components.shell.session_memory import download_root, served
-from components.shell.session import session_of
+from components.shell.session import session_of, stop_said
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
 DATASET_CHOICES = [("Emotion: 6 labels, 630 sentences (shipped)", "emotion"),
@@ -167,10 +167,8 @@ def shown(fig):
 
 def stop_training(request: gr.Request):
     """Set the session's stop flag: fine-tuning ends after its current chunk, keeping its best checkpoint."""
-    sid = getattr(request, "session_hash", None)
-    if sid and training.stop(sid)["stopping"]:
-        return "*Stopping after the current chunk; the best checkpoint so far is kept...*"
-    return "*Nothing is training in this session.*"
+    return stop_said(training.stop, getattr(request, "session_hash", None),
+                     "*Stopping after the current chunk; the best checkpoint so far is kept...*")
 
 
 @user_errors

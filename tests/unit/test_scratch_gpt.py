@@ -78,14 +78,34 @@ def test_stop_keeps_the_partial_model_and_says_how_many_steps_ran():
     for ev in scratch.train_gpt_iter("s", steps=200, **TINY):
         events.append(ev)
         if ev["event"] == "step" and ev["step"] >= 6:
-            assert scratch.stop_gpt("s") == {"stopping": True}
+            assert scratch.stop_gpt("s") == {"stopping": True, "ended": False}  # still running: no wait asked
     r = events[-1]["result"]
     assert r["stopped"] == "stopped" and 6 <= r["steps_run"] < 200 and len(r["losses"]) == r["steps_run"]
     # No validation pass after Stop (issue #39): the final numbers say which step they come from.
     assert r["evals"][-1]["step"] < r["steps_run"] and r["final"]["val_step"] == r["evals"][-1]["step"]
     kept = gpt_store.get_store().trained("s")
     assert kept.info["steps_run"] == r["steps_run"] and not gpt_store.get_store().peek("s").running
-    assert scratch.stop_gpt("s") == {"stopping": False}
+    assert scratch.stop_gpt("s") == {"stopping": False, "ended": False}
+
+
+def test_a_stop_that_waits_says_when_the_run_has_ended_so_the_page_keeps_its_final_status():
+    """Stop now ends a run within a step, often before Stop's own answer reaches the page, where its
+    "Stopping..." covered the run's final status (a browser test saw it stay 60 s). Asked to wait, Stop
+    says the run has ended, and the tab's Stop writes nothing over the final status."""
+    import threading
+
+    from components.shell.session import stop_said
+
+    said = []
+    for ev in scratch.train_gpt_iter("w", steps=200, **TINY):
+        if ev["event"] == "step" and ev["step"] >= 6 and not said:
+            answer = []
+            t = threading.Thread(target=lambda: answer.append(stop_said(scratch.stop_gpt, "w", "Stopping...")))
+            t.start()
+            said.append(answer)
+    t.join(timeout=10)
+    assert said and said[0] and said[0][0] is not None and not isinstance(said[0][0], str)  # gr.skip(): nothing written
+    assert stop_said(scratch.stop_gpt, "w", "Stopping...") == "*Nothing is training in this session.*"
 
 
 def test_closing_the_stream_early_still_keeps_the_steps_that_ran():
