@@ -3,6 +3,8 @@ against the share of its client (its address: backend/runtime/clients.py)."""
 
 from __future__ import annotations
 
+import gradio as gr
+
 from backend.runtime import clients
 from backend.runtime.errors import InputError
 
@@ -26,8 +28,6 @@ def stop_said(stop, sid: str | None, stopping: str):
     "Stopping..." would cover the run's final status for good. So Stop waits up to STOP_WAIT_S for
     the run to end (its final status is on its way by then) and writes nothing if it has.
     `stop(sid, wait_s=...)` -> {"stopping": was a run going, "ended": has it ended since}."""
-    import gradio as gr
-
     said = stop(sid, wait_s=STOP_WAIT_S) if sid else {"stopping": False}
     if not said["stopping"]:
         return "*Nothing is training in this session.*"
