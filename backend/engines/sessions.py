@@ -76,6 +76,17 @@ class SessionStore(Generic[V]):
             found = self._entries.get(key)
             return None if found is None else found[0]
 
+    def wait_idle(self, key: Hashable, wait_s: float, poll_s: float = 0.05) -> bool:
+        """Wait up to `wait_s` until `key`'s entry is gone or not busy (its run has ended) -> is it?"""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        while True:
+            value = self.peek(key)
+            if value is None or not self._busy(value):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll_s)
+
     def touch(self, key: Hashable) -> None:
         with self.lock:
             if key in self._entries:

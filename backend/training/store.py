@@ -156,15 +156,7 @@ class TrainStore:
 
     def wait_ended(self, session_id: str, wait_s: float) -> bool:
         """Wait up to `wait_s` for the session's run to end -> has it? (Its last result is out by then.)"""
-        deadline = time.monotonic() + max(0.0, wait_s)
-        while True:
-            with self._lock:
-                s = self._sessions.peek(session_id) if session_id else None
-                if s is None or not s.running:
-                    return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
+        return not session_id or self._sessions.wait_idle(session_id, wait_s)
 
     def trained(self, session_id: str) -> Trained:
         """The session's model (marked used); never makes a session, so asking evicts nobody."""
