@@ -185,21 +185,20 @@ def _tabs(gr, demo) -> None:
 def _links(demo, tabs, tries) -> None:
     """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
     opened with a query string restores its tab (components/links.py)."""
-    from components.shell import links
+    from components.shell import links, runs
     from components.start import ui as start
 
     links.adopt("search", {"query": "search-query"})
     links.resolve(demo)
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
-    from components.shell import runs
     runs.wire(tabs)  # a kept run's link ("Your runs") reopens it in place
     restored = demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
                          show_progress="hidden")
     # The page says when it has applied its own address: the address follower writes nothing before
     # (Gradio's first render selects Start, and "?tab=start" then reached the restore instead of the
     # link), and the browser tests wait for it before they click a tab.
-    restored.then(None, None, None, js="() => { window.__tlabReady = true; }", queue=False)
+    restored.then(None, None, None, js=links.READY_JS, queue=False)
 
 
 def theme():

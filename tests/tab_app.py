@@ -19,7 +19,9 @@ def served_tab(build: Callable[[], None], themed: bool = False) -> Iterator[str]
     with gr.Blocks() as demo:
         build()
         # As app.py's page does once it has applied its address: the browser tests' goto waits for it.
-        demo.load(None, None, None, js="() => { window.__tlabReady = true; }", queue=False)
+        from components.shell import links
+
+        demo.load(None, None, None, js=links.READY_JS, queue=False)
     extra = {}
     if themed:  # the app's system-font theme (the default theme fetches web fonts, which fails offline)
         from app import theme

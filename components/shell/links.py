@@ -225,6 +225,9 @@ ADDRESS_JS = (ASSETS / "address.js").read_text()
 # When the learner opens a tab, the address names it: the link of the result it shows (its visible
 # link bar), else the tab alone.
 FOLLOW_JS = (ASSETS / "follow_tab.js").read_text()
+# Run once the page has applied its own address: the address follower (FOLLOW_JS) writes nothing before,
+# and the browser tests wait for it before they click a tab (app.py; a tab served alone: tests/tab_app.py).
+READY_JS = "() => { window.__tlabReady = true; }"
 BAR_CSS = (ASSETS / "link_bar.css").read_text()
 
 
