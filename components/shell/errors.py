@@ -91,6 +91,7 @@ def md_text(text) -> str:
     is auto-linked): `![x](http://...)` shows as text and the browser fetches nothing."""
     text = html.escape(str(text if text is not None else ""), quote=False)  # no &#x27;: its # would be escaped
     text = _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+    text = text.replace("\\:/", "\\:\\/")  # no '://' left at all, not even after an escaped ':'
     return re.sub(r"(?i)\bwww\.", lambda m: m.group(0)[:-1] + "\\.", text)
 
 

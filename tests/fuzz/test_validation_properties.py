@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from backend.runtime.errors import InputError
@@ -105,6 +105,8 @@ def test_clean_text_is_encodable_and_keeps_everything_else(text):
 
 @settings(max_examples=300, deadline=None)
 @given(st.text())
+@example("://")  # CI's hypothesis found it once: an escaped ':' still left '://' in the text
+@example("see http://example.org or www.example.org")
 def test_md_text_never_leaves_markup_or_a_link(text):
     out = md_text(text)
     assert "<" not in out and ">" not in out and "\n" not in out
