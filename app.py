@@ -185,7 +185,7 @@ def _tabs(gr, demo) -> None:
 def _links(demo, tabs, tries) -> None:
     """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
     opened with a query string restores its tab (components/links.py)."""
-    from components.shell import links, runs
+    from components.shell import lifecycle, links, runs
     from components.start import ui as start
 
     links.adopt("search", {"query": "search-query"})
@@ -193,6 +193,7 @@ def _links(demo, tabs, tries) -> None:
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
     runs.wire(tabs)  # a kept run's link ("Your runs") reopens it in place
+    lifecycle.wire()  # every run's after-success and after-failure jobs, one handler per outcome
     restored = demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
                          show_progress="hidden")
     # The page says when it has applied its own address: the address follower writes nothing before

@@ -19,8 +19,9 @@ def served_tab(build: Callable[[], None], themed: bool = False) -> Iterator[str]
     with gr.Blocks() as demo:
         build()
         # As app.py's page does once it has applied its address: the browser tests' goto waits for it.
-        from components.shell import links
+        from components.shell import lifecycle, links
 
+        lifecycle.wire()  # as app.py does once every tab is built
         demo.load(None, None, None, js=links.READY_JS, queue=False)
     extra = {}
     if themed:  # the app's system-font theme (the default theme fetches web fonts, which fails offline)

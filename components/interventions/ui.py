@@ -13,7 +13,7 @@ import gradio as gr
 from backend import interventions
 from backend.runtime import config
 from components.interventions import plots
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell.badge import model_time
 from components.shell import (LONG_LANE, SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text,
                                model_badge, raw_json, user_errors)
@@ -183,8 +183,7 @@ def build() -> None:
         outputs = [out_json, badge, summary, next_plot, flips_plot, cont_before, cont_after]
         ev = run.click(run_intervene, [model, text, spec, new_tokens, top_k], outputs, api_name="intervene",
                        **SHORT_LANE)
-        ev.success(shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick],
-                   api_visibility="private", queue=False)
+        lifecycle.after(ev, "success", shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick])
         clear_on_error(ev, outputs, box)
         sweep_outputs = [sweep_json, sweep_md, sweep_plot]
         sev = sweep_run.click(run_sweep, [model, text, sweep_layer], sweep_outputs, api_name="sweep_heads", **LONG_LANE)

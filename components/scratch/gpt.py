@@ -16,7 +16,7 @@ import gradio as gr
 from backend.runtime.errors import LabError
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
 from components import shell as common
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
                                md_text, raw_json, user_errors)
@@ -186,12 +186,11 @@ def build(corpus, text, upload, vocab) -> None:
     clear_on_error(ev, [plot, samples, out_json], box)
     runs.track(runs.panel("scratch-gpt", link="scratch"), ev, [status, plot, samples])  # the tab has no link yet
     ev.then(show_plan, plan_inputs, [plan_md], api_visibility="private")  # now from the rate just measured
-    ev.success(lambda r: (r or {}).get("model_box", ""), [out_json], [model_name], api_visibility="private",
-               queue=False)
+    lifecycle.after(ev, "success", lambda r: (r or {}).get("model_box", ""), [out_json], [model_name])
     stop_btn.click(stop, None, [status], api_visibility="private", queue=False)
     ev = dl_btn.click(download, None, [dl_file, dl_md], api_name="download_gpt")
     clear_on_error(ev, [dl_file, dl_md], box)
-    ev.success(lambda: gr.update(visible=True), None, [dl_file], api_visibility="private", queue=False)
+    lifecycle.after(ev, "success", lambda: gr.update(visible=True), None, [dl_file])
     root = gr.context.Context.root_block
     if root is not None:
         root.unload(drop_session)

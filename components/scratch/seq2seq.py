@@ -20,7 +20,7 @@ from backend.runtime.errors import LabError
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
 from components import shell as common
-from components.shell import runs
+from components.shell import lifecycle, runs
 from components.shell.badge import model_time
 from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
                                raw_json, user_errors)
@@ -289,7 +289,7 @@ def build() -> None:
         clear_on_error(sev, t_outputs, t_box)
     ev = dl_btn.click(download, None, [dl_file, dl_md], api_name="download_seq2seq")
     clear_on_error(ev, [dl_file, dl_md], box)
-    ev.success(lambda: gr.update(visible=True), None, [dl_file], api_visibility="private", queue=False)
+    lifecycle.after(ev, "success", lambda: gr.update(visible=True), None, [dl_file])
     root = gr.context.Context.root_block
     if root is not None:
         root.unload(drop_session)

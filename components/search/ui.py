@@ -16,7 +16,7 @@ from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
     engine_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
-from components.shell import runs
+from components.shell import lifecycle, runs
 from components.search.evaluate import build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
 from components.shell.plans import current
@@ -356,16 +356,16 @@ def build() -> None:
     clear_on_error(ev, [stats_md, stats_json, badge], box)
     # A refused or failed build leaves the old index: the selector goes back to what it holds. A new
     # index makes the hits, map and caption of the old one stale: they go.
-    ev.failure(corpus_after_failure, [corpus], [corpus, corpus_note], queue=False, api_visibility="private")
-    ev.success(lambda: [gr.update(value="", visible=False), "", None, "", None], None,
-               [corpus_note, results, plot, caption, results_json], queue=False, api_visibility="private")
+    lifecycle.after(ev, "failure", corpus_after_failure, [corpus], [corpus, corpus_note])
+    lifecycle.after(ev, "success", lambda: [gr.update(value="", visible=False), "", None, "", None], None,
+                    [corpus_note, results, plot, caption, results_json])
     corpus.input(lambda: gr.update(value="", visible=False), None, [corpus_note], queue=False,
                  api_visibility="private")
     search_outputs = [results, plot, results_json, badge]
     for ev in (search_btn.click(run_search, [query, k], search_outputs, api_name="search", **BATCH_LANE),
                query.submit(run_search, [query, k], search_outputs, api_visibility="private", **BATCH_LANE)):
         clear_on_error(ev, [results, plot, results_json, badge, caption], box)
-        ev.success(after_search, [results_json], [caption, stats_md], queue=False, api_visibility="private")
+        lifecycle.after(ev, "success", after_search, [results_json], [caption, stats_md])
         runs.track(kept, ev, [badge, results, plot])  # wired by runs.wire: this tab's link is adopted (app.py)
     ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
                        api_name="ask_corpus", **engine_lane())

@@ -12,7 +12,7 @@ import threading
 
 import gradio as gr
 
-from components.shell import gradio_patches
+from components.shell import gradio_patches, lifecycle
 
 # ---------------------------------------------------------------- input errors and escaping
 def _input_log() -> logging.Logger:
@@ -64,8 +64,11 @@ def clear_on_error(event, outputs: list, box: gr.Markdown) -> None:
             return [gr.update() for _ in outputs] + [gr.update(value="", visible=False)]
         return [None] * len(outputs) + [gr.update(value=f"**⚠️ {md_text(message)}**", visible=True)]
 
-    event.failure(failed, None, [*outputs, box], queue=False, api_visibility="private")
-    event.success(lambda: gr.update(value="", visible=False), None, box, queue=False, api_visibility="private")
+    def hidden():
+        return gr.update(value="", visible=False)
+
+    lifecycle.after(event, "failure", failed, None, [*outputs, box])
+    lifecycle.after(event, "success", hidden, None, [box])
 
 
 def readable_error(exc: Exception, where: str = "") -> gr.Error:

@@ -23,6 +23,8 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
+from components.shell import lifecycle
+
 ASSETS = Path(__file__).resolve().parent / "assets"
 MAX_TEXT = 1500  # characters of one text input that a link carries; a longer one is left out
 NUMBER_BOUND = 10_000  # a gr.Number without bounds: a link's value is clipped to +-this
@@ -101,6 +103,7 @@ def reset() -> None:
     _REGISTRY.clear()
     _HANDOFFS.clear()
     _MODEL_BOXES.clear()  # a box of an earlier page is no output of this one
+    lifecycle.reset()  # jobs waiting for an earlier page's wire
 
 
 def registered() -> dict[str, TabLink]:
@@ -267,11 +270,12 @@ def register(key: str, inputs: dict, events=(), link_bar=None, run=None, parent:
         return bar_html(query, omitted)
 
     written.__name__ = f"link_{key}"
-    for event in events:
-        event.success(written, [p.component for p in params], link_bar, api_visibility="private", queue=False,
-                      show_progress="hidden")
-        if link_bar is not None:  # a failed run leaves no link to the result it replaced
-            event.failure(lambda: "", None, link_bar, api_visibility="private", queue=False, show_progress="hidden")
+    def blank():
+        return ""
+
+    for event in events if link_bar is not None else ():
+        lifecycle.after(event, "success", written, [p.component for p in params], [link_bar])
+        lifecycle.after(event, "failure", blank, None, [link_bar])  # a failed run leaves no link to what it replaced
 
 
 def adopt(key: str, inputs: dict) -> None:

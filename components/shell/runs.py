@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl
 
 import gradio as gr
 
-from components.shell import links
+from components.shell import lifecycle, links
 from components.shell.figures import NOTICE_PREFIX
 from components.shell.widgets import CheckboxGroup, Textbox
 
@@ -282,8 +282,8 @@ def _track(p: Panel, event, parts: list, title) -> None:
         return json.dumps(runs), gr.update(choices=choices(runs), value=picked), view(runs, picked)
 
     recorded.__name__ = f"runs_{p.key.replace('-', '_')}"
-    event.success(recorded, [p.store, *parts, *[q.component for q in params]], [p.store, p.picker, p.view],
-                  api_visibility="private", queue=False, show_progress="hidden")
+    lifecycle.after(event, "success", recorded, [p.store, *parts, *[q.component for q in params]],
+                    [p.store, p.picker, p.view])
 
 
 def _tab_of(query) -> str | None:

@@ -6,7 +6,7 @@ import gradio as gr
 
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
 
 EXAMPLES = [
@@ -174,8 +174,8 @@ def build() -> None:
     for ev in events:
         clear_on_error(ev, outputs, box)
         ev.success(**chips)  # keep the chips as the toggle says
-        ev.success(notice, [out_json], [notice_md], api_visibility="private", queue=False, show_progress="hidden")
-        ev.failure(lambda: "", None, [notice_md], api_visibility="private", queue=False, show_progress="hidden")
+        lifecycle.after(ev, "success", notice, [out_json], [notice_md])
+        lifecycle.after(ev, "failure", lambda: "", None, [notice_md])
     links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
     kept = runs.panel("tokenizers")
     for ev in events:

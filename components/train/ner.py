@@ -17,7 +17,7 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
                                error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell.badge import model_time
 from components.shell.session_memory import download_root, served
 from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
@@ -193,8 +193,8 @@ def build() -> tuple:
     ev = train_ev = go.click(run_ner, inputs, outputs, api_name="train_ner", **LANE)
     clear_on_error(ev, outputs, box)
     runs.track(kept, ev, [status, summary, table, bars])  # wired once train.ui registers the tab's link
-    ev.success(lambda: (gr.update(value=None, visible=False), ""), None, [download_file, download_md],
-               api_visibility="private")
+    lifecycle.after(ev, "success", lambda: (gr.update(value=None, visible=False), ""), None,
+                    [download_file, download_md])
     ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
     stop.click(stop_ner, None, [status], api_visibility="private", queue=False)
     ev = tag_btn.click(tag, [text], [tagged, tagged_json], api_name="predict_ner", **SHORT_LANE)

@@ -20,7 +20,7 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
                                clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell.badge import model_time
 from components.train import ner as train_ner
 from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
@@ -279,8 +279,7 @@ def register_links(inputs: dict, train_ev, link_bar, ner_ev, ner_params: dict, n
         query, omitted = links.encode("train", params, list(values))
         return links.bar_html(query, omitted)
 
-    ner_ev.success(link_ner, [p.component for p in params], ner_bar, api_visibility="private", queue=False,
-                   show_progress="hidden")
+    lifecycle.after(ner_ev, "success", link_ner, [p.component for p in params], [ner_bar])
 
 
 def _use_and_download():
@@ -390,8 +389,8 @@ def _build_classify(task) -> tuple:
              "batch_size": batch_size, "learning_curve": learning_curve,
              "curve_finetune": curve_finetune, "seed": seed}, ev, link_bar)  # registered by build, with NER's
     # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
-    ev.success(lambda: (False, "", gr.update(value=None, visible=False), ""), None,
-               [use_box, use_md, download_file, download_md], api_visibility="private")
+    lifecycle.after(ev, "success", lambda: (False, "", gr.update(value=None, visible=False), ""), None,
+                    [use_box, use_md, download_file, download_md])
     ev.then(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")  # now from the rates just measured
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
     hardest.select(hardest_text, None, text, api_visibility="private", queue=False, show_progress="hidden")
@@ -401,12 +400,12 @@ def _build_classify(task) -> tuple:
     ev = text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **SHORT_LANE)
     clear_on_error(ev, [prediction, prediction_json], predict_box)
     ev = use_box.input(use_in_pipelines, [use_box, method], [use_md, use_json], api_name="use_trained")
-    ev.failure(lambda: False, None, [use_box], api_visibility="private", queue=False)
+    lifecycle.after(ev, "failure", lambda: False, None, [use_box])
     clear_on_error(ev, [use_md], predict_box)
     ev = download_btn.click(download, [method], [download_file, download_md], api_name="download_trained",
                             **SHORT_LANE)
     clear_on_error(ev, [download_file, download_md], predict_box)
-    ev.success(lambda: gr.update(visible=True), None, [download_file], api_visibility="private", queue=False)
+    lifecycle.after(ev, "success", lambda: gr.update(visible=True), None, [download_file])
     root = gr.context.Context.root_block
     if root is not None:
         root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")

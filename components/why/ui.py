@@ -11,7 +11,7 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import attribution
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell import (
     LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, error_box, raw_json,
 )
@@ -82,7 +82,7 @@ def build() -> None:
                                   question],
                           outputs=outputs, api_name="attribute", show_progress_on=[summary], **LONG_LANE)
         clear_on_error(event, outputs, box)
-        event.failure(lambda: gr.update(visible=False), None, table, queue=False, api_visibility="private")
+        lifecycle.after(event, "failure", lambda: gr.update(visible=False), None, [table])
         # a hand-off that carries more than one input (zero-shot: text and labels) hands over one
         # packed value here; it is unpacked into the inputs (handlers.unpack)
         handed.change(handlers.unpack, handed, [text, labels, word, question, label, handed], queue=False,

@@ -11,7 +11,7 @@ import gradio as gr
 import pandas as pd
 import pytest
 
-from components.shell import links, notice, runs
+from components.shell import lifecycle, links, notice, runs
 
 
 def test_the_word_diff_marks_only_the_words_that_differ_and_numbers_apart():
@@ -111,12 +111,20 @@ def tab():
                 runs.track(kept, ev, [out])
         links.known_tabs(["demo"])
         runs.wire(tabs)
+        lifecycle.wire()  # as app.py does once every tab is built
     yield demo, kept, prompt, seed
     links.reset()
 
 
+def _jobs(demo):
+    """Every function the page runs: each handler, and each job a life-cycle handler folds (shell.lifecycle)."""
+    for b in demo.fns.values():
+        yield b.fn
+        yield from (p.fn for p in getattr(b.fn, "parts", ()))
+
+
 def _fn(demo, name):
-    return next(b.fn for b in demo.fns.values() if getattr(b.fn, "__name__", "") == name)
+    return next(f for f in _jobs(demo) if getattr(f, "__name__", "") == name)
 
 
 def test_a_tracked_run_is_recorded_with_its_link_and_the_last_two_picked(tab):
@@ -133,8 +141,8 @@ def test_a_tracked_run_is_recorded_with_its_link_and_the_last_two_picked(tab):
     assert "<mark class='tlab-run-number'>1</mark>" in html and "<mark class='tlab-run-number'>2</mark>" in html
     # the event is wired after the run's success, private, off the queue
     dep = next(d for d in demo.config["dependencies"] if d.get("id") is not None
-               and demo.fns[d["id"]].fn is recorded)
-    assert dep["api_visibility"] == "private" and dep["queue"] is False
+               and any(p.fn is recorded for p in getattr(demo.fns[d["id"]].fn, "parts", ())))
+    assert dep["api_visibility"] == "private" and dep["queue"] is False and dep["trigger_only_on_success"]
 
 
 def test_a_runs_link_reopens_its_inputs_through_the_links_path(tab):
@@ -160,8 +168,10 @@ def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
                 ev = go.click(lambda: "**trained** 3 steps", None, out)
                 runs.track(runs.panel("plain-gpt", link="plain"), ev)  # parts: the event's markdown output
             links.known_tabs(["plain"])
-            assert not [b for b in demo.fns.values() if getattr(b.fn, "__name__", "") == "runs_plain_gpt"]
+            assert not [f for f in _jobs(demo) if getattr(f, "__name__", "") == "runs_plain_gpt"]
+            assert lifecycle.pending() == 0  # nothing recorded before runs.wire
         runs.wire(tabs)  # waits for a link that never comes, then keeps the runs anyway
+        lifecycle.wire()
     recorded = _fn(demo, "runs_plain_gpt")
     store, _, html = recorded("not json", "**trained** 3 steps")
     store = json.loads(store)
