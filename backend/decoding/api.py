@@ -49,7 +49,7 @@ Progress = Callable[[float, str], Any] | None
 
 @gpu_task(duration=120)
 def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, progress: Progress = None,
-           model: str | None = None) -> dict:
+           model: str | None = None, plan: Plan | None = None) -> dict:
     """One generation: text, tokens, per-step candidates, sequence log-prob, timing, model.
 
     settings: a dict of `DecodeSettings` keys, its JSON text, or None (greedy, 64 tokens).
@@ -57,11 +57,12 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     model's probability of the chosen token (`prob_fp32`, `prob_int8`; see `precision`).
     With TLAB_GENERATION_URL, greedy and sampling runs go to that engine; `"engine"` says where
     the run went (`{"kind": "vllm", "url", "model"}`, or `{"kind": "in-process", "note": why}`).
+    `plan`: where it runs, as `plan(settings, model)` decided when the request was admitted.
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
     model = _box(model)
-    eng, note = remote.plan(role, s, model)
+    eng, note = remote.route(role, s, model, plan)
     if eng is not None:
         tokenizer, described = _engine_side(eng, role)
         try:
@@ -127,16 +128,17 @@ def _in_process(data: dict, note: str | None) -> dict:
 
 @gpu_task(duration=120)
 def decode_stream(prompt: str, settings: dict | str | None = None, role: str = ROLE,
-                  progress: Progress = None, model: str | None = None) -> Iterator[tuple[str, dict | None]]:
+                  progress: Progress = None, model: str | None = None,
+                  plan: Plan | None = None) -> Iterator[tuple[str, dict | None]]:
     """Yield (text so far, None) as tokens arrive, then (final text, the `decode` payload).
 
     Beam search and several return sequences yield only the final pair. Closing the generator
-    (the UI's Stop) stops generation; the model is free again when `close()` returns.
+    (the UI's Stop) stops generation; the model is free again when `close()` returns. `plan`: as `decode`'s.
     """
     s = parse_settings(settings)
     check_text(prompt, "prompt")
     model = _box(model)
-    eng, note = remote.plan(role, s, model)
+    eng, note = remote.route(role, s, model, plan)
     if eng is not None:
         tokenizer, described = _engine_side(eng, role)
         try:  # an engine that fails before its first token: in-process; after it: EngineFailed, readable

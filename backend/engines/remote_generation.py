@@ -63,7 +63,7 @@ from backend.runtime import budget as budgets
 from backend.runtime import config
 
 __all__ = ["ENGINE_ROLES", "MAX_LOGPROBS", "MODEL_BOX_NOTE", "would_serve", "Engine", "EngineFailed", "EngineUnavailable", "check_tokenizer",
-           "configured_url", "decode", "describe", "engine", "forget", "in_process", "in_process_reason",
+           "configured_url", "decode", "describe", "route", "engine", "forget", "in_process", "in_process_reason",
            "last_known_up", "plan", "request_body", "stream"]
 
 ENGINE_ROLES = ("decoder", "text_generation")  # the roles whose generation an engine may serve
@@ -112,6 +112,23 @@ def plan(role: str, settings: DecodeSettings, override: str | None = None) -> tu
         return None, reason
     try:
         eng = engine(url)
+    except EngineUnavailable as exc:
+        return None, str(exc)
+    reason = in_process_reason(settings, eng.max_logprobs)
+    return (None, reason) if reason else (eng, None)
+
+
+def route(role: str, settings: DecodeSettings, override: str | None, admitted) -> tuple[Engine | None, str | None]:
+    """`plan`'s answer for a request already planned: `admitted` (its `backend.runtime.plan.Plan`, made
+    as the request joined the queue) says whether the engine may run it, so that is not asked again;
+    only the engine itself is looked up (a health check when one is due) and its own limit on
+    candidates per step checked. None (a call that did not come through the queue): `plan` now."""
+    if admitted is None:
+        return plan(role, settings, override)
+    if not admitted.engine or role not in ENGINE_ROLES:
+        return None, admitted.note
+    try:
+        eng = engine()
     except EngineUnavailable as exc:
         return None, str(exc)
     reason = in_process_reason(settings, eng.max_logprobs)

@@ -315,13 +315,14 @@ def fill_mask(text, top_k=5, override: str | None = None, progress=None) -> dict
 @_timed
 @gpu_task(duration=120)
 def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50, top_p=0.9,
-                  num_beams=4, seed=0, override: str | None = None, progress=None) -> dict:
+                  num_beams=4, seed=0, override: str | None = None, progress=None, plan: Plan | None = None) -> dict:
     """Continue `prompt` with the Decoding tab's backend (which checks the strategy's numbers).
 
-    `seed` None or empty: a random one, reported in the result.
+    `seed` None or empty: a random one, reported in the result. `plan`: where it runs, as
+    `plan("generate_text", ...)` decided when the request was admitted.
     """
     prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
-    eng, note = remote.plan("text_generation", parse_settings(settings), override)
+    eng, note = remote.route("text_generation", parse_settings(settings), override, plan)
     if eng is not None:
         try:
             tokenizer, described = _engine_side(eng)
@@ -335,11 +336,12 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
 @_timed
 @gpu_task(duration=120)
 def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, temperature=0.7, top_k=50,
-                         top_p=0.9, num_beams=4, seed=0, override: str | None = None, progress=None):
+                         top_p=0.9, num_beams=4, seed=0, override: str | None = None, progress=None,
+                         plan: Plan | None = None):
     """`generate_text`, streamed: yields (completion so far, tokens so far, None) as tokens
     arrive, then (completion, tokens, the `generate_text` result). Closing it stops generation."""
     prompt, settings = _generation(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed)
-    eng, note = remote.plan("text_generation", parse_settings(settings), override)
+    eng, note = remote.route("text_generation", parse_settings(settings), override, plan)
     if eng is not None:
         n = 0
         try:  # the engine's own stream (`stream: true`); a failure before the first token runs in-process

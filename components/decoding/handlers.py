@@ -163,7 +163,7 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         # process and is long (beam, 64+ tokens, a model-box model) first takes the long lane's slot.
         plan = current(lambda _: decoding.plan(raw, model), ())
         with engine_or_long_slot(not plan.long, "generation"), \
-                contextlib.closing(decoding.decode_stream(prompt, settings, model=model)) as stream:
+                contextlib.closing(decoding.decode_stream(prompt, settings, model=model, plan=plan)) as stream:
             for text, res in stream:
                 if res is None:
                     n += 1
@@ -287,7 +287,12 @@ def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
     length_penalty, no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty,
     seed, chat_template, top_n, precision fp32|int8). Returns text, tokens, per-step candidates,
     log-prob, timing; with precision int8 each step also has prob_int8 and prob_fp32."""
-    return decoding.decode(prompt, settings)
+    return decoding.decode(prompt, settings, plan=current(_decode_api_plan, (prompt, settings)))
+
+
+def _decode_api_plan(args: tuple):
+    """/decode's plan from its positional inputs (prompt, settings)."""
+    return decoding.plan(args[1] if len(args) > 1 else None)
 
 
 @user_errors
@@ -300,4 +305,4 @@ def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
     return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies)
 
 
-planned(decode_api, lambda args: decoding.plan(args[1] if len(args) > 1 else None), shell_slot=True)
+planned(decode_api, _decode_api_plan, shell_slot=True)

@@ -91,10 +91,11 @@ def run_fill_mask(text, top_k, model_box, progress=gr.Progress()):
 @user_errors
 def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
                  progress=gr.Progress()):
-    args = (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box)
-    with engine_or_long_slot(not current(_generation_plan, args).long, "generation"):
+    plan = current(_generation_plan, (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
+                                      model_box))
+    with engine_or_long_slot(not plan.long, "generation"):
         r = pipelines.generate_text(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
-                                    override=model_box, progress=progress)
+                                    override=model_box, progress=progress, plan=plan)
     return show.badge(r), r["generated_text"], r
 
 
@@ -102,17 +103,18 @@ def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, nu
 def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
                     progress=gr.Progress()):
     """The Generate button: the text grows token by token, with a counter; then the result."""
+    plan = current(_generation_plan, (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
+                                      model_box))
     stream = pipelines.generate_text_stream(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
-                                            num_beams, seed, override=model_box, progress=progress)
+                                            num_beams, seed, override=model_box, progress=progress, plan=plan)
     total = max_new_tokens
     first = show.token_counter(0, total)
     if strategy == "beam":
         first = "Beam search keeps several sequences: the text shows when it is done…"
     hidden = gr.update(value="", visible=False)
     yield "", "", first, None, hidden  # no stale result while this one runs
-    args = (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box)
     try:
-        with engine_or_long_slot(not current(_generation_plan, args).long, "generation"), contextlib.closing(stream):
+        with engine_or_long_slot(not plan.long, "generation"), contextlib.closing(stream):
             for completion, n, r in stream:
                 if r is None:
                     yield gr.skip(), _joined(prompt, completion), show.token_counter(n, total), gr.skip(), gr.skip()

@@ -83,3 +83,55 @@ def test_a_planner_that_trips_on_junk_leaves_the_refusal_to_the_handler():
 
     fn = plans.planned(lambda *a: None, planner)
     assert plans.plan_of(fn, ["x"]) is None and plans.plan_of(lambda: None, []) is None
+
+
+def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeypatch, tmp_path):
+    """/decode with an engine: admission plans it (`decoding.plan`: would the engine serve it?); the
+    backend then only looks the engine up (`decoding.api._route`), never plans again (`remote.plan`)."""
+    from gradio_client import Client
+
+    from backend.engines import remote_generation as remote
+    from components.decoding import handlers as decoding_handlers
+    from components.shell import DECODE_LANE
+    from tests.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
+    from tests.unit.test_remote_generation import MODEL
+
+    tok = smollm2_tokenizer()
+    folder = save_tiny(tiny_llama(seed=0, pad_token_id=tok.eos_token_id), tok, tmp_path / "tiny-llama")
+    monkeypatch.setenv("TLAB_DEVICE", "cpu")
+    monkeypatch.setenv("TLAB_MODEL_DECODER", str(folder))
+    asked, planned_again = [], []
+    real_would_serve, real_plan = remote.would_serve, remote.plan
+    monkeypatch.setattr(remote, "would_serve", lambda s: asked.append(s) or real_would_serve(s))
+    monkeypatch.setattr(remote, "plan", lambda *a: planned_again.append(a) or real_plan(*a))
+    engine = serving_fake(tok, monkeypatch)
+    fake = next(engine)
+    try:
+        remote.engine()  # the health check admission's plan reads (the app's first request makes it)
+        with gr.Blocks() as demo:
+            gr.api(decoding_handlers.decode_api, api_name="decode",
+                   **{k: v for k, v in DECODE_LANE.items() if k in ("concurrency_limit", "concurrency_id", "queue")})
+        guard(demo)
+        demo.queue()
+        admit_fairly(demo)
+        demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True)
+        try:
+            data = Client(demo.local_url, verbose=False).predict("The capital of France is", {"max_new_tokens": 8},
+                                                                  api_name="/decode")
+        finally:
+            demo.close()
+    finally:
+        next(engine, None)
+    assert data["engine"] == {"kind": "vllm", "url": fake.url, "model": MODEL} and data["text"] == " Paris is lovely"
+    assert len(asked) == 1 and planned_again == [], (asked, planned_again)
+
+
+def test_a_planned_request_that_stays_here_neither_plans_again_nor_looks_the_engine_up(monkeypatch):
+    from backend.engines import remote_generation as remote
+    from backend.engines.generation.settings import DecodeSettings
+
+    monkeypatch.setattr(remote, "plan", lambda *a: pytest.fail("planned again"))
+    monkeypatch.setattr(remote, "engine", lambda *a, **k: pytest.fail("the engine was looked up"))
+    said = Plan(long=True, note=remote.MODEL_BOX_NOTE)
+    assert remote.route("decoder", DecodeSettings(), "my/model", said) == (None, remote.MODEL_BOX_NOTE)
+    assert remote.route("text_generation", DecodeSettings(), None, Plan(long=True)) == (None, None)
