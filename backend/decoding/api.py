@@ -84,10 +84,16 @@ def plan(settings, model: str | None = None) -> Plan:
     or several samples, unless the engine does it. Settings the handler will refuse raise LabError."""
     s = parse_settings(settings)
     long_here = s.max_new_tokens >= LONG_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
+    if not remote.configured_url():
+        return Plan(long=long_here)
     if (model or "").strip():
-        return Plan(long=long_here, note=remote.MODEL_BOX_NOTE if remote.configured_url() else None)
-    on = remote.would_serve(s)
-    return Plan(engine=on, long=long_here and not on)
+        return Plan(long=long_here, note=remote.MODEL_BOX_NOTE)
+    reason = remote.in_process_reason(s)
+    if reason:  # beams, n-gram blocking...: here, and the result says why
+        return Plan(long=long_here, note=reason)
+    # The engine may run it; an engine last seen down is asked again when due (remote.route), and the
+    # work is long here meanwhile, as it may run here.
+    return Plan(engine=True, long=long_here and not remote.last_known_up())
 
 
 def runs_on_engine(settings) -> bool:

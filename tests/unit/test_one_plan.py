@@ -86,8 +86,8 @@ def test_a_planner_that_trips_on_junk_leaves_the_refusal_to_the_handler():
 
 
 def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeypatch, tmp_path):
-    """/decode with an engine: admission plans it (`decoding.plan`: would the engine serve it?); the
-    backend then only looks the engine up (`decoding.api._route`), never plans again (`remote.plan`)."""
+    """/decode with an engine: admission plans it (`decoding.plan`: may the engine run it?); the
+    backend then only looks the engine up (`remote_generation.route`), never plans again (`remote.plan`)."""
     from gradio_client import Client
 
     from backend.engines import remote_generation as remote
@@ -100,9 +100,11 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
     folder = save_tiny(tiny_llama(seed=0, pad_token_id=tok.eos_token_id), tok, tmp_path / "tiny-llama")
     monkeypatch.setenv("TLAB_DEVICE", "cpu")
     monkeypatch.setenv("TLAB_MODEL_DECODER", str(folder))
+    from backend import decoding
+
     asked, planned_again = [], []
-    real_would_serve, real_plan = remote.would_serve, remote.plan
-    monkeypatch.setattr(remote, "would_serve", lambda s: asked.append(s) or real_would_serve(s))
+    real_decoding_plan, real_plan = decoding.plan, remote.plan
+    monkeypatch.setattr(decoding, "plan", lambda *a: asked.append(a) or real_decoding_plan(*a))
     monkeypatch.setattr(remote, "plan", lambda *a: planned_again.append(a) or real_plan(*a))
     engine = serving_fake(tok, monkeypatch)
     fake = next(engine)

@@ -122,3 +122,30 @@ def test_the_stats_line_names_the_engine(fake):
 
     line = stats_markdown(decoding.decode(PROMPT, {"max_new_tokens": 8}))
     assert "vllm engine" in line and "top 20 candidates" in line
+
+
+@pytest.mark.parametrize("settings", [{"strategy": "beam", "num_beams": 2, "max_new_tokens": 3},
+                                      {"max_new_tokens": 4}, {"top_n": 20, "max_new_tokens": 2},
+                                      {"no_repeat_ngram_size": 2, "max_new_tokens": 2}])
+def test_a_decode_with_its_admitted_plan_says_what_an_unplanned_one_says(fake, settings):
+    """One plan per request changes where nothing runs: the engine, or in-process with the same note."""
+    remote.engine()
+    planned = decoding.decode(PROMPT, settings, plan=decoding.plan(settings))
+    asked_now = decoding.decode(PROMPT, settings)
+    assert planned["engine"] == asked_now["engine"] and planned["warnings"] == asked_now["warnings"]
+
+
+def test_an_engine_down_since_admission_is_asked_again_and_the_run_says_why(fake, monkeypatch):
+    """A plan made while the engine was unknown or down still lets the backend try it (its health check,
+    when due): an engine back up is used again, one still down is named in the note."""
+    url = closed_port_url()
+    monkeypatch.setenv("TLAB_GENERATION_URL", url)
+    remote.forget()
+    settings = {"max_new_tokens": 64}
+    plan = decoding.plan(settings)
+    assert plan.engine and plan.long  # may run there; long work here until it is seen up
+    data = decoding.decode(PROMPT, settings, plan=plan)
+    assert data["engine"]["kind"] == "in-process" and url in data["engine"]["note"]
+    monkeypatch.setenv("TLAB_GENERATION_URL", fake.url)
+    remote.forget()
+    assert decoding.decode(PROMPT, settings, plan=decoding.plan(settings))["engine"]["kind"] == "vllm"
