@@ -30,14 +30,19 @@ def _event(args):
 def test_admission_reads_the_tabs_settings_and_where_they_run(monkeypatch, engine_up):
     from backend.engines import remote_generation as remote
 
-    monkeypatch.setattr(remote, "would_serve", lambda s: engine_up and s.strategy != "beam")
+    monkeypatch.setattr(remote, "configured_url", lambda: "http://127.0.0.1:9/engine")
+    monkeypatch.setattr(remote, "last_known_up", lambda: engine_up)  # its last health check, no network
     plan = tab._decode_plan(_args())
-    assert not plan.long and plan.engine is engine_up  # 32 greedy tokens: short here, the engine's when it is up
+    # 32 greedy tokens: the engine may run them (asked again when down), and they are short work here
+    assert not plan.long and plan.engine and plan.note is None
+    beam = tab._decode_plan(_args(strategy="beam", max_new=8))
+    assert not beam.engine and "Beam search ran in-process" in beam.note  # the note its result will show
     assert _event(_args(strategy="beam", max_new=8))  # beam never runs on the engine: long
     assert _event(_args(max_new=100)) is (not engine_up)  # 100 greedy tokens: the engine's, or long here
     assert not _event(_args(max_new=8))  # a short decode is short wherever it runs
     assert _event(_args(max_new=100, model="session:tinygpt-x"))  # a model-box model always runs here
-    assert tab._decode_plan(_args(model="  ", max_new=100)).engine is engine_up  # an empty box is no model
+    assert tab._decode_plan(_args(model="  ", max_new=100)).engine  # an empty box is no model
+    assert not tab._decode_plan(_args(model="session:tinygpt-x")).engine
 
 
 def test_unreadable_inputs_are_left_to_the_handler_to_refuse():
