@@ -23,6 +23,7 @@ MIN_INTERVAL_S = 2.0  # a trim walks every arena: at most one per interval, howe
 _LOCK = threading.Lock()
 _LAST = [0.0]
 _LIBC: list = []
+_DEFERRED: list = [None]  # the one trim waiting for the interval to end
 
 
 def _libc():
@@ -46,11 +47,20 @@ def rss_mb() -> float | None:
 
 
 def give_back(force: bool = False) -> bool:
-    """Collect garbage and return free arena memory to the system; -> whether a trim ran (at most one
-    per MIN_INTERVAL_S unless `force`)."""
+    """Collect garbage and return free arena memory to the system; -> whether a trim ran now (at most
+    one per MIN_INTERVAL_S unless `force`). A call inside the interval is not dropped: one trim runs
+    when the interval ends, for every call it covers. Without it, a page closed within 2 s of its
+    run's end (the run's own trim) kept its model's blocks until some later visitor's trim: the
+    30-session soak test once ended 197 MB up instead of 4."""
     now = time.monotonic()
     with _LOCK:
-        if not force and now - _LAST[0] < MIN_INTERVAL_S:
+        wait = MIN_INTERVAL_S - (now - _LAST[0])
+        if not force and wait > 0:
+            if _DEFERRED[0] is None:
+                timer = threading.Timer(wait, _deferred)
+                timer.daemon = True
+                _DEFERRED[0] = timer
+                timer.start()
             return False
         _LAST[0] = now
     gc.collect()
@@ -59,3 +69,9 @@ def give_back(force: bool = False) -> bool:
         return False
     lib.malloc_trim(0)
     return True
+
+
+def _deferred() -> None:
+    with _LOCK:
+        _DEFERRED[0] = None
+    give_back(force=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import pytest
 
@@ -42,3 +43,17 @@ def test_give_back_runs_at_most_once_an_interval():
     memory.give_back(force=True)
     assert not memory.give_back()  # just ran
     assert memory.give_back(force=True)
+
+
+def test_a_call_inside_the_interval_is_trimmed_when_the_interval_ends(monkeypatch):
+    """A page that closes just after its run's own trim still gives its memory back (once, however
+    many calls the interval covered), not only at some later visitor's trim."""
+    trims = []
+    monkeypatch.setattr(memory, "_libc", lambda: type("C", (), {"malloc_trim": lambda self, n: trims.append(n)})())
+    assert memory.give_back(force=True) and trims == [0]
+    assert not memory.give_back() and not memory.give_back()  # inside the interval: deferred, once
+    deadline = time.monotonic() + memory.MIN_INTERVAL_S + 3
+    while len(trims) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert trims == [0, 0]
