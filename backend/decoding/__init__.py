@@ -13,7 +13,6 @@ from backend.decoding.api import (
     decode_stream,
     generation_attention,
     plan,
-    runs_on_engine,
     step_distribution,
 )
 from backend.decoding.attention_growth import MAX_NEW as GROWTH_MAX_NEW
@@ -52,7 +51,6 @@ __all__ = [
     "decode_by_hand",
     "decode_stream",
     "generation_attention",
-    "runs_on_engine",
     "plan",
     "step_distribution",
 ]

@@ -96,16 +96,6 @@ def plan(settings, model: str | None = None) -> Plan:
     return Plan(engine=True, long=long_here and not remote.last_known_up())
 
 
-def runs_on_engine(settings) -> bool:
-    """Will these settings go to the generation engine (as far as its last health check knows)?
-    No network and no model: the lanes ask it as a request joins the queue."""
-    try:
-        s = parse_settings(settings)
-    except InputError:
-        return False
-    return remote.would_serve(s)
-
-
 def _engine_side(eng: remote.Engine, role: str) -> tuple:
     """The role's tokenizer (no weights: the engine generates) and the result's provenance."""
     tokenizer, r = hub.tokenizer(role)

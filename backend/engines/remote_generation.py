@@ -62,7 +62,7 @@ from backend.engines.remote_engine import (  # re-exported: the tabs import ever
 from backend.runtime import budget as budgets
 from backend.runtime import config
 
-__all__ = ["ENGINE_ROLES", "MAX_LOGPROBS", "MODEL_BOX_NOTE", "would_serve", "Engine", "EngineFailed", "EngineUnavailable", "check_tokenizer",
+__all__ = ["ENGINE_ROLES", "MAX_LOGPROBS", "MODEL_BOX_NOTE", "Engine", "EngineFailed", "EngineUnavailable", "check_tokenizer",
            "configured_url", "decode", "describe", "route", "engine", "forget", "in_process", "in_process_reason",
            "last_known_up", "plan", "request_body", "stream"]
 
@@ -89,12 +89,6 @@ def in_process_reason(settings: DecodeSettings, max_logprobs: int = MAX_LOGPROBS
 
 
 MODEL_BOX_NOTE = "A model chosen in the model box runs in-process; the generation engine serves its own model."
-
-
-def would_serve(settings: DecodeSettings) -> bool:
-    """Will the engine run these settings, as far as its last health check knows? No network and
-    no model: the lanes ask it as a request joins the queue."""
-    return bool(configured_url()) and in_process_reason(settings) is None and last_known_up()
 
 
 def plan(role: str, settings: DecodeSettings, override: str | None = None) -> tuple[Engine | None, str | None]:

@@ -60,13 +60,6 @@ def engine_model(role: str, override: str | None = None, gen: dict | None = None
     return EngineModel(eng, tokenizer, r.role, r.checkpoint, r.method, provenance), None
 
 
-def may_serve(role: str, override: str | None = None, gen: dict | None = None) -> bool:
-    """Will the engine write this role's replies, as far as its last health check knows? No
-    network and no model."""
-    plan = plan_for(role, override, gen)
-    return plan.engine and not plan.long
-
-
 def plan_for(role: str, override: str | None = None, gen: dict | None = None) -> Plan:
     """The plan of a request for this role's replies: may the engine write them (`gate`), and is it
     long work here (the engine may not, or its last health check was not up). No network."""
