@@ -11,6 +11,10 @@ import os
 import sys
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no phone-home: works offline
+# Gradio's queue rebuilds a pandas summary of its last 10,000 events after every event, for the
+# monitoring dashboard (off here): most of the server's CPU per event once a few hundred have run.
+QUEUE_SUMMARY_EVERY = 10**12  # events: never, in practice
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(QUEUE_SUMMARY_EVERY))
 
 
 def parse_args(argv=None) -> argparse.Namespace:

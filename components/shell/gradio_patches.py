@@ -11,7 +11,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `current_event` | `gradio.context.LocalContext`, `_queue.event_ids_to_events` | a sync handler's thread is not told of a cancel: the watcher polls the event |
 | `current_session_hash` | `LocalContext.request` | the failed handler's message reaches the `.failure` listener |
 | `word_input_errors` | `Blocks._format_processing_error`, `validate_inputs`, `preprocess_data` | Gradio's own input errors named its internals |
-| `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
+| `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `_update_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
 | `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
 """
 
@@ -124,19 +124,30 @@ def word_input_errors(demo, processing_message, too_few, wrap_preprocess) -> Non
 def no_session_value_copies() -> None:
     """Keep no per-session copies of component values or configs for deep links (idempotent):
     Gradio copies every input and output value into `SessionState.config_values` only so that
-    `gr.DeepLinkButton` (unused here) can rebuild the page."""
+    `gr.DeepLinkButton` (unused here) can rebuild the page. Gradio's `__init__` builds that copy
+    for every block of the page (1,144 here): ~0.15 s of the server's CPU for each new session,
+    every page load and every API call without a session, so `__init__` is replaced, not wrapped."""
+    import os
+    from copy import copy
+
     from gradio.state_holder import SessionState
 
     if getattr(SessionState, "_tlab_bounded", False):
         return
-    original_init = SessionState.__init__
 
-    def __init__(self, blocks) -> None:
-        original_init(self, blocks)
+    def __init__(self, blocks) -> None:  # Gradio 6.31's SessionState.__init__ without config_values' copies
+        self.blocks_config = copy(blocks.default_config)
         self.config_values = {}  # every block's config, per session: only deep links read it
+        self.state_data = {}
+        self._state_ttl = {}
+        self.is_closed = False
+        self.STATE_TTL_WHEN_CLOSED = 1 if os.getenv("GRADIO_IS_E2E_TEST", None) else 3600
 
     def _update_value_in_config(self, key: int, value) -> None:
         return None  # the input or output value, per session: only deep links read it
+
+    def _update_config(self, key: int) -> None:
+        return None  # the block's config, per session: only deep links read it
 
     original_setitem = SessionState.__setitem__
 
@@ -144,8 +155,10 @@ def no_session_value_copies() -> None:
         original_setitem(self, key, value)
         self.config_values.pop(key, None)  # the updated block's config with its value: deep links only
 
+    SessionState._tlab_original_init = SessionState.__init__  # the unit test compares the two
     SessionState.__init__ = __init__
     SessionState._update_value_in_config = _update_value_in_config
+    SessionState._update_config = _update_config
     SessionState.__setitem__ = __setitem__
     SessionState._tlab_bounded = True
 

@@ -147,6 +147,28 @@ def test_session_state_keeps_no_value_copies_after_the_patch():
     state = SessionState(demo)
     state[box._id] = gr.Textbox("y")
     assert state.config_values == {}
+    state._update_config(box._id)
+    state._update_value_in_config(box._id, "z")
+    assert state.config_values == {}
+
+
+def test_a_new_session_has_every_attribute_gradios_own_init_sets():
+    """The patch replaces SessionState.__init__ (Gradio's builds a config copy of every block, ~0.15 s
+    a session on this page): anything else a Gradio release adds to __init__ must be added here too."""
+    from gradio.state_holder import SessionState
+
+    gp.no_session_value_copies()
+    with gr.Blocks() as demo:
+        gr.Textbox("x")
+        gr.State(3)
+    ours = SessionState(demo)
+    gradios = SessionState.__new__(SessionState)
+    SessionState._tlab_original_init(gradios, demo)
+    assert set(vars(ours)) == set(vars(gradios))
+    assert gradios.config_values and ours.config_values == {}
+    for name in set(vars(gradios)) - {"config_values", "blocks_config"}:
+        assert getattr(ours, name) == getattr(gradios, name), name
+    assert ours.blocks_config.blocks == gradios.blocks_config.blocks
 
 
 def test_the_upload_parser_is_capped_at_our_file_count():
@@ -186,3 +208,24 @@ def test_a_selection_handler_called_without_event_data_gets_an_empty_selection()
     inputs, *_ = special_args(handler, [], None, gr.EventData(None, {"index": [2, 1], "value": "x",
                                                                         "row_value": [1, "a text"]}))
     assert handler(*inputs) == ([1, "a text"], [2, 1])
+
+
+# ------------------------------------------------------------------ the queue's per-event summary
+def test_the_apps_setting_stops_the_queue_summarising_its_events_after_each_one(monkeypatch):
+    """app.py sets GRADIO_ANALYTICS_CACHE_FREQUENCY: Gradio's queue otherwise rebuilds a pandas
+    summary of up to 10,000 past events after every event (for the monitoring page, off here)."""
+    import app
+
+    record = [{"function": "f", "status": "success", "process_time": 1.0}]
+    monkeypatch.setenv("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1")  # Gradio's default
+    with gr.Blocks() as plain:
+        gr.Textbox()
+    queue = plain.queue()._queue
+    queue.events_recorded = 1
+    assert "f" in queue.compute_analytics_summary(record)["functions"]  # the internal is still there
+    monkeypatch.setenv("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(app.QUEUE_SUMMARY_EVERY))
+    with gr.Blocks() as ours:
+        gr.Textbox()
+    queue = ours.queue()._queue
+    queue.events_recorded = 10_000
+    assert queue.compute_analytics_summary(record * 10_000) == {"functions": {}}
