@@ -12,6 +12,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `current_session_hash` | `LocalContext.request` | the failed handler's message reaches the `.failure` listener |
 | `word_input_errors` | `Blocks._format_processing_error`, `validate_inputs`, `preprocess_data` | Gradio's own input errors named its internals |
 | `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `_update_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
+| `special_arguments` | `gradio.helpers.special_args` | a folded life-cycle job gets its gr.Request where Gradio would put it |
 | `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
 """
 
@@ -107,6 +108,18 @@ def current_session_hash() -> str | None:
 
     request = LocalContext.request.get(None)
     return getattr(request, "session_hash", None) or None
+
+
+# ------------------------------------------------------------------ a handler's special arguments
+def special_arguments(fn, values: list | None = None, request=None) -> tuple[list, int | None]:
+    """(`values` with the gr.Request put where Gradio puts it for `fn`, the position of `fn`'s
+    gr.Progress or None), by Gradio's own reading of `fn` (`gradio.helpers.special_args`). The
+    life cycle calls several small jobs from one handler: each must get its arguments as it would
+    as a handler of its own."""
+    from gradio.helpers import special_args
+
+    args, progress, _event_data, _props = special_args(fn, None if values is None else list(values), request)
+    return args, progress
 
 
 # ------------------------------------------------------------------ Gradio's own input errors

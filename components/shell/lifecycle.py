@@ -11,13 +11,13 @@ outputs as they were, as its own handler would have; the other parts still apply
 
 from __future__ import annotations
 
-import inspect
 import logging
-import typing
 from dataclasses import dataclass, field
 from typing import Callable
 
 import gradio as gr
+
+from components.shell import gradio_patches
 
 OUTCOMES = ("success", "failure")
 _log = logging.getLogger("tlab.lifecycle")
@@ -28,27 +28,13 @@ class Part:
     fn: Callable
     inputs: list
     outputs: list
-    request: int | None = None  # where `fn` takes the gr.Request among its positional arguments
 
 
-def _request_position(fn: Callable) -> int | None:
-    """Where Gradio would put the gr.Request among `fn`'s positional arguments (the parameter so
-    annotated), as a folded part gets it. A part cannot report progress: a gr.Progress default is
-    refused here, loudly."""
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # noqa: BLE001  an annotation that does not resolve: read its text
-        hints = {k: str(v) for k, v in getattr(fn, "__annotations__", {}).items()}
-    found = None
-    for i, (name, param) in enumerate(inspect.signature(fn).parameters.items()):
-        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            break
-        if isinstance(param.default, gr.Progress):
-            raise ValueError(f"{getattr(fn, '__name__', fn)}: a life-cycle job cannot report progress")
-        hint = hints.get(name)
-        if hint in (gr.Request, typing.Optional[gr.Request]) or (isinstance(hint, str) and "Request" in hint):
-            found = i
-    return found
+def _no_progress(fn: Callable) -> Callable:
+    """A part cannot report progress (it runs inside one handler with others): refused here, loudly."""
+    if gradio_patches.special_arguments(fn)[1] is not None:
+        raise ValueError(f"{getattr(fn, '__name__', fn)}: a life-cycle job cannot report progress")
+    return fn
 
 
 @dataclass
@@ -67,7 +53,7 @@ def after(event, outcome: str, fn: Callable, inputs=None, outputs=None) -> None:
     it); folded with the event's other parts by `wire()`."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {OUTCOMES}, not {outcome!r}")
-    part = Part(fn, list(inputs or []), list(outputs or []), _request_position(fn))
+    part = Part(_no_progress(fn), list(inputs or []), list(outputs or []))
     for held in _EVENTS:
         if held.event is event:
             held.parts[outcome].append(part)
@@ -124,9 +110,7 @@ def folded(parts: list[Part]) -> tuple[Callable, list, list]:
     def run(request: gr.Request, *values):
         out = [gr.skip() for _ in outputs]
         for part, (ins, outs) in zip(parts, slots):
-            args = [values[i] for i in ins]
-            if part.request is not None:
-                args.insert(part.request, request)
+            args = gradio_patches.special_arguments(part.fn, [values[i] for i in ins], request)[0]
             try:
                 got = part.fn(*args)
             except Exception:  # a bug in one job: logged, and the others still apply

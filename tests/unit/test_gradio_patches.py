@@ -187,7 +187,8 @@ def test_the_upload_parser_is_capped_at_our_file_count():
 
 
 @pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash",
-                                  "word_input_errors", "no_session_value_copies", "limit_upload_files"])
+                                  "word_input_errors", "no_session_value_copies", "limit_upload_files",
+                                  "special_arguments"])
 def test_each_patch_is_listed_in_the_module_table(name):
     assert f"`{name}`" in gp.__doc__
 
@@ -229,3 +230,22 @@ def test_the_apps_setting_stops_the_queue_summarising_its_events_after_each_one(
     queue = ours.queue()._queue
     queue.events_recorded = 10_000
     assert queue.compute_analytics_summary(record * 10_000) == {"functions": {}}
+
+
+# ------------------------------------------------------------------ a handler's special arguments
+def test_special_arguments_puts_the_request_where_gradio_does_and_finds_progress():
+    request = object()
+
+    def job(a, request: gr.Request, b):
+        return a, b
+
+    def optional(a, request: gr.Request | None = None):
+        return a
+
+    def slow(a, progress=gr.Progress()):
+        return a
+
+    assert gp.special_arguments(job, [1, 2], request) == ([1, request, 2], None)
+    assert gp.special_arguments(optional, [1], request) == ([1, request], None)
+    assert gp.special_arguments(slow)[1] == 1
+    assert gp.special_arguments(job)[1] is None
