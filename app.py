@@ -198,12 +198,10 @@ def _links(demo, tabs, tries) -> None:
     links.wire_handoffs(tabs)
     runs.wire(tabs)  # a kept run's link ("Your runs") reopens it in place
     lifecycle.wire()  # every run's after-success and after-failure jobs, one handler per outcome
-    restored = demo.load(links.restore, None, links.outputs(tabs), api_visibility="private", queue=False,
-                         show_progress="hidden")
-    # The page says when it has applied its own address: the address follower writes nothing before
-    # (Gradio's first render selects Start, and "?tab=start" then reached the restore instead of the
-    # link), and the browser tests wait for it before they click a tab.
-    restored.then(None, None, None, js=links.READY_JS, queue=False)
+    # A page opened with a query string restores its tab, then says it has applied its own address: the
+    # address follower writes nothing before (Gradio's first render selects Start, and "?tab=start" then
+    # reached the restore instead of the link), and the browser tests wait for it before they click a tab.
+    links.wire_restore(demo, tabs)
 
 
 def theme():

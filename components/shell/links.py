@@ -19,7 +19,7 @@ import json
 import math
 from pathlib import Path
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import gradio as gr
 
@@ -231,6 +231,13 @@ FOLLOW_JS = (ASSETS / "follow_tab.js").read_text()
 # Run once the page has applied its own address: the address follower (FOLLOW_JS) writes nothing before,
 # and the browser tests wait for it before they click a tab (app.py; a tab served alone: tests/tab_app.py).
 READY_JS = "() => { window.__tlabReady = true; }"
+# Sent once the page has loaded: its own query string (a page with none is ready at once, and asks the
+# server nothing). Gradio's page, once an event has set a component, re-applies a loading status to
+# that component on every later status message of any run: a restore that may set ~150 components,
+# run on every page load, made each later run's every status message touch all of them (~0.5 s of
+# the page's CPU per run on this box).
+QUERY_MAX = 4 * MAX_TEXT + 2000  # a link with every text input at its cap, and the rest
+QUERY_JS = "() => { const q = location.search; if (q.length < 2) window.__tlabReady = true; return q; }"
 BAR_CSS = (ASSETS / "link_bar.css").read_text()
 
 
@@ -347,11 +354,23 @@ def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = T
     return out + [gr.update(value=model) if model is not None and k == key else gr.skip() for k in _MODEL_BOXES]
 
 
-def restore(request: gr.Request):
-    """demo.load: the page's query string, validated, as updates (nothing when there is none)."""
-    query = dict(getattr(request, "query_params", None) or {})
-    key, values, omitted = decode({k: v for k, v in query.items() if isinstance(k, str)})
+def restore(query: str):
+    """The page's own query string (QUERY_JS sends it), validated, as updates (nothing when there is
+    none). Read as the server reads an address's query (Starlette: blank values kept, the last of a
+    repeated key wins)."""
+    text = query[:QUERY_MAX] if isinstance(query, str) else ""
+    pairs = parse_qsl(text[1:] if text.startswith("?") else text, keep_blank_values=True)
+    key, values, omitted = decode(dict(pairs))
     return updates(key, values, omitted)
+
+
+def wire_restore(demo, tabs) -> None:
+    """A page opened with a query string restores its tab; then (or at once, with none) it says it is
+    ready. Place once every tab registered its link (app.py)."""
+    box = gr.Textbox(value="", visible="hidden", elem_id="tlab-page-query", label="this page's query string")
+    hidden = dict(api_visibility="private", queue=False, show_progress="hidden")
+    demo.load(None, None, [box], js=QUERY_JS, **hidden)
+    box.change(restore, [box], outputs(tabs), **hidden).then(None, None, None, js=READY_JS, **hidden)
 
 
 def apply(query: dict, note: str = ""):

@@ -93,6 +93,19 @@ def test_a_hostile_query_is_clipped_ignored_and_escaped(registry):
     assert links.decode({"tab": ["demo"]}) == (None, {}, [])
 
 
+@pytest.mark.parametrize("query", ["", "?", "?tab=demo&text=hi%20there&layer=4", "tab=demo&text=a&text=b",
+                                   "?tab=demo&text=&flag=true&omitted=text", "?tab=demo&text=" + "x%26" * 9000,
+                                   "?tab=%3Cscript%3E&layer=1e99"])
+def test_the_page_sent_query_restores_as_the_address_read_by_the_server_would(registry, query):
+    """The page sends its own query string (links.QUERY_JS) instead of the load event reading the
+    request's: read the same way (Starlette's QueryParams: blank values kept, the last repeat wins)."""
+    from starlette.datastructures import QueryParams
+
+    served = dict(QueryParams(query.lstrip("?")[:links.QUERY_MAX]))
+    assert links.restore(query) == links.updates(*links.decode(served))
+    assert links.restore(None) == links.updates(None, {}, [])
+
+
 def test_updates_select_the_tab_and_set_only_its_inputs(registry):
     out = links.updates("demo", {"text": "hi", "layer": 42}, [])
     assert out[0].get("selected") == "demo"
