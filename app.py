@@ -189,7 +189,7 @@ def _tabs(gr, demo) -> None:
 def _links(demo, tabs, tries) -> None:
     """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
     opened with a query string restores its tab (components/links.py)."""
-    from components.shell import lifecycle, links, runs
+    from components.shell import lifecycle, links, page_query, runs
     from components.start import ui as start
 
     links.adopt("search", {"query": "search-query"})
@@ -201,7 +201,7 @@ def _links(demo, tabs, tries) -> None:
     # A page opened with a query string restores its tab, then says it has applied its own address: the
     # address follower writes nothing before (Gradio's first render selects Start, and "?tab=start" then
     # reached the restore instead of the link), and the browser tests wait for it before they click a tab.
-    links.wire_restore(demo, tabs)
+    page_query.wire(demo, tabs)
 
 
 def theme():

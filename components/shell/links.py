@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import math
 from pathlib import Path
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode
+from typing import Callable
+from urllib.parse import urlencode
 
 import gradio as gr
 
 from components.shell import lifecycle
 
 ASSETS = Path(__file__).resolve().parent / "assets"
+_log = logging.getLogger("tlab.links")
 MAX_TEXT = 1500  # characters of one text input that a link carries; a longer one is left out
 NUMBER_BOUND = 10_000  # a gr.Number without bounds: a link's value is clipped to +-this
 TAB_KEY = "tab"
@@ -231,13 +234,7 @@ FOLLOW_JS = (ASSETS / "follow_tab.js").read_text()
 # Run once the page has applied its own address: the address follower (FOLLOW_JS) writes nothing before,
 # and the browser tests wait for it before they click a tab (app.py; a tab served alone: tests/tab_app.py).
 READY_JS = "() => { window.__tlabReady = true; }"
-# Sent once the page has loaded: its own query string (a page with none is ready at once, and asks the
-# server nothing). Gradio's page, once an event has set a component, re-applies a loading status to
-# that component on every later status message of any run: a restore that may set ~150 components,
-# run on every page load, made each later run's every status message touch all of them (~0.5 s of
-# the page's CPU per run on this box).
 QUERY_MAX = 4 * MAX_TEXT + 2000  # a link with every text input at its cap, and the rest
-QUERY_JS = "() => { const q = location.search; if (q.length < 2) window.__tlabReady = true; return q; }"
 BAR_CSS = (ASSETS / "link_bar.css").read_text()
 
 
@@ -330,6 +327,32 @@ def outputs(tabs) -> list:
     return out + list(_MODEL_BOXES.values())
 
 
+def _owners() -> list[str | None]:
+    """Whose each of `outputs(...)` is, in order: a link's key, or None for the tab groups."""
+    own: list[str | None] = [None] * (1 + len(_subtabs()))
+    for k, link in _REGISTRY.items():
+        own += [k] * (len(link.params) + (link.bar is not None) + len(link.results))
+    return own + list(_MODEL_BOXES)
+
+
+def narrowed(tabs, query: dict) -> tuple[list, Callable[[list], list]]:
+    """(the outputs an open of `query`'s tab can set, the function cutting `updates(...)` to them), for a
+    button whose target tab is fixed (a hand-off, a Start step). Gradio's page re-applies a loading status
+    to every component an event has set, on every later status message of any run: an open that
+    lists all ~150 a restore may set made every later run pay for all of them."""
+    key = decode(query)[0]
+    keep = [i for i, owner in enumerate(_owners()) if owner is None or owner == key]
+    kept, every = set(keep), outputs(tabs)
+
+    def cut(ups: list) -> list:
+        dropped = [u for i, u in enumerate(ups) if i not in kept and u != gr.skip()]
+        if dropped:  # the open set another tab's input: a bug here, said, and the open still applies
+            _log.error("an open of %r set outputs outside its tab: %r", key, dropped[:3])
+        return [ups[i] for i in keep]
+
+    return [every[i] for i in keep], cut
+
+
 def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = True, note: str = "",
             model: str | None = None) -> list:
     """The updates for `outputs(...)`: the tab selected, its inputs set, its bar showing the link
@@ -352,25 +375,6 @@ def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = T
                 out.append(gr.skip())
         out += [None if mine and values else gr.skip() for _ in link.results]
     return out + [gr.update(value=model) if model is not None and k == key else gr.skip() for k in _MODEL_BOXES]
-
-
-def restore(query: str):
-    """The page's own query string (QUERY_JS sends it), validated, as updates (nothing when there is
-    none). Read as the server reads an address's query (Starlette: blank values kept, the last of a
-    repeated key wins)."""
-    text = query[:QUERY_MAX] if isinstance(query, str) else ""
-    pairs = parse_qsl(text[1:] if text.startswith("?") else text, keep_blank_values=True)
-    key, values, omitted = decode(dict(pairs))
-    return updates(key, values, omitted)
-
-
-def wire_restore(demo, tabs) -> None:
-    """A page opened with a query string restores its tab; then (or at once, with none) it says it is
-    ready. Place once every tab registered its link (app.py)."""
-    box = gr.Textbox(value="", visible="hidden", elem_id="tlab-page-query", label="this page's query string")
-    hidden = dict(api_visibility="private", queue=False, show_progress="hidden")
-    demo.load(None, None, [box], js=QUERY_JS, **hidden)
-    box.change(restore, [box], outputs(tabs), **hidden).then(None, None, None, js=READY_JS, **hidden)
 
 
 def apply(query: dict, note: str = ""):
@@ -416,10 +420,11 @@ def handed(query: dict, param: str, value, model: str | None = None):
 
 def wire_handoffs(tabs) -> None:
     """Connect every hand-off button; call after every tab registered its inputs."""
-    out = outputs(tabs)
     for h in _HANDOFFS:
-        def go(value, model=None, query=dict(h.query), param=h.param):
-            return handed(query, param, value, model)
+        out, cut = narrowed(tabs, h.query)
+
+        def go(value, model=None, query=dict(h.query), param=h.param, cut=cut):
+            return cut(handed(query, param, value, model))
 
         go.__name__ = f"handoff_{h.query[TAB_KEY]}"
         h.button.click(go, [h.source] + ([h.model] if h.model is not None else []), out, api_visibility="private",

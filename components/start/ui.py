@@ -6,7 +6,6 @@ Each button opens its tab with an example loaded by the same path as a shared li
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import gradio as gr
@@ -97,19 +96,23 @@ def build(titles: dict[str, str]) -> list[tuple]:
 def wire(buttons: list[tuple], tabs) -> None:
     """Each button applies its query like a link; call after every tab registered its inputs. A first-hour
     step's button (button, step, its card's findings) opens its tab at what the card found."""
-    out = links.outputs(tabs)
     for item in buttons:
         if len(item) == 3:
             opener, step, found = item
+            out, cut = links.narrowed(tabs, route.open_query(step, {}))
 
-            def go(extra, step=step):
-                return links.apply(route.open_query(step, extra if isinstance(extra, dict) else {}),
-                                   note="Opened from the Start page's first hour.")
+            def go(extra, step=step, cut=cut):
+                return cut(links.apply(route.open_query(step, extra if isinstance(extra, dict) else {}),
+                                       note="Opened from the Start page's first hour."))
 
             go.__name__ = f"start_step_{step.key}"
             opener.click(go, [found], out, api_visibility="private", queue=False, show_progress="hidden")
             continue
         btn, query = item
-        fn = functools.partial(links.apply, dict(query), note="Opened from the Start page.")
-        fn.__name__ = f"start_{query.get('tab', 'tab')}"  # type: ignore[attr-defined]
+        out, cut = links.narrowed(tabs, query)
+
+        def fn(query=dict(query), cut=cut):
+            return cut(links.apply(query, note="Opened from the Start page."))
+
+        fn.__name__ = f"start_{query.get('tab', 'tab')}"
         btn.click(fn, None, out, api_visibility="private", queue=False, show_progress="hidden")

@@ -47,7 +47,9 @@ def table(page, elem_id) -> tuple[list[str], list[list[str]]]:
     return page.evaluate(
         """(id) => {
             const root = document.getElementById(id);
-            const heads = [...root.querySelectorAll('thead th')].map(th => th.innerText.trim());
+            // a header's label, without its column-menu button (a "⋮" shown while the pointer is over it)
+            const heads = [...root.querySelectorAll('thead th')].map(th => [...th.querySelectorAll('button')]
+                .reduce((text, b) => (b.innerText ? text.replace(b.innerText, '') : text), th.innerText).trim());
             // data rows are grid rows (the <tbody> is a hidden sizing row)
             const rows = [...root.querySelectorAll('[role=row][data-index]')]
                 .sort((a, b) => a.dataset.index - b.dataset.index)

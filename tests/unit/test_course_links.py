@@ -9,7 +9,7 @@ import gradio as gr
 import pytest
 
 from components.shell import course
-from components.shell import links
+from components.shell import links, page_query
 
 NOTEBOOK = re.compile(r"^(0[1-9]|1[01])_[a-z]+(-[a-z]+)*\.ipynb$")
 
@@ -97,13 +97,13 @@ def test_a_hostile_query_is_clipped_ignored_and_escaped(registry):
                                    "?tab=demo&text=&flag=true&omitted=text", "?tab=demo&text=" + "x%26" * 9000,
                                    "?tab=%3Cscript%3E&layer=1e99"])
 def test_the_page_sent_query_restores_as_the_address_read_by_the_server_would(registry, query):
-    """The page sends its own query string (links.QUERY_JS) instead of the load event reading the
+    """The page sends its own query string (page_query.QUERY_JS) instead of the load event reading the
     request's: read the same way (Starlette's QueryParams: blank values kept, the last repeat wins)."""
     from starlette.datastructures import QueryParams
 
     served = dict(QueryParams(query.lstrip("?")[:links.QUERY_MAX]))
-    assert links.restore(query) == links.updates(*links.decode(served))
-    assert links.restore(None) == links.updates(None, {}, [])
+    assert page_query.restore(query) == links.updates(*links.decode(served))
+    assert page_query.restore(None) == links.updates(None, {}, [])
 
 
 def test_updates_select_the_tab_and_set_only_its_inputs(registry):
@@ -155,5 +155,32 @@ def test_a_sub_tab_link_selects_its_main_tab_and_its_task():
         # A main tab's link leaves the task group as it is.
         up = links.updates(*links.decode({"tab": "pipelines"}))
         assert up[0]["selected"] == "pipelines" and up[1] is not None and "selected" not in (up[1] or {})
+    finally:
+        links.reset()
+
+
+def test_an_open_with_a_fixed_tab_lists_only_that_tabs_outputs_and_sets_the_same(caplog):
+    """Hand-offs and Start buttons open one known tab: their handlers list that tab's outputs (and the
+    tab groups), not every tab's, and set exactly what the full list would have set."""
+    links.reset()
+    with gr.Blocks():
+        with gr.Tabs() as tabs:
+            with gr.Tab("a", id="a"):
+                a_text, a_bar = gr.Textbox(), links.bar("a")
+            with gr.Tab("b", id="b"):
+                b_text, b_bar = gr.Textbox(), links.bar("b")
+        links.register("a", {"text": a_text}, (), a_bar)
+        links.register("b", {"text": b_text}, (), b_bar)
+    links.known_tabs(["start", "a", "b"])
+    try:
+        out, cut = links.narrowed(tabs, {"tab": "b"})
+        assert out == [tabs, b_text, b_bar]
+        full = links.updates("b", {"text": "hi"}, [])
+        every = links.outputs(tabs)
+        assert cut(full) == [full[every.index(c)] for c in out]
+        assert cut(full)[0].get("selected") == "b" and cut(full)[1]["value"] == "hi"
+        assert not [r for r in caplog.records if r.name == "tlab.links"]
+        cut(links.updates("a", {"text": "elsewhere"}, []))  # an open of another tab through it: said
+        assert [r for r in caplog.records if r.name == "tlab.links" and r.levelname == "ERROR"]
     finally:
         links.reset()
