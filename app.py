@@ -188,7 +188,7 @@ def _tabs(gr, demo) -> None:
 
 def _links(demo, tabs, tries) -> None:
     """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
-    opened with a query string restores its tab (components/links.py)."""
+    opened with a query string restores its tab (components/shell/links.py, page_query.py)."""
     from components.shell import lifecycle, links, page_query, runs
     from components.start import ui as start
 
