@@ -139,7 +139,9 @@ def no_session_value_copies() -> None:
     Gradio copies every input and output value into `SessionState.config_values` only so that
     `gr.DeepLinkButton` (unused here) can rebuild the page. Gradio's `__init__` builds that copy
     for every block of the page (1,144 here): ~0.15 s of the server's CPU for each new session,
-    every page load and every API call without a session, so `__init__` is replaced, not wrapped."""
+    every page load and every API call without a session, so `__init__` is replaced, not wrapped (and
+    `__setitem__`, which built the updated block's config for every output an event updates)."""
+    import datetime
     import os
     from copy import copy
 
@@ -162,13 +164,18 @@ def no_session_value_copies() -> None:
     def _update_config(self, key: int) -> None:
         return None  # the block's config, per session: only deep links read it
 
-    original_setitem = SessionState.__setitem__
+    def __setitem__(self, key: int, value) -> None:  # Gradio 6.31's, without the updated block's config copy
+        from gradio.components import State
 
-    def __setitem__(self, key: int, value) -> None:
-        original_setitem(self, key, value)
-        self.config_values.pop(key, None)  # the updated block's config with its value: deep links only
+        block = self.blocks_config.blocks.get(key)
+        if isinstance(block, State):
+            self._state_ttl[key] = (block.time_to_live, datetime.datetime.now())
+            self.state_data[key] = value
+        else:
+            self.blocks_config.blocks[key] = value
 
     SessionState._tlab_original_init = SessionState.__init__  # the unit test compares the two
+    SessionState._tlab_original_setitem = SessionState.__setitem__
     SessionState.__init__ = __init__
     SessionState._update_value_in_config = _update_value_in_config
     SessionState._update_config = _update_config

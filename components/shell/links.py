@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import gradio as gr
 
@@ -375,6 +375,13 @@ def updates(key: str | None, values: dict, omitted: list[str], autorun: bool = T
                 out.append(gr.skip())
         out += [None if mine and values else gr.skip() for _ in link.results]
     return out + [gr.update(value=model) if model is not None and k == key else gr.skip() for k in _MODEL_BOXES]
+
+
+def parsed(query) -> dict:
+    """A query string sent by the page (its address, a kept run's link) as the server reads one (blank
+    values kept, the last of a repeated key wins), cut at QUERY_MAX; anything but text reads as none."""
+    text = query[:QUERY_MAX] if isinstance(query, str) else ""
+    return dict(parse_qsl(text.lstrip("?"), keep_blank_values=True))
 
 
 def apply(query: dict, note: str = ""):

@@ -9,8 +9,6 @@ later run's status messages touch all of them: ~0.5 s of the page's CPU per run 
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 import gradio as gr
 
 from components.shell import links
@@ -22,9 +20,7 @@ def restore(query: str):
     """The page's own query string (QUERY_JS sends it), validated, as updates for `links.outputs`
     (nothing when there is none). Read as the server reads an address's query (Starlette: blank values
     kept, the last of a repeated key wins)."""
-    text = query[:links.QUERY_MAX] if isinstance(query, str) else ""
-    pairs = parse_qsl(text[1:] if text.startswith("?") else text, keep_blank_values=True)
-    key, values, omitted = links.decode(dict(pairs))
+    key, values, omitted = links.decode(links.parsed(query))
     return links.updates(key, values, omitted)
 
 

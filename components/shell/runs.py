@@ -25,7 +25,6 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl
 
 import gradio as gr
 
@@ -287,8 +286,7 @@ def _track(p: Panel, event, parts: list, title) -> None:
 
 
 def _tab_of(query) -> str | None:
-    text = query if isinstance(query, str) else ""
-    return dict(parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True)).get("tab")
+    return links.parsed(query).get("tab")
 
 
 def _holders() -> list[tuple[str, object]]:
@@ -312,8 +310,7 @@ def clear_holders(holders: list[tuple[str, object]]):
 def reopen(query: str):
     """A link opened in place (a kept run's, a part of the Start picture): the same path as a link
     (links.apply validates it)."""
-    text = query if isinstance(query, str) else ""
-    query = dict(parse_qsl(text[:QUERY_MAX].lstrip("?"), keep_blank_values=True))
+    query = links.parsed(query)
     return links.apply(query, note="Reopened from your runs." if "reopened" in query else "Opened from this page.")
 
 

@@ -171,6 +171,27 @@ def test_a_new_session_has_every_attribute_gradios_own_init_sets():
     assert ours.blocks_config.blocks == gradios.blocks_config.blocks
 
 
+def test_setting_an_item_does_what_gradios_own_does_without_building_a_config(monkeypatch):
+    from gradio.blocks import BlocksConfig
+    from gradio.state_holder import SessionState
+
+    gp.no_session_value_copies()
+    with gr.Blocks() as demo:
+        box = gr.Textbox("x")
+        held = gr.State(3)
+    gradios = SessionState(demo)
+    SessionState._tlab_original_setitem(gradios, box._id, gr.Textbox("y"))
+    SessionState._tlab_original_setitem(gradios, held._id, 4)
+    monkeypatch.setattr(BlocksConfig, "config_for_block", lambda *a, **k: pytest.fail("a config was built"))
+    ours = SessionState(demo)
+    ours[box._id] = gr.Textbox("y")
+    ours[held._id] = 4
+    assert ours.blocks_config.blocks[box._id].value == gradios.blocks_config.blocks[box._id].value == "y"
+    assert ours[held._id] == gradios[held._id] == 4
+    assert set(ours._state_ttl) == set(gradios._state_ttl) == {held._id}
+    assert ours.config_values == {}
+
+
 def test_the_upload_parser_is_capped_at_our_file_count():
     from gradio.route_utils import GradioMultiPartParser
 
