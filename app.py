@@ -118,8 +118,9 @@ def _status_panel(gr) -> None:
         refresh = gr.Button("Refresh", size="sm")
     refresh.click(_status, None, [header, table], api_name="status")
     ticker = gr.Timer(3.0, active=False)
-    ticker.tick(_status, None, [header, table],
-                api_visibility="private", queue=False, show_progress="hidden")
+    from components.shell.lifecycle import PAGE_ONLY
+
+    ticker.tick(_status, None, [header, table], **PAGE_ONLY)
     panel.expand(lambda: (*_status(), gr.Timer(active=True)), None,
                  [header, table, ticker], api_visibility="private", queue=False)
     panel.collapse(lambda: gr.Timer(active=False), None, ticker, api_visibility="private", queue=False)
@@ -196,7 +197,7 @@ def _links(demo, tabs, tries) -> None:
     links.resolve(demo)
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
-    runs.wire(tabs)  # a kept run's link ("Your runs") reopens it in place
+    runs.wire()  # a kept run's link ("Your runs") reopens it in place
     lifecycle.wire()  # every run's after-success and after-failure jobs, one handler per outcome
     # A page opened with a query string restores its tab, then says it has applied its own address: the
     # address follower writes nothing before (Gradio's first render selects Start, and "?tab=start" then

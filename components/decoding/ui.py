@@ -13,7 +13,7 @@ import gradio as gr
 
 from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.shell import (
     DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, engine_lane,
     error_box, raw_json,
@@ -163,20 +163,19 @@ def build() -> None:
 
     knobs = [strategy, max_new, temperature, top_k, top_p, num_beams, length_penalty, no_repeat, early_stopping,
              n_return, rep_pen, seed, chat, top_n]
-    preset.change(apply_preset, [preset], [prompt, *knobs], api_visibility="private")
+    preset.change(apply_preset, [preset], [prompt, *knobs], api_visibility="private", **lifecycle.NO_PROGRESS)
     results = [text, stats, badge, steps_df, outputs_df, temp_plot, cum_plot, tree_plot, result_json]
     strategy.change(knob_updates, [strategy], [sampling_head, temperature, top_k, top_p, seed, beam_head, num_beams,
                                                length_penalty, early_stopping, n_return],
-                    api_visibility="private", queue=False)
+                    **lifecycle.PAGE_ONLY)
     # Generate first blanks the last run's result (at once, even while this run waits for the model),
     # then streams; Stop cancels the stream first, then rewrites its "▶" line as this run's partial line.
     # A link carries the seed the run used (`seed_link`, written by the run), a drawn one included;
     # opened, it puts that seed in the seed box.
     seed_link = gr.Textbox(value="", visible="hidden", elem_id="decoding-seed-used")
-    seed_link.change(seed_from_link, [seed_link, state], [seed], api_visibility="private", queue=False,
-                     show_progress="hidden")
+    seed_link.change(seed_from_link, [seed_link, state], [seed], **lifecycle.PAGE_ONLY)
     run_event = run_btn.click(
-        lambda: blank_results(running_line()), None, [*results, state, step], api_visibility="private", queue=False,
+        lambda: blank_results(running_line()), None, [*results, state, step], **lifecycle.PAGE_ONLY,
     ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step, seed_link],
            api_visibility="private", **engine_lane())  # without an engine the long lane; with one, the decode lane
     clear_on_error(run_event, results, box)

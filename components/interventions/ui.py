@@ -179,7 +179,7 @@ def build() -> None:
 
         add.click(add_item, [spec, layer_pick, what_pick, action_pick], spec, api_visibility="private", queue=False)
         gr.on([model.change, layer_pick.focus, what_pick.focus], pick_shape, [model, layer_pick, what_pick],
-              [layer_pick, what_pick], api_visibility="private", queue=False, show_progress="hidden")
+              [layer_pick, what_pick], **lifecycle.PAGE_ONLY)
         outputs = [out_json, badge, summary, next_plot, flips_plot, cont_before, cont_after]
         ev = run.click(run_intervene, [model, text, spec, new_tokens, top_k], outputs, api_name="intervene",
                        **SHORT_LANE)

@@ -13,7 +13,7 @@ import json
 import gradio as gr
 
 from backend import pipelines
-from components.shell import links, runs
+from components.shell import lifecycle, links, runs
 from components.pipelines import plots as show
 from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
@@ -135,7 +135,7 @@ def _why_packed(task: str, label: str, text, second=None, name: str = "labels") 
     packed = Textbox(value=json.dumps(start), visible="hidden", label="handed to Why", elem_id=f"pl-{task}-why-packed")
     js = _PACK_JS.replace("__SECOND__", name)
     for box in inputs:
-        box.change(None, inputs, packed, js=js, queue=False, api_visibility="private", show_progress="hidden")
+        box.change(None, inputs, packed, js=js, **lifecycle.PAGE_ONLY)
     links.handoff(label, packed, "why", "handed", task=task)
 
 
@@ -307,8 +307,7 @@ def _build_generate_text() -> None:
             out = _json("generate_text")
             link_bar = _link_bar("generate_text", go_btn)
     inputs = [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model]
-    strategy.change(_knobs_for, [strategy], [temperature, top_k, top_p, beams, seed], queue=False,
-                    api_visibility="private")
+    strategy.change(_knobs_for, [strategy], [temperature, top_k, top_p, beams, seed], **lifecycle.PAGE_ONLY)
     # The button streams (not an API); /generate_text keeps its one-shot result for scripts.
     # No clear_on_error here: a Stop counts as a failure and would blank the text streamed so far.
     # The handler blanks the old result itself and puts an input error in the box.

@@ -20,6 +20,13 @@ import gradio as gr
 from components.shell import gradio_patches
 
 OUTCOMES = ("success", "failure")
+# How an event that only the page needs is declared (a hand-off, an open, a life-cycle job): no API endpoint,
+# off the queue, no progress shown, and no progress targets. Gradio's page keeps a loading status for each
+# component that was ever a progress target of an event that ran (by default, all of the event's outputs)
+# and re-applies every one of them on every later status message of any run: a hidden event's outputs need
+# none (Gradio's own `show_progress_on`, given as empty).
+NO_PROGRESS = dict(show_progress="hidden", show_progress_on=())
+PAGE_ONLY = dict(api_visibility="private", queue=False, **NO_PROGRESS)
 _log = logging.getLogger("tlab.lifecycle")
 
 
@@ -126,6 +133,17 @@ def folded(parts: list[Part]) -> tuple[Callable, list, list]:
     return run, inputs, outputs
 
 
+def _event_targets(event, outputs: list) -> tuple:
+    """The handler's outputs that are also the event's own progress targets. The handler's status messages
+    on them replace the status the event left there (Gradio draws "Error" over each target of a failed
+    event, beside the one inline message); it adds no other component to what the page keeps a status for."""
+    targets = event.get("show_progress_on") if isinstance(event, dict) else None
+    if targets is None:
+        targets = event.get("outputs", []) if isinstance(event, dict) else []
+    ids = set(targets or [])
+    return tuple(o for o in outputs if getattr(o, "_id", None) in ids)
+
+
 def wire() -> None:
     """Fold and attach every event's parts: call once, inside the Blocks, after every tab is built."""
     root = gr.context.Context.root_block
@@ -135,6 +153,6 @@ def wire() -> None:
         for outcome in OUTCOMES:
             if held.parts[outcome]:
                 fn, inputs, outputs = folded(held.parts[outcome])
-                getattr(held.event, outcome)(fn, inputs, outputs, api_visibility="private", queue=False,
-                                             show_progress="hidden")
+                getattr(held.event, outcome)(fn, inputs, outputs, **{
+                    **PAGE_ONLY, "show_progress_on": _event_targets(held.event, outputs)})
     _EVENTS.clear()

@@ -234,6 +234,7 @@ FOLLOW_JS = (ASSETS / "follow_tab.js").read_text()
 # Run once the page has applied its own address: the address follower (FOLLOW_JS) writes nothing before,
 # and the browser tests wait for it before they click a tab (app.py; a tab served alone: tests/tab_app.py).
 READY_JS = "() => { window.__tlabReady = true; }"
+PAGE_ONLY = lifecycle.PAGE_ONLY  # an event of the page alone (see there)
 QUERY_MAX = 4 * MAX_TEXT + 2000  # a link with every text input at its cap, and the rest
 BAR_CSS = (ASSETS / "link_bar.css").read_text()
 
@@ -255,7 +256,7 @@ def follow_tab(tab, key: str, elem_id: str) -> None:
     """When the learner selects `tab` (element `elem_id`), the address names it (`FOLLOW_JS`)."""
     query = "?" + urlencode({TAB_KEY: key})
     tab.select(None, None, None, js=FOLLOW_JS.replace("__BOX__", json.dumps(elem_id)).replace(
-        "__QUERY__", json.dumps(query)), api_visibility="private", queue=False, show_progress="hidden")
+        "__QUERY__", json.dumps(query)), **PAGE_ONLY)
 
 
 def register(key: str, inputs: dict, events=(), link_bar=None, run=None, parent: str | None = None,
@@ -434,5 +435,4 @@ def wire_handoffs(tabs) -> None:
             return cut(handed(query, param, value, model))
 
         go.__name__ = f"handoff_{h.query[TAB_KEY]}"
-        h.button.click(go, [h.source] + ([h.model] if h.model is not None else []), out, api_visibility="private",
-                       queue=False, show_progress="hidden")
+        h.button.click(go, [h.source] + ([h.model] if h.model is not None else []), out, **PAGE_ONLY)

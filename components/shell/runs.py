@@ -9,8 +9,8 @@ e.g. the result's main text, its stats line, its model badge, a plot's "What to 
 The runs live in the page, not on the server: a hidden text box holds them as JSON (a text box: its
 value is no text on the page, which a JSON viewer's would be) (at most `KEEP` per tab, each
 summary capped), travels to the server only when a run is recorded or two are picked, and comes back
-with the new list; nothing is kept per visitor here. `wire(tabs)` (app.py, once every tab registered its
-link) connects the one hidden box through which a run's link reopens its run in place.
+with the new list; nothing is kept per visitor here. `wire()` (app.py, once every tab registered its
+link) places the script through which a run's link reopens its run in place (page_query opens it).
 
 The stored list comes back from the page, so it is a stranger's data: `clean` keeps only well-formed
 runs, every text is escaped when drawn, and a reopened link is validated like any link (links.apply).
@@ -39,7 +39,6 @@ TITLE_MAX = 90
 QUERY_MAX = links.QUERY_MAX  # a link with every text input at its cap, and the rest
 STORE_MAX = 2 * KEEP * (QUERY_MAX + SUMMARY_MAX + TITLE_MAX + 100)  # the kept runs' JSON text, escapes included
 PLOT_JSON_MAX = 5_000_000  # characters of a plot's JSON read for its notice line
-OPEN_ID = "tlab-runs-open"  # the hidden box a run's link writes its query into (runs.js)
 RUNS_JS = (ASSETS / "runs.js").read_text()
 RUNS_CSS = (ASSETS / "runs.css").read_text()
 NUMBER = re.compile(r"[-+−]?\d[\d,.]*%?")
@@ -237,7 +236,7 @@ def panel(key: str, link: str | None = None) -> Panel:
         store = Textbox(value="[]", visible="hidden", elem_id=f"{key}-runs-store", label="runs kept (JSON)")
         picker = CheckboxGroup(choices=[], value=[], label="Runs (newest first)", elem_id=f"{key}-runs-pick")
         shown = gr.HTML("", elem_id=f"{key}-runs-view")  # styled and its links opened by `wire`'s tools
-    picker.input(view, [store, picker], [shown], api_visibility="private", queue=False, show_progress="hidden")
+    picker.input(view, [store, picker], [shown], **links.PAGE_ONLY)
     return Panel(key, link or key, store, picker, shown)
 
 
@@ -285,49 +284,11 @@ def _track(p: Panel, event, parts: list, title) -> None:
                     [p.store, p.picker, p.view])
 
 
-def _tab_of(query) -> str | None:
-    return links.parsed(query).get("tab")
-
-
-def _holders() -> list[tuple[str, object]]:
-    """Each link's hidden holders: a hidden text box that a link sets and a listener copies on (Decoding's
-    seed of the run, Why's packed hand-off)."""
-    return [(key, p.component) for key, link in links.registered().items() for p in link.params
-            if isinstance(p.component, gr.Textbox) and getattr(p.component, "visible", True) == "hidden"]
-
-
-def clear_holders(holders: list[tuple[str, object]]):
-    """The handler that empties the opened tab's holders first: a holder already holding the link's value
-    (the last run's seed, reopened) would not change, and its listener would not copy it on."""
-    def clear(query):
-        tab = _tab_of(query)
-        out = ["" if key == tab else gr.skip() for key, _ in holders]
-        return out if len(out) != 1 else out[0]
-
-    return clear
-
-
-def reopen(query: str):
-    """A link opened in place (a kept run's, a part of the Start picture): the same path as a link
-    (links.apply validates it)."""
-    query = links.parsed(query)
-    return links.apply(query, note="Reopened from your runs." if "reopened" in query else "Opened from this page.")
-
-
-def wire(tabs) -> None:
-    """Wire the tracks that waited for their tab's link; place the hidden box a link marked `tlab-open-here`
-    writes its query into (runs.js, once per page, with the panels' style), and open that query in place.
+def wire() -> None:
+    """Wire the tracks that waited for their tab's link; place the script that opens a link marked
+    `tlab-open-here` in this page (runs.js, once per page, with the panels' style; page_query opens it).
     Call once every tab registered its link (app.py)."""
     for pending in _PENDING:
         _track(*pending)
     _PENDING.clear()
-    box = Textbox(value="", visible="hidden", elem_id=OPEN_ID, label="link to open here")
-    gr.HTML("", js_on_load=RUNS_JS.replace("__OPEN__", json.dumps(OPEN_ID)), head=f"<style>{RUNS_CSS}</style>",
-            elem_id="tlab-runs-tools", visible="hidden")
-    hidden = dict(api_visibility="private", queue=False, show_progress="hidden")
-    holders = _holders()
-    if holders:
-        box.change(clear_holders(holders), [box], [c for _, c in holders], **hidden).then(
-            reopen, [box], links.outputs(tabs), **hidden)
-    else:
-        box.change(reopen, [box], links.outputs(tabs), **hidden)
+    gr.HTML("", js_on_load=RUNS_JS, head=f"<style>{RUNS_CSS}</style>", elem_id="tlab-runs-tools", visible="hidden")

@@ -106,7 +106,7 @@ def wire(buttons: list[tuple], tabs) -> None:
                                        note="Opened from the Start page's first hour."))
 
             go.__name__ = f"start_step_{step.key}"
-            opener.click(go, [found], out, api_visibility="private", queue=False, show_progress="hidden")
+            opener.click(go, [found], out, **links.PAGE_ONLY)
             continue
         btn, query = item
         out, cut = links.narrowed(tabs, query)
@@ -115,4 +115,4 @@ def wire(buttons: list[tuple], tabs) -> None:
             return cut(links.apply(query, note="Opened from the Start page."))
 
         fn.__name__ = f"start_{query.get('tab', 'tab')}"
-        btn.click(fn, None, out, api_visibility="private", queue=False, show_progress="hidden")
+        btn.click(fn, None, out, **links.PAGE_ONLY)

@@ -393,7 +393,7 @@ def _build_classify(task) -> tuple:
                     [use_box, use_md, download_file, download_md])
     ev.then(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")  # now from the rates just measured
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
-    hardest.select(hardest_text, None, text, api_visibility="private", queue=False, show_progress="hidden")
+    hardest.select(hardest_text, None, text, **lifecycle.PAGE_ONLY)
     ev = predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
                            **SHORT_LANE)
     clear_on_error(ev, [prediction, prediction_json], predict_box)

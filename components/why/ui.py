@@ -85,8 +85,7 @@ def build() -> None:
         lifecycle.after(event, "failure", lambda: gr.update(visible=False), None, [table])
         # a hand-off that carries more than one input (zero-shot: text and labels) hands over one
         # packed value here; it is unpacked into the inputs (handlers.unpack)
-        handed.change(handlers.unpack, handed, [text, labels, word, question, label, handed], queue=False,
-                      api_visibility="private", show_progress="hidden")
+        handed.change(handlers.unpack, handed, [text, labels, word, question, label, handed], **lifecycle.PAGE_ONLY)
         links.register(KEY, {"text": text, "task": task, "labels": labels, "label": label, "word": word,
                              "target": target, "contrast": contrast, "steps": steps, "orders": orders,
                              "question": question, "handed": handed},

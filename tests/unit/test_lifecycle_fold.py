@@ -99,13 +99,18 @@ def test_a_page_that_never_wired_leaves_nothing_for_the_next_page():
     assert len(second.fns) == 0 and len(first.fns) == 1 and lifecycle.pending() == 0
 
 
-def test_every_event_of_the_app_has_at_most_one_off_queue_handler_per_outcome():
-    """The fold holds on the real page: after any event, one success and one failure round trip."""
+@pytest.fixture(scope="module")
+def page_deps():
     import app
 
     demo = app.build_app()
     assert lifecycle.pending() == 0  # app.py wired every job it collected
-    deps = demo.get_config_file()["dependencies"]
+    return demo.get_config_file()["dependencies"]
+
+
+def test_every_event_of_the_app_has_at_most_one_off_queue_handler_per_outcome(page_deps):
+    """The fold holds on the real page: after any event, one success and one failure round trip."""
+    deps = page_deps
     after = collections.Counter((d["trigger_after"], bool(d.get("trigger_only_on_success")),
                                  bool(d.get("trigger_only_on_failure"))) for d in deps
                                 if d.get("trigger_after") is not None and d.get("queue") is False
@@ -116,3 +121,29 @@ def test_every_event_of_the_app_has_at_most_one_off_queue_handler_per_outcome():
     for public in ("tokenize", "summarize", "train", "train_ner", "attribute", "search", "build_index", "intervene"):
         ids = [i for i, n in named.items() if n == public]
         assert ids and set(ids) <= folded, f"/{public} has no life cycle"  # its error box and link, at least
+
+
+def _targets(dep: dict) -> list:
+    """What Gradio's page keeps a loading status for once `dep` has run: its progress targets."""
+    return dep["show_progress_on"] if dep.get("show_progress_on") is not None else dep["outputs"]
+
+
+def test_a_page_only_event_adds_no_component_to_the_loading_statuses_the_page_keeps(page_deps):
+    """Gradio's page re-applies a loading status to every component that was a progress target of any event
+    that ran, on every later status message of any run: a hidden event (an open, a hand-off, a life-cycle
+    job) targets nothing, or only what the event it follows already targets."""
+    by_id = {d["id"]: d for d in page_deps}
+    hidden = [d for d in page_deps if d.get("show_progress") == "hidden" and d.get("backend_fn") and d["targets"]
+              and not str(d.get("api_name")).startswith("load_example")]  # gr.Examples' loader, as Gradio declares it;
+    # no targets: an API endpoint only (gr.api), which the page never runs
+    assert len(hidden) > 100
+    for d in hidden:
+        before = by_id.get(d.get("trigger_after"))
+        follows = before is not None and (d.get("trigger_only_on_success") or d.get("trigger_only_on_failure"))
+        allowed = set(_targets(before)) if follows else set()
+        assert set(_targets(d)) <= allowed, (d["id"], d.get("api_name"), len(_targets(d)))
+    # a failed run's statuses are replaced on its outputs (Gradio draws "Error" over each target it failed on)
+    for name in ("tokenize", "summarize", "attribute"):
+        run = next(d for d in page_deps if d.get("api_name") == name)
+        failed = next(d for d in page_deps if d.get("trigger_after") == run["id"] and d.get("trigger_only_on_failure"))
+        assert failed["show_progress_on"] and set(failed["show_progress_on"]) <= set(_targets(run)), name

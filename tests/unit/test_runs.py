@@ -11,7 +11,7 @@ import gradio as gr
 import pandas as pd
 import pytest
 
-from components.shell import lifecycle, links, notice, runs
+from components.shell import lifecycle, links, notice, page_query, runs
 
 
 def test_the_word_diff_marks_only_the_words_that_differ_and_numbers_apart():
@@ -109,9 +109,12 @@ def tab():
                 ev = go.click(lambda p, s: f"{p} {s}", [prompt, seed], out)
                 links.register("demo", {"prompt": prompt, "seed": seed}, [ev], bar)
                 runs.track(kept, ev, [out])
-        links.known_tabs(["demo"])
-        runs.wire(tabs)
+            with gr.Tab("Other", id="other"):
+                links.register("other", {"text": gr.Textbox(value="")}, ())
+        links.known_tabs(["demo", "other", "start"])
+        runs.wire()
         lifecycle.wire()  # as app.py does once every tab is built
+        page_query.wire(demo, tabs)
     yield demo, kept, prompt, seed
     links.reset()
 
@@ -148,15 +151,49 @@ def test_a_tracked_run_is_recorded_with_its_link_and_the_last_two_picked(tab):
 def test_a_runs_link_reopens_its_inputs_through_the_links_path(tab):
     demo, kept, prompt, seed = tab
     out = links.outputs(next(b for b in demo.blocks.values() if isinstance(b, gr.Tabs)))
-    updates = runs.reopen("?tab=demo&prompt=again&seed=42&reopened=123")
+    updates = page_query.restore("?tab=demo&prompt=again&seed=42&reopened=123")
     by = {id(c): u for c, u in zip(out, updates)}
     assert by[id(prompt)]["value"] == "again" and by[id(seed)]["value"] == "42"
     assert "Reopened from your runs." in by[id(links.registered()["demo"].bar)]
-    opened = dict(zip(map(id, out), runs.reopen("tab=demo&prompt=x&opened=5")))  # the Start picture's parts
+    opened = dict(zip(map(id, out), page_query.restore("tab=demo&prompt=x&opened=5")))  # the Start picture's parts
     assert "Opened from this page." in opened[id(links.registered()["demo"].bar)]
     assert len(updates) == len(out)
-    hostile = runs.reopen({"a": [1]})  # nothing opens, nothing breaks
+    hostile = page_query.restore({"a": [1]})  # nothing opens, nothing breaks
     assert len(hostile) == len(out)
+
+
+def _opens(demo) -> dict:
+    """Each box's open on the page: {box elem_id: (its outputs' ids, its handler)}."""
+    by_id = {b._id: b for b in demo.blocks.values()}
+    found = {}
+    for dep in demo.config["dependencies"]:
+        fn = demo.fns[dep["id"]].fn
+        if getattr(fn, "__name__", "").startswith("open_"):
+            box = by_id[dep["targets"][0][0]] if dep["targets"] else None
+            found[getattr(box, "elem_id", None) or fn.__name__] = (dep["outputs"], fn)
+    return found
+
+
+def test_each_tab_opens_through_its_own_box_which_lists_only_that_tabs_outputs(tab):
+    """A link opened in the page (a kept run, the Start picture, the page's own address) goes to the box of
+    the tab it names: its open sets what the whole restore sets for that tab, and lists nothing else."""
+    demo, kept, prompt, seed = tab
+    tabs = next(b for b in demo.blocks.values() if isinstance(b, gr.Tabs))
+    every = links.outputs(tabs)
+    opens = _opens(demo)
+    demo_open, any_open = opens.get("tlab-open-demo"), opens.get("tlab-open-any")
+    assert demo_open is not None and any_open is not None  # the box after the page's first change (a cleared seed)
+    ids, fn = demo_open
+    link = links.registered()["demo"]
+    assert ids == [c._id for c in [tabs, prompt, seed, link.bar]] and len(ids) < len(every)
+    query = "tab=demo&prompt=again&seed=42&reopened=9"
+    full = dict(zip((c._id for c in every), page_query.restore(query)))
+    assert fn(query) == [full[i] for i in ids]
+    assert all(u == gr.skip() for u in fn("tab=other&text=elsewhere"))  # another tab's query: nothing opens
+    assert "tlab-open-other" in opens
+    ids, fn = any_open
+    assert ids == [tabs._id] and fn("tab=start")["selected"] == "start"  # a tab without a link is selected
+    assert fn("tab=%3Cscript%3E") == gr.skip() and fn("tab=demo&prompt=x") == gr.update(selected="demo")
 
 
 def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
@@ -170,7 +207,7 @@ def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
             links.known_tabs(["plain"])
             assert not [f for f in _jobs(demo) if getattr(f, "__name__", "") == "runs_plain_gpt"]
             assert lifecycle.pending() == 0  # nothing recorded before runs.wire
-        runs.wire(tabs)  # waits for a link that never comes, then keeps the runs anyway
+        runs.wire()  # waits for a link that never comes, then keeps the runs anyway
         lifecycle.wire()
     recorded = _fn(demo, "runs_plain_gpt")
     store, _, html = recorded("not json", "**trained** 3 steps")
@@ -187,11 +224,8 @@ def test_opening_a_link_here_first_empties_the_opened_tabs_hidden_holders():
         shown = gr.Textbox()
         links.register("demo", {"seed": mine, "prompt": shown}, ())
         links.register("other", {"packed": other}, ())
-    holders = runs._holders()
-    assert [(k, c) for k, c in holders] == [("demo", mine), ("other", other)]  # the visible box is no holder
-    clear = runs.clear_holders(holders)
-    out = clear("tab=demo&seed=7&reopened=1")
-    assert out[0] == "" and out[1] == gr.skip()
-    assert all(o == gr.skip() for o in clear({"a": [1]}))
-    assert runs.clear_holders(holders[:1])("tab=demo") == ""  # one output: the value itself
+    assert page_query.holders("demo") == [mine] and page_query.holders("other") == [other]  # the visible box is no holder
+    assert page_query.holders("nothing") == []
+    assert page_query._emptied(1)("tab=demo&seed=7&reopened=1") == ""  # one output: the value itself
+    assert page_query._emptied(2)("tab=demo") == ["", ""]
     links.reset()
