@@ -123,3 +123,16 @@ def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_interventions_and
     shot(page, "lifecycle_error_interventions")
     _error_after_a_good_run(page, "Semantic search", "search-go", "search-error", ["search-results", "search-badge"],
                             ["search-map"], lambda p: p.locator("#search-query textarea").fill(""))
+
+
+def test_an_error_after_a_good_run_leaves_nothing_of_it_in_anatomy_and_attention(page, app_url):
+    """The quick tabs, on one page: the error path the other tests walk for Pipelines, Decoding, Why,
+    Interventions and Semantic search (Tokenizers': test_shell)."""
+    page.goto(app_url)
+    first_text = "xpath=(.//textarea)[1]"
+    _error_after_a_good_run(page, "Anatomy", "anatomy-run", "anatomy-error", ["anatomy-badge", "anatomy-verdict"],
+                            ["anatomy-diffs"], lambda p: p.locator("#anatomy-panel").locator(first_text).fill(""))
+    shot(page, "lifecycle_error_anatomy")
+    _error_after_a_good_run(page, "Attention", "attention-run", "attention-error", ["attention-badge"], [],
+                            lambda p: p.locator("#attention-tab").locator(first_text).fill(""))
+    expect(page.locator("#attention-link a")).to_have_count(0)  # no link to the result that is gone
