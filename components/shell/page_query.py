@@ -9,7 +9,7 @@ The open may set every tab's link inputs (~150 outputs), so it is declared with 
 (`links.PAGE_ONLY`). Gradio's page keeps a loading status for every component that was a progress target
 of any event that ran, and re-applies them all on every later status message of any run: this open, as
 a default event, made every later run pay for ~150 (the Start picture's 16 parts, each opened once: 53 s
-of the page's CPU, 25 s of it in that re-apply; with no targets, 29 s and 11 s). A box and an open per
+of the page's CPU, 25 s of it in that re-apply; with no targets, 23 s and 8 s). A box and an open per
 tab, each listing only its tab's outputs, were tried and measured: the page's config grew by 16
 components and 36 events, and every page load took ~0.3 s longer, for no further gain."""
 

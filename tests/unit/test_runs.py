@@ -184,7 +184,7 @@ def test_a_link_opened_in_the_page_goes_through_one_box_whose_open_has_no_progre
 def test_a_tab_without_a_link_keeps_its_runs_and_their_links_open_the_tab():
     links.reset()
     with gr.Blocks() as demo:
-        with gr.Tabs() as tabs:
+        with gr.Tabs():
             with gr.Tab("Plain", id="plain"):
                 go, out = gr.Button("Train"), gr.Markdown()
                 ev = go.click(lambda: "**trained** 3 steps", None, out)
