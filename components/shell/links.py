@@ -338,9 +338,9 @@ def _owners() -> list[str | None]:
 
 def narrowed(tabs, query: dict) -> tuple[list, Callable[[list], list]]:
     """(the outputs an open of `query`'s tab can set, the function cutting `updates(...)` to them), for a
-    button whose target tab is fixed (a hand-off, a Start step). Gradio's page re-applies a loading status
-    to every component an event has set, on every later status message of any run: an open that
-    lists all ~150 a restore may set made every later run pay for all of them."""
+    button whose target tab is fixed (a hand-off, a Start step): ~10 outputs in the page's config instead
+    of the ~150 a restore may set, for each of ~40 buttons. (The per-run cost such an open once had is
+    gone with `PAGE_ONLY`'s empty progress targets; `updates` still builds every tab's, then this cuts.)"""
     key = decode(query)[0]
     keep = [i for i, owner in enumerate(_owners()) if owner is None or owner == key]
     kept, every = set(keep), outputs(tabs)
