@@ -52,9 +52,10 @@ def test_book_profile_uses_cache_when_present(monkeypatch):
 
 def test_auto_falls_back_to_local_offline_without_waiting(monkeypatch):
     monkeypatch.setenv("TLAB_PROFILE", "auto")
-    start = time.perf_counter()
+    probes = []
+    monkeypatch.setattr(policy.socket, "create_connection", lambda *a, **k: probes.append(a) or pytest.fail("probed"))
     r = hub.resolve("encoder")
-    assert time.perf_counter() - start < 1.0  # HF_HUB_OFFLINE: no probe at all
+    assert probes == []  # HF_HUB_OFFLINE: no probe at all, so no wait
     assert r.source == "package" and "unreachable" in r.reason
 
 
@@ -80,7 +81,8 @@ def test_hub_probe_is_bounded_and_decided_once(monkeypatch):
     start = time.perf_counter()
     assert hub.hub_reachable(timeout_s=0.3) is False
     assert hub.hub_reachable(timeout_s=0.3) is False
-    assert time.perf_counter() - start < 1.5 and len(calls) == 1
+    # Bounded: two answers well inside the 5 s one connect would take (its 0.3 s time-out), and one probe.
+    assert time.perf_counter() - start < 4.0 and len(calls) == 1
 
 
 def test_env_override_and_api_override(monkeypatch, tmp_path):
