@@ -15,12 +15,14 @@ import torch
 from transformers import BartConfig, BartForConditionalGeneration, BertForQuestionAnswering, MarianConfig, MarianMTModel
 
 from backend import hub, pipelines
+from backend.pipelines import api as pipelines_api
 from backend.pipelines.metrics import lead_baseline, rouge, split_sentences
 from components.pipelines import references as ref
 from components.pipelines import ui as tab
 from components.pipelines import plots as show
 from components.pipelines.examples import LETTER
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert
+from tests.virtual_clock import VirtualClock
 
 EIGHT = ("Dr. Smith ordered a Megatron figure. It came from Germany! Was it the right one? No. "
          "The parcel held Optimus Prime.\nHe wrote to the store. They said sorry. A new parcel is on its way.")
@@ -126,25 +128,29 @@ def test_fallback_output_is_labelled_as_such():
 # ------------------------------------------------------------------ the learner's wait
 
 def test_seconds_is_the_whole_wait_and_names_the_first_load(saved, tmp_path, monkeypatch):
+    """On a virtual clock (the request's own timing, moved only by the fake load): the first use's
+    load takes 0.9 s, a later call's wrapper 0.6 s, the model's work none, so every figure is exact."""
     folder = str(save_tiny(BertForQuestionAnswering(tiny_bert().config), minilm_tokenizer(), tmp_path / "fresh"))
-    real = hub.load
+    real, clock, calls = hub.load, VirtualClock(), []
+    monkeypatch.setattr(pipelines_api, "time", clock)
 
-    def slow_load(*args, **kwargs):  # a first load that takes a visible while
-        time.sleep(0.6)
+    def slow_load(*args, **kwargs):  # a first load that takes a visible while; from memory, a shorter one
+        clock.sleep(0.6 if calls else 0.9)
+        calls.append(args)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(hub, "load", slow_load)
-    start = time.perf_counter()
+    start = clock.perf_counter()
     r = pipelines.qa(LETTER, "Who wrote?", 2, override=folder)
-    wall = time.perf_counter() - start
+    wall = clock.perf_counter() - start
     (w,) = r["waited"]
-    assert w["for"] == "loading the qa model (first use: reading its weights)" and w["seconds"] >= 0.6
-    assert w["seconds"] <= r["seconds"] <= wall + 1e-3 and r["seconds"] >= 0.9 * wall  # 1e-3: rounding
+    assert w["for"] == "loading the qa model (first use: reading its weights)" and w["seconds"] == 0.9
+    assert r["seconds"] == pytest.approx(wall, abs=1e-4)  # the whole wait, the load included
     line = show.wait_line(r)
-    assert "Waited" in line and f"{w['seconds']:.2f} s" in line and "first use" in line
+    assert "Waited" in line and "0.90 s" in line and "first use" in line
     again = pipelines.qa(LETTER, "Who wrote?", 2, override=folder)
     assert again["waited"] == [] and show.wait_line(again) == ""  # in memory: nothing to wait for
-    assert 0.6 <= again["seconds"] < r["seconds"]  # the slow wrapper still runs; no first use named
+    assert again["seconds"] == pytest.approx(0.6, abs=1e-4)  # the slow wrapper still runs; no first use named
 
 
 def test_a_stream_reports_the_whole_wait_too(saved):

@@ -17,6 +17,7 @@ from backend.training import api
 from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
 from components.train.plots import confusion_figure, curve_figure
 from tests.unit.test_train import NEG, POS, _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
+from tests.virtual_clock import VirtualClock
 
 MODEL = "truth-test-model"  # a rate key no other test measures
 
@@ -116,23 +117,9 @@ def test_comparison_says_both_numbers_when_off_by_more_than_a_quarter():
         "Done: model time 0.50 s (estimated 0.4 s before it started)."
 
 
-class VirtualClock:
-    """The fine-tuning loop's clock, made of the work done: `sleep` moves it on, nothing else does.
-    The loop's arithmetic (measure the first chunk, re-plan, stop at the deadline) is tested
-    exactly, whatever else the box is busy with (CI once stalled a real 0.03 s sleep for 0.8 s)."""
-
-    def __init__(self):
-        self.now = 1000.0
-
-    def perf_counter(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
 def clock(monkeypatch):
+    """The fine-tuning loop's clock, moved only by the fake worker's steps: the re-plan is tested exactly."""
     c = VirtualClock()
     monkeypatch.setattr(FT, "time", c)
     return c
