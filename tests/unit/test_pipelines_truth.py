@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from transformers import BartConfig, BartForConditionalGeneration, BertForQuestionAnswering, MarianConfig, MarianMTModel
+from transformers import BartForConditionalGeneration, BertForQuestionAnswering, MarianMTModel
 
 from backend import hub, pipelines
 from backend.pipelines import api as pipelines_api
