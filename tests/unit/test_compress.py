@@ -6,7 +6,6 @@ pipeline in a temp folder (resumable, ONNX predictions equal to the student's)."
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -85,24 +84,30 @@ def test_pruning_zeroes_weights_but_not_bytes(tmp_path):
     assert prune.compressed_mb(b) < prune.compressed_mb(a)  # zeros deflate
 
 
-def _planted_rows(slow_s: float):
-    fast = perf_bench.Variant("teacher", lambda texts: np.tile([[0.0, 1.0]], (len(texts), 1)))
+def _planted_rows(clock, fast_s: float, slow_s: float):
+    """A teacher and a slower student, timed on `clock` (perf_bench's own, moved only by these calls)."""
+    def predict(seconds, row):
+        def call(texts):
+            clock.sleep(seconds)
+            return np.tile([row], (len(texts), 1))
+        return call
 
-    def slow_predict(texts):
-        time.sleep(slow_s)
-        return np.tile([[1.0, 0.0]], (len(texts), 1))
-
-    slow = perf_bench.Variant("student", slow_predict)
+    fast = perf_bench.Variant("teacher", predict(fast_s, [0.0, 1.0]))
+    slow = perf_bench.Variant("student", predict(slow_s, [1.0, 0.0]))
     rows = perf_bench.run([fast, slow], ["a", "b", "c"], [1, 1, 0], "a", runs=12, warmup=1)
     return {"rows": rows, "facts": {}, "labels": ["x", "y"]}
 
 
-def test_a_planted_slower_variant_shows_in_the_table_and_notices():
-    raw = _planted_rows(0.01)
+def test_a_planted_slower_variant_shows_in_the_table_and_notices(monkeypatch):
+    from tests.virtual_clock import VirtualClock
+
+    clock = VirtualClock()
+    monkeypatch.setattr(perf_bench, "time", clock)
+    raw = _planted_rows(clock, 0.001, 0.01)
     table = report.rows(raw)
     by = {r["key"]: r for r in table}
-    assert by["student"]["latency_ms_mean"] >= 10.0 > by["teacher"]["latency_ms_mean"]
-    assert by["student"]["speedup_vs_baseline"] < 0.2
+    assert by["student"]["latency_ms_mean"] == pytest.approx(10.0) and by["teacher"]["latency_ms_mean"] == pytest.approx(1.0)
+    assert by["student"]["speedup_vs_baseline"] == pytest.approx(0.1, abs=0.01)
     assert by["teacher"]["accuracy"] == pytest.approx(2 / 3, abs=1e-4) and by["student"]["accuracy"] == pytest.approx(1 / 3, abs=1e-4)
     assert by["student"]["latency_runs"] == 12
     assert not any(line.startswith("Fastest") for line in report.notices(table, [], {}))  # the baseline is fastest
