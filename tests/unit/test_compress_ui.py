@@ -3,7 +3,7 @@ its "What to notice" line with it (the numbers on screen are the run's own)."""
 
 from __future__ import annotations
 
-import time
+from unittest.mock import patch
 
 import numpy as np
 
@@ -11,19 +11,24 @@ from backend.compress import report
 from backend.engines import perf_bench
 from components.efficiency import compress_plots, compress_ui
 from components.shell import notice_of
+from tests.virtual_clock import VirtualClock
 
 
 def _result(delays: dict) -> dict:
+    """A compress result whose variants take `delays` seconds a call (1 ms if not named), timed on a
+    virtual clock that only those calls move: the table's figures are exactly the planted ones."""
+    clock = VirtualClock()
+
     def predictor(delay):
         def predict(texts):
-            if delay:
-                time.sleep(delay)
+            clock.sleep(delay)
             return np.tile([[0.0, 1.0]], (len(texts), 1))
         return predict
 
-    variants = [perf_bench.Variant(k, predictor(delays.get(k, 0.0)))
+    variants = [perf_bench.Variant(k, predictor(delays.get(k, 0.001)))
                 for k in ("teacher", "student", "student_onnx")]
-    rows = perf_bench.run(variants, ["a", "b"], [1, 1], "a", runs=10, warmup=1)
+    with patch.object(perf_bench, "time", clock):
+        rows = perf_bench.run(variants, ["a", "b"], [1, 1], "a", runs=10, warmup=1)
     raw = {"rows": rows, "facts": {}, "labels": ["x", "y"]}
     table = report.rows(raw)
     return {"rows": table, "targets": report.targets(table), "notices": report.notices(table, [], {}),
@@ -35,7 +40,7 @@ def test_a_planted_slow_variant_moves_the_table_and_the_plot():
     r = _result({"teacher": 0.005, "student_onnx": 0.02})
     rows = compress_ui.table_rows(r)
     onnx = next(row for row in rows if row[0] == "Student on ONNX Runtime")
-    assert float(onnx[2].split(" ± ")[0]) >= 20.0 and float(onnx[3].rstrip("x")) < 0.5
+    assert float(onnx[2].split(" ± ")[0]) == 20.0 and float(onnx[3].rstrip("x")) == 0.25  # 5 ms / 20 ms
     fig = compress_plots.scatter(r["rows"])
     xs = {t.text[0]: t.x[0] for t in fig.data}
     assert max(xs, key=xs.get) == "Student on ONNX Runtime"
