@@ -25,7 +25,16 @@ def _blocking_run(release: threading.Event, calls: list):
     return run
 
 
-def _submit_all(c: batching.Coalescer, requests: list[list[str]], out: dict, errors: dict):
+def _wait_until(condition, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def _submit_all(c: batching.Coalescer, requests: list[list[str]], out: dict, errors: dict, calls: list):
+    """Each request on its own thread, in order: the first is taken alone (its forward has started),
+    then each later one is queued before the next starts, however slow the box."""
     threads = []
     for i, texts in enumerate(requests):
         def go(i=i, texts=texts):
@@ -38,7 +47,9 @@ def _submit_all(c: batching.Coalescer, requests: list[list[str]], out: dict, err
         t.start()
         threads.append(t)
         if i == 0:
-            time.sleep(0.2)  # the first request is taken alone
+            _wait_until(lambda: len(calls) == 1)  # the first request is taken alone
+        else:
+            _wait_until(lambda i=i: c._queue.qsize() == i)  # queued behind the running forward, in order
     return threads
 
 
@@ -47,8 +58,7 @@ def test_requests_that_wait_during_a_forward_share_the_next_one():
     c = batching.Coalescer(_blocking_run(release, calls), max_texts=16)
     requests = [["a"], ["bb", "ccc"], ["dddd"], ["eeeee"], ["ffffff", "g"]]
     out, errors = {}, {}
-    threads = _submit_all(c, requests, out, errors)
-    time.sleep(0.3)  # all four late requests are queued behind the running forward
+    threads = _submit_all(c, requests, out, errors, calls)  # all four late requests queued behind the forward
     release.set()
     for t in threads:
         t.join(10)
@@ -65,8 +75,7 @@ def test_a_forward_takes_at_most_max_texts_and_the_rest_wait_for_the_next():
     c = batching.Coalescer(_blocking_run(release, calls), max_texts=3)
     requests = [["a"], ["b", "c"], ["d"], ["e"], ["f"]]
     out, errors = {}, {}
-    threads = _submit_all(c, requests, out, errors)
-    time.sleep(0.3)
+    threads = _submit_all(c, requests, out, errors, calls)
     release.set()
     for t in threads:
         t.join(10)
