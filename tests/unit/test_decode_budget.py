@@ -13,6 +13,7 @@ from backend.engines.generation.settings import MAX_PREFILL_WORK
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
+from tests.virtual_clock import VirtualClock
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +52,16 @@ def test_beam_scoring_stops_with_the_budget_and_says_so(model, tok, monkeypatch)
     settings = {"strategy": "beam", "num_beams": 4, "num_return_sequences": 4, "max_new_tokens": 6}
     real = generate.score_sequence
     scored = []
+    clock = VirtualClock()  # the budget's clock, moved only by the scoring: generation takes no time on it
+    monkeypatch.setattr(budget, "time", clock)
 
     def slow_score(*args, **kwargs):  # each scoring forward takes a while; the budget runs out
         scored.append(1)
-        time.sleep(0.3)
+        clock.sleep(0.3)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(generate, "score_sequence", slow_score)
-    with budget.scope(seconds=0.4):  # generation is quick; scoring the first sequence spends the rest
+    with budget.scope(seconds=0.4):  # generation is quick; scoring the first sequences spends the rest
         r = generate.decode(model, tok, "Once upon a time", settings)
     outs = r.outputs
     assert len(outs) == 4 and outs[0]["logprob"] is not None
