@@ -314,10 +314,9 @@ def test_a_first_model_load_is_not_charged_to_the_requests_budget(monkeypatch):
     """The offline sentiment classifier's one fine-tuning can take a minute inside a request:
     the request's budget restarts after a first load, and a second load changes nothing."""
     from backend import hub
-    from tests.virtual_clock import VirtualClock
+    from tests.virtual_clock import installed
 
-    clock = VirtualClock()  # the budget's clock, moved only by the fake load and the test: exact figures
-    monkeypatch.setattr(budget, "time", clock)
+    clock = installed(monkeypatch, budget)  # the budget's clock, moved only by the fake load and the test
 
     class SlowHub:
         loaded = False

@@ -99,11 +99,9 @@ def _planted_rows(clock, fast_s: float, slow_s: float):
 
 
 def test_a_planted_slower_variant_shows_in_the_table_and_notices(monkeypatch):
-    from tests.virtual_clock import VirtualClock
+    from tests.virtual_clock import installed
 
-    clock = VirtualClock()
-    monkeypatch.setattr(perf_bench, "time", clock)
-    raw = _planted_rows(clock, 0.001, 0.01)
+    raw = _planted_rows(installed(monkeypatch, perf_bench), 0.001, 0.01)
     table = report.rows(raw)
     by = {r["key"]: r for r in table}
     assert by["student"]["latency_ms_mean"] == pytest.approx(10.0) and by["teacher"]["latency_ms_mean"] == pytest.approx(1.0)

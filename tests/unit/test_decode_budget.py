@@ -13,7 +13,7 @@ from backend.engines.generation.settings import MAX_PREFILL_WORK
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
-from tests.virtual_clock import VirtualClock
+from tests.virtual_clock import installed
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,7 @@ def test_beam_scoring_stops_with_the_budget_and_says_so(model, tok, monkeypatch)
     settings = {"strategy": "beam", "num_beams": 4, "num_return_sequences": 4, "max_new_tokens": 6}
     real = generate.score_sequence
     scored = []
-    clock = VirtualClock()  # the budget's clock, moved only by the scoring: generation takes no time on it
-    monkeypatch.setattr(budget, "time", clock)
+    clock = installed(monkeypatch, budget)  # the budget's clock, moved only by the scoring: generation takes none
 
     def slow_score(*args, **kwargs):  # each scoring forward takes a while; the budget runs out
         scored.append(1)

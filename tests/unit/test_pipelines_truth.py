@@ -22,7 +22,7 @@ from components.pipelines import ui as tab
 from components.pipelines import plots as show
 from components.pipelines.examples import LETTER
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert
-from tests.virtual_clock import VirtualClock
+from tests.virtual_clock import installed
 
 EIGHT = ("Dr. Smith ordered a Megatron figure. It came from Germany! Was it the right one? No. "
          "The parcel held Optimus Prime.\nHe wrote to the store. They said sorry. A new parcel is on its way.")
@@ -131,8 +131,7 @@ def test_seconds_is_the_whole_wait_and_names_the_first_load(saved, tmp_path, mon
     """On a virtual clock (the request's own timing, moved only by the fake load): the first use's
     load takes 0.9 s, a later call's wrapper 0.6 s, the model's work none, so every figure is exact."""
     folder = str(save_tiny(BertForQuestionAnswering(tiny_bert().config), minilm_tokenizer(), tmp_path / "fresh"))
-    real, clock, calls = hub.load, VirtualClock(), []
-    monkeypatch.setattr(pipelines_api, "time", clock)
+    real, clock, calls = hub.load, installed(monkeypatch, pipelines_api), []
 
     def slow_load(*args, **kwargs):  # a first load that takes a visible while; from memory, a shorter one
         clock.sleep(0.6 if calls else 0.9)

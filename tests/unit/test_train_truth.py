@@ -17,7 +17,7 @@ from backend.training import api
 from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
 from components.train.plots import confusion_figure, curve_figure
 from tests.unit.test_train import NEG, POS, _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
-from tests.virtual_clock import VirtualClock
+from tests.virtual_clock import installed
 
 MODEL = "truth-test-model"  # a rate key no other test measures
 
@@ -120,9 +120,7 @@ def test_comparison_says_both_numbers_when_off_by_more_than_a_quarter():
 @pytest.fixture
 def clock(monkeypatch):
     """The fine-tuning loop's clock, moved only by the fake worker's steps: the re-plan is tested exactly."""
-    c = VirtualClock()
-    monkeypatch.setattr(FT, "time", c)
-    return c
+    return installed(monkeypatch, FT)
 
 
 class SlowWorker:
