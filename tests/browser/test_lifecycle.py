@@ -101,6 +101,12 @@ def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[st
     expect(page.locator(f"#{outputs[0]}")).not_to_have_text("", timeout=RUN_S)
     for plot in plots:
         page.locator(f"#{plot} .main-svg").first.wait_for(timeout=RUN_S)
+    an_error_leaves_nothing(page, run, box, outputs, plots, spoil)
+
+
+def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
+    """After a good run on screen: spoil the input, run again; one inline message, and nothing of the good
+    run left (its outputs blank, its figures and their "What to notice" lines gone)."""
     spoil(page)
     page.locator(f"#{run}").click()
     expect(page.locator(f"#{box}")).to_be_visible(timeout=RUN_S)

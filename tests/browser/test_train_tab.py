@@ -8,6 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import open_raw_json, overflowing_tables, shot
+from tests.browser.test_lifecycle import an_error_leaves_nothing
 
 
 def open_tab(page, app_url):
@@ -115,17 +116,13 @@ def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, app_u
     # Rule 1 for the training run itself: then a run that fails (an upload with no file): one inline
     # message, nothing of the good run on screen, its link and address gone; its model is not lost.
     assert "dataset=sentiment" in page.evaluate("() => location.search")  # the good run wrote its link
-    page.locator("#train-dataset input[value=upload]").check()
-    page.locator("#train-go").click()
-    expect(page.locator("#train-error")).to_contain_text("no file came", timeout=60_000)
-    assert page.locator("#train-error").inner_text().count("⚠️") == 1
-    for elem_id in ("train-status", "train-summary"):
-        expect(page.locator(f"#{elem_id}")).to_have_text("")
+    an_error_leaves_nothing(page, "train-go", "train-error", ["train-status", "train-summary"],
+                            ["train-loss", "train-confusion", "train-map", "train-map-finetuned", "train-curve"],
+                            lambda p: p.locator("#train-dataset input[value=upload]").check())
+    expect(page.locator("#train-error")).to_contain_text("no file came")
     expect(page.locator("#train-hardest")).not_to_contain_text("logistic regression")  # its headers only
     expect(page.locator("#train-link a")).to_have_count(0)
     page.wait_for_function("() => location.search === '?tab=train'", timeout=10_000)
-    page.wait_for_timeout(500)  # the figure script's tidy pass
-    assert page.locator("#train-tab .js-plotly-plot .main-svg").count() == 0
     shot(page, "train_error_after_a_good_run")
     # Use in Pipelines: this session's Classify is served by the trained classifier (the good run's).
     page.locator("#train-use input[type=checkbox]").check()

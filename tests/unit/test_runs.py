@@ -210,7 +210,7 @@ def test_opening_a_link_here_first_empties_the_opened_tabs_hidden_holders():
         links.register("demo", {"seed": mine, "prompt": shown}, ())
         links.register("other", {"packed": other}, ())
     held = page_query.holders()
-    assert [(k, c) for k, c in held] == [("demo", mine), ("other", other)]  # the visible box is no holder
+    assert held == [("demo", mine), ("other", other)]  # the visible box is no holder
     empty = page_query.emptied(held)
     out = empty("tab=demo&seed=7&reopened=1")
     assert out[0] == "" and out[1] == gr.skip()
