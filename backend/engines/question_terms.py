@@ -26,8 +26,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from nltk.stem.snowball import SnowballStemmer
-
 # Function words and question words: never topic.
 STOP = frozenset("""a an the of in on at to for from by with about into over after before during is are was were be
 been being do does did has have had will would can could should may might must shall what which who whom whose when
@@ -52,7 +50,15 @@ IRREGULAR = {
     "taught": "teach", "flew": "fly", "flown": "fly", "mice": "mouse", "children": "child", "men": "man",
     "women": "woman", "teeth": "tooth", "feet": "foot", "geese": "goose",
 }
-_STEMMER = SnowballStemmer("english")  # pure Python, no data download
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    """NLTK's English Snowball stemmer (pure Python, no data download), imported on first use: `import
+    nltk` pulls in scipy.stats, about 1.5 s of every app start otherwise, for a tab that may never ask."""
+    from nltk.stem.snowball import SnowballStemmer
+
+    return SnowballStemmer("english")
 
 
 def words(text: str) -> list[str]:
@@ -68,7 +74,7 @@ def stem(word: str) -> str:
     """The word's Snowball stem where the stemmer only took an inflection off (tried -> tri,
     stopped -> stop); the word itself where it took a derivation (university, not 'univers',
     which universe also stems to)."""
-    root = _STEMMER.stem(word)
+    root = _stemmer().stem(word)
     common = 0
     while common < min(len(root), len(word)) and root[common] == word[common]:
         common += 1
@@ -84,14 +90,16 @@ def forms(word: str) -> set[str]:
     return {stem(word), stem(IRREGULAR.get(word, word))}
 
 
-_TYPE_STEMS = frozenset(stem(w) for w in ANSWER_TYPE | LIGHT_VERBS)
+@lru_cache(maxsize=1)
+def _type_stems() -> frozenset:
+    return frozenset(stem(w) for w in ANSWER_TYPE | LIGHT_VERBS)
 
 
 def topic_terms(question: str) -> list[str]:
     """The question's words that name what it is about (in order, once each)."""
     out = []
     for w in words(question):
-        if w in STOP or w.isdigit() or forms(w) & _TYPE_STEMS or w in out:
+        if w in STOP or w.isdigit() or forms(w) & _type_stems() or w in out:
             continue
         out.append(w)
     return out
