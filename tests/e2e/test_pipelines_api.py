@@ -50,10 +50,11 @@ def test_classify_single_and_batch(client):
     assert r["results"][0]["labels"][0] == "POSITIVE" and any("ignored" in n for n in r["notices"])
 
 
-def test_classify_bad_input(client):
+def test_classify_bad_input(client, tmp_path):
     assert "empty" in error_of(client, "/classify", "   ", False, "", "")
     assert "does not exist" in error_of(client, "/classify", LETTER, False, "", "/no/such/model/dir")
-    assert "config.json" in error_of(client, "/classify", LETTER, False, "", "/tmp")
+    # a folder without a model (an empty one: /tmp itself may hold anyone's config.json)
+    assert "config.json" in error_of(client, "/classify", LETTER, False, "", str(tmp_path))
     assert "at most 64" in error_of(client, "/classify", "\n".join(f"text {i}" for i in range(70)), True, "", "")
 
 
