@@ -20,7 +20,8 @@ def test_a_phone_shows_every_main_tab_label(browser, app_url):
     context = browser.new_context(viewport={"width": 420, "height": 900})
     page = context.new_page()
     try:
-        page.goto(app_url)
+        page.goto(app_url)  # a context of its own (the phone's width): wait for the page as the page fixture does
+        page.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
         for name in MAIN_TABS:
             tab = _tab(page, name)
             expect(tab).to_be_visible()
