@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from app import TABS
 from components.shell.glossary import GLOSSARY, find_terms
 from tests.browser.conftest import shot
-from tests.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS, LEAVES_LOCALHOST
 
 KEYS = ["start"] + [key for _, _, key, _ in TABS]
 TITLES = {"start": "Start", **{key: title for title, _, key, _ in TABS}}
@@ -123,7 +123,7 @@ def test_every_term_on_every_tab_is_one_hover_away_on_a_desktop(page, app_url):
 def phone(browser):
     context = browser.new_context(viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True,
                                   device_scale_factor=2)
-    context.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+    context.route(LEAVES_LOCALHOST, lambda route: route.abort())
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     yield pg
