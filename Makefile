@@ -105,9 +105,12 @@ run: install build
 	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)
 
 # Every tier, on a cache built as `make run` builds it (the tests check that no first call waits
-# for a build); -p no:cacheprovider keeps the clone clean.
-test: install-dev space-venv build engine
-	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 TLAB_REQUIRE_ENGINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/unit tests/integration tests/e2e tests/browser tests/fuzz tests/space tests/engine
+# for a build). The Space's and the engine's venvs (pip: network and disk) are made while the
+# build trains (CPU); then scripts/test_lanes.py runs the browser tier beside the other six, each
+# lane its own pytest (-p no:cacheprovider keeps the clone clean). LANES=--serial: one after the other.
+test: install-dev
+	$(MAKE) --no-print-directory -j3 space-venv engine
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 TLAB_REQUIRE_ENGINE=1 $(PY) scripts/test_lanes.py $(LANES)
 
 # The engine tier alone: a real vLLM server started by the tier (scripts/engine.sh), stopped after.
 engine-test: install-dev engine

@@ -94,8 +94,10 @@ def running_app(log_name: str = "app.log", extra_env: dict | None = None, profil
 
 @pytest.fixture(scope="session")
 def app_url():
-    """The app on the local profile, shared by the e2e and browser tiers."""
-    with running_app() as url:
+    """The app on the local profile, shared by the e2e and browser tiers (one per lane when
+    scripts/test_lanes.py runs the tiers side by side: each lane logs to its own file)."""
+    lane = os.environ.get("TLAB_TEST_LANE")
+    with running_app(f"app-lane-{lane}.log" if lane else "app.log") as url:
         yield url
 
 

@@ -1,0 +1,108 @@
+"""Run the test tiers in two lanes at once: each lane is its own pytest process, with its own app
+and its own Chromium, so neither waits for the other.
+
+Why: one after the other, the browser tier spends most of its time in Chromium laying out the
+11-tab page (one core), while the other tiers spend theirs in models and in apps starting (the
+other core). Side by side on CI's two cores the suite takes about as long as its longer lane,
+not the sum (the README's Tests section has the numbers). Each lane writes
+tests/artifacts/lane-<name>.log, printed whole when the lane ends, so the CI log still reads one
+lane after the other.
+
+    python scripts/test_lanes.py              # both lanes side by side (what `make test` runs)
+    python scripts/test_lanes.py --serial     # one after the other, as before
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"]
+# About equal halves (browser 1,573 s, the rest 1,654 s, run alone at d5a4dc7).
+LANES = {
+    "browser": ["tests/browser"],
+    "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz", "tests/space", "tests/engine"],
+}
+
+
+def _start(name: str, folders: list[str]) -> tuple[subprocess.Popen, Path]:
+    log = ARTIFACTS / f"lane-{name}.log"
+    # TLAB_TEST_LANE names the lane's own app log (tests/conftest.py): two lanes, two shared apps.
+    env = dict(os.environ, TLAB_TEST_LANE=name)
+    with open(log, "w") as out:
+        proc = subprocess.Popen([*PYTEST, *folders], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+    return proc, log
+
+
+def _report(name: str, proc: subprocess.Popen, log: Path, seconds: float) -> None:
+    print(f"\n===== lane {name} ({' '.join(LANES[name])}): exit {proc.returncode} after {seconds:.0f} s =====",
+          flush=True)
+    sys.stdout.write(log.read_text(errors="replace"))
+    sys.stdout.flush()
+
+
+def _stop(procs: dict) -> None:
+    """Ctrl-C or a CI cancel: each pytest gets SIGINT (it tears its apps down), then SIGKILL."""
+    for proc in procs.values():
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGINT)
+    deadline = time.time() + 60
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=max(1.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _wait(procs: dict, logs: dict, started: float) -> dict[str, int]:
+    """Each lane's exit code, its log printed as it ends."""
+    codes: dict[str, int] = {}
+    while len(codes) < len(procs):
+        for name, proc in procs.items():
+            if name not in codes and proc.poll() is not None:
+                codes[name] = proc.returncode
+                _report(name, proc, logs[name], time.time() - started)
+        time.sleep(1)
+    return codes
+
+
+def run(serial: bool) -> int:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    codes: dict[str, int] = {}
+    procs: dict[str, subprocess.Popen] = {}
+    before = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        if serial:
+            for name, folders in LANES.items():
+                t0 = time.time()
+                proc, log = _start(name, folders)
+                procs = {name: proc}
+                codes.update(_wait(procs, {name: log}, t0))
+        else:
+            logs = {}
+            for name, folders in LANES.items():
+                procs[name], logs[name] = _start(name, folders)
+            codes = _wait(procs, logs, started)
+    except KeyboardInterrupt:
+        _stop(procs)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    print(f"\n===== lanes: {', '.join(f'{n} exit {c}' for n, c in codes.items())}; "
+          f"{time.time() - started:.0f} s in all =====", flush=True)
+    return 1 if any(code != 0 for code in codes.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(serial="--serial" in sys.argv[1:] or (os.cpu_count() or 1) < 2))
