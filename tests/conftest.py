@@ -92,6 +92,18 @@ def running_app(log_name: str = "app.log", extra_env: dict | None = None, profil
         log.close()
 
 
+def app_process(url: str):
+    """The app.py process (a psutil.Process) that running_app started for `url`: the one child of
+    this test process whose command line names its port. For CPU time and memory readings."""
+    import psutil
+
+    port = str(int(url.rstrip("/").rsplit(":", 1)[1]))
+    procs = [p for p in psutil.Process().children(recursive=True)
+             if port in p.cmdline() and any(a.endswith("app.py") for a in p.cmdline())]
+    assert len(procs) == 1, f"app.py processes on port {port}: {procs}"
+    return procs[0]
+
+
 @pytest.fixture(scope="session")
 def app_url():
     """The app on the local profile, shared by the e2e and browser tiers (one per lane when
@@ -131,10 +143,13 @@ def browser():
         b.close()
 
 
-@pytest.fixture()
-def page(browser):
-    """A fresh page; requests leaving localhost are aborted and listed in page.blocked_requests."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def new_page(browser, *, settle: bool = True, **context_options):
+    """A page in a context of its own (1400 x 1000 unless `context_options` say otherwise; close it
+    with page.context.close()). Requests leaving localhost are aborted and listed in
+    page.blocked_requests. With `settle`, page.goto on the app waits until the page has applied its
+    own address (window.__tlabReady): a tab clicked before the restore has answered can be put back
+    by it."""
+    context = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}, **context_options})
     blocked: list[str] = []
 
     def refuse(route):
@@ -147,16 +162,22 @@ def page(browser):
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     pg.blocked_requests = blocked
-    goto = pg.goto
+    if settle:
+        goto = pg.goto
 
-    def goto_and_settle(url, **kwargs):
-        """page.goto, then (on the app's page) wait until the page has applied its own address
-        (window.__tlabReady): a tab clicked before the restore has answered can be put back by it."""
-        response = goto(url, **kwargs)
-        if pg.evaluate("() => !!document.querySelector('gradio-app')"):
-            pg.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
-        return response
+        def goto_and_settle(url, **kwargs):
+            response = goto(url, **kwargs)
+            if pg.evaluate("() => !!document.querySelector('gradio-app')"):
+                pg.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
+            return response
 
-    pg.goto = goto_and_settle
+        pg.goto = goto_and_settle
+    return pg
+
+
+@pytest.fixture()
+def page(browser):
+    """A fresh page at 1400 x 1000 (new_page: guarded, settled)."""
+    pg = new_page(browser)
     yield pg
-    context.close()
+    pg.context.close()

@@ -9,17 +9,12 @@ from urllib.parse import quote
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
+from tests.conftest import new_page
 from tests.browser.test_decoding_tab import open_tab, pick_strategy, set_number
 
 
 def _href(page) -> str:
     return page.evaluate("location.href")
-
-
-def _fresh(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.route(re.compile(r"^(?!http://(127\.0\.0\.1|localhost)).*"), lambda route: route.abort())
-    return context, context.new_page()
 
 
 def test_a_link_copied_after_a_decoding_run_restores_the_prompt_and_settings(page, browser, app_url):
@@ -39,7 +34,7 @@ def test_a_link_copied_after_a_decoding_run_restores_the_prompt_and_settings(pag
     assert page.locator("#decoding-link a").get_attribute("href") == "?" + link.split("?", 1)[1]
     shot(page, "course_link_decoding_run")
 
-    context, fresh = _fresh(browser)
+    fresh = new_page(browser)  # a fresh visitor: nothing of this page's session
     try:
         fresh.goto(link)
         expect(fresh.locator("#decoding-prompt textarea")).to_have_value("The teacher sent a link & it said: 50% off",
@@ -52,8 +47,9 @@ def test_a_link_copied_after_a_decoding_run_restores_the_prompt_and_settings(pag
         expect(fresh.locator("#decoding-temperature input[type=number]")).to_be_enabled()  # sampling knobs live
         expect(fresh.locator("#decoding-text textarea")).to_have_value("")  # restored, not re-run
         shot(fresh, "course_link_decoding_restored")
+        assert fresh.blocked_requests == []
     finally:
-        context.close()
+        fresh.context.close()
 
 
 def test_a_link_to_attention_restores_the_layer_and_head_and_draws_them(page, app_url):

@@ -9,6 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
+from tests.conftest import new_page
 from tests.browser.test_decoding_tab import pick_strategy, set_number
 
 # Cells whose longest word does not fit their width: (column header, cell text, word px, cell px).
@@ -32,8 +33,7 @@ CRUSHED = """(id) => {
 
 
 def test_the_decoding_step_table_is_readable_on_a_phone(browser, app_url):
-    context = browser.new_context(viewport={"width": 420, "height": 900})
-    page = context.new_page()
+    page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
         page.goto(app_url + "?tab=decoding")
         expect(page.locator("#decoding-run")).to_be_visible(timeout=30_000)
@@ -50,5 +50,6 @@ def test_the_decoding_step_table_is_readable_on_a_phone(browser, app_url):
         assert crushed == [], crushed
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 420, f"the page scrolls sideways on a phone: {width}px"
+        assert page.blocked_requests == []
     finally:
-        context.close()
+        page.context.close()

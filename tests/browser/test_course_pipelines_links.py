@@ -10,6 +10,7 @@ from urllib.parse import quote
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
+from tests.conftest import new_page
 
 SENTENCE = "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus."
 
@@ -36,15 +37,15 @@ def test_a_run_writes_a_link_that_reopens_the_task(page, browser, app_url):
     page.wait_for_function("location.search.includes('tab=pipelines-fill_mask')")
     link = page.evaluate("location.href")
     assert "text=The+cat+sat+on+the+%5BMASK%5D." in link or "text=The%20cat" in link, link
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    fresh = context.new_page()
+    fresh = new_page(browser)  # a fresh visitor: nothing of this page's session
     try:
         fresh.goto(link)
         expect(fresh.locator("#pl-fill_mask-tab textarea").first).to_have_value("The cat sat on the [MASK].",
                                                                                 timeout=60_000)
         expect(fresh.locator("#pl-fill_mask-run")).to_be_visible()
+        assert fresh.blocked_requests == []
     finally:
-        context.close()
+        fresh.context.close()
 
 
 def test_the_start_page_opens_ner_on_a_news_sentence(page, app_url):

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
 from tests.browser.test_decoding_tab import open_tab, set_number
-from tests.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS, new_page
 
 # Visible plots under `scope`: (elem id of its block, the notice shown, the notice the figure carries,
 # how many download buttons).
@@ -158,8 +158,7 @@ def test_tab_headings_are_one_size_and_json_accordions_are_never_stacked(page, a
 def test_tables_keep_whole_words_and_plots_fit_on_a_phone(browser, app_url):
     from tests.browser.test_course_phone import CRUSHED
 
-    context = browser.new_context(viewport={"width": 420, "height": 900})
-    page = context.new_page()
+    page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
         page.goto(app_url + "?tab=tokenizers&text=Tokenizers+split+unbelievably+long+words")
         expect(page.locator("#tok-notice")).to_contain_text("What to notice", timeout=120_000)
@@ -178,5 +177,6 @@ def test_tables_keep_whole_words_and_plots_fit_on_a_phone(browser, app_url):
         assert width <= 420, width
         assert page.evaluate("document.documentElement.scrollWidth") <= 420
         shot(page, "course_polish_phone_classify")
+        assert page.blocked_requests == []
     finally:
-        context.close()
+        page.context.close()

@@ -9,6 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import open_raw_json, overflowing_tables, shot
+from tests.conftest import new_page
 
 SCOPE = "#compress-panel"
 
@@ -58,8 +59,7 @@ def test_the_sentence_box_and_a_download(page, app_url):
 
 
 def test_the_section_fits_a_phone(browser, app_url):
-    context = browser.new_context(viewport={"width": 420, "height": 900})
-    page = context.new_page()
+    page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
         _open(page, app_url)
         page.locator("#compress-run-btn").click()  # the baseline alone: instant
@@ -67,5 +67,6 @@ def test_the_section_fits_a_phone(browser, app_url):
         shot(page, "efficiency_compress_phone")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 420, f"the page scrolls sideways on a phone: {width}px"
+        assert page.blocked_requests == []
     finally:
-        context.close()
+        page.context.close()

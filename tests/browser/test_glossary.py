@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from app import TABS
 from components.shell.glossary import GLOSSARY, find_terms
 from tests.browser.conftest import shot
-from tests.conftest import ARTIFACTS, LEAVES_LOCALHOST
+from tests.conftest import ARTIFACTS, new_page
 
 KEYS = ["start"] + [key for _, _, key, _ in TABS]
 TITLES = {"start": "Start", **{key: title for title, _, key, _ in TABS}}
@@ -121,13 +121,10 @@ def test_every_term_on_every_tab_is_one_hover_away_on_a_desktop(page, app_url):
 
 @pytest.fixture()
 def phone(browser):
-    context = browser.new_context(viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True,
-                                  device_scale_factor=2)
-    context.route(LEAVES_LOCALHOST, lambda route: route.abort())
-    pg = context.new_page()
-    pg.set_default_timeout(60_000)
+    pg = new_page(browser, viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True,
+                  device_scale_factor=2)
     yield pg
-    context.close()
+    pg.context.close()
 
 
 def test_every_term_on_every_tab_is_one_tap_away_on_a_phone(phone, app_url):
@@ -141,6 +138,7 @@ def test_every_term_on_every_tab_is_one_tap_away_on_a_phone(phone, app_url):
             phone.touchscreen.tap(at["x"], at["y"])
             phone.screenshot(path=str(ARTIFACTS / f"glossary_{key}_phone.png"))
     assert not problems, problems
+    assert phone.blocked_requests == []
 
 
 def test_a_tap_on_a_term_does_not_sort_a_table_and_links_and_inputs_keep_working(phone, app_url):

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 import app
 from tests.browser.conftest import shot
+from tests.conftest import new_page
 
 MAIN_TABS = ("Start",) + tuple(title for title, *_ in app.TABS)  # every tab there is, the Start page first
 
@@ -17,11 +18,9 @@ def _tab(page, name: str):
 
 
 def test_a_phone_shows_every_main_tab_label(browser, app_url):
-    context = browser.new_context(viewport={"width": 420, "height": 900})
-    page = context.new_page()
+    page = new_page(browser, viewport={"width": 420, "height": 900})  # waits for the page's own ready signal
     try:
-        page.goto(app_url)  # a context of its own (the phone's width): wait for the page as the page fixture does
-        page.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
+        page.goto(app_url)
         for name in MAIN_TABS:
             tab = _tab(page, name)
             expect(tab).to_be_visible()
@@ -32,8 +31,9 @@ def test_a_phone_shows_every_main_tab_label(browser, app_url):
         _tab(page, "Semantic search").click()
         expect(page.locator("#search-tab")).to_be_visible()
         shot(page, "layout_phone_tabs")
+        assert page.blocked_requests == []
     finally:
-        context.close()
+        page.context.close()
 
 
 def test_models_panel_follows_the_hub_without_refresh(page, app_url):

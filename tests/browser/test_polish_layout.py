@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 import app
 from tests.browser.conftest import shot
+from tests.conftest import new_page
 
 WIDTHS = (420, 1400)
 TABS = ("start",) + tuple(key for _, _, key, _ in app.TABS)
@@ -167,12 +168,11 @@ def _clipped_views(page) -> list:
 @pytest.fixture(scope="module", params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
 def wide_page(request, browser, app_url):
     """One page per width for the whole module."""
-    context = browser.new_context(viewport={"width": request.param, "height": 900})
-    page = context.new_page()
+    page = new_page(browser, viewport={"width": request.param, "height": 900})
     page.goto(app_url)
     expect(page.locator("#start-tab")).to_be_visible(timeout=60_000)
     yield page
-    context.close()
+    page.context.close()
 
 
 def test_every_tab_has_no_overlap_clip_broken_word_or_hidden_view(wide_page):
@@ -185,16 +185,16 @@ def test_every_tab_has_no_overlap_clip_broken_word_or_hidden_view(wide_page):
         _runs(page, key)
         _check(page, key, key)
     assert FOUND[f"{width}"] == [], "\n".join(FOUND[f"{width}"])
+    assert page.blocked_requests == []
 
 
 def test_the_start_chapters_use_the_phone_width(browser, app_url):
     """At 420 px the chapter text is not a narrow column beside its Try button."""
-    context = browser.new_context(viewport={"width": 420, "height": 900})
-    page = context.new_page()
+    page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
         page.goto(app_url)
         text = page.locator("#start-ch1 .start-chapter-text").first
         expect(text).to_be_visible(timeout=60_000)
         assert text.bounding_box()["width"] >= 300, text.bounding_box()
     finally:
-        context.close()
+        page.context.close()

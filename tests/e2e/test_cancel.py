@@ -14,7 +14,7 @@ import psutil
 import pytest
 from gradio_client import Client
 
-from tests.conftest import running_app
+from tests.conftest import app_process, running_app
 
 SETTLE_S = 5.0  # a cancel must have stopped the work by then
 WINDOW_S = 3.0  # CPU time measured over this window after SETTLE_S
@@ -25,11 +25,7 @@ IDLE_CPU = 0.25  # core-seconds per second: a busy worker uses ~1-2 on this box
 def app():
     env = {"TLAB_TIME_BUDGET_S": "7200", "TLAB_PUBLIC": "0"}  # only the cancel may stop the work
     with running_app("app-cancel.log", extra_env=env) as url:
-        port = url.rstrip("/").rsplit(":", 1)[1]
-        procs = [p for p in psutil.Process().children(recursive=True)
-                 if any(port == a for a in p.cmdline())]
-        assert len(procs) == 1, procs
-        yield url, procs[0]
+        yield url, app_process(url)
 
 
 def cpu_s(proc: psutil.Process) -> float:

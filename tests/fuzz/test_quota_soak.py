@@ -27,9 +27,9 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from tests.conftest import running_app
+from tests.conftest import app_process, running_app
 from tests.fuzz.raw import call
-from tests.fuzz.test_session_memory import _pid_serving, _rss_mb
+from tests.fuzz.test_session_memory import rss_mb
 
 SESSIONS = 30
 WARM_UP = 2  # the embedder loads, the data and the allocator settle
@@ -93,18 +93,18 @@ def test_30_training_sessions_opened_and_closed_leave_memory_where_it_was(tmp_pa
     env = {"TLAB_PUBLIC": "1", "TLAB_MODEL_DIRS": None,
            "GRADIO_TEMP_DIR": str(tmp_path)}  # its own upload folder: no janitor trims the upload for others' files
     with running_app("quota_soak.log", extra_env=env) as url:
-        pid = _pid_serving(url)
+        proc = app_process(url)
         upload = _upload_sentences(url)  # one file, trained on by every session (as 30 visitors might)
         for _ in range(WARM_UP):
             _visit(url, upload)
         time.sleep(2.5)  # past memory.give_back's interval: the warm-up's last trim has run
-        before = _rss_mb(pid)
+        before = rss_mb(proc)
         peak = before
         for _ in range(SESSIONS):
             _visit(url, upload)
-            peak = max(peak, _rss_mb(pid))
+            peak = max(peak, rss_mb(proc))
         time.sleep(2.5)
-        after = _rss_mb(pid)
+        after = rss_mb(proc)
     grown = after - before
     print(f"RSS before {before:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB: {grown:+.0f} MB over {SESSIONS} sessions")
     assert grown < ALLOWED_GROWTH_MB, f"{SESSIONS} closed training sessions grew the app by {grown:.0f} MB"

@@ -14,9 +14,8 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
-from pathlib import Path
-from urllib.parse import urlparse
 
+from tests.conftest import app_process
 from tests.fuzz.raw import call
 
 SESSIONS = 300
@@ -24,24 +23,9 @@ CHARS = 20_000
 ALLOWED_GROWTH_MB = 200
 
 
-def _pid_serving(url: str) -> int:
-    """The app process listening on the URL's port (found from its command line)."""
-    port = str(urlparse(url).port)
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            args = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(a.endswith(b"app.py") for a in args) and port.encode() in args:
-            return int(proc.name)
-    raise AssertionError(f"no app.py process serves port {port}")
-
-
-def _rss_mb(pid: int) -> float:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(status.split("VmRSS:")[1].split()[0]) / 1024
+def rss_mb(proc) -> float:
+    """Resident memory of an app process (a psutil.Process), in MB."""
+    return proc.memory_info().rss / 2**20
 
 
 def test_300_new_sessions_with_large_requests_leave_memory_where_it_was(app_url):
@@ -51,21 +35,20 @@ def test_300_new_sessions_with_large_requests_leave_memory_where_it_was(app_url)
     def text() -> str:
         return " ".join(rng.choice(words) for _ in range(CHARS // 4))[:CHARS]
 
-    url = app_url
-    pid = _pid_serving(url)
+    proc = app_process(app_url)
     for _ in range(5):  # warm: the tokenizers load, the allocator settles
-        assert call(url, "/tokenize", [text(), True], session_hash=uuid.uuid4().hex)[0] == "complete"
+        assert call(app_url, "/tokenize", [text(), True], session_hash=uuid.uuid4().hex)[0] == "complete"
     time.sleep(1)
-    before = _rss_mb(pid)
+    before = rss_mb(proc)
     texts = [text() for _ in range(SESSIONS)]
 
     def visit(t: str) -> str:  # a new visitor each time: a fresh session hash
-        event, out = call(url, "/tokenize", [t, True], session_hash=uuid.uuid4().hex)
+        event, out = call(app_url, "/tokenize", [t, True], session_hash=uuid.uuid4().hex)
         return event if event == "complete" else f"{event}: {str(out)[:200]}"
 
     with ThreadPoolExecutor(4) as pool:  # four at a time, as a crowd would come
         answers = list(pool.map(visit, texts))
     assert answers == ["complete"] * SESSIONS, [a for a in answers if a != "complete"][:3]
     time.sleep(2)
-    grown = _rss_mb(pid) - before
+    grown = rss_mb(proc) - before
     assert grown < ALLOWED_GROWTH_MB, f"{SESSIONS} sessions grew the app by {grown:.0f} MB"
