@@ -169,6 +169,7 @@ def test_a_tap_on_a_term_does_not_sort_a_table_and_links_and_inputs_keep_working
     assert marks["all"] >= 10 and marks["bad"] == 0 and marks["inserted"] == 0, marks
     assert phone.locator("#start-intro a").first.inner_text() == "all notebooks"
     shot(phone, "glossary_start_after_tap")
+    assert phone.blocked_requests == []
 
 
 def test_a_plots_title_terms_are_listed_under_it_and_defined(page, app_url):

@@ -196,5 +196,6 @@ def test_the_start_chapters_use_the_phone_width(browser, app_url):
         text = page.locator("#start-ch1 .start-chapter-text").first
         expect(text).to_be_visible(timeout=60_000)
         assert text.bounding_box()["width"] >= 300, text.bounding_box()
+        assert page.blocked_requests == []
     finally:
         page.context.close()
