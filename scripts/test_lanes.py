@@ -64,6 +64,11 @@ def _stop(procs: dict) -> None:
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _interrupt(*_) -> None:
+    """SIGTERM (a CI cancel) ends the run as Ctrl-C does: both lanes are stopped."""
+    raise KeyboardInterrupt
+
+
 def _wait(procs: dict, logs: dict, started: float) -> dict[str, int]:
     """Each lane's exit code, its log printed as it ends."""
     codes: dict[str, int] = {}
@@ -81,7 +86,7 @@ def run(serial: bool) -> int:
     started = time.time()
     codes: dict[str, int] = {}
     procs: dict[str, subprocess.Popen] = {}
-    before = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    before = signal.signal(signal.SIGTERM, _interrupt)
     try:
         if serial:
             for name, folders in LANES.items():

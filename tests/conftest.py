@@ -104,6 +104,11 @@ def app_process(url: str):
     return procs[0]
 
 
+def rss_mb(proc) -> float:
+    """Resident memory of an app process (from app_process), in MB."""
+    return proc.memory_info().rss / 2**20
+
+
 @pytest.fixture(scope="session")
 def app_url():
     """The app on the local profile, shared by the e2e and browser tiers (one per lane when

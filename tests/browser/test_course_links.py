@@ -9,8 +9,8 @@ from urllib.parse import quote
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
-from tests.conftest import new_page
 from tests.browser.test_decoding_tab import open_tab, pick_strategy, set_number
+from tests.conftest import new_page
 
 
 def _href(page) -> str:

@@ -9,8 +9,8 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
-from tests.conftest import new_page
 from tests.browser.test_decoding_tab import pick_strategy, set_number
+from tests.conftest import new_page
 
 # Cells whose longest word does not fit their width: (column header, cell text, word px, cell px).
 CRUSHED = """(id) => {

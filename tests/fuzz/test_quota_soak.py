@@ -27,9 +27,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from tests.conftest import app_process, running_app
+from tests.conftest import app_process, rss_mb, running_app
 from tests.fuzz.raw import call
-from tests.fuzz.test_session_memory import rss_mb
 
 SESSIONS = 30
 WARM_UP = 2  # the embedder loads, the data and the allocator settle

@@ -15,17 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
 
-from tests.conftest import app_process
+from tests.conftest import app_process, rss_mb
 from tests.fuzz.raw import call
 
 SESSIONS = 300
 CHARS = 20_000
 ALLOWED_GROWTH_MB = 200
-
-
-def rss_mb(proc) -> float:
-    """Resident memory of an app process (a psutil.Process), in MB."""
-    return proc.memory_info().rss / 2**20
 
 
 def test_300_new_sessions_with_large_requests_leave_memory_where_it_was(app_url):
