@@ -19,14 +19,20 @@ def session_of(request, what: str) -> str:
     return sid
 
 
-STOP_WAIT_S = 3.0  # how long a Stop click waits for the run to end before saying "Stopping..."
+# How long a Stop click waits for the run to end. Stop's answer and the run's last message reach the page by
+# different roads (a direct call; the queue's stream), in either order, so only an answer that writes nothing
+# is safe once the run may have ended. A run ends within a step of its Stop; with 3 s, a step slowed by a
+# loaded box let "Stopping..." land after the final status and cover it (CI saw it). Meanwhile the status line
+# shows Stop's progress; "Stopping..." is written only when the run is still going after this long.
+STOP_WAIT_S = 60.0
 
 
 def stop_said(stop, sid: str | None, stopping: str):
     """What a training tab's Stop button writes into the run's status line. A run now ends within a
     step of its Stop (issue #39), often before Stop's own answer reaches the page: written then,
     "Stopping..." would cover the run's final status for good. So Stop waits up to STOP_WAIT_S for
-    the run to end (its final status is on its way by then) and writes nothing if it has.
+    the run to end (its final status is on its way by then) and writes nothing if it has; a run
+    still going after that long is told to the learner.
     `stop(sid, wait_s=...)` -> {"stopping": was a run going, "ended": has it ended since}."""
     said = stop(sid, wait_s=STOP_WAIT_S) if sid else {"stopping": False}
     if not said["stopping"]:
