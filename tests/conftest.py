@@ -128,13 +128,19 @@ def client(app_url):
 # ------------------------------------------------------------------ the browser (one per run)
 CHROMIUM = os.environ.get("TLAB_CHROMIUM", "/usr/bin/chromium")
 # Any URL but a loopback host's (and the page's own data:, blob: and about: URLs).
+EXPECT_S = 20  # how long an expect() without a timeout of its own waits for the page to agree
 LEAVES_LOCALHOST = re.compile(r"^(?!(?:https?|wss?)://(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(?:[/?#]|$)"
                               r"|data:|blob:|about:)")
 
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # An expectation's patience, where a test names none: Playwright's 5 s covers a figure drawn on a quiet
+    # box, not one drawn beside the other lane on a loaded CI box (a confusion matrix missed it there). Only
+    # the wait grows; what is expected does not change.
+    expect.set_options(timeout=EXPECT_S * 1000)
 
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make test does it)")

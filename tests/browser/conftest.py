@@ -12,6 +12,21 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
+def settled(page, timeout_ms: int = 240_000) -> None:
+    """Wait until no run on the page is still going (no Gradio status tracker showing).
+
+    A result's text can be on screen before its run has ended: the badge shows the run's progress
+    ("queue: 1/1 | 0.2s", "Loading the encoder model") while it runs, and its data arrives before the
+    message that ends the run. A button pressed again in that gap is dropped by Gradio (a click's
+    trigger mode is "once": no second request while the first is open), so a test that presses the
+    same button twice waits here between the presses."""
+    page.wait_for_function(
+        """() => ![...document.querySelectorAll('[data-testid="status-tracker"]')]
+                   .some(e => !e.classList.contains('hide'))""",
+        timeout=timeout_ms,
+    )
+
+
 # `browser` and `page` live in tests/conftest.py: one Chromium for the whole run, whichever tier
 # asks (a second sync_playwright in the same thread fails while the first is open).
 

@@ -9,7 +9,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.browser.conftest import settled, shot
 
 RUN_S = 240_000  # a loaded box: a 32-token decode can take a minute
 
@@ -98,7 +98,9 @@ def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[st
     """Start (a good run draws), then an error: one inline message, and nothing of the good run left."""
     _tab(page, tab)
     page.locator(f"#{run}").click()
-    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("", timeout=RUN_S)
+    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("", timeout=RUN_S)  # its progress, then its result
+    settled(page, RUN_S)
+    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("")  # the good run's own result, not its progress
     for plot in plots:
         page.locator(f"#{plot} .main-svg").first.wait_for(timeout=RUN_S)
     an_error_leaves_nothing(page, run, box, outputs, plots, spoil)
@@ -107,6 +109,7 @@ def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[st
 def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
     """After a good run on screen: spoil the input, run again; one inline message, and nothing of the good
     run left (its outputs blank, its figures and their "What to notice" lines gone)."""
+    settled(page)  # the good run has ended: a press before that is dropped, not queued
     spoil(page)
     page.locator(f"#{run}").click()
     expect(page.locator(f"#{box}")).to_be_visible(timeout=RUN_S)
