@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"]
 # About equal halves: alone (d5a4dc7) browser 1,573 s, the rest 1,654 s; side by side (8a3fa80) 2,025 s and 2,314 s.
+# Each lane's torch teams keep every core: one thread per lane (OMP_NUM_THREADS=1, which budget.py honours)
+# measured slower on this subset side by side (5 browser modules beside tests/integration, 2 cores):
+# 463 s with every core, 523 s with one thread each; a lane waiting on its app or Chromium leaves a core idle.
 LANES = {
     "browser": ["tests/browser"],
     "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz", "tests/space", "tests/engine"],

@@ -185,7 +185,21 @@ def active_jobs() -> int:
 
 # ---------------------------------------------------------------- fair CPU threads
 
-_CORES = os.cpu_count() or 1
+def _cores() -> int:
+    """The cores one job's torch team may use when it runs alone. OMP_NUM_THREADS, where the operator set
+    it: the standard knob, which torch reads at start and `fair_threads` would otherwise set back to every
+    core. Else the CPUs this process may run on (a container's cpuset, a `taskset`), not every CPU the
+    machine has."""
+    raw = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+_CORES = _cores()
 _thread_state = threading.local()
 
 

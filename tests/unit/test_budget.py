@@ -7,6 +7,7 @@ the text so far and finish_reason "time budget" / "stopped".
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -92,6 +93,25 @@ def test_fair_share_splits_the_cores():
     assert budget.fair_share(2, cores=2) == 1
     assert budget.fair_share(3, cores=2) == 1
     assert budget.fair_share(0, cores=8) == 8
+
+
+def test_the_cores_are_the_operators_omp_num_threads_else_the_cpus_this_process_may_use(monkeypatch):
+    """`fair_threads` sets torch's team size itself, so an OMP_NUM_THREADS=1 (two test lanes on two cores,
+    a shared host) was set back to every core; and a container's cpuset is smaller than the machine."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert budget._cores() == 1
+    for junk in ("", "0", "two", "-3"):
+        monkeypatch.setenv("OMP_NUM_THREADS", junk)
+        assert budget._cores() == len(os.sched_getaffinity(0))
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert budget._cores() == len(os.sched_getaffinity(0))
+    pinned = sorted(os.sched_getaffinity(0))[:1]
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, pinned)
+    try:
+        assert budget._cores() == 1
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 # ------------------------------------------------------------------ generation
