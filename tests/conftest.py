@@ -127,8 +127,8 @@ def client(app_url):
 
 # ------------------------------------------------------------------ the browser (one per run)
 CHROMIUM = os.environ.get("TLAB_CHROMIUM", "/usr/bin/chromium")
-# Any URL but a loopback host's (and the page's own data:, blob: and about: URLs).
 EXPECT_S = 20  # how long an expect() without a timeout of its own waits for the page to agree
+# Any URL but a loopback host's (and the page's own data:, blob: and about: URLs).
 LEAVES_LOCALHOST = re.compile(r"^(?!(?:https?|wss?)://(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(?:[/?#]|$)"
                               r"|data:|blob:|about:)")
 
