@@ -27,6 +27,12 @@ def settled(page, timeout_ms: int = 240_000) -> None:
     )
 
 
+def press_again(page, button: str) -> None:
+    """Press a button whose earlier run may still be open: once `settled`, so the press is not dropped."""
+    settled(page)
+    page.locator(button).click()
+
+
 # `browser` and `page` live in tests/conftest.py: one Chromium for the whole run, whichever tier
 # asks (a second sync_playwright in the same thread fails while the first is open).
 

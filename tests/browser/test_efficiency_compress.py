@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_raw_json, overflowing_tables, settled, shot
+from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 from tests.conftest import new_page
 
 SCOPE = "#compress-panel"
@@ -53,9 +53,8 @@ def test_the_sentence_box_and_a_download(page, app_url):
         expect(table).to_contain_text(variant)
     page.locator("#compress-download").click()
     expect(page.locator("#compress-download-note")).to_contain_text("MB", timeout=60_000)
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#compress-text textarea").fill("")
-    page.locator("#compress-predict-btn").click()
+    press_again(page, "#compress-predict-btn")
     expect(page.locator("#compress-predict-error")).to_contain_text("empty", timeout=30_000)
 
 

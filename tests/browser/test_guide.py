@@ -14,7 +14,7 @@ import time
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.browser.conftest import press_again, shot
 
 HOLD_S = 3.0
 
@@ -103,8 +103,7 @@ def test_a_sampled_decoding_link_reopens_the_same_text(page, app_url):
     page.goto(app_url + href)  # the link, opened: the seed it carries is in the box
     seed_box = page.locator("#decoding-seed textarea, #decoding-seed input").first
     expect(seed_box).to_have_value(seed, timeout=180_000)
-    settled(page)  # the same button again: a press while its last run is open is dropped
-    page.locator("#decoding-run").click()
+    press_again(page, "#decoding-run")
     expect(page.locator("#decoding-stats")).to_contain_text(f"seed {seed} (enter it", timeout=240_000)
     assert _text(page) == first
     shot(page, "guide_decoding_link_reopened")

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.runtime import config
-from tests.browser.conftest import open_raw_json, overflowing_tables, settled, shot
+from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 
 # sub-tab name, task id, first example's label, what must show after the run
 SUBTABS = [
@@ -108,9 +108,8 @@ def test_error_clears_the_old_result(page, app_url):
     badge = page.locator("#pl-fill_mask-badge")
     expect(badge).to_contain_text("decoder fill-mask", timeout=180_000)
     expect(page.locator("#pl-fill_mask-plot .js-plotly-plot")).to_be_visible(timeout=30_000)  # a loaded box draws late
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#pl-fill_mask-text textarea").fill("No mask in this sentence.")
-    page.locator("#pl-fill_mask-run").click()
+    press_again(page, "#pl-fill_mask-run")
     box = page.locator("#pl-fill_mask-error")
     expect(box).to_contain_text("no [MASK]", timeout=60_000)
     expect(badge).not_to_contain_text("decoder fill-mask")
@@ -118,9 +117,8 @@ def test_error_clears_the_old_result(page, app_url):
     expect(page.locator("#pl-fill_mask-table")).not_to_contain_text("capital")
     shot(page, "pipelines_fill_mask_error")
     # and the next good run hides the message again
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#pl-fill_mask-text textarea").fill("The cat sat on the [MASK].")
-    page.locator("#pl-fill_mask-run").click()
+    press_again(page, "#pl-fill_mask-run")
     expect(badge).to_contain_text("decoder fill-mask", timeout=180_000)
     expect(box).to_be_hidden()
 
@@ -158,9 +156,8 @@ def test_text_generation_error_is_inline_and_clears_the_old_text(page, app_url):
     page.locator("#pl-generate_text-run").click()
     expect(page.locator("#pl-generate_text-counter")).to_contain_text("tokens/s", timeout=180_000)
     assert output.input_value()
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.get_by_label("Prompt").fill("   ")
-    page.locator("#pl-generate_text-run").click()
+    press_again(page, "#pl-generate_text-run")
     expect(page.locator("#pl-generate_text-error")).to_contain_text("prompt is empty", timeout=60_000)
     expect(output).to_have_value("")
     expect(page.locator("#pl-generate_text-badge")).not_to_contain_text("method")

@@ -9,7 +9,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.browser.conftest import press_again, shot
 from tests.browser.test_pipelines_tab import open_subtab
 
 RUN_TIMEOUT = 180_000
@@ -36,9 +36,8 @@ def test_summary_scores_only_against_its_own_reference(page, app_url):
 
     # A text set without a keystroke (fill): the example's reference is still in its box, but the
     # run does not score against it.
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#pl-summarize-text textarea").fill(OWN_TEXT)
-    page.locator("#pl-summarize-run").click()
+    press_again(page, "#pl-summarize-run")
     expect(page.locator("#pl-summarize-badge")).to_contain_text("The reference was not used", timeout=RUN_TIMEOUT)
     expect(page.locator("#pl-summarize-baseline textarea")).to_have_value(
         re.compile(r"^The museum opened a new wing on Monday\. .* Visitors queued for hours\.$"), timeout=RUN_TIMEOUT)
@@ -71,8 +70,7 @@ def test_translation_is_labelled_and_scored_only_against_its_own_reference(page,
     page.locator("#pl-translate-text textarea").press_sequentially(".")  # the learner types
     expect(page.locator("#pl-translate-reference textarea")).to_have_value("")
     expect(page.locator("#pl-translate-reference-note")).to_contain_text("Reference cleared")
-    settled(page)  # the same button again: a press while its last run is open is dropped
-    page.locator("#pl-translate-run").click()
+    press_again(page, "#pl-translate-run")
     expect(pair).to_contain_text("no BLEU: no reference translation was given with this text", timeout=RUN_TIMEOUT)
     assert not re.search(r"BLEU \d", pair.inner_text())
     shot(page, "pipelines_translate_own_text")

@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import overflowing_tables, settled, shot
+from tests.browser.conftest import overflowing_tables, press_again, shot
 from tests.tab_app import served_tab
 
 TIMEOUT = 120_000  # the first run loads the two real tokenizers
@@ -105,8 +105,7 @@ def test_wordpiece_and_unigram_say_what_their_steps_are(page, scratch_url):
     shot(page, "scratch_unigram")
 
     page.locator("#scratch-algorithm").get_by_text("WordPiece", exact=True).click()
-    settled(page)  # the same button again: a press while its last run is open is dropped
-    page.locator("#scratch-go").click()
+    press_again(page, "#scratch-go")
     expect(page.locator("#scratch-summary")).to_contain_text("WordPiece", timeout=TIMEOUT)
     expect(page.locator("#scratch-steps")).to_contain_text("after N merges")
     expect(page.locator("#scratch-merges")).to_contain_text("##")  # continuations carry the mark

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.search.corpora import load_glossary
-from tests.browser.conftest import settled, shot
+from tests.browser.conftest import press_again, shot
 from tests.browser.test_search_tab import open_tab
 from tests.conftest import running_app
 
@@ -47,9 +47,8 @@ def test_a_refused_corpus_switches_the_selector_back_and_says_why(page, small_ap
     # Choosing a corpus by hand clears the note; a successful build hides it and clears the old hits.
     page.locator("#search-corpus input[value=paste]").check()
     expect(note).to_be_hidden(timeout=10_000)
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#search-paste textarea").fill("Owls hunt at night.\n\nTides follow the moon.\n\nBees dance.")
-    page.locator("#search-build").click()
+    press_again(page, "#search-build")
     expect(stats).to_contain_text("pasted text", timeout=120_000)
     expect(hits).to_have_count(0)
     expect(page.locator("#search-corpus input[value=paste]")).to_be_checked()

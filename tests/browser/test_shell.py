@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.browser.conftest import press_again, shot
 
 
 def test_tabs_present_and_tokenizer_explorer_shows_tokens(page, app_url):
@@ -82,9 +82,8 @@ def test_tokenizer_long_paragraph_scrolls_and_errors_clear_the_result(page, app_
         return [b.getBoundingClientRect().height, b.scrollHeight, b.clientHeight]; }""")
     assert box[0] <= 360 and box[1] > box[2] + 500  # capped, and it scrolls
     shot(page, "tokenizers_long")
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#tok-text textarea").fill("x" * 20_001)  # over TLAB_MAX_TOKENIZE_CHARS
-    page.locator("#tok-go").click()
+    press_again(page, "#tok-go")
     expect(page.locator("#tok-error")).to_contain_text("at most 20,000", timeout=60_000)
     assert page.locator("#tok-dec-summary").inner_text().strip() == ""  # the old result is gone
     assert page.locator("#tok-dec .textfield .token").count() == 0

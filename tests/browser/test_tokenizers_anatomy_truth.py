@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.browser.conftest import press_again, shot
 
 TIMEOUT = 120_000  # first use loads the models
 
@@ -37,9 +37,8 @@ def test_wordpiece_has_no_bytes_column_and_an_empty_text_says_so(page, app_url):
     expect(page.locator("#tok-dec-table")).to_contain_text("F0 9F")  # the decoder's bytes column has values
     assert "not bytes" not in page.locator("#tok-dec-summary").inner_text()
     shot(page, "tokenizers_no_bytes_column")
-    settled(page)  # the same button again: a press while its last run is open is dropped
     page.locator("#tok-text textarea").fill("")
-    page.locator("#tok-go").click()
+    press_again(page, "#tok-go")
     for summary in ("#tok-enc-summary", "#tok-dec-summary"):
         expect(page.locator(summary)).to_contain_text("the text is empty", timeout=60_000)
         assert "0.0" not in page.locator(summary).inner_text()

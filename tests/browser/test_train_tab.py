@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_raw_json, overflowing_tables, settled, shot
+from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 from tests.browser.test_lifecycle import an_error_leaves_nothing
 
 
@@ -108,9 +108,8 @@ def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, app_u
     box.fill("Broke after a week, a waste of money.")
     page.locator("#train-predict").click()
     expect(page.locator("#train-prediction")).to_contain_text("negative", timeout=60_000)
-    settled(page)  # the same button again: only once its first run has ended
     box.fill("   ")
-    page.locator("#train-predict").click()
+    press_again(page, "#train-predict")
     expect(page.locator("#train-predict-error")).to_contain_text("text", timeout=30_000)
     expect(page.locator("#train-prediction")).to_have_count(0)
     shot(page, "train_predict_error")
