@@ -48,12 +48,14 @@ NUMBER = re.compile(r"[-+−]?\d[\d,.]*%?")
 def _plain(text: str) -> str:
     """Markdown as a learner reads it: no emphasis marks, escapes or link syntax."""
     text = re.sub(r"(?is)<(style|script)\b.*?</\1>", " ", text)  # an HTML result's styles and scripts
-    text = re.sub(r"(?<!\\)<[^>]{0,200}>", " ", text)  # a tag in an HTML result (not md_text's escaped \<)
+    # a tag in an HTML result: `<` then a letter, `/` or `!` (a "< 0.5x" in a sentence is no tag; not md_text's \<)
+    text = re.sub(r"(?<!\\)<[A-Za-z/!][^<>]{0,200}>", " ", text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [words](url) -> words
-    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text)  # md_text's escapes
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)  # Markdown's escapes (any ASCII punctuation: md_text's \:)
     pieces = re.split(r"(`[^`\n]*`)", text)  # code spans keep their characters (a spec's `L3H*=0`)
     text = "".join(piece[1:-1] if i % 2 else re.sub(r"\*\*|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])", "", piece)
                    for i, piece in enumerate(pieces))  # **bold**, *italic*
+    text = html.unescape(text)  # md_text's &gt; and &lt; read as > and <
     text = re.sub(r"[ \t]+", " ", text)
     return re.sub(r"\s*\n\s*", "\n", text).strip()
 

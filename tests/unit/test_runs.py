@@ -80,6 +80,17 @@ def test_the_summary_reads_text_markdown_a_plots_notice_and_a_table():
     assert runs.summary_of([" a **b** <i>c</i>  d ", "**e**"], [False, True]) == "a **b** <i>c</i>  d\ne"
 
 
+def test_the_summary_keeps_comparisons_escaped_punctuation_and_entities_as_written():
+    from components.shell.errors import md_text
+    said = ("The student keeps **96.8%** (target: >= 95% at < 0.5x: met).\n"
+            "ONNX int8 is **3.1x** (target >= 3x: met).\n" + md_text("Fastest: ONNX int8 -> 4.2 ms") + "\n"
+            + md_text("fill-mask: no local masked LM: reranked") + "\n" + md_text("a <b> tag & 1 < 2"))
+    assert runs.summary_of([said]).splitlines() == [
+        "The student keeps 96.8% (target: >= 95% at < 0.5x: met).", "ONNX int8 is 3.1x (target >= 3x: met).",
+        "Fastest: ONNX int8 -> 4.2 ms", "fill-mask: no local masked LM: reranked", "a <b> tag & 1 < 2"]
+    assert runs.summary_of(["x <span class='a'>y</span> <br/> z <!-- c --> w"]) == "x y z w"
+
+
 def test_the_title_names_what_the_run_set():
     with gr.Blocks():
         params = [links.param_for("prompt", gr.Textbox(value="Transformers are the")),
