@@ -56,3 +56,35 @@ def test_the_caption_defines_the_parts_in_the_glossarys_terms():
         first = p["words"].split("(")[0].split("·")[0].split("+")[0].strip().split()[0]
         assert first.lower() in caption.lower(), p["words"]
     assert "javascript:" not in start.ARCH_HTML and "<script" not in start.ARCH_HTML
+
+
+def _box(el) -> tuple[float, float, float, float]:
+    x, y = float(el.get("x")), float(el.get("y"))
+    return x, y, x + float(el.get("width")), y + float(el.get("height"))
+
+
+def _inside(point, box) -> bool:
+    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def test_the_decoder_only_stack_draws_no_cross_attention():
+    """SmolLM2 is decoder-only: no part inside its stack is cross-attention, and no line from the encoder
+    ends inside it; cross-attention is drawn outside both stacks and says it is for encoder-decoder models."""
+    root = ET.fromstring(start.ARCH_HTML)
+    heads = {t.text: float(t.get("x")) for t in root.iter(f"{SVG}text") if "tlab-arch-head" in (t.get("class") or "")}
+    decoder_x = next(x for words, x in heads.items() if words.startswith("Decoder (SmolLM2"))
+    stacks = [_box(r) for r in root.iter(f"{SVG}rect") if r.get("class") == "tlab-arch-stack"]
+    decoder = next(b for b in stacks if b[0] <= decoder_x <= b[2])
+    for a in root.iter(f"{SVG}a"):
+        box = _box(a.find(f"{SVG}rect"))
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        words = " ".join(t.text or "" for t in a.iter(f"{SVG}text")).lower()
+        if _inside(centre, decoder):
+            assert "cross" not in words and a.get("data-part") != "cross-attention", words
+        if a.get("data-part") == "cross-attention":
+            assert not any(_inside(centre, b) for b in stacks) and "enc-dec models only" in words, words
+    for path in root.iter(f"{SVG}path"):
+        numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", path.get("d"))]
+        if len(numbers) >= 4 and path.get("d").startswith("M"):
+            assert not _inside((numbers[-2], numbers[-1]), decoder), path.get("d")
+    assert "SmolLM2 is decoder-only" in start.ARCH_HTML
