@@ -1,0 +1,126 @@
+"""The cost of attention as the text grows (the book's chapter 11), measured on this machine.
+
+`measure_lengths` times one attention layer's core (softmax(QK^T/sqrt(d)) V over every head) at
+each length, four ways, in one run: full attention written out (it holds the T x T weights:
+what `output_attentions` needs), torch's fused `scaled_dot_product_attention` (same numbers,
+never holds them), a sliding window computed block by block (only the band), and linear
+attention (no T x T at all). Memory is the process's peak resident memory above where it
+started (Linux's VmHWM, reset before each call), so it is a measurement, not a formula.
+`fit_quadratic` fits time = a + b T + c T^2 by least squares.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+
+from backend.scratch import sparse_attention as sa
+
+METHODS = ("full (by hand)", "fused SDPA", "sliding window", "linear")
+
+
+def sliding_window_blocked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int,
+                           causal: bool) -> torch.Tensor:
+    """Sliding-window attention computed block by block: the queries in blocks of `window`, each
+    against the keys from `window` before its block to `window` after it (none after on a decoder),
+    so the work grows as T x 3 window, not T^2. Same numbers as `sa.masked_attention` with
+    `sa.sliding_window_mask`."""
+    t, w = q.size(-2), max(1, window)
+    out = torch.empty_like(q)
+    for start in range(0, t, w):
+        end = min(t, start + w)
+        lo, hi = max(0, start - w), end if causal else min(t, end + w)
+        i = torch.arange(start, end)[:, None]
+        j = torch.arange(lo, hi)[None, :]
+        mask = (i - j).abs() <= w
+        if causal:
+            mask &= j <= i
+        out[..., start:end, :], _ = sa.masked_attention(q[..., start:end, :], k[..., lo:hi, :], v[..., lo:hi, :],
+                                                        mask)
+    return out
+
+
+def _rss(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def peak_bytes(fn) -> tuple[float, int | None]:
+    """(seconds, peak resident bytes above the start) of one call of `fn`. Linux only for the memory
+    (None elsewhere): writing 5 to /proc/self/clear_refs resets the peak (VmHWM)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        base = _rss("VmRSS")
+    except OSError:
+        base = None
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    top = _rss("VmHWM") if base is not None else None
+    return seconds, (max(0, top - base) if top is not None else None)
+
+
+def _runner(method: str, q, k, v, window: int, causal: bool):
+    if method == "full (by hand)":
+        mask = sa.full_mask(q.size(-2), causal)
+        return lambda: sa.masked_attention(q, k, v, mask)
+    if method == "fused SDPA":
+        return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    if method == "sliding window":
+        return lambda: sliding_window_blocked(q, k, v, window, causal)
+    return lambda: sa.linear_attention(q, k, v, causal)
+
+
+def measure_lengths(lengths: list[int], heads: int, head_dim: int, window: int = 64, causal: bool = False,
+                    repeats: int = 3, seed: int = 0, check=None) -> list[dict]:
+    """One row per (length, method): the median time of `repeats` calls and the largest peak memory,
+    on random q, k, v of shape (1, heads, T, head_dim), float32, one torch thread (fair on a shared CPU).
+    `check(label)` is called between measurements (the request's budget)."""
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.inference_mode():
+            for t in lengths:
+                q, k, v = (torch.randn(1, heads, t, head_dim, generator=gen) for _ in range(3))
+                for method in METHODS:
+                    if check is not None:
+                        check(f"measured {len(rows)} of {len(lengths) * len(METHODS)}")
+                    fn = _runner(method, q, k, v, window, causal)
+                    fn()  # warm-up (first-call allocations)
+                    runs = [peak_bytes(fn) for _ in range(repeats)]
+                    mems = [m for _, m in runs if m is not None]
+                    rows.append({"tokens": t, "method": method, "seconds": float(np.median([s for s, _ in runs])),
+                                 "peak_mb": round(max(mems) / 1e6, 2) if mems else None,
+                                 "weights_mb": round(heads * t * t * 4 / 1e6, 2)})
+    finally:
+        torch.set_num_threads(before)
+    return rows
+
+
+def fit_quadratic(lengths, seconds) -> dict:
+    """time = a + b T + c T^2, least squares; the share of the last time the T^2 term explains, and
+    the log-log slope between the two longest texts (2 for pure quadratic growth, 1 for linear)."""
+    t = np.asarray(lengths, dtype=float)
+    y = np.asarray(seconds, dtype=float)
+    if len(t) < 3:
+        raise ValueError("a quadratic fit needs at least 3 lengths")
+    design = np.stack([np.ones_like(t), t, t * t], axis=1)
+    (a, b, c), *_ = np.linalg.lstsq(design, y, rcond=None)
+    pred = design @ np.array([a, b, c])
+    ss_res, ss_tot = float(((y - pred) ** 2).sum()), float(((y - y.mean()) ** 2).sum())
+    slope = math.log(y[-1] / y[-2]) / math.log(t[-1] / t[-2]) if y[-1] > 0 and y[-2] > 0 and t[-1] != t[-2] else None
+    return {"a": float(a), "b": float(b), "c": float(c), "r2": 1 - ss_res / ss_tot if ss_tot > 0 else 1.0,
+            "quadratic_share_at_longest": float(c * t[-1] ** 2 / pred[-1]) if pred[-1] > 0 else None,
+            "loglog_slope_last": slope}
