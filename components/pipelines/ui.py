@@ -36,6 +36,7 @@ from components.pipelines.references import (REFERENCE_NOTE, _link_reference)
 # The knobs each generation strategy uses; the others are greyed out (they would do nothing).
 STRATEGY_KNOBS = {"greedy": set(), "sample": {"temperature", "top_k", "top_p", "seed"}, "beam": {"num_beams"}}
 KNOB_ORDER = ("temperature", "top_k", "top_p", "num_beams", "seed")
+PROSE_HIGHLIGHT = ["tlab-prose-highlight"]  # highlighted prose wraps between words (figures.css), never inside one
 
 
 def _knobs_for(strategy):
@@ -156,7 +157,8 @@ def _build_ner() -> None:
         with gr.Column():
             box = error_box("pl-ner-error")
             badge = gr.Markdown(elem_id="pl-ner-badge")
-            hl = gr.HighlightedText(label="Entities in the text", show_legend=True, elem_id="pl-ner-highlight")
+            hl = gr.HighlightedText(label="Entities in the text", show_legend=True, elem_id="pl-ner-highlight",
+                                   elem_classes=PROSE_HIGHLIGHT)
             table = gr.Dataframe(headers=show.ENTITY_COLUMNS[1:], label="Entities", wrap=True,
                                  elem_id="pl-ner-table")
             out = _json("ner")
@@ -185,7 +187,8 @@ def _build_qa() -> None:
             box = error_box("pl-qa-error")
             badge = gr.Markdown(elem_id="pl-qa-badge")
             answer = gr.Markdown(elem_id="pl-qa-answer")
-            hl = gr.HighlightedText(label="Answer in the context", show_legend=True, elem_id="pl-qa-highlight")
+            hl = gr.HighlightedText(label="Answer in the context", show_legend=True, elem_id="pl-qa-highlight",
+                                   elem_classes=PROSE_HIGHLIGHT)
             table = gr.Dataframe(headers=["#", "score", "answer", "match", "start", "end"],
                                  label="Top-n spans (with no answer: the spans the model rejected)",
                                  wrap=True, column_widths=["8%", "12%", "44%", "12%", "12%", "12%"],
