@@ -164,7 +164,7 @@ def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: t
         settings.seed = random.randrange(2**31)
     gen_config = generation_config(model, tokenizer, settings)
     eos = _eos_ids(gen_config)
-    _, (plain, warp_t, warp_cut) = build_processors(settings, len(prompt_ids), eos)
+    _, (plain, warp_t, warp_cut) = build_processors(settings, len(prompt_ids), eos, device=model.device)
 
     beam = settings.strategy == "beam"
     if beam:

@@ -141,15 +141,19 @@ class _QueueStreamer(BaseStreamer):
         pass
 
 
-def build_processors(settings: DecodeSettings, prompt_len: int = 0, eos: set[int] | None = None) -> tuple[list, list]:
+def build_processors(settings: DecodeSettings, prompt_len: int = 0, eos: set[int] | None = None,
+                     device: str | torch.device = "cpu") -> tuple[list, list]:
     """The logits processors generate would build for these settings, in generate's order.
 
     Returns (all processors in order, [penalties, temperature, cuts]). Generate itself gets a
-    neutral config, so nothing is applied twice.
+    neutral config, so nothing is applied twice. `device` is where the scores will be (the
+    model's device): a processor holding a tensor (the minimum length's EOS ids) keeps it there,
+    or `torch.isin` fails on a GPU with "Expected all tensors to be on the same device".
     """
     plain: list = []
     if settings.min_new_tokens > 0 and eos:
-        plain.append(MinNewTokensLengthLogitsProcessor(prompt_len, settings.min_new_tokens, sorted(eos)))
+        plain.append(MinNewTokensLengthLogitsProcessor(prompt_len, settings.min_new_tokens, sorted(eos),
+                                                       device=str(device)))
     if settings.repetition_penalty != 1.0:
         plain.append(RepetitionPenaltyLogitsProcessor(settings.repetition_penalty))
     if settings.no_repeat_ngram_size > 0:
