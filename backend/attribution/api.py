@@ -14,7 +14,7 @@ import numpy as np
 
 from backend import hub
 from backend.hub import session_models
-from backend.attribution import checks, span, tasks
+from backend.attribution import checks, claims, span, tasks
 from backend.attribution import methods as mth
 from backend.attribution.methods import METHODS
 from backend.engines import similarity as sim
@@ -236,18 +236,18 @@ def _time_forward(target) -> tuple[dict, float]:
     return {"one_forward": round(time.perf_counter() - t0, 4)}, full
 
 
-def _result(task, lm, target, info, scores, completeness, args, full: float) -> dict:
-    offsets = info.pop("offsets")
-    parts, texts = info.pop("parts", None), info.pop("texts", None)
-    tokens = []
-    for p in target.positions:
-        source = texts[parts[p]] if parts else args["text"]  # QA: a question token's offsets are the question's
-        tokens.append({"index": p, "token": source[offsets[p][0]:offsets[p][1]], "start": int(offsets[p][0]),
-                       "end": int(offsets[p][1]), **({"part": parts[p]} if parts else {})})
+def _checked(task, target, scores, completeness, args, full: float, tokens: list[dict]) -> dict:
+    """The checks of the scores and what they let the page claim (backend.attribution.claims)."""
     checked: dict = {"meanings": dict(checks.MEANINGS)}
+    f_base = completeness["f_baseline"] if completeness is not None else target.baseline_value()
+    checked["scale"] = claims.scale(full, f_base, list(scores))
+    status = None
     if completeness is not None:
         checked["completeness"] = {**{k: (round(v, 6) if isinstance(v, float) else v) for k, v in completeness.items()},
                                    "ok": checks.completeness_ok(completeness)}
+        checked["completeness"]["verdict"] = claims.completeness(
+            completeness, MAX_STEPS, suggest_contrast=task == "next_token" and not args["contrast"])
+        status = checked["completeness"]["verdict"]["status"]
     if scores:
         known = None
         if "occlusion" in scores:  # occlusion already ran the text without each token: the deletion reuses it
@@ -256,9 +256,31 @@ def _result(task, lm, target, info, scores, completeness, args, full: float) -> 
         explanations = [m for m in dl["ranking"] if m in EXPLANATIONS]
         dl["ranking"] = explanations
         checked["deletion"] = dl
-        checked["most_faithful"] = explanations[0] if explanations else None
+        checked["faithfulness"] = claims.faithfulness(dl, scores, tokens, [m for m in scores if m in EXPLANATIONS],
+                                                      status)
+        checked["most_faithful"] = checked["faithfulness"]["method"]
     if len(scores) > 1:
         checked["agreement"] = checks.agreement(scores)
+    checked["notes"] = claims.notes(scores, tokens, list(target.positions), full, target.quantity,
+                                    checked.get("agreement"))
+    return checked
+
+
+def _result(task, lm, target, info, scores, completeness, args, full: float) -> dict:
+    offsets = info.pop("offsets")
+    parts, texts = info.pop("parts", None), info.pop("texts", None)
+    tokens = []
+    for p in target.positions:
+        source = texts[parts[p]] if parts else args["text"]  # QA: a question token's offsets are the question's
+        tokens.append({"index": p, "token": source[offsets[p][0]:offsets[p][1]], "start": int(offsets[p][0]),
+                       "end": int(offsets[p][1]), **({"part": parts[p]} if parts else {})})
+    checked = _checked(task, target, scores, completeness, args, full, tokens)
+    if "focus" in info:  # NER: the tagged token is what is explained, so it is not among the scored ones
+        info["focus"]["scored"] = False
+        info["focus"]["why_not_scored"] = (
+            f"'{info['focus']['token']}' is the token whose tag is explained: its label is read at its position, so "
+            "it cannot be removed (occlusion, the deletion test) or replaced by the baseline without removing what "
+            "is explained; every method scores the other tokens.")
     return {"task": task, "model": lm.describe(), "quantity": target.quantity, "value": round(full, 6),
             "prediction": info, "tokens": tokens, "methods": list(scores),
             "method_words": {m: WORDS[m] for m in scores},

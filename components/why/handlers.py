@@ -22,29 +22,39 @@ MAX_HANDED = 20_000
 def summary_md(r: dict) -> str:
     c = r["checks"]
     lines = [f"**Explained:** the {md_text(r['quantity'])} = **{r['value']:.4f}**" + _prediction(r)]
+    focus = r["prediction"].get("focus") or {}
+    if focus.get("why_not_scored"):
+        lines.append("**Not in the scores:** " + md_text(focus["why_not_scored"]))
+    if c.get("scale"):
+        lines.append("**Colours:** " + md_text(c["scale"]["text"]))
     comp = c.get("completeness")
     if comp:
         rel = comp.get("relative_gap")
-        verdict = "" if rel is None else (" (under 5%)" if comp.get("ok") else " (over 5%: more steps would close it)")
-        first = comp.get("first_try") or {}
-        if first.get("steps") not in (None, comp["steps"]) and first.get("relative_gap") is not None:
-            verdict += f"; at {first['steps']} steps the gap was {100 * first['relative_gap']:.1f}%, so it ran again"
+        verdict = comp.get("verdict") or {}
         lines.append(f"**Completeness** (integrated gradients, {comp['steps']} steps): scores sum to "
-                     f"{comp['sum_of_attributions']:.4f}; f(text) - f(baseline) = {comp['difference']:.4f}; gap "
-                     f"{comp['gap']:.4f}" + ("" if rel is None else f" = {100 * rel:.2f}%") + verdict + ". "
-                     + md_text(c["meanings"]["completeness"]))
+                     f"{comp['sum_of_attributions']:.4f}; f(text) - f(baseline) = {comp['difference']:.6f}; gap "
+                     f"{comp['gap']:.6f}" + ("" if rel is None else f" = {100 * rel:.2f}% of it") + ": "
+                     + md_text(verdict.get("text", "")) + (" " + md_text(verdict["suggestion"]) if verdict.get("suggestion")
+                                                           else "") + " " + md_text(c["meanings"]["completeness"]))
     if c.get("deletion"):
         order = ", ".join(plots.SHORT[m] for m in c["deletion"]["ranking"])
-        lines.append(f"**Most faithful here:** {plots.SHORT.get(c.get('most_faithful'), 'none')} (ranking: {order}). "
-                     + md_text(c["meanings"]["deletion"]))
+        claim = c.get("faithfulness") or {}
+        head = (f"**Most faithful here:** {md_text(claim['text'])}" if claim.get("method")
+                else f"**Most faithful here: not claimed.** {md_text(claim.get('text', ''))}")
+        lines.append(f"{head} (deletion ranking: {order}). " + md_text(c["meanings"]["deletion"]))
     if c.get("agreement"):
         lines.append("**Agreement:** " + md_text(c["meanings"]["agreement"]))
+    for note in c.get("notes") or []:
+        lines.append(f"**{NOTE_TITLES.get(note['kind'], 'Note')}:** " + md_text(note["text"]))
     lines.append("Attention rollout and raw attention are read off the attention weights, not off the output: "
                  "the raw last-layer attention is shown as what it is, not as an explanation.")
     t = r["timing"]
     lines.append(f"This run: {model_time(r['seconds'])} (one forward pass {1000 * t['one_forward']:.0f} ms; "
                  + ", ".join(f"{plots.SHORT[m]} {t[m]:.1f} s" for m in r["methods"]) + f"; checks {t['checks']:.1f} s).")
     return "\n\n".join(lines)
+
+
+NOTE_TITLES = {"attention_sink": "Why rollout sits on the first token", "saturation": "Saturation"}
 
 
 def _prediction(r: dict) -> str:

@@ -15,32 +15,59 @@ SHORT = {"gradient_x_input": "grad x input", "integrated_gradients": "integrated
          "attention_rollout": "rollout", "last_layer_attention": "last-layer attention"}
 
 
-def _shade(value: float, peak: float) -> str:
-    """Red for a token that raises the output, blue for one that lowers it; the strength is |value| / peak."""
+SIGNLESS = ("attention_rollout", "last_layer_attention")
+
+
+def _shade(value: float, peak: float, signed: bool = True) -> str:
+    """Red for a token that raises the output, blue for one that lowers it, green for a signless share; the
+    strength is |value| / peak, `peak` the stated reference (never a row's own largest score)."""
     a = 0.0 if peak <= 0 else min(1.0, abs(value) / peak)
-    rgb = "214,39,40" if value >= 0 else "31,119,180"
+    rgb = ("214,39,40" if value >= 0 else "31,119,180") if signed else "44,160,44"
     return f"rgba({rgb},{0.08 + 0.72 * a:.2f})"
 
 
+def _peak(r: dict, method: str, scores: list) -> float:
+    """What full colour means for a method: the change explained (signed methods, `checks.scale`), or the
+    row's total (a signless share)."""
+    if method in SIGNLESS:
+        return float(sum(abs(v) for v in scores))
+    ref = (r.get("checks") or {}).get("scale", {}).get("reference")
+    return float(ref) if ref else max((abs(v) for v in scores), default=0.0)
+
+
 def heat_strip(r: dict) -> str:
-    """One line of the text per method, each token's background shaded by its score (escaped)."""
+    """One line of the text per method, each token's background shaded by its score (escaped); an explained
+    token that is not scored (NER's tagged word) is outlined where it stands."""
     text_parts = []
+    focus = (r.get("prediction") or {}).get("focus") or {}
     for m in r["methods"]:
         scores = r["scores"][m]
-        peak = max((abs(v) for v in scores), default=0.0)
-        spans, part = [], None
+        peak = _peak(r, m, scores)
+        spans, part, marked = [], None, not focus.get("why_not_scored")
         for tok, v in zip(r["tokens"], scores):
+            if not marked and tok.get("index", -1) > focus.get("index", -1):
+                spans.append(_focus_span(focus))
+                marked = True
             if tok.get("part") and tok["part"] != part:  # QA: the question's tokens, then the context's
                 part = tok["part"]
                 spans.append(f"<span class='why-part'>{html.escape(part)}:</span>")
-            spans.append(f"<span class='why-tok' style='background:{_shade(v, peak)}' "
-                         f"title='{html.escape(tok['token'])}: {v:+.4f}'>{html.escape(tok['token'])}</span>")
-        label = html.escape(r["method_words"][m])
+            shown = f"{v:.1%} of the row" if m in SIGNLESS else f"{v:+.4g}"
+            spans.append(f"<span class='why-tok' style='background:{_shade(v, peak, m not in SIGNLESS)}' "
+                         f"title='{html.escape(tok['token'])}: {shown}'>{html.escape(tok['token'])}</span>")
+        if not marked:
+            spans.append(_focus_span(focus))
+        label = html.escape(r["method_words"][m]) + (" <span class='why-nosign'>(no sign)</span>" if m in SIGNLESS else "")
         text_parts.append(f"<div class='why-row'><div class='why-method'>{label}</div>"
                           f"<div class='why-tokens'>{' '.join(spans)}</div></div>")
-    legend = ("<div class='why-legend'>Red: the token raises the explained quantity; blue: it lowers it; "
-              "stronger colour = larger share (each row scaled to its own largest score).</div>")
+    scale = ((r.get("checks") or {}).get("scale") or {}).get("text") or ""
+    legend = ("<div class='why-legend'>Red: the token raises the explained quantity; blue: it lowers it. "
+              + html.escape(scale) + "</div>")
     return f"<div class='why-strip'>{legend}{''.join(text_parts)}</div>"
+
+
+def _focus_span(focus: dict) -> str:
+    return (f"<span class='why-tok why-focus' title='the explained token: not scored'>"
+            f"{html.escape(str(focus.get('token', '')))}</span>")
 
 
 STRIP_CSS = """
@@ -51,14 +78,18 @@ STRIP_CSS = """
 .why-tok { padding: 0.05rem 0.15rem; border-radius: 3px; white-space: pre; }
 .why-part { font-size: 0.8rem; font-style: italic; opacity: 0.7; margin-left: 0.4rem; }
 .why-legend { font-size: 0.85rem; opacity: 0.8; margin-bottom: 0.4rem; }
+.why-focus { outline: 2px solid currentColor; font-weight: 600; }
+.why-nosign { font-weight: 400; font-size: 0.8rem; opacity: 0.75; }
 @media (max-width: 640px) { .why-method { min-width: 100%; } }
 """
 
 
 def table_rows(r: dict) -> tuple[list[str], list[list]]:
     part = any("part" in t for t in r["tokens"])  # QA: say which text each token is from
-    headers = (["part"] if part else []) + ["token"] + [SHORT[m] for m in r["methods"]]
-    rows = [([t.get("part")] if part else []) + [t["token"]] + [round(r["scores"][m][i], 4) for m in r["methods"]]
+    headers = (["part"] if part else []) + ["token"] + [SHORT[m] + (" (no sign)" if m in SIGNLESS else "")
+                                                      for m in r["methods"]]
+    # four significant digits: a score of 1e-4 is not rounded to 0 next to one of 0.9
+    rows = [([t.get("part")] if part else []) + [t["token"]] + [float(f"{r['scores'][m][i]:.4g}") for m in r["methods"]]
             for i, t in enumerate(r["tokens"])]
     return headers, rows
 
@@ -95,6 +126,10 @@ def deletion_notice(r: dict) -> str:
     worse = [m for m in ranking if area[m] <= 0]
     if worse:
         said += f"; {', '.join(SHORT[m] for m in worse)} did no better than random here"
+    claim = r["checks"].get("faithfulness") or {}
+    if claim and claim.get("method") != best:
+        said += ("; named most faithful: " + SHORT[claim["method"]] if claim.get("method")
+                 else "; no method is named most faithful (see the summary)")
     return said + "."
 
 

@@ -57,7 +57,7 @@ def build() -> None:
             methods = CheckboxGroup(list(attribution.METHODS), value=list(attribution.METHODS), label="methods",
                                     elem_id="why-methods")
             with gr.Row():
-                steps = Slider(0, 128, value=0, step=1, label="integrated-gradients steps (0: the default, 32; "
+                steps = Slider(0, attribution.api.MAX_STEPS, value=0, step=1, label="integrated-gradients steps (0: the default, 32; "
                                "16 for the decoder)", elem_id="why-steps")
                 orders = Slider(0, 20, value=0, step=1, label="random orders in the deletion test (0: the default, "
                                 "6; 4 for the decoder)", elem_id="why-orders")

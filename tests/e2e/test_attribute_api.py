@@ -15,7 +15,10 @@ def test_attribute_by_keyword_returns_scores_and_checks(client):
     assert [t["token"] for t in r["tokens"]][:3] == ["The", "food", "was"]
     assert all(len(s) == len(r["tokens"]) for s in r["scores"].values())
     c = r["checks"]
-    assert c["most_faithful"] in r["methods"] and set(c["deletion"]["curves"]) == set(r["methods"])
+    assert set(c["deletion"]["curves"]) == set(r["methods"])
+    # named only where its conditions hold (backend.attribution.claims); else the result says why not
+    assert c["most_faithful"] == c["faithfulness"]["method"] and c["faithfulness"]["text"]
+    assert (c["most_faithful"] in r["methods"]) == (c["faithfulness"]["status"] == "claimed")
     assert c["completeness"]["first_try"]["steps"] == 16 and c["completeness"]["steps"] in (16, 32, 64)
     assert c["agreement"]["methods"] == r["methods"]
     assert r["model"]["role"] == "sentiment" and "Served by" in badge

@@ -208,7 +208,9 @@ def test_attribute_returns_plain_json(monkeypatch, tiny_classifier):
     r = api.attribute(TEXT, task="sentiment", steps=8, random_orders=2)
     json.dumps(r)
     assert r["methods"] == list(methods.METHODS) and len(r["tokens"]) == len(r["scores"]["occlusion"])
-    assert r["checks"]["most_faithful"] in api.EXPLANATIONS
+    claim = r["checks"]["faithfulness"]  # named only where its conditions hold; else it says why not
+    assert r["checks"]["most_faithful"] == claim["method"] and claim["text"]
+    assert (claim["method"] in api.EXPLANATIONS) == (claim["status"] == "claimed")
     assert "last_layer_attention" not in r["checks"]["deletion"]["ranking"]
     assert set(r["checks"]["meanings"]) == {"completeness", "deletion", "agreement"}
     assert r["tokens"][0]["token"] == TEXT[r["tokens"][0]["start"]:r["tokens"][0]["end"]]

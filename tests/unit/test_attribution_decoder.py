@@ -157,7 +157,10 @@ def test_attribute_explains_a_128_token_prompt_at_the_defaults(decoder, monkeypa
     assert len(r["tokens"]) == 128 and r["methods"] == list(methods.METHODS)
     assert r["settings"] == {**r["settings"], "steps": 16, "random_orders": 4}
     assert r["checks"]["completeness"]["steps"] == 16 and r["checks"]["deletion"]["random_orders"] == 4
-    assert r["checks"]["most_faithful"] in api.EXPLANATIONS and len(r["checks"]["agreement"]["methods"]) == 5
+    claim = r["checks"]["faithfulness"]  # named only where its conditions hold; else it says why not
+    assert r["checks"]["most_faithful"] == claim["method"] and claim["text"]
+    assert (claim["method"] in api.EXPLANATIONS) == (claim["status"] == "claimed")
+    assert len(r["checks"]["agreement"]["methods"]) == 5
     assert read_attention == [1] and r["timing"]["last_layer_attention"] > 0  # one forward for both, timed as alone
     t, _ = tasks.next_token(model, tok, prompt, contrast="London")
     ids = t.ids
