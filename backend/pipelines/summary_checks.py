@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.pipelines import support, tasks
+from backend.engines import support
+from backend.pipelines import tasks
 from backend.runtime import config
 from backend.pipelines.extractive import extractive_summary
 from backend.pipelines.metrics import rouge, rouge_table

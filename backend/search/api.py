@@ -30,7 +30,9 @@ from backend.runtime.plan import Plan
 from backend.search import chunked_build as bounds
 from backend.search import corpora
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
-from backend.search.reader import MAX_ANSWER_TOKENS, check_question, generative_answer, read, span_reader_answer
+from backend.search.reader import (
+    MAX_ANSWER_TOKENS, check_answer, check_question, generative_answer, read, span_reader_answer,
+)
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
 from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text
 
@@ -364,14 +366,19 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     elif out.get("finish_reason") == "length":
         out["notices"].append(f"The reader stopped at its {MAX_ANSWER_TOKENS}-token limit: the answer may end "
                               "mid-sentence.")
+    if out.get("reader_method") != "model":  # a generated answer: checked against what it was given
+        out["support"] = check_answer(out.get("answer") or "", question, passages)
     extractive = _extractive(question, passages)
     if extractive is not None:
         out["extractive"] = extractive
+    elif out.get("reader_method") != "model":
+        out["extractive_absent"] = (f"this app's QA role is served by {hub.get_hub().resolve('qa').method}, not by an "
+                                    "extractive reader with a span head")
     out.update({"question": question, "passages": passages, "retriever_model": emb.describe})
     return out
 
 
-_CUT = {"time budget": "stopped at the time budget", "stopped": "stopped by you"}
+_CUT = {"time budget": "stopped at the time budget", "stopped": "stopped by you", "memory budget": "stopped at the memory guard (TLAB_REQUEST_MEMORY_MB)"}
 
 
 def reader_plan() -> Plan:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from backend.runtime.errors import InputError
+from backend.engines import support
 from backend.engines.instruct import chat_generate
 from backend.runtime.validation import check_text
 
@@ -143,3 +144,35 @@ def span_reader_answer(model, tokenizer, question: str, passages: list[dict], re
             "start": top["start"] if top else None, "end": top["end"] if top else None,
             "margin": top["margin"] if top else None, "no_answer": top is None,
             "per_passage": [{k: r[k] for k in ("passage", "answer", "margin", "no_answer")} for r in rows]}
+
+
+WHY_UNSUPPORTED = ("A generative reader writes each word from what it learned, not by copying the passages, so a "
+                   "fluent answer can state numbers, names and facts the passages never gave (or the opposite of "
+                   "what they say: this check finds missing words, not a contradiction).")
+_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+_LINK = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>()\[\]]+")
+
+
+def check_answer(answer: str, question: str, passages: list[dict]) -> dict:
+    """The generated answer against the retrieved passages (backend.engines.support, as summaries are
+    checked): its numbers, names and content words that no passage (nor the question) contains, with
+    offsets into `answer`; a link the passages do not contain is flagged too. Citation marks like [1] are
+    not read as numbers. Names are capitalised spans (no NER model runs here)."""
+    answer = answer or ""
+    masked = _CITATION.sub(lambda m: " " * len(m.group(0)), answer)  # same length: offsets stay the answer's
+    source = "\n".join([question] + [f"{p.get('title', '')}: {p.get('text', '')}" for p in passages])
+    out = support.check_support(masked, source, None)
+    links = []
+    for m in _LINK.finditer(masked):
+        url = m.group(0).rstrip(".,;:!?")
+        if url not in source:
+            links.append({"text": url, "start": m.start(), "end": m.start() + len(url), "kind": "link",
+                          "found_by": "links", "reason": "no retrieved passage contains this link"})
+    spans = [(i["start"], i["end"]) for i in links]
+    kept = [i for i in out["unsupported"] if not any(s < i["end"] and i["start"] < e for s, e in spans)]
+    out["unsupported"] = sorted(kept + links, key=lambda i: i["start"])
+    out["counts"] = {k: sum(1 for i in out["unsupported"] if i["kind"] == k) for k in support.KINDS + ("link",)}
+    out["counts"]["total"] = len(out["unsupported"])
+    out["why"] = WHY_UNSUPPORTED
+    out["against"] = f"the question and the {len(passages)} retrieved passage(s)"
+    return out

@@ -17,6 +17,7 @@ from components.shell import (
     engine_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
 from components.shell import lifecycle, runs
+from components.search.answer import answer_markdown
 from components.search.evaluate import build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
 from components.shell.plans import current
@@ -169,18 +170,7 @@ def after_search(res):
 def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
     with engine_or_long_slot(not current(_reader_plan, ()).long, "reader"):
         out = search.ask(_session(request), question, k, progress=progress)
-    passages = out["passages"]
-    how = ("an extractive QA model picked the answer span" if out["reader_method"] == "model"
-           else "the instruct decoder was prompted with the passages (no extractive QA model "
-                "offline); check its citations")
-    cited = ", ".join(f"\\[{c}\\] {md_text(passages[c - 1]['title'])}" for c in out["cited"])
-    src = "" if out.get("citations_from", "reader") == "reader" else f" (by {md_text(out['citations_from'])})"
-    eng = out.get("engine") or {}
-    if eng.get("kind") not in (None, "in-process"):
-        how += f"; it generated on the **{md_text(eng['kind'])} engine** at {md_text(eng.get('url'))}"
-    notes = "".join(f"> {md_text(n)}\n\n" for n in out.get("notices") or [])
-    md = (f"{notes}**Answer:** {md_text(out['answer']) or '(no answer)'}\n\n"
-          f"**Cited passages{src}:** {cited or 'none'}\n\n*Reader: {how}.*")
+    md = answer_markdown(out)
     return md, out, model_badge(out["model"])
 
 

@@ -1,5 +1,5 @@
 """Chapter 6's warning made visible: the numbers, names and content words of a summary that its
-source does not contain.
+source does not contain (and of Ask the corpus's generated answer that its retrieved passages do not).
 
 An abstractive model writes new text token by token; nothing ties a token to the source, so a
 fluent summary can carry a number, a name or a claim the text never made. This check reads the
