@@ -17,6 +17,8 @@ import torch
 
 from backend.runtime import budget
 from backend.engines.generation.generate import early_finish, stopping_criteria
+from backend.engines.generation.prefill import PrefillStopped, prefilled, shape_of
+from backend.runtime.memory_budget import check_generation
 from backend.runtime.errors import InputError
 from backend.engines.text import device_of, model_max_length
 
@@ -77,13 +79,22 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
     text so far and finish_reason "time budget" ("stopped"); "eos" / "length" otherwise.
     """
     _, ids = chat_prompt(tokenizer, messages, max_new_tokens, model_max_length(model, tokenizer, default=2048))
+    kwargs = dict(do_sample=False, repetition_penalty=1.1, stopping_criteria=stopping_criteria())
+    kwargs.update(generate_kwargs)
+    width = int(kwargs.get("num_beams") or 1)
+    # The beams' cache and every step's logits (kept for the mean log-prob) grow with the beams.
+    check_generation(shape_of(model), len(ids), max_new_tokens, width, width > 1, keep_logits=True,
+                     what="This reply")
     ids = torch.tensor([ids], device=device_of(model))
     enc = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     budget.check("nothing generated yet", "Ask for less work, e.g. fewer texts in one batch.")
-    kwargs = dict(do_sample=False, repetition_penalty=1.1, stopping_criteria=stopping_criteria())
-    kwargs.update(generate_kwargs)
     if tokenizer.pad_token_id is None:
         kwargs.setdefault("pad_token_id", tokenizer.eos_token_id)
+    try:  # the prompt in chunks that Stop and the budget reach (a long text is thousands of tokens)
+        kwargs["past_key_values"] = prefilled(model, ids, width)
+    except PrefillStopped as exc:
+        return {"text": "", "prompt_tokens": int(ids.shape[1]), "new_tokens": 0, "mean_logprob": float("nan"),
+                "finish_reason": early_finish() or "stopped", "warnings": [f"Stopped before the reply began ({exc})."]}
     with torch.inference_mode():
         out = model.generate(**enc, max_new_tokens=max_new_tokens, return_dict_in_generate=True,
                              output_logits=True, **kwargs)

@@ -14,6 +14,8 @@ import torch
 
 from backend.runtime import budget
 from backend.engines.generation.generate import early_finish, stopping_criteria
+from backend.engines.generation.prefill import shape_of
+from backend.runtime.memory_budget import check_generation
 from backend.engines.text import device_of, model_max_length, truncation_notice
 
 LANGUAGE_NAMES = {
@@ -91,6 +93,9 @@ def seq2seq_generate(
     enc = {k: v.to(device_of(model)) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
     if seed is not None and gen.get("do_sample"):
         torch.manual_seed(int(seed))
+    width = int(gen.get("num_beams") or 1)
+    check_generation(shape_of(model), 1, int(gen["max_new_tokens"]), width, width > 1,
+                     source=int(enc["input_ids"].shape[1]), what="This generation")
     budget.check("nothing generated yet", "Ask for a shorter text or fewer new tokens.")
     with torch.inference_mode():
         out = model.generate(**enc, **gen, stopping_criteria=stopping_criteria())

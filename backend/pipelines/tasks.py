@@ -102,7 +102,7 @@ def _envelope(task: str, lm, method: str):
     result["seconds"] = round(time.perf_counter() - start, 4)
 
 
-_EARLY = {"time budget": "stopped at the time budget", "stopped": "stopped by you"}
+_EARLY = {"time budget": "stopped at the time budget", "stopped": "stopped by you", "memory budget": "stopped at the memory guard (TLAB_REQUEST_MEMORY_MB)"}
 
 
 def _finish(r: dict, gen: dict, what: str = "The reply") -> bool:

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+from backend.runtime import memory, memory_budget
 from backend.runtime.errors import LabError
 
 DEFAULT_SECONDS = 120.0
@@ -40,6 +41,10 @@ class BudgetExceeded(LabError):
 
 class Cancelled(LabError):
     """The caller cancelled the request (Stop button, closed page, `job.cancel()`)."""
+
+
+class MemoryExceeded(LabError):
+    """The process grew past the request's memory guard while it ran (backend/runtime/memory_budget.py)."""
 
 
 def default_seconds() -> float:
@@ -59,11 +64,14 @@ class Budget:
         self.started = time.monotonic()
         self.deadline = self.started + self.seconds if self.seconds > 0 else math.inf
         self.stop = stop if stop is not None else threading.Event()
+        self._rss_start = memory.rss_mb()
+        self._over_memory = False
 
     # ------------------------------------------------------------ state
     def restart(self) -> None:
         """Start the clock now (after waiting for a lane: the budget counts the work, not the wait)."""
         self.started = time.monotonic()
+        self._rss_start = memory.rss_mb()
         self.deadline = self.started + self.seconds if self.seconds > 0 else math.inf
 
     def cancel(self) -> None:
@@ -79,8 +87,18 @@ class Budget:
         return time.monotonic() >= self.deadline
 
     def expired(self) -> bool:
-        """True once cancelled or past the deadline: time to stop."""
-        return self.stop.is_set() or time.monotonic() >= self.deadline
+        """True once cancelled, past the deadline or past the memory guard: time to stop."""
+        return self.stop.is_set() or time.monotonic() >= self.deadline or self.over_memory()
+
+    def over_memory(self) -> bool:
+        """Has this process grown by more than GUARD_FACTOR request shares since the work started?
+        (An estimate refused the runs it knows to be too big; this stops one it got wrong. Sticky:
+        once over, the request stops even if the memory comes back.)"""
+        if not self._over_memory and self._rss_start is not None:
+            now = memory.rss_mb()
+            limit = memory_budget.GUARD_FACTOR * memory_budget.share_mb()
+            self._over_memory = now is not None and now - self._rss_start > limit
+        return self._over_memory
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -95,6 +113,8 @@ class Budget:
             return "stopped"
         if self.timed_out:
             return "time budget"
+        if self._over_memory:
+            return "memory budget"
         return None
 
     # ------------------------------------------------------------ checks
@@ -108,6 +128,12 @@ class Budget:
             raise Cancelled("The request was cancelled" + (f" ({done})" if done else "") + ".")
         if time.monotonic() >= self.deadline:
             raise BudgetExceeded(self.message(done, ask))
+        if self.over_memory():
+            raise MemoryExceeded(
+                f"Stopped: this process grew by more than {memory_budget.GUARD_FACTOR * memory_budget.share_mb():,.0f} MB "
+                f"while the request ran ({memory_budget.GUARD_FACTOR:g} x the {memory_budget.share_mb():,.0f} MB each "
+                "request may hold, TLAB_REQUEST_MEMORY_MB)." + (f" Done so far: {done}." if done else "")
+                + " Ask for less work in one request (shorter input, fewer tokens or beams).")
         fair_threads()
 
     def message(self, done: str = "", ask: str = "") -> str:

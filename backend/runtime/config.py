@@ -256,6 +256,7 @@ class Settings:
     model_concurrency: int = 1
     max_tokenize_chars: int = 20_000
     time_budget_s: float = 120.0  # per request; work stops cooperatively after it (backend/runtime/budget.py)
+    request_memory_mb: float = 2048.0  # per request: generation refused over it (backend/runtime/memory_budget.py)
     public_max_passages: int = 20_000  # passages per index build in public mode
     train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
@@ -288,6 +289,7 @@ class Settings:
             model_concurrency=max(1, _env_int("TLAB_MODEL_CONCURRENCY", 1)),
             max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS", 20_000)),
             time_budget_s=_env_float("TLAB_TIME_BUDGET_S", 120.0),
+            request_memory_mb=max(64.0, _env_float("TLAB_REQUEST_MEMORY_MB", 2048.0)),
             public_max_passages=max(1, _env_int("TLAB_PUBLIC_MAX_PASSAGES", 20_000)),
             train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
             batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),

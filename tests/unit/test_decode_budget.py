@@ -1,6 +1,6 @@
-"""A decode stays inside its request's budget: the one forward nothing can interrupt (the
-prompt's, once per beam or sample) is refused up front when too big, and scoring the returned
-sequences stops with the budget instead of running past it."""
+"""A decode stays inside its request's budget: a run carrying more token-rows (prompt x beams or
+samples) than one request may is refused up front, and scoring the returned sequences stops with the
+budget instead of running past it."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_sixteen_beams_over_a_long_prompt_are_refused_before_any_forward(model, 
     prompt = "word " * 2000  # ~2,000 tokens, cut to the context's room, still far over the limit x 16
     settings = {"strategy": "beam", "num_beams": 16, "num_return_sequences": 16, "max_new_tokens": 512}
     start = time.perf_counter()
-    with pytest.raises(InputError, match=r"first forward .* over this server's 4,096.*Use at most \d+ beams"):
+    with pytest.raises(InputError, match=r"through every step .* over this server's 4,096 per decode.*Use at most \d+ beams"):
         generate.decode(model, tok, prompt, settings)
     assert calls == [] and time.perf_counter() - start < 5
 

@@ -40,6 +40,8 @@ from transformers.generation.streamers import BaseStreamer
 
 from backend.runtime import budget as budgets
 from backend.engines.generation.beam_tree import BEAM_TREE_STEPS, beam_tree
+from backend.engines.generation.prefill import PrefillStopped, prefilled, shape_of
+from backend.runtime.memory_budget import check_generation
 from backend.engines.generation.filters import cut_counts, cut_curve, entropy, softmax
 from backend.engines.generation.presets import COMPARE_DEFAULT, PRESETS, UNICORN
 from backend.engines.generation.record import BeamRecorder, StepRecorder, Tap
@@ -160,6 +162,9 @@ def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: t
     """The prompt ids, a neutral generation config, and the processor chain with its taps."""
     prompt_text, prompt_ids, warnings = build_prompt(tokenizer, prompt, settings, context_limit(model))
     check_prefill(settings, len(prompt_ids))
+    beam = settings.strategy == "beam"
+    check_generation(shape_of(model), len(prompt_ids), settings.max_new_tokens,
+                     settings.num_beams if beam else settings.num_return_sequences, beam, what="This decode")
     if settings.seed is None and settings.strategy == "sample":
         settings.seed = random.randrange(2**31)
     gen_config = generation_config(model, tokenizer, settings)
@@ -197,16 +202,27 @@ def _generate(model, wired: _Wired) -> tuple[torch.Tensor, float]:
         if torch.cuda.is_available():
             torch.cuda.manual_seed_all(seed)
     t0 = time.perf_counter()
+    width = wired.config.num_beams if wired.config.num_beams > 1 else wired.config.num_return_sequences
+    try:
+        cache = prefilled(model, input_ids, width, _stop_event(wired.stops))
+    except PrefillStopped:  # stopped while reading the prompt: no new token, the finish reason says why
+        return input_ids.expand(wired.config.num_return_sequences, -1), time.perf_counter() - t0
     with torch.inference_mode():
         sequences = model.generate(
             input_ids=input_ids,
             attention_mask=torch.ones_like(input_ids),
+            past_key_values=cache,
             generation_config=wired.config,
             logits_processor=wired.processors,
             stopping_criteria=wired.stops,
             streamer=wired.streamer,
         )
     return sequences, time.perf_counter() - t0
+
+
+def _stop_event(stops) -> threading.Event | None:
+    """The Stop event the run's stopping criterion watches (the budget is read by the prefill itself)."""
+    return next((c.event for c in (stops or []) if isinstance(c, StopCriterion)), None)
 
 
 def _collect(model, tokenizer, wired: _Wired, sequences: torch.Tensor, gen_seconds: float, early: str | None,
@@ -228,6 +244,9 @@ def _collect(model, tokenizer, wired: _Wired, sequences: torch.Tensor, gen_secon
         if early == "time budget":
             wired.warnings.append(budgets.current().message(
                 f"{n_new} of {settings.max_new_tokens} new tokens", "Ask for fewer new tokens or beams."))
+        elif early == "memory budget":
+            wired.warnings.append("Stopped: this process grew past the memory guard while the decode ran "
+                                  "(TLAB_REQUEST_MEMORY_MB). Ask for fewer new tokens or beams.")
     elif first["ended_with_eos"]:
         finish = "eos"
     else:

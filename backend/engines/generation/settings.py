@@ -27,9 +27,10 @@ MAX_COMPARE = 4
 # sequences; sampling: num_return_sequences). 4096 = e.g. four beam-4 runs of 256 tokens; four
 # beam-16 runs of 512 tokens would be 32768, minutes of CPU.
 MAX_COMPARE_WORK = 4096
-# Token-rows of the prompt's first forward (prompt tokens x the sequences run side by side): the
-# one step of a generation that no Stop and no time budget can interrupt. 16 beams over a
-# 1,536-token prompt (24,576) took 144 s on 2 cores before the first new token; 4,096 is ~20 s.
+# Token-rows a decode carries (prompt tokens x the sequences run side by side): every step of a
+# beam search attends to all of them. 16 beams over a 1,536-token prompt (24,576) took 144 s on 2 cores
+# before the first new token when the prompt was read per beam; the prompt is now read once, in chunks
+# that Stop reaches (generation/prefill.py), and memory has its own estimate (runtime/memory_budget.py).
 MAX_PREFILL_WORK = 4096
 LENGTH_PENALTY_RANGE = (-10.0, 10.0)  # beam scores divide by length**penalty: 1e9 overflows
 
@@ -263,15 +264,15 @@ def work(s: DecodeSettings) -> int:
 
 
 def check_prefill(s: DecodeSettings, prompt_tokens: int) -> None:
-    """Refuse, before any forward, a run whose first forward cannot be stopped in time."""
+    """Refuse, before any forward, a decode of more token-rows than one request may carry."""
     width = s.num_beams if s.strategy == "beam" else s.num_return_sequences
     if width * prompt_tokens > MAX_PREFILL_WORK:
         what = f"{width} beams" if s.strategy == "beam" else f"{width} samples"
         fits = max(1, MAX_PREFILL_WORK // prompt_tokens)
         raise InputError(
-            f"The prompt is {prompt_tokens:,} tokens and {what} each read it in one first forward "
-            f"({width * prompt_tokens:,} token-rows), over this server's {MAX_PREFILL_WORK:,}: that forward cannot be "
-            f"stopped once started. Use at most {fits} {'beams' if s.strategy == 'beam' else 'samples'} with this "
+            f"The prompt is {prompt_tokens:,} tokens and {what} each carry it through every step "
+            f"({width * prompt_tokens:,} token-rows), over this server's {MAX_PREFILL_WORK:,} per decode. "
+            f"Use at most {fits} {'beams' if s.strategy == 'beam' else 'samples'} with this "
             f"prompt, or a prompt of at most {MAX_PREFILL_WORK // width:,} tokens.")
 
 
