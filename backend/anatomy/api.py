@@ -17,6 +17,7 @@ import torch
 from backend.runtime import config
 from backend.engines import embedding
 from backend import hub
+from backend.runtime import precision
 from backend.runtime.device import gpu_task
 from backend.anatomy import lens, ops, parameters, pooling, scratch, stream
 from backend.engines.attention import encodings
@@ -111,18 +112,18 @@ def _mask_view(trace, inputs: dict, tokens: list[str], row: int, head: int, laye
     }
 
 
-def padding_view(lm, text: str, text_b: str, layer: int, head: int) -> dict:
-    """The encoder's padding mask: A and B as a batch of two, the shorter one padded."""
-    enc = lm.tokenizer([text, text_b], padding=True, return_tensors="pt")
+def padding_view(model, tokenizer, text: str, text_b: str, layer: int, head: int) -> dict:
+    """The encoder's padding mask: A and B as a batch of two, the shorter one padded (`model`: the float32 twin)."""
+    enc = tokenizer([text, text_b], padding=True, return_tensors="pt")
     _check_length(enc["input_ids"].shape[1])
     inputs = dict(enc)
-    trace = scratch.run(lm.model, inputs, keep_layer=layer)
-    diffs = scratch.layer_diffs(trace, scratch.reference(lm.model, inputs), inputs["attention_mask"])
+    trace = scratch.run(model, inputs, keep_layer=layer)
+    diffs = scratch.layer_diffs(trace, scratch.reference(model, inputs), inputs["attention_mask"])
     lengths = inputs["attention_mask"].sum(1)
     row = int(lengths.argmin())
-    tokens = readable_tokens(lm.tokenizer, inputs["input_ids"][row].tolist())
+    tokens = readable_tokens(tokenizer, inputs["input_ids"][row].tolist())
     view = _mask_view(trace, inputs, tokens, row, head, layer, "padding")
-    view["batch"] = [readable_tokens(lm.tokenizer, ids.tolist()) for ids in inputs["input_ids"]]
+    view["batch"] = [readable_tokens(tokenizer, ids.tolist()) for ids in inputs["input_ids"]]
     view["batch_attention_mask"] = inputs["attention_mask"].tolist()
     view["batch_max_abs_diff"] = max(diffs)
     return view
@@ -131,12 +132,13 @@ def padding_view(lm, text: str, text_b: str, layer: int, head: int) -> dict:
 def embedder_check(text: str, progress=None) -> dict:
     """Mean pooling of our from-scratch last layer on the embedder's model = its embedding."""
     lm = hub.load("embedder", progress=progress)
-    fam = scratch.family(lm.model)
+    model = precision.float32_twin(lm.model)  # compared in float32 whatever the served dtype
+    fam = scratch.family(model)
     inputs = dict(lm.tokenizer([text], return_tensors="pt", truncation=True, max_length=MAX_TOKENS))
-    trace = scratch.run(lm.model, inputs)
-    ours = pooling.sentence_embedding(scratch.RECIPES[fam].final_norm(scratch.base_model(lm.model), trace.hidden[-1]),
+    trace = scratch.run(model, inputs)
+    ours = pooling.sentence_embedding(scratch.RECIPES[fam].final_norm(scratch.base_model(model), trace.hidden[-1]),
                                       inputs["attention_mask"])[0].cpu().numpy()
-    theirs = embedding.embed_texts([text], lm.model, lm.tokenizer)[0]
+    theirs = embedding.embed_texts([text], model, lm.tokenizer)[0]
     diff = float(np.abs(ours - theirs).max())
     return {
         "checkpoint": lm.checkpoint,
@@ -147,6 +149,42 @@ def embedder_check(text: str, progress=None) -> dict:
         "head": np.round(ours[:8].astype(np.float64), DECIMALS).tolist(),
         "model": lm.describe(),
     }
+
+
+def _compare(served, inputs: dict, layer: int, progress=None):
+    """The from-scratch pass and the model's own forward, both on the float32 twin of `served`
+    (itself on a float32 model): -> (twin, trace, reference, per-layer diffs, timing)."""
+    model = precision.float32_twin(served)
+    _say(progress, 0.2, "Recomputing every layer from the weights")
+    start = time.perf_counter()
+    trace = scratch.run(model, inputs, keep_layer=layer)
+    scratch_s = time.perf_counter() - start
+    _say(progress, 0.5, "Running the model once for comparison")
+    start = time.perf_counter()
+    ref = scratch.reference(model, inputs)
+    forward_s = time.perf_counter() - start
+    diffs = scratch.layer_diffs(trace, ref, inputs["attention_mask"])
+    timing = {"from_scratch_s": round(scratch_s, 4), "model_forward_s": round(forward_s, 4)}
+    return model, trace, ref, diffs, timing
+
+
+def rounding_gap(served, inputs: dict, ref) -> dict | None:
+    """For a model served below float32: how far its own forward (in its dtype) is from the float32
+    reference `ref`, absolute and relative to the largest value, beside what its mantissa predicts.
+    None for a float32 model (nothing is rounded)."""
+    name = precision.dtype_name(served)
+    if precision.is_float32(served):
+        return None
+    own = scratch.reference(served, inputs)
+    mask = inputs["attention_mask"]
+    gaps = [scratch.max_abs_diff(a, b, mask) for a, b in zip(own.hidden, ref.hidden)]
+    scale = max(scratch.max_abs_diff(h, torch.zeros_like(h), mask) for h in ref.hidden)
+    gap = max(gaps)
+    relative = gap / scale if scale else 0.0
+    return {"dtype": name, "mantissa_bits": precision.MANTISSA_BITS.get(name), "relative_step":
+            precision.relative_rounding(name), "max_abs_diff": gap, "largest_value": scale,
+            "relative_diff": relative, "per_layer": gaps,
+            "note": precision.rounding_note(name, gap, scale)}
 
 
 @gpu_task(duration=60)
@@ -174,15 +212,7 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
     head = _pick("head", head, n_heads, "Head")
     token = _pick("token_index", token_index, len(enc.token_ids), "Token")
     inputs = enc.inputs
-    _say(progress, 0.2, "Recomputing every layer from the weights")
-    start = time.perf_counter()
-    trace = scratch.run(lm.model, inputs, keep_layer=layer)
-    scratch_s = time.perf_counter() - start
-    _say(progress, 0.5, "Running the model once for comparison")
-    start = time.perf_counter()
-    ref = scratch.reference(lm.model, inputs)
-    forward_s = time.perf_counter() - start
-    diffs = scratch.layer_diffs(trace, ref, inputs["attention_mask"])
+    model, trace, ref, diffs, timing = _compare(lm.model, inputs, layer, progress)
     result = {
         "family": fam,
         "role": lm.role,
@@ -197,13 +227,15 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
         "tolerance": TOLERANCE,
         "within_tolerance": max(diffs) < TOLERANCE,
         "last_compared_after_final_norm": ref.last_is_normed,
-        "model_dtype": str(next(lm.model.parameters()).dtype).replace("torch.", ""),
+        "model_dtype": precision.dtype_name(lm.model),
+        "compared_in": "float32",
+        "rounding": rounding_gap(lm.model, inputs, ref),
         "code": code_of(fam),
         "stream": stream.residual_stream(trace, inputs["attention_mask"], token),
         "lens": None,
         "pooling": None,
         "budget": parameters.parameter_budget(lm.model),
-        "timing": {"from_scratch_s": round(scratch_s, 4), "model_forward_s": round(forward_s, 4)},
+        "timing": timing,
     }
     result["stream"]["token"] = enc.tokens[token]
     attach_numbers(result["code"], diffs, result["stream"], ref.last_is_normed)
@@ -212,11 +244,11 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
         kind = "causal" if causal else "none (one sentence: add sentence B to see padding)"
         result["masks"] = _mask_view(trace, inputs, enc.tokens, 0, head, layer, kind)
     else:
-        result["masks"] = padding_view(lm, text, text_b, layer, head)
-    if ref.logits is not None and lens.lm_head(lm.model) is not None:
+        result["masks"] = padding_view(model, lm.tokenizer, text, text_b, layer, head)
+    if ref.logits is not None and lens.lm_head(model) is not None:
         t = len(enc.token_ids)
         positions = list(range(max(0, t - lens.LENS_POSITIONS), t))
-        result["lens"] = lens.logit_lens(lm.model, lm.tokenizer, trace, ref.logits, positions,
+        result["lens"] = lens.logit_lens(model, lm.tokenizer, trace, ref.logits, positions,
                                          list(enc.token_ids))
         result["lens"]["tokens"] = [enc.tokens[p] for p in positions]
     if role == "encoder":

@@ -15,6 +15,7 @@ from typing import Any
 
 from backend.engines.generation.generate import score_sequence
 from backend.engines.generation.result import prob, rounded
+from backend.runtime import precision as rounding
 
 
 @dataclass
@@ -43,7 +44,9 @@ def serve(lm, precision: str, progress=None) -> Served:
     described.update(device="cpu", dtype="int8 (dynamic, per-channel) + fp32",
                      note=(f"{quantize.count_int8_linears(q)} Linear layers int8 (torch.ao dynamic quantization), "
                            "embeddings and norms fp32; the same copy the Efficiency tab measures"))
-    return Served(q, "int8", other=lm.model, other_name="fp32",
+    # The column is called fp32: on a GPU the hub serves bf16/fp16, so the re-score runs on the served
+    # weights' float32 twin (the same values the int8 copy was quantized from), not on rounded ones.
+    return Served(q, "int8", other=rounding.float32_twin(lm.model), other_name="fp32",
                   built_s=time.perf_counter() - start if built else 0.0, describe=described)
 
 

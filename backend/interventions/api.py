@@ -74,7 +74,7 @@ def _decoder_effects(lm, inputs, edits, tokens, new_tokens: int, top_k: int, pro
         after = effects.decoder_run(model, ids, new_tokens, eos)
     budget.check("ran the model before and after", "Ask for fewer new tokens or a shorter text.")
     _say(progress, 0.8, "Checking against edited weights")
-    check = effects.check(model, edits, lambda: effects.decoder_run(model, ids).out, after.out)
+    check = effects.check(model, edits, lambda m: effects.decoder_run(m, ids).out, after.out)
     check["compared"] = "logits at every position"
     per_kl = effects.kl(before.out, after.out)
     flips = effects.flips(before.out, after.out, tokens, show)
@@ -146,7 +146,7 @@ def _encoder_effects(lm, inputs, edits, text: str, override, progress) -> dict:
         after = effects.encoder_run(model, inputs)
     budget.check("ran the encoder before and after")
     _say(progress, 0.6, "Checking against edited weights")
-    check = effects.check(model, edits, lambda: effects.encoder_run(model, inputs).out, after.out)
+    check = effects.check(model, edits, lambda m: effects.encoder_run(m, inputs).out, after.out)
     check["compared"] = "last hidden state of every token"
     cos = effects.cosine(effects.sentence_vector(before.out), effects.sentence_vector(after.out))
     token_cos = torch.nn.functional.cosine_similarity(before.out.double(), after.out.double(), dim=-1)

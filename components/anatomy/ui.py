@@ -30,8 +30,8 @@ def _verdict(r: dict) -> str:
             f"the model's own forward {r['timing']['model_forward_s']:.2f} s.")
     if r["last_compared_after_final_norm"]:
         text += " (The model reports its last hidden state after the final norm, so ours is compared after `final_norm`.)"
-    if r["model_dtype"] != "float32":
-        text += f" The model runs in {r['model_dtype']}; our recomputation is float32, so expect larger differences."
+    if r.get("rounding"):
+        text += " " + r["rounding"]["note"]
     return text
 
 

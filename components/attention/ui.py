@@ -62,8 +62,8 @@ def run_math(text, text_b, role, layer, head, query_index, progress=gr.Progress(
     payload = attention.attention_math(text, text_b, role, layer, head, query_index, progress=progress)
     tol = f"{payload['tolerance']:.0e}".replace("e-0", "e-")  # 1e-4
     ok = f"✅ under {tol}" if payload["within_tolerance"] else f"❌ over {tol}"
-    if payload["model_dtype"] != "float32":
-        ok += f" (the model runs in {payload['model_dtype']}; our recomputation is float32)"
+    if payload.get("rounding"):
+        ok += f" ({payload['rounding']['note']})"
     steps = [
         f"**Input** x {tuple(payload['input_shape'])}: {payload['input_note']}.",
         f"**Q = x W_q, K = x W_k, V = x W_v** per head, d_k = {payload['head_dim']}.",

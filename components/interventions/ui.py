@@ -44,7 +44,7 @@ def _check_md(c: dict) -> str:
     return (f"{ok} **Checked another way**: the same spec applied by editing the weights of the output "
             f"projections instead of the activations gives {c['compared']} "
             + ("**exactly equal** to" if c["max_abs_diff"] == 0 else f"within **{c['max_abs_diff']:.1e}** of")
-            + f" the hooks' result (tolerance {c['tolerance']:.0e}).")
+            + f" the hooks' result (tolerance {c['tolerance']:.0e}).") + (f" {c['rounding_note']}" if c.get("rounding_note") else "")
 
 
 def _decoder_md(r: dict) -> str:

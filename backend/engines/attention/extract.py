@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from backend.engines.attention import math as am
+from backend.runtime import precision
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_int, check_text
 
@@ -21,8 +22,7 @@ VIEW_MAX_TOKENS = 96  # bertviz head/model views
 MAX_ARRAY_VALUES = 6 * 12 * 96 * 96  # all-layers array in /attention: MiniLM at 96 tokens (~4.5 MB JSON)
 DECIMALS = 4  # attention values in the API
 MATH_DECIMALS = 4
-TOLERANCE = 1e-4  # ours vs the model's own attention weights, float32
-HALF_TOLERANCE = 2e-2  # the same for a bf16/fp16 model  # refuse before tokenizing a huge paste
+TOLERANCE = 1e-4  # ours vs the model's own attention weights, both in float32 (a bf16/fp16 model's float32 twin)
 
 FIRST_EXAMPLE = ("time flies like an arrow", "fruit flies like a banana")
 ROLES = ("encoder", "decoder")  # the models whose attention the app shows
@@ -322,6 +322,27 @@ def _matrices(lm, head: int, kv_head: int, theirs: torch.Tensor, causal: bool) -
     ]
 
 
+def _layer_in_float32(model, enc, layer: int):
+    """One layer's attention by hand and the model's own, both in float32: on the model itself when it
+    is float32, else on its float32 twin (same weights). A bf16/fp16 model's own weights differ from
+    those by rounding: measured too (`rounding`, None for float32), never counted as a mismatch.
+    -> (LayerMath, the model's weights for the layer, inputs, rounding)."""
+    twin = precision.float32_twin(model)
+    inputs = _to_device(enc.inputs, twin)
+    attentions, hiddens = am.run_model(twin, inputs)
+    lm = am.layer_math(twin, layer, hiddens[layer], inputs["attention_mask"])
+    theirs = attentions[layer].to(lm.weights.device)
+    rounding = None
+    if twin is not model:
+        served = am.run_model(model, inputs)[0][layer]
+        gap = am.max_abs_diff(served, theirs, inputs["attention_mask"])
+        name = precision.dtype_name(model)
+        rounding = {"dtype": name, "mantissa_bits": precision.MANTISSA_BITS.get(name),
+                    "relative_step": precision.relative_rounding(name), "max_abs_diff_layer": gap,
+                    "note": precision.rounding_note(name, gap)}
+    return lm, theirs, inputs, rounding
+
+
 def attention_math(
     model,
     tokenizer,
@@ -344,16 +365,10 @@ def attention_math(
     if layer is None or head is None:
         raise InputError("Choose a layer and a head.")
     query_index = _query_index(query_index, len(enc.token_ids))
-    inputs = _to_device(enc.inputs, model)
-    attentions, hiddens = am.run_model(model, inputs)
-    lm = am.layer_math(model, layer, hiddens[layer], inputs["attention_mask"])
-    theirs = attentions[layer].to(lm.weights.device)
+    lm, theirs, inputs, rounding = _layer_in_float32(model, enc, layer)
     diff_layer = am.max_abs_diff(lm.weights, theirs, inputs["attention_mask"])
     diff_head = am.max_abs_diff(lm.weights[:, head : head + 1], theirs[:, head : head + 1], inputs["attention_mask"])
-    # In float32 the two computations agree to ~1e-7; a bf16/fp16 model (on a GPU) computes its
-    # own weights in half precision, so only ~1e-2 agreement is meaningful there.
-    dtype = next(model.parameters()).dtype
-    tolerance = TOLERANCE if dtype == torch.float32 else HALF_TOLERANCE
+    tolerance = TOLERANCE
     n_kv = am.num_kv_heads(model)
     kv_head = head // (n_heads // n_kv)
 
@@ -388,7 +403,9 @@ def attention_math(
         "query_vector_norm": round(float(q_row[0, head, query_index].norm()), MATH_DECIMALS),
         "max_abs_diff": diff_head,
         "max_abs_diff_layer": diff_layer,
-        "model_dtype": str(dtype).replace("torch.", ""),
+        "model_dtype": precision.dtype_name(model),
+        "compared_in": "float32",
+        "rounding": rounding,
         "tolerance": tolerance,
         "within_tolerance": bool(diff_layer < tolerance),
     }
