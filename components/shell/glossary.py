@@ -99,6 +99,34 @@ ENTRIES: dict[str, tuple[str, str]] = {
                       r"KL(?: divergence)?|(?i:Kullback-Leibler)"),
     "ablation": ("Removing a part of the model (zeroing a head's or a layer's output) to see what changes "
                  "without it.", _I(r"ablat(?:ion|ions|e|ed|ing)")),
+    # ---- why the model said it (the Why tab)
+    "integrated gradients": ("An attribution method: the gradient of the output with respect to each token's "
+                             "embedding, averaged along a straight path from the baseline to the input and multiplied "
+                             "by (input - baseline); the scores should add up to f(input) - f(baseline).",
+                             _I(r"integrated[ -]gradients?")),
+    "gradient x input": ("An attribution method: each token's embedding times the gradient of the output at the "
+                         "input itself (one backward pass); blind where the output is saturated.",
+                         _I(r"grad(?:ient)? x input")),
+    "occlusion": ("An attribution method: a token's score is the output with the text minus the output with that "
+                  "token removed (the rest close up), one forward pass per token.", _I(r"occlusion")),
+    "attention rollout": ("Each layer's head-averaged attention plus the residual path, multiplied "
+                "through the layers, read as how much each input token flows into the output's position; a share "
+                "with no sign, read off attention weights, not off the output.", _I(r"(?:attention )?rollout")),
+    "baseline": ("In Why: the input integrated gradients start from, every scored token replaced by [PAD] "
+                 "(special tokens kept); elsewhere: the plain model or method the others are compared with.",
+                 _I(r"baselines?")),
+    "completeness": ("Integrated gradients' promise: the scores add up to f(input) - f(baseline); a gap over 5% "
+                     "of that change means the integral did not converge, and a change under 0.001 is too small "
+                     "to judge.", _I(r"completeness")),
+    "Spearman": ("Spearman's rank correlation: the correlation of two lists' ranks, from -1 (opposite orders) "
+                 "through 0 to 1 (the same order); here, whether two methods rank the tokens alike.",
+                 r"Spearman(?:'s)?(?: rank correlation)?"),
+    "attention sink": ("A token (usually the first) that many heads attend to when nothing else is useful to "
+                       "them; it collects attention, and rollout's weight, whatever it says.",
+                       _I(r"attention sinks?")),
+    "saturation": ("An output near its limit (a softmax probability near 0 or 1) changes little when the input "
+                   "changes, so its gradient is near zero there: local gradients then miss what matters.",
+                   _I(r"saturat(?:ion|ed|es)")),
     "fine-tuning": ("Continuing to train a pretrained model on labelled examples of a task, so all its "
                     "weights adapt to it.", _I(r"fine-tun(?:ing|ed|e)")),
     "zero-shot": ("Doing a task with no labelled examples of it: here by comparing a text's embedding with "
@@ -189,6 +217,27 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "BART": ("Facebook's encoder-decoder transformer, pretrained to rebuild corrupted text; distilbart is the "
              "book's summarizer.", r"BART"),
     "XLM-R": ("XLM-RoBERTa, a multilingual encoder trained on 100 languages: the book's NER model.", r"XLM-R"),
+    # ---- chapter 11: scaling and long texts
+    "scaling law": ("How a model's loss falls as its size, data or compute grows; Kaplan et al. (2020) found "
+                    "L(N) = (N_c / N)^alpha with alpha about 0.076 for non-embedding parameters N. From scratch "
+                    "measures one on tiny GPTs.", _I(r"scaling[ -]laws?")),
+    "power law": ("y = a x^(-alpha): a straight line of slope -alpha on log-log axes, so each doubling of x "
+                  "divides y by the same factor 2^alpha.", _I(r"power[ -]laws?")),
+    "compute budget": ("The arithmetic a training run may spend, in floating-point operations; Kaplan's estimate "
+                       "is C = 6 N D (N non-embedding parameters, D training tokens).", _I(r"compute budgets?")),
+    "sparse attention": ("Attention that scores only some (query, key) pairs, chosen by a fixed pattern (a "
+                         "window, global tokens, random blocks as in BigBird), so its cost grows with the text's "
+                         "length rather than its square.", _I(r"(?:block-)?sparse attention|block-sparse")),
+    "linear attention": ("Attention with the softmax replaced by a product of feature maps, phi(q) . phi(k) with "
+                         "phi(x) = elu(x) + 1, so the sum over keys is computed once: no T x T matrix, cost linear "
+                         "in the length; its weights differ from softmax's.", _I(r"linear attention")),
+    "sliding window": ("Sparse attention where each token sees only the tokens within a fixed distance (on a "
+                       "decoder, the ones just before it); Longformer and Mistral use it.",
+                       _I(r"sliding[ -]windows?")),
+    "TAPAS": ("Google's BERT-based model that answers questions over tables (chapter 11); not runnable here "
+              "(no offline weights).", r"TAPAS"),
+    "CLIP": ("OpenAI's model that embeds images and texts in one space, trained on image-caption pairs "
+             "(chapter 11); not runnable here (no offline weights).", r"CLIP"),
 }
 
 GLOSSARY: dict[str, str] = {term: definition for term, (definition, _) in ENTRIES.items()}

@@ -144,3 +144,18 @@ def test_the_summary_withholds_the_claim_and_says_why():
     assert "135% of the change explained" in md and "More steps \\(up to 256\\)" in md
     assert "Not in the scores:" in md and "Why rollout sits on the first token" in md
     assert "under 5%" not in md and "Most faithful here:** integrated" not in md
+
+
+@pytest.mark.parametrize("text, term", [
+    ("integrated gradients", "integrated gradients"), ("occlusion", "occlusion"),
+    ("attention rollout", "attention rollout"), ("rollout", "attention rollout"), ("baseline", "baseline"),
+    ("completeness", "completeness"), ("Spearman", "Spearman"),
+    ("an attention sink", "attention sink"), ("saturation", "saturation"), ("gradient x input", "gradient x input"),
+])
+def test_the_why_tabs_terms_are_in_the_glossary_as_the_code_computes_them(text, term):
+    from components.shell.glossary import GLOSSARY, find_terms
+
+    assert [t for t, _, _ in find_terms(text)] == [term]
+    assert f"over {100 * claims.TOLERANCE:.0f}%" in GLOSSARY["completeness"]
+    assert f"under {claims.FLOOR:g}" in GLOSSARY["completeness"]
+    assert "[PAD]" in GLOSSARY["baseline"]
