@@ -11,14 +11,11 @@ training steps, and the steps it finished stay cached, so the next call continue
 
 from __future__ import annotations
 
-import hashlib
-import json
-import shutil
 import threading
 import time
 from pathlib import Path
 
-from backend.compress import report
+from backend.compress import claims, live as live_runs, report
 from backend.engines import compress_run, datasets, distill, finetune
 from backend.hub import compress_builder
 from backend.runtime import budget, config
@@ -29,7 +26,6 @@ from backend.runtime.validation import as_float, as_int, one_of
 RUNS = ("default", "custom")
 THROUGH = ("teacher",) + compress_run.STEPS + ("all",)
 LIVE_DIR = "compress-live"
-LIVE_KEEP = 6  # live runs kept in the cache (oldest removed first)
 LIVE_EPOCHS = 3
 LIVE_LATENCY_RUNS = 30
 DEFAULT_TEMPERATURE, DEFAULT_ALPHA, DEFAULT_LAYERS, DEFAULT_SPARSITY = 2.0, 0.5, 2, 0.5
@@ -64,8 +60,8 @@ def _settings(temperature, alpha, layers, sparsity, epochs=None) -> compress_run
 
 
 def run_id(settings: compress_run.Settings) -> str:
-    blob = json.dumps(settings.__dict__, sort_keys=True, default=list).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+    """This address's run with these settings: unguessable for anyone else (backend/compress/live.py)."""
+    return live_runs.run_id(settings, config.get_settings().cache_dir / LIVE_DIR)
 
 
 def run_folder(rid: str) -> tuple[Path, Path]:
@@ -76,15 +72,9 @@ def run_folder(rid: str) -> tuple[Path, Path]:
     if not (isinstance(rid, str) and len(rid) == 16 and all(c in "0123456789abcdef" for c in rid)):
         raise InputError("run_id must be 'default' or the run_id a /compress call returned.")
     folder = config.get_settings().cache_dir / LIVE_DIR / rid
-    if not (folder / compress_run.STATE_FILE).exists():
+    if not (folder / compress_run.STATE_FILE).exists() or not live_runs.owned(folder):
         raise InputError("That run is gone from this server's cache (it keeps the last few); run /compress again.")
     return base / compress_builder.TEACHER_DIR, folder
-
-
-def _prune_old_runs(root: Path, keep: Path) -> None:
-    runs = sorted((p for p in root.glob("*") if p.is_dir() and p != keep), key=lambda p: p.stat().st_mtime)
-    for old in runs[:max(0, len(runs) - (LIVE_KEEP - 1))]:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _visible(raw: dict, through: str) -> dict:
@@ -112,11 +102,34 @@ def _shape(raw: dict, rid: str, source: str, seconds: float) -> dict:
     return {"run_id": rid, "source": source, "rows": table, "pruning": curve, "disagreements": agree,
             "search": distil["trials"] if distil else [], "chosen": distil["chosen"] if distil else None,
             "targets": report.targets(table), "notices": report.notices(table, curve, agree),
+            "claims": {"fastest": claims.fastest(table), "accuracy": claims.accuracy_changes(table)},
             "steps_done": raw["done"], "settings": raw["settings"], "query": raw["query"],
             "test_size": raw["test_size"], "threads": raw["threads"], "timings": raw["timings"],
             "facts": {k: v for k, v in raw["facts"].items() if k != "distil"},
             "model": raw.get("teacher") or compress_builder.results(default_folder()).get("teacher"),
             "seconds": round(seconds, 2)}
+
+
+def controls_of(raw: dict) -> dict:
+    """The settings a run used, as the page's controls hold them: the temperature and alpha its search chose
+    (the grid's first where it chose none), its student's layers, its largest sparsity, its epochs."""
+    settings = raw.get("settings") or {}
+    chosen = (raw.get("facts", {}).get("distil") or {}).get("chosen") or {}
+    return {"temperature": chosen.get("temperature", (settings.get("temperatures") or [DEFAULT_TEMPERATURE])[0]),
+            "alpha": chosen.get("alpha", (settings.get("alphas") or [DEFAULT_ALPHA])[0]),
+            "layers": len(settings.get("layers") or []) or DEFAULT_LAYERS,
+            "sparsity": max(settings.get("sparsities") or [DEFAULT_SPARSITY]),
+            "sparsities": list(settings.get("sparsities") or []), "epochs": settings.get("epochs", LIVE_EPOCHS)}
+
+
+def default_run(through: str = "all", start: float | None = None) -> dict:
+    """The default run built at set-up, as it stood after step `through`, shaped as /compress returns it, with
+    the settings it used (`controls`). No model work: it is read from its results file (InputError when the
+    run is not built yet)."""
+    start = time.perf_counter() if start is None else start
+    raw = compress_builder.results(default_folder())
+    return {**_shape(_visible(raw, through), "default", "built at set-up", time.perf_counter() - start),
+            "controls": controls_of(raw)}
 
 
 @gpu_task(duration=240)
@@ -127,15 +140,18 @@ def compress(run="default", temperature=DEFAULT_TEMPERATURE, alpha=DEFAULT_ALPHA
     the learner's temperature (0.5-20), alpha (0-1), student layers (1-5 of 6) and sparsity
     (0.05-0.95) and distillation epochs (1-6), run live through `through` from the cached teacher,
     continuing a run with the same settings where it stopped. Returns rows (accuracy, latency mean/std, size, ratios),
-    pruning, disagreements, search, targets, notices, timings, model, run_id."""
+    pruning, disagreements, search, targets (each "met", "not met" or "cannot tell", with why), claims (the
+    fastest variant, or None with why; each variant's accuracy change and whether it is within noise),
+    notices, timings, model, run_id."""
     start = time.perf_counter()
     run = one_of("run", run, RUNS, default="default")
     through = one_of("through", through, THROUGH, default="all")
     settings = _settings(temperature, alpha, layers, sparsity, epochs)  # checked whichever run is shown
     folder = default_folder()
     if run == "default":
-        raw = compress_builder.results(folder)
-        return _shape(_visible(raw, through), "default", "built at set-up", time.perf_counter() - start)
+        return default_run(through, start)
+    say = progress or (lambda *_: None)
+    say(0.0, "Loading the fine-tuned baseline (the teacher) and the emotion set")
     rid = run_id(settings)
     live = config.get_settings().cache_dir / LIVE_DIR / rid
     ds = datasets.load_shipped(compress_builder.DATASET)
@@ -143,7 +159,8 @@ def compress(run="default", temperature=DEFAULT_TEMPERATURE, alpha=DEFAULT_ALPHA
     last = compress_run.STEPS[-1] if through == "all" else through
     with _LOCK:  # one live run at a time: two would halve each other's latencies
         live.parent.mkdir(parents=True, exist_ok=True)
-        _prune_old_runs(live.parent, live)
+        live_runs.make_room(live.parent, live)
+        live_runs.claim(live)
         teacher, tokenizer, _ = finetune.load_folder(folder / compress_builder.TEACHER_DIR)
         with budget.scope():
             if last == "teacher":

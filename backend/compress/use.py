@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 import time
 import zipfile
@@ -15,7 +14,7 @@ import numpy as np
 
 from backend.compress.api import run_folder
 from backend.engines import compress_run, finetune
-from backend.runtime import budget
+from backend.runtime import budget, downloads
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text, one_of
@@ -107,9 +106,8 @@ def compress_download(variant="student_onnx_int8", run_id="default", root: str |
     files = _files_of(variant, teacher_dir, folder)
     if not files:
         raise InputError(f"The {variant} model has no files in this run.")
-    if root:
-        Path(root).mkdir(parents=True, exist_ok=True)
-    out = Path(tempfile.mkdtemp(prefix="tlab-compress-", dir=root)) / f"{variant}.zip"
+    # One zip per address at a time, refused when the download folder is full (backend/runtime/downloads.py).
+    out = downloads.new_folder(root, "compress", sum(f.stat().st_size for f in files)) / f"{variant}.zip"
     with zipfile.ZipFile(out, "w") as z:
         for f in files:
             kind = zipfile.ZIP_STORED if f.suffix in (".safetensors", ".onnx", ".pt") else zipfile.ZIP_DEFLATED

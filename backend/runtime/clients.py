@@ -141,7 +141,11 @@ def clear() -> None:
 def own(folder, session: str) -> None:
     """`folder` (a session's private download folder) belongs to the session's client: its files are
     served only to that client (the upload gate checks each /file= request)."""
-    client = client_of(session)
+    claim(folder, client_of(session))
+
+
+def claim(folder, client: str) -> None:
+    """`folder` belongs to `client` (see `own`)."""
     with _LOCK:
         _OWNED[os.path.realpath(str(folder))] = client
         while len(_OWNED) > MAX_SESSIONS:
