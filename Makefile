@@ -37,7 +37,8 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/hub/reader_builder.py backend/engines/reader.py backend/engines/qa_data.py \
 	backend/hub/compress_builder.py backend/engines/compress_run.py backend/engines/distill.py \
 	backend/engines/perf_bench.py backend/engines/onnx_ort.py backend/engines/prune.py backend/engines/quantize.py \
-	backend/hub/e5s1.py backend/hub/multilingual_builder.py
+	backend/hub/e5s1.py backend/hub/multilingual_builder.py \
+	backend/scratch/scaling.py backend/scratch/tiny_gpt.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \
@@ -98,6 +99,7 @@ chromium:
 
 $(BUILD_STAMP): | $(RUNTIME_STAMP)
 	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.hub build
+	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.scratch.scaling_build  # chapter 11's tiny-GPT family, ~80 s once
 	mkdir -p $(CACHE_DIR) && rm -f $(CACHE_DIR)/.stamp-build-* && touch $@
 
 build: install $(BUILD_STAMP)

@@ -77,3 +77,12 @@ CASES["/compress_download"] = ("student_onnx_int8", "default")
 CASES["/attribute"] = (*CASES["/attribute"], "")
 # Chapter 7's evaluation of the retriever-reader on the glossary's questions (computed once per process).
 CASES["/evaluate_reader"] = ()
+# Chapter 11 in From scratch: the scaling-law family built at set-up (or its shipped copy) and its fit; one more
+# size trained with the family's recipe (the smallest: a few seconds); the cost of attention up to 512 tokens;
+# sparse and linear attention on the encoder's own queries and keys.
+CASES["/scaling_law"] = ()
+CASES["/scaling_add"] = (1, 16)
+CASES["/attention_cost"] = ("encoder", 512, 64)
+CASES["/sparse_attention"] = ("time flies like an arrow", "encoder", 0, 0, 4, 4, 1, 1, 0)
+MODEL_FREE |= {"/scaling_law", "/scaling_add"}
+USES_NO_MODEL |= {"/scaling_law", "/scaling_add"}

@@ -19,7 +19,7 @@ import torch
 
 from backend.scratch import sparse_attention as sa
 
-METHODS = ("full (by hand)", "fused SDPA", "sliding window", "linear")
+METHODS = ("full (by hand)", "fused kernel", "sliding window", "linear")
 
 
 def sliding_window_blocked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int,
@@ -54,9 +54,21 @@ def _rss(field: str) -> int | None:
     return None
 
 
+def _trim() -> None:
+    """Hand freed heap memory back to the system (glibc's malloc_trim), so the next call's memory
+    shows as new pages rather than reused ones; a no-op where there is no glibc."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def peak_bytes(fn) -> tuple[float, int | None]:
     """(seconds, peak resident bytes above the start) of one call of `fn`. Linux only for the memory
     (None elsewhere): writing 5 to /proc/self/clear_refs resets the peak (VmHWM)."""
+    _trim()
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
@@ -74,7 +86,7 @@ def _runner(method: str, q, k, v, window: int, causal: bool):
     if method == "full (by hand)":
         mask = sa.full_mask(q.size(-2), causal)
         return lambda: sa.masked_attention(q, k, v, mask)
-    if method == "fused SDPA":
+    if method == "fused kernel":
         return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
     if method == "sliding window":
         return lambda: sliding_window_blocked(q, k, v, window, causal)
@@ -110,17 +122,30 @@ def measure_lengths(lengths: list[int], heads: int, head_dim: int, window: int =
 
 
 def fit_quadratic(lengths, seconds) -> dict:
-    """time = a + b T + c T^2, least squares; the share of the last time the T^2 term explains, and
-    the log-log slope between the two longest texts (2 for pure quadratic growth, 1 for linear)."""
+    """time = a + b T + c T^2 with a, b, c >= 0 (a time has no negative part), least squares in seconds
+    (so the long texts, where the cost is, weigh most); every subset of the three terms is tried and
+    the best non-negative one kept, which is the exact non-negative least squares for three terms. Also: the share of the longest time the T^2 term explains, and the
+    log-log slope between the two longest texts (2 for pure quadratic growth, 1 for linear)."""
     t = np.asarray(lengths, dtype=float)
     y = np.asarray(seconds, dtype=float)
     if len(t) < 3:
         raise ValueError("a quadratic fit needs at least 3 lengths")
-    design = np.stack([np.ones_like(t), t, t * t], axis=1)
-    (a, b, c), *_ = np.linalg.lstsq(design, y, rcond=None)
-    pred = design @ np.array([a, b, c])
+    cols = np.stack([np.ones_like(t), t, t * t], axis=1)
+    best = None
+    for keep in ((0, 1, 2), (0, 2), (1, 2), (2,), (0, 1), (0,), (1,)):
+        coef, *_ = np.linalg.lstsq(cols[:, keep], y, rcond=None)
+        if (coef < 0).any():
+            continue
+        full = np.zeros(3)
+        full[list(keep)] = coef
+        sse = float(((cols @ full - y) ** 2).sum())
+        if best is None or sse < best[0]:
+            best = (sse, full)
+    a, b, c = best[1]
+    pred = a + b * t + c * t * t
     ss_res, ss_tot = float(((y - pred) ** 2).sum()), float(((y - y.mean()) ** 2).sum())
     slope = math.log(y[-1] / y[-2]) / math.log(t[-1] / t[-2]) if y[-1] > 0 and y[-2] > 0 and t[-1] != t[-2] else None
     return {"a": float(a), "b": float(b), "c": float(c), "r2": 1 - ss_res / ss_tot if ss_tot > 0 else 1.0,
+            "max_relative_error": float(np.abs(pred / y - 1).max()),
             "quadratic_share_at_longest": float(c * t[-1] ** 2 / pred[-1]) if pred[-1] > 0 else None,
             "loglog_slope_last": slope}

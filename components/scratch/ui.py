@@ -15,6 +15,7 @@ from components.shell import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on
                                md_text, raw_json, user_errors)
 from components.scratch import gpt as scratch_gpt
 from components.scratch import seq2seq as scratch_seq2seq
+from components.scratch import attention_cost_ui, scaling_ui
 from components.scratch.plots import lengths_figure, tokens_per_word_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)  # training is long work: it queues with other long jobs
@@ -170,3 +171,5 @@ def build() -> None:
     _, vocab, corpus, text, upload, _ = inputs
     scratch_gpt.build(corpus, text, upload, vocab)  # the tiny GPT trains on the same text
     scratch_seq2seq.build()  # the tiny encoder-decoder trains on the shipped toy dates
+    scaling_ui.build()  # chapter 11: a scaling law measured on a family of tiny GPTs
+    attention_cost_ui.build()  # chapter 11: the cost of attention, sparse and linear attention

@@ -95,7 +95,11 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "for days)."),
     Chapter(11, "Future Directions", "11_future-directions.ipynb",
             "Scaling laws, the cost of attention on long texts, and models that see, hear and read tables.",
-            (), gap="No tab: this chapter is a survey to read."),
+            ("scratch",), "measure a scaling law and the cost of attention", {"tab": "scratch"},
+            gap="From scratch measures a scaling law on a family of tiny GPTs and the cost of attention (with "
+                "sliding-window, block-sparse and linear attention on the packaged models' own queries and keys), "
+                "at the end of the tab. The models that see, hear and read tables (ViT, wav2vec 2.0, TAPAS, CLIP) "
+                "do not run here: no package ships their weights offline."),
 )
 
 # A first hour: the order that builds each step on the last.

@@ -110,3 +110,20 @@ def test_measure_lengths_times_each_method_at_each_length():
     assert [(r["tokens"], r["method"]) for r in rows] == [(t, m) for t in (64, 128) for m in cost.METHODS]
     assert all(r["seconds"] > 0 for r in rows) and len(calls) == len(rows)
     assert rows[-1]["weights_mb"] == pytest.approx(2 * 128 * 128 * 4 / 1e6, abs=0.01)
+
+
+def test_the_quadratic_fit_keeps_every_term_non_negative():
+    t = np.array([64, 128, 256, 512, 1024], dtype=float)
+    y = 1e-7 * t * t - 1e-6 * t + 1e-2  # a negative linear term would fit better; a time has none
+    fit = cost.fit_quadratic(t, y)
+    assert min(fit["a"], fit["b"], fit["c"]) >= 0 and 0 < fit["quadratic_share_at_longest"] <= 1
+
+
+def test_peak_memory_sees_the_t_by_t_matrix_that_full_attention_holds():
+    q = k = v = torch.randn(1, 4, 1024, 16)
+    _, full = cost.peak_bytes(lambda: sa.masked_attention(q, k, v, sa.full_mask(1024, False)))
+    _, fused = cost.peak_bytes(lambda: F.scaled_dot_product_attention(q, k, v))
+    if full is None:
+        pytest.skip("no /proc/self/status here")
+    weights = 4 * 1024 * 1024 * 4
+    assert full >= weights and fused < weights / 4

@@ -1,0 +1,165 @@
+"""Plotly figures for chapter 11 in the From scratch tab: the scaling law (loss against parameters
+and against compute, log-log) and the cost of attention (time and memory against length; full,
+sliding-window, block-sparse and linear patterns; their error per layer and head). Each figure's
+"What to notice" line is computed from its data."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from components.shell import notice
+
+COLOURS = ("#1f77b4", "#e07b14", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#17becf")
+METHOD_COLOURS = {"full (by hand)": "#d62728", "fused kernel": "#9467bd", "sliding window": "#2ca02c", "linear": "#1f77b4"}
+
+
+def _size(r: dict) -> str:
+    return f"{r['layers']}x{r['width']}"
+
+
+def scaling_figure(law: dict, added: dict | None = None) -> go.Figure:
+    """Validation loss against non-embedding parameters, log-log: the family, the fitted line, its 95 %
+    prediction band, Kaplan's slope for comparison, and an added size if any."""
+    fit, band, runs = law["fit"], law["band"], law["runs"]
+    fig = go.Figure()
+    ns = [b["n"] for b in band]
+    fig.add_trace(go.Scatter(x=ns + ns[::-1], y=[b["high"] for b in band] + [b["low"] for b in band][::-1],
+                             fill="toself", fillcolor="rgba(31,119,180,0.15)", line=dict(width=0), hoverinfo="skip",
+                             name="95 % prediction interval (one new run)"))
+    fig.add_trace(go.Scatter(x=ns, y=[b["loss"] for b in band], mode="lines", line=dict(color=COLOURS[0]),
+                             name=f"fit: {fit['model']}, alpha = {fit['alpha']:.3f}"))
+    mid = runs[len(runs) // 2]
+    k = law["kaplan_alpha"]
+    fig.add_trace(go.Scatter(x=[ns[0], ns[-1]], y=[mid["val_loss"] * (mid["non_embedding"] / n) ** k for n in (ns[0], ns[-1])],
+                             mode="lines", line=dict(color="#7f7f7f", dash="dot"),
+                             name=f"Kaplan's slope, alpha = {k} (through the middle size)"))
+    fig.add_trace(go.Scatter(x=[r["non_embedding"] for r in runs], y=[r["val_loss"] for r in runs],
+                             mode="markers+text", marker=dict(size=10, color=COLOURS[1]), text=[_size(r) for r in runs],
+                             textposition="top center", name="the family (layers x width)",
+                             hovertemplate="N = %{x:,}<br>loss %{y:.4f}<extra>%{text}</extra>"))
+    said = (f"the {len(runs)} sizes span {law['span']:g}x in parameters and the loss falls by "
+            f"{runs[0]['val_loss'] - runs[-1]['val_loss']:.3f} nats; the fitted alpha {fit['alpha']:.3f} "
+            f"(95 %: {fit['alpha_low']:.3f} to {fit['alpha_high']:.3f}) is "
+            + ("inside" if fit["alpha_low"] <= k <= fit["alpha_high"] else
+               "below" if fit["alpha_high"] < k else "above") + f" Kaplan's {k}")
+    if added:
+        r, p = added["run"], added["predicted"]
+        fig.add_trace(go.Scatter(x=[r["non_embedding"]], y=[r["val_loss"]], mode="markers+text",
+                                 marker=dict(size=13, symbol="star", color=COLOURS[4]), text=[f"yours {_size(r)}"],
+                                 textposition="bottom center", name="the size you added"))
+        said += (f"; your {_size(r)} landed at {r['val_loss']:.4f}, "
+                 + ("inside" if added["inside"] else "outside")
+                 + f" the predicted {p['low']:.4f} to {p['high']:.4f}")
+    fig.update_xaxes(type="log", title="non-embedding parameters N (log)")
+    fig.update_yaxes(type="log", title="validation loss, nats per byte (log)")
+    fig.update_layout(title="Scaling law measured here: loss against size", height=420,
+                      margin=dict(l=60, r=10, t=45, b=40), legend=dict(orientation="h", y=-0.25))
+    return notice(fig, said + ".")
+
+
+def compute_figure(law: dict) -> go.Figure:
+    """Each size's validation loss as its training spends compute (C = 6 N D), log-log, and the
+    frontier: the lowest loss any size had reached for that compute."""
+    fig = go.Figure()
+    for i, r in enumerate(law["runs"]):
+        fig.add_trace(go.Scatter(x=[e["compute"] for e in r["evals"]], y=[e["val_loss"] for e in r["evals"]],
+                                 mode="lines+markers", marker=dict(size=4), line=dict(color=COLOURS[i % len(COLOURS)]),
+                                 name=f"{_size(r)} (N = {r['non_embedding']:,})"))
+    front = law["frontier"]
+    fig.add_trace(go.Scatter(x=[p["compute"] for p in front], y=[p["val_loss"] for p in front], mode="lines",
+                             line=dict(color="black", dash="dash", width=2), name="frontier: best loss for the compute"))
+    owners = []
+    for p in front:
+        name = next(_size(r) for r in law["runs"] if r["non_embedding"] == p["non_embedding"])
+        if not owners or owners[-1] != name:
+            owners.append(name)
+    fig.update_xaxes(type="log", title="compute spent, C = 6 N D (floating-point operations, log)")
+    fig.update_yaxes(type="log", title="validation loss (log)")
+    fig.update_layout(title="Loss against compute: every size's training curve", height=420,
+                      margin=dict(l=60, r=10, t=45, b=40), legend=dict(orientation="h", y=-0.25))
+    return notice(fig, "the frontier passes from size to size as compute grows (" + " → ".join(owners)
+                  + "): for a small budget a small model is best, for a larger one a larger model.")
+
+
+def cost_figure(data: dict, key: str) -> go.Figure:
+    """Time (key 'seconds') or peak memory ('peak_mb') against length, log-log, per method."""
+    rows, fig = data["rows"], go.Figure()
+    for method, colour in METHOD_COLOURS.items():
+        mine = [r for r in rows if r["method"] == method and r.get(key) is not None]
+        fig.add_trace(go.Scatter(x=[r["tokens"] for r in mine],
+                                 y=[r[key] * (1000 if key == "seconds" else 1) for r in mine],
+                                 mode="lines+markers", name=method, line=dict(color=colour)))
+    if key == "seconds":
+        fit = data["fits"]["full (by hand)"]
+        ts = data["lengths"]
+        fig.add_trace(go.Scatter(x=ts, y=[1000 * (fit["a"] + fit["b"] * t + fit["c"] * t * t) for t in ts],
+                                 mode="lines", line=dict(color="#d62728", dash="dot"),
+                                 name="full: a + b T + c T² fitted"))
+        last = {r["method"]: r for r in rows if r["tokens"] == ts[-1]}
+        slope = fit["loglog_slope_last"]
+        said = (f"doubling the text from {ts[-2]:,} to {ts[-1]:,} tokens multiplied full attention's time by "
+                f"{2 ** slope:.1f} (4 would be purely quadratic); at {ts[-1]:,} tokens the sliding window took "
+                f"{last['sliding window']['seconds'] / last['full (by hand)']['seconds']:.0%} and linear attention "
+                f"{last['linear']['seconds'] / last['full (by hand)']['seconds']:.0%} of full attention's time")
+        title, ytitle = "Time of one attention layer against the text's length", "milliseconds (log)"
+    else:
+        biggest = max((r for r in rows if r["method"] == "full (by hand)"), key=lambda r: r["tokens"])
+        fused = next(r for r in rows if r["method"] == "fused kernel" and r["tokens"] == biggest["tokens"])
+        said = (f"at {biggest['tokens']:,} tokens full attention written out peaked at {biggest['peak_mb']:,.0f} MB "
+                f"(its weights alone are {biggest['weights_mb']:,.0f} MB) and the fused kernel at "
+                f"{fused['peak_mb'] or 0:,.1f} MB: same numbers, no T x T matrix kept")
+        title, ytitle = "Peak memory of one attention layer against the text's length", "MB above the start (log)"
+    fig.update_xaxes(type="log", title="tokens T (log)")
+    fig.update_yaxes(type="log", title=ytitle)
+    fig.update_layout(title=title, height=380, margin=dict(l=60, r=10, t=45, b=40), legend=dict(orientation="h", y=-0.3))
+    return notice(fig, said + ".")
+
+
+PATTERNS = (("full", "full attention"), ("sliding window", "sliding window"), ("block-sparse", "block-sparse (BigBird)"),
+            ("linear", "linear (elu + 1)"))
+
+
+def patterns_figure(data: dict) -> go.Figure:
+    """The chosen head's weights four ways, side by side (rows: queries, columns: keys)."""
+    pats = data["patterns"]
+    fig = make_subplots(rows=1, cols=4, subplot_titles=[t for _, t in PATTERNS], horizontal_spacing=0.03)
+    for i, (key, _) in enumerate(PATTERNS):
+        fig.add_trace(go.Heatmap(z=pats[key], colorscale="Blues", zmin=0, showscale=False,
+                                 hovertemplate="query %{y}, key %{x}: %{z:.3f}<extra></extra>"), row=1, col=i + 1)
+        fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
+    share = {r["method"]: r["share"] for r in data["cost"]}
+    fig.update_layout(title=f"Layer {data['layer']}, head {data['head']}: which keys each query sees "
+                            f"({data['num_tokens']} tokens)", height=340, margin=dict(l=40, r=10, t=70, b=30))
+    errs = {k: data["errors"][k][data["layer"]][data["head"]] for k in ("sliding window", "block-sparse", "linear")}
+    return notice(fig, f"the window scores {share['sliding window']:.0%} of the pairs and the block-sparse pattern "
+                       f"{share['block-sparse']:.0%}; on this head their outputs are {errs['sliding window']:.0%} and "
+                       f"{errs['block-sparse']:.0%} away from full attention's, linear attention's "
+                       f"{errs['linear']:.0%} (it scores no pairs at all).")
+
+
+def errors_figure(data: dict) -> go.Figure:
+    """Each variant's relative error against full attention, per layer (rows) and head (columns)."""
+    names = ("sliding window", "block-sparse", "linear")
+    top = max(max(max(row) for row in data["errors"][n]) for n in names) or 1.0
+    fig = make_subplots(rows=1, cols=3, subplot_titles=names, horizontal_spacing=0.05)
+    for i, name in enumerate(names):
+        fig.add_trace(go.Heatmap(z=data["errors"][name], colorscale="Reds", zmin=0, zmax=top, showscale=i == 2,
+                                 hovertemplate="layer %{y}, head %{x}: %{z:.1%}<extra></extra>"), row=1, col=i + 1)
+        fig.update_yaxes(autorange="reversed", title="layer" if i == 0 else None, row=1, col=i + 1)
+        fig.update_xaxes(title="head", row=1, col=i + 1)
+    fig.update_layout(title="Relative error against full attention's output, per layer and head",
+                      height=max(300, 60 + 14 * data["num_layers"]), margin=dict(l=50, r=10, t=70, b=40))
+    mean = data["mean_error"]
+    worst = max(names, key=lambda n: mean[n])
+    best = min(names, key=lambda n: mean[n])
+    grid = data["errors"][best]
+    hard = max(((li, h) for li in range(len(grid)) for h in range(len(grid[li]))), key=lambda lh: grid[lh[0]][lh[1]])
+    return notice(fig, f"averaged over every head, {best} stays closest to full attention ({mean[best]:.1%}) and "
+                       f"{worst} is furthest ({mean[worst]:.1%}); {best}'s worst head is layer {hard[0]}, head "
+                       f"{hard[1]} ({grid[hard[0]][hard[1]]:.1%}): a head that looks far away.")
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f}" if seconds < 10 else f"{seconds * 1000:,.0f}"
+
