@@ -77,7 +77,8 @@ def _plan(s: dict, vocab: int) -> dict:
     return {"steps": s["steps"], "parameters": params, "seconds": round(seconds(s["steps"]), 1),
             "seconds_per_step": round(per_step, 4), "evals": s["steps"] // s["eval_every"] + 2, "measured": measured,
             "basis": "measured in this process" if measured else "rough guess: nothing measured yet in this process",
-            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most}
+            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most,
+            "device": tiny_gpt.DEVICE, "device_note": tiny_gpt.DEVICE_NOTE}
 
 
 def _vocab(scheme: str, vocab_size) -> int:

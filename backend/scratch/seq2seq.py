@@ -35,7 +35,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 from backend.engines.attention.math import scaled_dot_product_attention
 from backend.runtime import stops
 from backend.runtime.device import gpu_task
-from backend.scratch.tiny_gpt import _stopped, one_thread, schedule
+from backend.scratch.tiny_gpt import _stopped, device_of, one_thread, schedule
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
@@ -119,17 +119,21 @@ def make_batch(tok: Tokenizer, pairs) -> Batch:
 
 def _loss(model, b: Batch) -> torch.Tensor:
     """Mean cross-entropy of each target token (Bart shifts the labels right behind <s> itself)."""
-    return model(input_ids=b.input_ids, attention_mask=b.attention_mask, labels=b.labels).loss
+    device = device_of(model)
+    return model(input_ids=b.input_ids.to(device), attention_mask=b.attention_mask.to(device),
+                 labels=b.labels.to(device)).loss
 
 
 def greedy(model, tok: Tokenizer, input_ids: torch.Tensor, mask: torch.Tensor, max_new: int = MAX_TARGET) -> list[list[int]]:
     """Greedy decoding by hand (batched): the encoder runs once, the decoder re-reads its prefix each
     step (12 steps of a tiny model need no cache). Each row stops at </s> (kept out of the result)."""
     eos, bos = ids(tok, EOS), ids(tok, BOS)
+    device = device_of(model)
+    input_ids, mask = input_ids.to(device), mask.to(device)
     with torch.inference_mode():
         enc = model.get_encoder()(input_ids=input_ids, attention_mask=mask)
-        dec = torch.full((input_ids.size(0), 1), bos, dtype=torch.long)
-        done = torch.zeros(input_ids.size(0), dtype=torch.bool)
+        dec = torch.full((input_ids.size(0), 1), bos, dtype=torch.long, device=device)
+        done = torch.zeros(input_ids.size(0), dtype=torch.bool, device=device)
         for _ in range(max_new):
             logits = model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec).logits[:, -1]
             nxt = logits.argmax(-1).masked_fill(done, eos)
@@ -311,12 +315,13 @@ def inspect(model, tok: Tokenizer, text: str, layer: int, head: int) -> dict:
     attention returned, and the recomputed cross-attention for (layer, head)."""
     with one_thread():
         x, m = encode_batch(tok, [text], MAX_SOURCE)
+        x, m = x.to(device_of(model)), m.to(device_of(model))
         out = greedy(model, tok, x, m)[0]
         eos, bos = ids(tok, EOS), ids(tok, BOS)
         # Row i of the attention is the step that wrote written[i]: the output, then </s> if it was written
         # (a model that never stopped wrote MAX_TARGET tokens and no </s>).
         written = out + [eos] if len(out) < MAX_TARGET else out
-        dec_in = torch.tensor([[bos] + written[:-1]])
+        dec_in = torch.tensor([[bos] + written[:-1]], device=x.device)
         seen, handle = _capture_cross_inputs(model, layer)
         try:
             with torch.inference_mode():
@@ -331,9 +336,9 @@ def inspect(model, tok: Tokenizer, text: str, layer: int, head: int) -> dict:
         logits = r.logits[0].float()
         probs = torch.softmax(logits, -1)
         conf = [round(float(probs[i, t]), 4) for i, t in enumerate(written)]
-    stack = lambda atts: torch.stack([a[0] for a in atts]).float().numpy()  # noqa: E731  (L, H, Tq, Tk)
+    stack = lambda atts: torch.stack([a[0] for a in atts]).float().cpu().numpy()  # noqa: E731  (L, H, Tq, Tk)
     return {"source_ids": x[0].tolist(), "source_tokens": tokens_of(tok, x[0].tolist()),
             "decoder_input_tokens": tokens_of(tok, dec_in[0].tolist()), "output_ids": out,
             "output_tokens": tokens_of(tok, written), "output": decode(tok, out), "confidence": conf,
             "encoder_attentions": stack(r.encoder_attentions), "decoder_attentions": stack(r.decoder_attentions),
-            "cross_attentions": stack(r.cross_attentions), "recomputed": mine.numpy(), "max_abs_diff": diff}
+            "cross_attentions": stack(r.cross_attentions), "recomputed": mine.cpu().numpy(), "max_abs_diff": diff}

@@ -20,7 +20,7 @@ from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.rates import RATES
 from backend.runtime.validation import as_float, as_int, check_text
-from backend.scratch import seq2seq, seq2seq_data
+from backend.scratch import seq2seq, seq2seq_data, tiny_gpt
 from backend.scratch.seq2seq_store import Model, get_store
 
 DEFAULTS = dict(steps=400, layers=2, heads=4, width=64, batch=64, learning_rate=3e-3, eval_every=50, seed=0)
@@ -95,7 +95,8 @@ def plan_seq2seq(steps=DEFAULTS["steps"], layers=DEFAULTS["layers"], heads=DEFAU
     return {"steps": s["steps"], "parameters": params, "seconds": round(seconds(s["steps"]), 1),
             "seconds_per_step": round(per_step, 4), "evals": s["steps"] // s["eval_every"] + 2, "measured": measured,
             "basis": "measured in this process" if measured else "rough guess: nothing measured yet in this process",
-            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most, "settings": s}
+            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most, "settings": s,
+            "device": tiny_gpt.DEVICE, "device_note": tiny_gpt.DEVICE_NOTE}
 
 
 def _refuse_unless_fits(plan: dict) -> None:

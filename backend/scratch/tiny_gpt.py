@@ -38,6 +38,9 @@ SCHEMES = ("bytes", "bpe")
 VAL_FRACTION = 0.1
 EVAL_BATCHES = 4  # fixed validation windows per evaluation (the same ones every time)
 SAMPLE_TOKENS = 80
+DEVICE = "cpu"  # where the From scratch models train, on purpose (also where a GPU is present)
+DEVICE_NOTE = ("It trains on the CPU, on one thread, also on a machine with a GPU: the time plan comes from rates "
+               "measured on the CPU, and a model this small trains in a minute or two there.")
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -118,10 +121,16 @@ class Data:
         return x, y
 
 
+def device_of(model) -> torch.device:
+    """Where the model's weights are: its inputs are made there (the CPU here; a GPU if a caller moved it)."""
+    return next(model.parameters()).device
+
+
 def _shifted_loss(model, x, y) -> torch.Tensor:
     """Mean cross-entropy of the next token (y is x moved one token on: already shifted)."""
-    logits = model(input_ids=x).logits
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+    device = device_of(model)
+    logits = model(input_ids=x.to(device)).logits
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.to(device).reshape(-1))
 
 
 def sample(model, prompt_ids: list[int], n: int, temperature: float, seed: int) -> list[int]:
@@ -131,10 +140,10 @@ def sample(model, prompt_ids: list[int], n: int, temperature: float, seed: int) 
     context = model.config.n_positions
     with torch.inference_mode():
         for _ in range(n):
-            logits = model(torch.tensor([ids[-context:]])).logits[0, -1].float()
+            logits = model(torch.tensor([ids[-context:]], device=device_of(model))).logits[0, -1].float().cpu()
             if temperature <= 0:
                 nxt = int(torch.argmax(logits))
-            else:
+            else:  # the seeded generator is a CPU one: the same draw on any device
                 nxt = int(torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=gen))
             ids.append(nxt)
     return ids[len(prompt_ids):]

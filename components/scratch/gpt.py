@@ -53,7 +53,7 @@ def plan_line(p: dict) -> str:
     return (f"Plan: **{p['steps']:,} steps** of a **{p['parameters']:,}-parameter** GPT "
             f"(~{p['seconds_per_step']:.2f} s a step) plus {p['evals']} validation checks and samples ≈ "
             f"**{p['seconds']:.0f} s** ({md_text(p['basis'])}); this server's budget per request is "
-            f"{p['budget_s']:g} s: it {fits}.")
+            f"{p['budget_s']:g} s: it {fits}. {p['device_note']}")
 
 
 def show_plan(steps, layers, width, heads, learning_rate, seed, tokens, vocab):

@@ -51,7 +51,7 @@ def plan_line(p: dict) -> str:
     return (f"Plan: **{p['steps']:,} steps** of a **{p['parameters']:,}-parameter** encoder-decoder "
             f"(~{p['seconds_per_step']:.2f} s a step) plus {p['evals']} validation checks and the 500-date test ≈ "
             f"**{p['seconds']:.0f} s** ({md_text(p['basis'])}); this server's budget per request is {p['budget_s']:g} s: "
-            f"it {fits}.")
+            f"it {fits}. {p['device_note']}")
 
 
 def show_plan(steps, layers, width, heads, learning_rate, seed):
