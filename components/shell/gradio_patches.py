@@ -13,6 +13,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `word_input_errors` | `Blocks._format_processing_error`, `validate_inputs`, `preprocess_data` | Gradio's own input errors named its internals |
 | `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `_update_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
 | `special_arguments` | `gradio.helpers.special_args` | a folded life-cycle job gets its gr.Request where Gradio would put it |
+| `order_lane` | `_queue.get_events`, `event_queue_per_concurrency_id`, `active_jobs`, `Event.concurrency_id` | the long lane starts an address's job before a second job of an address that already runs one |
 | `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
 """
 
@@ -81,6 +82,36 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
                         "parameter_name": "lane"}], "validator_error"
 
     queue.push = fair_push
+
+
+# ------------------------------------------------------------------ the queue's order
+def order_lane(demo, concurrency_id: str, pick) -> None:
+    """Patch `demo._queue.get_events` so that, in lane `concurrency_id`, the event that starts next is
+    `pick(waiting, running)` -> the index of a waiting event, or None (nothing of this lane starts now:
+    its free slot waits for an eligible event). `waiting` and `running` are the lane's events as
+    (session_hash, Event), in queue order. Gradio starts a lane's events first come, first served and
+    has no hook for another order."""
+    queue = demo._queue
+    get_events = queue.get_events
+
+    def ordered_get_events():
+        lane = queue.event_queue_per_concurrency_id.get(concurrency_id)
+        if lane is None or not lane.queue:
+            return get_events()
+        running = [(e.session_hash, e) for job in list(queue.active_jobs) if job for e in job
+                   if e.concurrency_id == concurrency_id]
+        chosen = pick([(e.session_hash, e) for e in lane.queue], running)
+        if chosen is None:  # hide the lane from this round (sync code under the queue's delete_lock)
+            held, lane.queue = lane.queue, []
+            try:
+                return get_events()
+            finally:
+                lane.queue = held + lane.queue
+        if chosen:
+            lane.queue.insert(0, lane.queue.pop(chosen))
+        return get_events()
+
+    queue.get_events = ordered_get_events
 
 
 # ------------------------------------------------------------------ the running event

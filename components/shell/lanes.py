@@ -31,7 +31,11 @@ CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
 # The short lane has at least 2 slots: tokenize / attention requests are tens of milliseconds of
 # work, and one slot made them queue behind each other under a crowd (issue #21's siege).
 SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
-LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency}
+# The long lane has one slot more than TLAB_MODEL_CONCURRENCY, and on a shared server (client share
+# under 1) an address runs at most TLAB_MODEL_CONCURRENCY long jobs at once (`fair_pick`): the last slot
+# is another address's, so an honest visitor's short summary never waits behind a stranger's pair of
+# maximum-cost jobs (issue #54: 225 s before; docs/lanes.md states the worst wait).
+LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency + 1}
 # With a generation engine (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
 # the engine batches them, and a decode it runs is never long work here (its plan says so).
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
@@ -42,7 +46,7 @@ DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
 #   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
 BATCH_LANE: dict = {"concurrency_id": "batch",
                     "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}
-LONG_SLOT = threading.BoundedSemaphore(get_settings().model_concurrency)  # held by every job of the long lane
+LONG_SLOT = threading.BoundedSemaphore(LONG_LANE["concurrency_limit"])  # held by every job of the long lane
 
 
 def engine_lane() -> dict:
@@ -161,11 +165,32 @@ def admit(events, session_hash: str | None, fn, data, request=None) -> tuple[str
     return lane_refusal(events, session_hash, fn, data, plan), plan
 
 
+def fair_pick(waiting, running) -> int | None:
+    """Which waiting long job starts next (`gradio_patches.order_lane`): the first whose address runs
+    fewer long jobs than its share of the slots, so a job of an address with nothing running goes
+    before another job of an address that already runs one; None when every waiting job's address
+    already runs its share (the free slot waits for another address). `waiting`, `running`:
+    (session_hash, event) in queue order. On a server of your own (client share 1) an address may use
+    every slot."""
+    settings = get_settings()
+    cap = settings.model_concurrency if settings.client_share < 1.0 else LONG_LANE["concurrency_limit"]
+    busy: dict[str, int] = {}
+    for session, _ in running:
+        client = clients.client_of(session)
+        busy[client] = busy.get(client, 0) + 1
+    for i, (session, _) in enumerate(waiting):
+        if busy.get(clients.client_of(session), 0) < cap:
+            return i
+    return None
+
+
 def admit_fairly(demo) -> None:
-    """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above)."""
+    """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above); start the long
+    lane's jobs in `fair_pick`'s order."""
     from components.shell import gradio_patches
     from components.shell.errors import _input_log
 
     gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]),
                                        with_request=True)
+    gradio_patches.order_lane(demo, LONG_LANE["concurrency_id"], fair_pick)
     clients.use_current_session(gradio_patches.current_session_hash)  # whose request a store is serving

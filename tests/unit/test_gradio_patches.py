@@ -209,7 +209,7 @@ def test_the_upload_parser_is_capped_at_our_file_count():
 
 @pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash",
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files",
-                                  "special_arguments"])
+                                  "special_arguments", "order_lane"])
 def test_each_patch_is_listed_in_the_module_table(name):
     assert f"`{name}`" in gp.__doc__
 
@@ -270,3 +270,43 @@ def test_special_arguments_puts_the_request_where_gradio_does_and_finds_progress
     assert gp.special_arguments(optional, [1], request) == ([1, request], None)
     assert gp.special_arguments(slow)[1] == 1
     assert gp.special_arguments(job)[1] is None
+
+
+# ------------------------------------------------------------------ the queue's order
+def _lane_events(demo, limit=2):
+    from gradio.queueing import EventQueue
+
+    queue = demo._queue
+    queue.event_queue_per_concurrency_id["long"] = lane = EventQueue("long", limit)
+    queue.active_jobs = [None] * 4
+    fn = SimpleNamespace(batch=False)
+    make = lambda s: SimpleNamespace(session_hash=s, concurrency_id="long", fn=fn, _id=s)  # noqa: E731
+    return queue, lane, make
+
+
+def test_order_lane_starts_the_event_pick_names_and_keeps_the_rest_in_order():
+    demo = _queued_demo()
+    queue, lane, make = _lane_events(demo)
+    running = make("a1")
+    queue.active_jobs[0] = [running]
+    lane.current_concurrency = 1
+    lane.queue = [make("a2"), make("a3"), make("b1")]
+    seen = []
+
+    def pick(waiting, run):
+        seen.append(([s for s, _ in waiting], [s for s, _ in run]))
+        return 2
+
+    gp.order_lane(demo, "long", pick)
+    events, batch, cid = queue.get_events()
+    assert [e.session_hash for e in events] == ["b1"] and cid == "long" and not batch
+    assert [e.session_hash for e in lane.queue] == ["a2", "a3"]
+    assert seen == [(["a2", "a3", "b1"], ["a1"])]
+
+
+def test_order_lane_holds_the_lane_when_pick_names_none():
+    demo = _queued_demo()
+    queue, lane, make = _lane_events(demo)
+    lane.queue = [make("a2")]
+    gp.order_lane(demo, "long", lambda waiting, running: None)
+    assert queue.get_events() is None and [e.session_hash for e in lane.queue] == ["a2"]
