@@ -35,7 +35,7 @@ def scale(value: float, f_baseline: float, methods: list[str]) -> dict:
     change = float(value) - float(f_baseline)
     reference = max(abs(change), FLOOR)
     below = abs(change) < FLOOR
-    text = (f"Colour strength: a token's |score| as a share of the change explained, f(text) - f(baseline) = "
+    text = (f"Colour strength = a token's |score| as a share of the change explained, f(text) - f(baseline) = "
             f"{change:+.4f}" + (f", which is below the {FLOOR:g} floor, so colours are measured against {FLOOR:g}"
                                 if below else "") + "; full colour = all of it (or more).")
     signless = [m for m in methods if m in SIGNLESS]
@@ -99,6 +99,12 @@ def faithfulness(deletion: dict, scores: dict, tokens: list[dict], explanations:
     best = eligible[0]
     curve = np.asarray(deletion["curves"][best], dtype=np.float64)
     first_step = abs(float(curve[1] - curve[0])) if len(curve) > 1 else 0.0
+    rand = np.asarray(deletion["random_mean"], dtype=np.float64)
+    if len(rand) > 1 and abs(float(rand[1] - rand[0])) >= ONE_TOKEN_SHARE * moved:
+        return {**out, "status": "any_token", "text": (
+            f"No method is named: removing any one token already moves the output by about as much as removing them "
+            f"all (random orders too: {abs(float(rand[1] - rand[0])):.4f} after one removal, of {moved:.4f} at most), "
+            "so the deletion test cannot tell the methods apart on this input.") + _withheld_text(withheld)}
     if first_step >= ONE_TOKEN_SHARE * moved:
         top = int(checks.ranking(scores[best])[0])
         same = [m for m in explanations if m in scores and int(checks.ranking(scores[m])[0]) == top]

@@ -26,7 +26,7 @@ def summary_md(r: dict) -> str:
     if focus.get("why_not_scored"):
         lines.append("**Not in the scores:** " + md_text(focus["why_not_scored"]))
     if c.get("scale"):
-        lines.append("**Colours:** " + md_text(c["scale"]["text"]))
+        lines.append("**Colours:** red raises, blue lowers. " + md_text(c["scale"]["text"]))
     comp = c.get("completeness")
     if comp:
         rel = comp.get("relative_gap")

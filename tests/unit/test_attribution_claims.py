@@ -77,6 +77,15 @@ def test_one_token_that_flips_the_output_decides_nothing_about_faithfulness():
     assert claim["tied"] == ["attention_rollout"]  # occlusion put "Angela" first
 
 
+def test_when_any_one_removal_moves_the_output_the_test_ranks_nothing():
+    # a short decoder prompt: removing any token (random orders too) drops p(next token) from 0.77 to ~0
+    dl = _deletion({"occlusion": [0.77, 0.0, 0.0, 0.0], "gradient_x_input": [0.77, 0.02, 0.0, 0.0]},
+                   [0.77, 0.01, 0.0, 0.0], ["occlusion", "gradient_x_input"],
+                   {"occlusion": 0.004, "gradient_x_input": 0.002})
+    claim = claims.faithfulness(dl, SCORES, TOKENS, ["occlusion", "gradient_x_input"], None)
+    assert claim["method"] is None and claim["status"] == "any_token" and "random orders too" in claim["text"]
+
+
 def test_a_tie_names_no_single_method():
     dl = _deletion({"occlusion": [0.9, 0.8, 0.5, 0.1], "gradient_x_input": [0.9, 0.8, 0.5, 0.1]},
                    [0.9, 0.85, 0.7, 0.1], ["occlusion", "gradient_x_input"],
