@@ -31,7 +31,7 @@ from backend.engines.generation.settings import DecodeSettings
 from backend.runtime import budget as budgets
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
-from backend.runtime.validation import as_int, one_of
+from backend.runtime.validation import as_int, one_of, kind
 
 ACTIONS = ("step", "greedy", "sample")
 MAX_PATH = 64  # tokens chosen so far (hand + continued); every step re-scores the whole path
@@ -56,7 +56,7 @@ def parse_path(tokenizer, path: Any, vocab_size: int) -> list[int]:
     if isinstance(path, tuple):
         path = list(path)
     if not isinstance(path, list):
-        raise InputError(f"path must be a list of token ids or token strings, got {type(path).__name__}.")
+        raise InputError(f"path must be a list of token ids or token strings, got {kind(path)}.")
     if len(path) > MAX_PATH:
         raise InputError(f"path has {len(path)} tokens; decode by hand takes at most {MAX_PATH}. "
                          "Start again from a longer prompt instead.")
@@ -67,7 +67,7 @@ def _one_id(tokenizer, item: Any, step: int, vocab_size: int) -> int:
     if isinstance(item, str):  # always a token's text ("7" is the token 7, not id 7)
         return token_id(tokenizer, item, f"path step {step}")
     if isinstance(item, (list, dict)) or item is None:
-        raise InputError(f"path step {step} is a {type(item).__name__}; give a token id or a token string.")
+        raise InputError(f"path step {step} is {kind(item)}; give a token id or a token string.")
     return as_int(f"path step {step}", item, "a token id (a whole number)", lo=0, hi=vocab_size - 1)
 
 
@@ -75,6 +75,8 @@ def token_id(tokenizer, text: str, what: str = "token") -> int:
     """The id of a typed token: the text must encode to exactly one token (or be a raw piece)."""
     if not text or len(text) > MAX_TOKEN_CHARS:
         raise InputError(f"{what}: type one token (1 to {MAX_TOKEN_CHARS} characters).")
+    if any("\ud800" <= c <= "\udfff" for c in text):  # a lone surrogate: no tokenizer takes it
+        raise InputError(f"{what} holds a lone surrogate (half of a character, not text); type one token.")
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     if len(ids) == 1:
         return int(ids[0])

@@ -21,6 +21,7 @@ from backend.runtime import budget as request_budget
 from backend.runtime import config
 from backend.runtime.config import KINDS, METHOD_FINETUNED
 from backend.runtime.device import dtype_for, pick_device
+from backend.runtime.validation import kind
 from backend.runtime.errors import ModelLoadError
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.tokenizer_lock import thread_safe_tokenizers
@@ -302,7 +303,7 @@ def load(role: str, override: str | None = None, progress: Callable | None = Non
     `progress(fraction, desc)` (a `gr.Progress` fits) hears about the first, slow load.
     """
     if override is not None and not isinstance(override, str):
-        raise ModelLoadError(f"The model box must be text, got {type(override).__name__}.", role=role)
+        raise ModelLoadError(f"The model box must be text, got {kind(override)}.", role=role)
     override = (override or "").strip() or None
     hub = get_hub()
     first = not hub.is_loaded(role, override)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from backend.runtime import config
 from backend.runtime.config import METHOD_MODEL, ModelSpec
+from backend.runtime.validation import kind
 from backend.runtime.errors import ModelLoadError
 
 HUB_HOST = "huggingface.co"
@@ -210,7 +211,7 @@ def check_override_text(role: str, value) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ModelLoadError(f"The model box must be text, got {type(value).__name__}.", role=role)
+        raise ModelLoadError(f"The model box must be text, got {kind(value)}.", role=role)
     value = value.strip()
     if len(value) > config.MAX_OVERRIDE_CHARS:
         raise ModelLoadError(

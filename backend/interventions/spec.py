@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from backend.runtime.validation import kind
 from backend.runtime.errors import InputError
 
 MAX_CHARS = 2_000
@@ -66,7 +67,7 @@ def _items(spec) -> list[str]:
             raise InputError("spec must be text like 'L2H3=0, L3.mlp=0' (or a list of such strings).")
         spec = ",".join(spec)
     if not isinstance(spec, str):
-        raise InputError(f"spec must be text like '{EXAMPLE}', got {type(spec).__name__}.")
+        raise InputError(f"spec must be text like '{EXAMPLE}', got {kind(spec)}.")
     if len(spec) > MAX_CHARS:
         raise InputError(f"spec is {len(spec):,} characters long; at most {MAX_CHARS:,} are allowed.")
     return [s.strip() for s in re.split(r"[,;\n]+", spec.strip().strip("[]")) if s.strip().strip("'\"")]

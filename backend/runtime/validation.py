@@ -28,7 +28,7 @@ def check_text(text, use: str = "text", what: str | None = None) -> str:
     if text is None:
         text = ""
     if not isinstance(text, str):
-        raise InputError(f"The {what} must be text, got {type(text).__name__}.")
+        raise InputError(f"The {what} must be text, got {kind(text)}.")
     if len(text) > rule.max_chars:
         raise InputError(
             f"The {what} is {len(text):,} characters long; at most {rule.max_chars:,} are allowed. Shorten it."
@@ -144,10 +144,16 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, (str, int, float)) and len(repr(value)) <= 60 else _kind(value)
 
 
-def _kind(value: Any) -> str:
-    """How a wrong-typed value is named in a message (never its whole content)."""
-    return {dict: "an object", list: "a list", tuple: "a list", bool: "true/false",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+def kind(value: Any) -> str:
+    """How a wrong-typed value is named in a message, in the caller's words, not Python's (never its
+    whole content): "nothing", "an object", "a list", "true/false", "a number", "text"."""
+    if value is None:
+        return "nothing"
+    return {dict: "an object", list: "a list", tuple: "a list", bool: "true/false", int: "a number",
+            float: "a number", str: "text", bytes: "bytes"}.get(type(value), "a value of another kind")
+
+
+_kind = kind
 
 
 def fill_template(name: str, template: Any, value: str, default: str) -> str:

@@ -34,7 +34,7 @@ from backend.search.reader import (
     MAX_ANSWER_TOKENS, check_answer, check_question, generative_answer, read, span_reader_answer,
 )
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
-from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text
+from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text, kind
 
 CORPUS_SOURCES = BUILTIN_CORPORA + ("upload", "paste")
 ASK_MAX_PASSAGES = 5  # the reader's prompt (or its span search) stays short
@@ -266,7 +266,7 @@ def _index_settings(settings: IndexSettings | dict | None) -> IndexSettings:
             raise InputError(f"Unknown index setting(s): {', '.join(unknown)}. Known: "
                              f"{', '.join(IndexSettings.__dataclass_fields__)}.")
         return IndexSettings(**settings)
-    raise InputError(f"Index settings must be a dict, got {type(settings).__name__}.")
+    raise InputError(f"Index settings must be a dict, got {kind(settings)}.")
 
 
 # ----------------------------------------------------------------------------- entry points

@@ -77,7 +77,8 @@ def readable_error(exc: Exception, where: str = "") -> gr.Error:
 
     Gradio renders an error message as HTML in the browser's toast and messages may quote
     the caller's input, so < > & are escaped: a quoted value can never become markup."""
-    message = str(exc)
+    # A lone surrogate quoted from the input is no text (no encoder takes it): shown as its escape.
+    message = re.sub(r"[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", str(exc))
     _remember_error(message)
     _input_log().info("%s: %s", where or "?", message.replace("\n", " ")[:300])
     # Short-lived: the message also stays inline (clear_on_error), and toasts that outlive the

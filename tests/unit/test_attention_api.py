@@ -123,7 +123,7 @@ def test_over_the_view_cap_the_views_become_a_notice():
     ("gpt9", "Role must be 'encoder' or 'decoder', got 'gpt9'."),
     ("", "Role must be 'encoder' or 'decoder', got ''."),
     (None, "Role must be 'encoder' or 'decoder', got ''."),
-    (3, "Role must be 'encoder' or 'decoder', got int."),
+    (3, "Role must be 'encoder' or 'decoder', got a number."),
 ])
 def test_bad_role_is_refused_by_every_entry_point(role, message):
     calls = [
@@ -147,7 +147,7 @@ def test_text_errors_are_readable():
         attention.attention("  ", role="encoder")
     with pytest.raises(InputError, match="first sentence"):
         attention.attention("", "fruit flies", role="encoder")
-    with pytest.raises(InputError, match="must be text, got list"):
+    with pytest.raises(InputError, match="must be text, got a list"):
         attention.heatmap(["a"], "", "encoder", 0, 0)
 
 

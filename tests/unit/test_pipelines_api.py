@@ -314,7 +314,7 @@ def test_generate_text_through_the_hub(saved):
 
 
 def test_texts_must_be_text():
-    with pytest.raises(InputError, match="The text must be text, got int"):
+    with pytest.raises(InputError, match="The text must be text, got a number"):
         pipelines.classify(42, True, override=NO_DIR)
     with pytest.raises(InputError, match="batch must be true or false"):
         pipelines.classify(LETTER, math.nan, override=NO_DIR)

@@ -15,7 +15,7 @@ import torch
 from backend.engines.attention import math as am
 from backend.runtime import precision
 from backend.runtime.errors import InputError
-from backend.runtime.validation import as_int, check_text
+from backend.runtime.validation import as_int, check_text, kind
 
 MAX_TOKENS = 256  # heatmaps, summary, math: beyond this the T x T matrices stop being readable
 VIEW_MAX_TOKENS = 96  # bertviz head/model views
@@ -31,7 +31,7 @@ ROLES = ("encoder", "decoder")  # the models whose attention the app shows
 def check_role(role) -> str:
     """'encoder' or 'decoder' (any case, spaces ignored), else a readable InputError."""
     if role is not None and not isinstance(role, str):
-        raise InputError(f"Role must be 'encoder' or 'decoder', got {type(role).__name__}.")
+        raise InputError(f"Role must be 'encoder' or 'decoder', got {kind(role)}.")
     role = (role or "").strip().lower()
     if role not in ROLES:
         raise InputError(f"Role must be 'encoder' or 'decoder', got {role!r}.")

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
-from backend.runtime.validation import as_bool, as_float, as_int
+from backend.runtime.validation import as_bool, as_float, as_int, kind
 
 STRATEGIES = ("greedy", "beam", "sample")
 PRECISIONS = ("fp32", "int8")  # the served weights, or their dynamically quantized copy (backend.efficiency)
@@ -169,7 +169,7 @@ class DecodeSettings:
         if data is None:
             data = {}
         if not isinstance(data, dict):
-            raise InputError(f"Strategy settings must be a JSON object like {{\"strategy\": \"greedy\"}}, got {type(data).__name__}.")
+            raise InputError(f"Strategy settings must be a JSON object like {{\"strategy\": \"greedy\"}}, got {kind(data)}.")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
