@@ -12,8 +12,9 @@ from backend.compress.api import (
     RUNS,
     THROUGH,
     compress,
+    default_run,
 )
 from backend.compress.use import compress_download, compress_predict, variant_keys
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_LAYERS", "DEFAULT_SPARSITY", "DEFAULT_TEMPERATURE", "LIVE_EPOCHS", "RUNS", "THROUGH",
-           "compress", "compress_download", "compress_predict", "variant_keys"]
+           "compress", "compress_download", "default_run", "compress_predict", "variant_keys"]

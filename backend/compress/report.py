@@ -5,11 +5,9 @@ notice" lines computed from these numbers (never written in advance)."""
 
 from __future__ import annotations
 
+from backend.compress import claims
+from backend.compress.claims import ORT_SPEEDUP, STUDENT_KEEP, STUDENT_LATENCY  # noqa: F401  (the targets)
 from backend.engines.compress_run import NAMES
-
-STUDENT_KEEP = 0.95  # the student keeps >= 95 % of the teacher's accuracy ...
-STUDENT_LATENCY = 0.5  # ... at under half its latency
-ORT_SPEEDUP = 3.0  # ONNX Runtime + int8 at least 3x faster than the baseline
 
 
 def label_of(key: str) -> str:
@@ -29,6 +27,7 @@ def rows(raw: dict) -> list[dict]:
         out.append({"key": r["name"], "variant": label_of(r["name"]), "accuracy": r["accuracy"],
                     "latency_ms_mean": r["latency_ms_mean"], "latency_ms_std": r["latency_ms_std"],
                     "latency_runs": r["latency_runs"], "size_mb": r["size_mb"], "files": r["files"],
+                    "test_n": len(r.get("predictions") or []),
                     "accuracy_vs_baseline": _ratio(r["accuracy"], base["accuracy"], 4),
                     "speedup_vs_baseline": _ratio(base["latency_ms_mean"], r["latency_ms_mean"]),
                     "size_vs_baseline": _ratio(r["size_mb"], base["size_mb"])})
@@ -69,19 +68,13 @@ def pruning_curve(raw: dict) -> list[dict]:
 
 
 def targets(table: list[dict]) -> dict:
+    """The chapter's targets, each "met", "not met" or "cannot tell" with why (backend.compress.claims)."""
     by = {r["key"]: r for r in table}
     out = {}
     if "student" in by:
-        s = by["student"]
-        latency = _ratio(s["latency_ms_mean"], by["teacher"]["latency_ms_mean"])
-        out["student"] = {"accuracy_kept": s["accuracy_vs_baseline"], "latency_ratio": latency,
-                          "met": bool(s["accuracy_vs_baseline"] is not None and latency is not None
-                                      and s["accuracy_vs_baseline"] >= STUDENT_KEEP and latency < STUDENT_LATENCY)}
+        out["student"] = claims.student_target(by["student"], by["teacher"])
     if "student_onnx_int8" in by:
-        o = by["student_onnx_int8"]
-        out["onnx_int8"] = {"speedup": o["speedup_vs_baseline"],
-                            "accuracy_loss": round(by["teacher"]["accuracy"] - o["accuracy"], 4),
-                            "met": bool(o["speedup_vs_baseline"] and o["speedup_vs_baseline"] >= ORT_SPEEDUP)}
+        out["onnx_int8"] = claims.onnx_int8_target(by["student_onnx_int8"], by["teacher"])
     return out
 
 
@@ -90,12 +83,16 @@ def notices(table: list[dict], curve: list[dict], agree: dict) -> list[str]:
     base = table[0]
     lines = []
     main = [r for r in table if not r["key"].startswith("pruned_")]
-    fastest = min(main, key=lambda r: r["latency_ms_mean"])
-    if fastest is not base:
+    claim = claims.fastest(table)
+    fastest = next((r for r in main if r["key"] == claim["key"]), None)
+    if fastest is None:
+        lines.append(f"No variant is named the fastest: {claim['why']}.")
+    elif fastest is not base:
         lines.append(f"Fastest: {fastest['variant']}, {fastest['speedup_vs_baseline']:.2f}x the baseline's speed "
                      f"({fastest['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms a query) at "
                      f"{100 * fastest['accuracy']:.1f}% accuracy vs {100 * base['accuracy']:.1f}%, "
                      f"{fastest['size_mb']:.1f} MB vs {base['size_mb']:.1f} MB on disk.")
+    lines += accuracy_lines(table)
     smallest = min(main, key=lambda r: r["size_mb"])
     if smallest is not base and smallest is not fastest:
         lines.append(f"Smallest file: {smallest['variant']}, {smallest['size_mb']:.1f} MB "
@@ -111,3 +108,22 @@ def notices(table: list[dict], curve: list[dict], agree: dict) -> list[str]:
                      f"and a query takes {last['latency_ms_mean']:.1f} ms vs {curve[0]['latency_ms_mean']:.1f} ms "
                      f"(no sparse kernels on this CPU); only the deflated file shrinks: {last['compressed_mb']:.1f} MB.")
     return lines
+
+
+def accuracy_lines(table: list[dict]) -> list[str]:
+    """One line on what an accuracy difference on this few test sentences can mean."""
+    changes = claims.accuracy_changes(table)
+    if not changes:
+        return []
+    first = next(iter(changes.values()))
+    lo, hi = first["ci95"]
+    inside = [label_of(k) for k, c in changes.items() if c["within_noise"] and c["sentences"]]
+    outside = [f"{label_of(k)} ({c['points']:+.1f} points)" for k, c in changes.items() if not c["within_noise"]]
+    line = (f"Accuracy is measured on {first['of']} test sentences: the baseline's 95% interval is "
+            f"{100 * lo:.1f}-{100 * hi:.1f}%, so a difference inside it is within noise (one sentence is "
+            f"{100 / max(1, first['of']):.1f} points)")
+    if inside:
+        line += "; within noise: " + ", ".join(inside)
+    if outside:
+        line += "; outside it: " + ", ".join(outside)
+    return [line + "."]

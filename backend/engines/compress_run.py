@@ -24,6 +24,7 @@ from backend.engines import distill, finetune, onnx_ort, perf_bench, prune, quan
 
 STEPS = ("distil", "quantize", "onnx", "onnx_int8", "prune")
 STATE_FILE = "state.json"
+LOGITS_SHARE = 0.1  # of the distil step's progress bar: the teacher's logits on the training set
 STUDENT_DIR = "student"
 TORCH_INT8_FILE = "student_int8.pt"
 ONNX_FILE = "student.onnx"
@@ -75,12 +76,22 @@ def _save_state(folder: Path, state: dict) -> None:
 
 def _distil(teacher, tokenizer, ds, settings: Settings, folder: Path, labels, check, progress) -> dict:
     trials = distill.grid(settings.temperatures, settings.alphas)
-    t_logits = distill.logits_of(teacher, tokenizer, [t for t, _ in ds.train])
+
+    def on_batch(done, total):
+        progress(LOGITS_SHARE * done / total, f"Distilling: the teacher's soft labels, {done} of {total} training "
+                                              "sentences")
+        check()
+    on_batch(0, len(ds.train))
+    t_logits = distill.logits_of(teacher, tokenizer, [t for t, _ in ds.train], on_batch=on_batch)
     best, rows = None, []
     for i, (temp, alpha) in enumerate(trials):
-        def on_step(step, total, i=i):
-            progress((i + step / total) / len(trials),
-                     f"Distilling: trial {i + 1} of {len(trials)} (T={temp:g}, alpha={alpha:g}), step {step} of {total}")
+        started = time.perf_counter()
+
+        def on_step(step, total, i=i, started=started):
+            left = (time.perf_counter() - started) / max(1, step) * (total - step + (len(trials) - i - 1) * total)
+            progress(LOGITS_SHARE + (1 - LOGITS_SHARE) * (i + step / total) / len(trials),
+                     f"Distilling: trial {i + 1} of {len(trials)} (T={temp:g}, alpha={alpha:g}), step {step} of "
+                     f"{total}" + (f", about {left:.0f} s of training left" if step else ""))
             check()
         s = distill.Settings(temperature=temp, alpha=alpha, layers=tuple(settings.layers), epochs=settings.epochs,
                             learning_rate=settings.learning_rate)

@@ -73,8 +73,10 @@ def encode(tokenizer, texts: list[str]) -> dict:
     return {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
 
 
-def logits_of(model: nn.Module, tokenizer, texts: list[str]) -> np.ndarray:
-    """Logits of `texts` (batches sorted by length), in the texts' order."""
+def logits_of(model: nn.Module, tokenizer, texts: list[str],
+              on_batch: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Logits of `texts` (batches sorted by length), in the texts' order; `on_batch(done, total)` after each
+    batch (a caller's progress and stop check)."""
     out = np.zeros((len(texts), model.head.out_features), dtype=np.float32)
     order = np.argsort([-len(t) for t in texts], kind="stable")
     model.eval()
@@ -83,6 +85,8 @@ def logits_of(model: nn.Module, tokenizer, texts: list[str]) -> np.ndarray:
             idx = order[s:s + EVAL_BATCH]
             logits, _ = model(**encode(tokenizer, [texts[i] for i in idx]))
             out[idx] = logits.float().numpy()
+            if on_batch is not None:
+                on_batch(min(s + EVAL_BATCH, len(texts)), len(texts))
     return out
 
 

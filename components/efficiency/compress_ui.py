@@ -16,6 +16,7 @@ from components.shell import (LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Te
                               md_text, raw_json, user_errors)
 from components.shell import links, runs
 from components.shell.session_memory import download_root, served
+from backend.runtime.errors import InputError
 
 STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
               "onnx": "3 · ONNX Runtime", "onnx_int8": "4 · ONNX Runtime int8", "prune": "5 · prune", "all": "all steps"}
@@ -40,19 +41,28 @@ def table_rows(r: dict) -> list[list]:
              f"{row['size_vs_baseline']:.2f}x" if row["size_vs_baseline"] else "-"] for row in r["rows"]]
 
 
+def _verdict(t: dict) -> str:
+    """A target's verdict as the page says it: met / not met, or why it cannot be told from this run."""
+    if t["status"] == "cannot tell":
+        return f"**cannot tell from this run**: {md_text(t['why'])}"
+    return f"**{t['status']}**"
+
+
 def summary_md(r: dict) -> str:
     lines = []
     t = r["targets"]
     if "student" in t:
         s = t["student"]
         lines.append(f"**Student**: keeps **{100 * s['accuracy_kept']:.1f}%** of the baseline's accuracy at "
-                     f"**{s['latency_ratio']:.2f}x** its latency (target: >= 95% at < 0.5x: "
-                     f"{'met' if s['met'] else 'not met'}).")
+                     f"**{s['latency_ratio']:.2f}x** its latency (target: >= 95% at < 0.5x: {_verdict(s)}).")
     if "onnx_int8" in t:
         o = t["onnx_int8"]
+        c = o.get("accuracy_change") or {}
+        noise = (f" ({abs(c['sentences'])} of {c['of']} sentences: within noise)" if c.get("within_noise")
+                 and c.get("sentences") else "")
         lines.append(f"**ONNX Runtime int8**: **{o['speedup']:.2f}x** faster than the baseline, accuracy "
-                     f"{'-' if o['accuracy_loss'] >= 0 else '+'}{abs(100 * o['accuracy_loss']):.1f} points "
-                     f"(target >= 3x: {'met' if o['met'] else 'not met'}).")
+                     f"{'-' if o['accuracy_loss'] >= 0 else '+'}{abs(100 * o['accuracy_loss']):.1f} points{noise} "
+                     f"(target >= 3x: {_verdict(o)}).")
     if r.get("chosen"):
         c = r["chosen"]
         lines.append(f"Distillation settings chosen on validation from {len(r['search'])} trial(s): "
@@ -72,15 +82,20 @@ def badge_md(r: dict) -> str:
 
 
 def _next(through: str) -> str:
+    """The step after `through`; after "all" (the whole run, as the page opens) the walk starts again at the
+    first step."""
     order = list(compress.THROUGH)
-    i = order.index(through) if through in order else -1
+    i = 0 if through == "all" else order.index(through) if through in order else -1
     return order[min(i + 1, len(order) - 2)]  # never past the last step ("all" is its own button)
 
 
+def _outputs(r: dict) -> tuple:
+    return (r, badge_md(r), summary_md(r), table_rows(r),
+            plots.scatter(r["rows"], (r.get("claims") or {}).get("fastest")), plots.pruning(r["pruning"]), r["run_id"])
+
+
 def _run(run, temperature, alpha, layers, sparsity, through, epochs, progress) -> tuple:
-    r = compress.compress(run, temperature, alpha, layers, sparsity, through, epochs, progress=progress)
-    return (r, badge_md(r), summary_md(r), table_rows(r), plots.scatter(r["rows"]), plots.pruning(r["pruning"]),
-            r["run_id"])
+    return _outputs(compress.compress(run, temperature, alpha, layers, sparsity, through, epochs, progress=progress))
 
 
 @user_errors
@@ -118,41 +133,61 @@ def download(variant, run_id):
     return served(r["path"]), f"`{md_text(r['variant'])}.zip`: {r['megabytes']} MB ({md_text(', '.join(r['files']))})."
 
 
-def _controls():
+def first_view() -> tuple[dict | None, tuple]:
+    """What the section shows on first open: the default run whole (its settings in the controls), formatted
+    as a run's outputs; (None, ()) when the default run is not built on this server yet (a click runs it)."""
+    try:
+        r = compress.default_run("all")
+    except InputError:
+        return None, ()
+    return r["controls"], _outputs(r)
+
+
+def _controls(shown: dict | None):
+    c = shown or {"temperature": compress.DEFAULT_TEMPERATURE, "alpha": compress.DEFAULT_ALPHA,
+                  "layers": compress.DEFAULT_LAYERS, "sparsity": compress.DEFAULT_SPARSITY,
+                  "epochs": compress.LIVE_EPOCHS, "sparsities": []}
+    pruned = ", ".join(f"{100 * x:.0f}%" for x in c["sparsities"])
     with gr.Row():
         run = Radio(list(compress.RUNS), value="default", label="run (default: built at set-up; custom: live)",
                     elem_id="compress-run")
-        through = Dropdown(list(compress.THROUGH), value="teacher", label="run through step",
+        through = Dropdown(list(compress.THROUGH), value="all", label="run through step",
                            elem_id="compress-through")
     with gr.Row():
-        temperature = Slider(0.5, 20, value=compress.DEFAULT_TEMPERATURE, step=0.5, label="temperature T")
-        alpha = Slider(0, 1, value=compress.DEFAULT_ALPHA, step=0.05, label="alpha (weight of the hard labels)")
-        layers = Slider(1, 5, value=compress.DEFAULT_LAYERS, step=1, label="student layers (of 6)")
-        sparsity = Slider(0.05, 0.95, value=compress.DEFAULT_SPARSITY, step=0.05, label="pruning sparsity")
-        epochs = Slider(1, 6, value=compress.LIVE_EPOCHS, step=1, label="distillation epochs")
+        temperature = Slider(0.5, 20, value=c["temperature"], step=0.5, label="temperature T",
+                             elem_id="compress-temperature")
+        alpha = Slider(0, 1, value=c["alpha"], step=0.05, label="alpha (weight of the hard labels)",
+                       elem_id="compress-alpha")
+        layers = Slider(1, 5, value=c["layers"], step=1, label="student layers (of 6)", elem_id="compress-layers")
+        sparsity = Slider(0.05, 0.95, value=c["sparsity"], step=0.05, elem_id="compress-sparsity",
+                          label="pruning sparsity" + (f" (the default run pruned at {pruned})" if pruned else ""))
+        epochs = Slider(1, 6, value=c["epochs"], step=1, label="distillation epochs", elem_id="compress-epochs")
     return [run, temperature, alpha, layers, sparsity, through, epochs]
 
 
 def build() -> None:
+    shown, first = first_view()
+    first = dict(zip(("json", "badge", "summary", "table", "scatter", "pruning", "run_id"), first))
     with gr.Column(elem_id="compress-panel"):
         gr.Markdown(INTRO)
-        inputs = _controls()
+        inputs = _controls(shown)
         with gr.Row():
             step_btn = gr.Button("Next step", elem_id="compress-next")
             run_btn = gr.Button("Run through the chosen step", variant="primary", elem_id="compress-run-btn")
             stop_btn = gr.Button("Stop", variant="stop", elem_id="compress-stop")
         box = error_box("compress-error")
         link_bar = links.bar("efficiency-compress")  # minutes of work: a link restores the settings, never runs
-        badge = gr.Markdown(elem_id="compress-badge")
-        summary = gr.Markdown(elem_id="compress-summary")
-        table = gr.Dataframe(headers=TABLE_HEADERS, label="Every variant, measured in one run", interactive=False,
+        badge = gr.Markdown(first.get("badge"), elem_id="compress-badge")
+        summary = gr.Markdown(first.get("summary"), elem_id="compress-summary")
+        table = gr.Dataframe(first.get("table"), headers=TABLE_HEADERS, label="Every variant, measured in one run",
+                             interactive=False,
                              wrap=True, column_widths=TABLE_WIDTHS, elem_id="compress-table")
         with gr.Row():
-            scatter = gr.Plot(label="Accuracy against latency", elem_id="compress-scatter")
-            pruning = gr.Plot(label="Pruning", elem_id="compress-pruning")
+            scatter = gr.Plot(first.get("scatter"), label="Accuracy against latency", elem_id="compress-scatter")
+            pruning = gr.Plot(first.get("pruning"), label="Pruning", elem_id="compress-pruning")
         run_id = Textbox(value="default", label="run id (the sentence box and downloads use this run)",
                          interactive=False, elem_id="compress-run-id")
-        out_json = raw_json("Raw result (JSON: what /compress returns)")
+        out_json = raw_json("Raw result (JSON: what /compress returns)", value=first.get("json"))
         outputs = [out_json, badge, summary, table, scatter, pruning, run_id]
         ev = run_btn.click(run_compress, inputs, outputs, api_name="compress", show_progress_on=[summary],
                            **LONG_LANE)

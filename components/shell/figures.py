@@ -22,6 +22,7 @@ NOTICE_PREFIX = "What to notice: "
 
 FIGURE_JS = (ASSETS / "figures.js").read_text()
 PHONE_PX = 760  # at this width and below, tables keep whole words and scroll inside themselves
+PLOT_MIN_PX = 220  # a plot area a tall legend or wrapped title squeezed below this grows the figure (figures.js)
 
 FIGURE_CSS = (ASSETS / "figures.css").read_text()
 
@@ -36,6 +37,18 @@ def notice(fig, text: str):
     return fig
 
 
+def legend_below(fig, title: str | None = None):
+    """The legend in rows under the x axis's title, anchored to the figure's bottom (Plotly grows the bottom
+    margin to hold it, so it covers no tick label or axis title at any width; a legend at a fixed paper
+    position slid over the axis title on a phone, or past the figure's edge), its title above its entries;
+    figures.js then grows a figure whose plot a tall legend squeezed. Returns the figure."""
+    legend = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
+    if title:
+        legend["title"] = dict(text=title, side="top")
+    fig.update_layout(legend=legend)
+    return fig
+
+
 def notice_of(fig) -> str:
     """The "What to notice" line a figure carries ('' when none)."""
     meta = getattr(getattr(fig, "layout", None), "meta", None)
@@ -45,7 +58,8 @@ def notice_of(fig) -> str:
 def figure_tools() -> gr.HTML:
     """Place once per page: PNG / SVG buttons and the "What to notice" line under every plot
     (its CSS goes into the page head: it styles elements outside this component)."""
-    return gr.HTML("", js_on_load=FIGURE_JS.replace("__PREFIX__", NOTICE_PREFIX).replace("__PHONE__", str(PHONE_PX)),
+    return gr.HTML("", js_on_load=FIGURE_JS.replace("__PREFIX__", NOTICE_PREFIX).replace("__PHONE__", str(PHONE_PX))
+                   .replace("__PLOT_MIN__", str(PLOT_MIN_PX)),
                    head=f"<style>{FIGURE_CSS}</style>", elem_id="tlab-figure-tools", visible="hidden")
 
 

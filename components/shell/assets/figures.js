@@ -63,10 +63,13 @@ if (!window.__tlabFigures) {
     };
     const size = (full.title && full.title.font && full.title.font.size) || 17;
     const title = textOf(L.title);
-    if (st.marginT === undefined || (title && title !== st['title.text:wrote'])) {
+    if (st.marginT === undefined || (title && title !== st['title.text:wrote'])
+        || (st.wroteHeight !== undefined && L.height !== st.wroteHeight)) {
       st.marginT = full.margin.t;  // a new figure: its own margin and height
       st.height = L.height || full.height;
       st.extra = 0;
+      st.grow = 0;
+      st.wroteHeight = undefined;
     }
     const toolbar = window.innerWidth <= __PHONE__ ? 0 : 240;  // the hover toolbar's corner (hidden on a phone)
     const extra = fit('title.text', title, size, Math.floor((div.clientWidth - 24 - toolbar) / (size * 0.56)));
@@ -77,13 +80,20 @@ if (!window.__tlabFigures) {
       const span = ax === 'xaxis' ? full._size.w : full._size.h;
       fit(ax + '.title.text', textOf(L[ax].title), px, Math.floor((span - 8) / (px * 0.56)));
     }
-    if (st.extra !== extra && title) {
+    // A legend in rows under the plot (a phone: one entry a row) squeezed the plot itself to a strip: the
+    // figure grows until the plot has PLOT_MIN_PX (or half the figure's own height, if that is less).
+    const short = Math.min(__PLOT_MIN__, 0.5 * st.height) - full._size.h;
+    const grow = (st.grow || 0) + (short > 1 ? short : 0);
+    if ((st.extra !== extra && title) || grow !== (st.grow || 0)) {
+      const total = st.height + extra * size * 1.3 + grow;
       // the lines sit in the top band, centred there (Plotly's 'top' anchor lifts extra lines out of the figure)
       if (extra) Object.assign(update, {'title.yref': 'container', 'title.yanchor': 'middle', 'title.pad.t': 0,
-                                        'title.y': 1 - (6 + (extra + 1) * size * 0.65) / (st.height + extra * size * 1.3)});
+                                        'title.y': 1 - (6 + (extra + 1) * size * 0.65) / total});
       update['margin.t'] = st.marginT + extra * size * 1.3;
-      update.height = st.height + extra * size * 1.3;  // the figure grows: the plot keeps its room
+      update.height = total;  // the figure grows: the plot keeps its room
       st.extra = extra;
+      st.grow = grow;
+      st.wroteHeight = total;
     }
     if (Object.keys(update).length) window.Plotly.relayout(div, update);
     // A bar's value stays upright (in a thin bar Plotly turned it sideways) and is not cut off at
@@ -187,6 +197,13 @@ if (!window.__tlabFigures) {
     const css = phone ? Object.entries(widths).map(([id, w]) =>
       `.table-wrap[data-tlab-fit="${id}"] { min-width: ${w}px !important; }`).join('\n') : '';
     if (sheet.textContent !== css) sheet.textContent = css;
+    // A table wider than its box says so above itself (figures.css: "Scroll sideways for more columns"):
+    // on a phone two columns showed and nothing told the rest were there.
+    for (const box of document.querySelectorAll('.table-container')) {
+      if (box.offsetParent === null) continue;
+      const wide = box.scrollWidth > box.clientWidth + 2;
+      if (box.classList.contains('tlab-scrolls') !== wide) box.classList.toggle('tlab-scrolls', wide);
+    }
   };
   let pending = false;
   const later = () => {
