@@ -6,6 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from components.shell import notice
+from components.shell.figures import legend_below
 
 COLORS = {"fp32": "#1f77b4", "int8": "#ff7f0e", "onnx": "#2ca02c"}
 
@@ -23,8 +24,8 @@ def latency_quality(rows: list[dict], x_key: str, y_key: str, x_title: str, y_ti
     for r in rows:
         y = r[y_key] * 100 if y_percent and r[y_key] is not None else r[y_key]
         fig.add_trace(go.Scatter(
-            x=[r[x_key]], y=[y], mode="markers+text", name=f"{r['name']} ({r['memory_mb']:.0f} MB)",
-            text=[r["name"]], textposition="top center", cliponaxis=False,  # a label at the edge stays whole
+            x=[r[x_key]], y=[y], mode="markers", name=f"{r['name']} ({r['memory_mb']:.0f} MB)",
+            cliponaxis=False,  # named in the legend: names over markers piled up on a phone
             marker=dict(size=_marker_px(r["memory_mb"], largest), color=COLORS.get(r["precision"], "#7f7f7f"),
                         opacity=0.6, line=dict(width=1, color="#333")),
             hovertemplate=f"{r['name']}<br>{x_title}: %{{x:.2f}}<br>{y_title}: %{{y:.3f}}<br>"
@@ -34,11 +35,11 @@ def latency_quality(rows: list[dict], x_key: str, y_key: str, x_title: str, y_ti
     if xs:
         fig.update_xaxes(range=[0, max(xs) * 1.3])
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=380, template="plotly_white",
-                      margin=dict(l=60, r=20, t=60, b=50),
-                      legend=dict(orientation="h", y=-0.25, x=0, title_text="marker area = size in memory"))
+                      margin=dict(l=60, r=20, t=60, b=20))
+    legend_below(fig, "marker area = size in memory")
     if y_percent:
         ys = [r[y_key] * 100 for r in rows if r[y_key] is not None]
-        fig.update_yaxes(range=[min(ys + [100]) - 10, 108])  # room above 100% for a marker's name
+        fig.update_yaxes(range=[min(ys + [100]) - 12, 108])  # no tick at the bottom corner, on the x axis's 0
     else:
         ys = [r[y_key] for r in rows if r[y_key] is not None]
         if ys:  # headroom over the highest marker: its name ("... int8") sits above it, inside the plot

@@ -11,6 +11,7 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from backend import search
+from components.shell.figures import legend_below
 from components.shell import LONG_LANE, clear_on_error, error_box, md_text, model_badge, notice, raw_json, user_errors
 
 TERMS = ("*recall@k*: the share of questions whose gold passage (the one the answer was written from) is "
@@ -37,13 +38,13 @@ def evaluation_figure(out: dict) -> go.Figure:
                                  name=name, line=dict(dash=dash),
                                  hovertemplate=f"{name} over the top %{{x}}: %{{y:.1f}}%<extra></extra>"))
     fig.add_hline(y=gold["f1"], line_dash="dot", line_color="gray",
-                  annotation_text=f"reader on the gold passage: F1 {gold['f1']:.1f}%",
+                  annotation_text=f"reader on the gold passage:<br>F1 {gold['f1']:.1f}%",  # one line outran a phone's plot
                   annotation_position="bottom right")
     ks = sorted({r["k"] for r in recall} | {r["k"] for r in e2e})
     fig.update_layout(title=f"Retriever and reader on {out['questions']} questions over {out['passages']} passages",
                       xaxis=dict(title="k: passages retrieved per question", type="log", tickvals=ks),
-                      yaxis=dict(title="% of questions", range=[0, 105]), height=380,
-                      legend=dict(orientation="h", y=-0.25), margin=dict(t=50, b=10))
+                      yaxis=dict(title="% of questions", range=[0, 105]), height=380, margin=dict(l=60, r=20, t=50, b=10))
+    legend_below(fig)  # at a fixed place under the plot it ran into the title and the axis on a phone
     return notice(fig, evaluation_notice(out))
 
 
