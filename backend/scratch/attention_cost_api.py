@@ -70,7 +70,7 @@ def attention_cost(role="encoder", max_tokens=1024, window=64, repeats=3) -> dic
         fits[method] = cost.fit_quadratic([r["tokens"] for r in mine], [r["seconds"] for r in mine])
     return {"role": role, "model": lm.describe(), "geometry": g, "lengths": lengths, "window": window,
             "repeats": repeats, "rows": rows, "fits": fits, "causal": role == "decoder",
-            "notes": ["time: median of `repeats` calls on one torch thread, float32, random q/k/v of the model's "
+            "notes": ["time: the fastest of at least `repeats` calls (more for short ones) on one torch thread, float32, random q/k/v of the model's "
                       "heads x head size (one layer's attention core, without the q/k/v/output projections)",
                       "memory: peak resident memory above the start of the call (Linux VmHWM); other work in "
                       "this process at the same time can add to it",
@@ -99,6 +99,12 @@ def errors_for_layer(lmath, masks: dict, causal: bool) -> dict[str, list[float]]
             out[name].append(round(sa.relative_error(approx, full[h]), 4))
         out["linear"].append(round(sa.relative_error(sa.linear_attention(q[h], k[h], v[h], causal), full[h]), 4))
     return out
+
+
+def kept_weight(weights: torch.Tensor, mask: torch.Tensor) -> list[float]:
+    """Per head, the share of full attention's weight that falls on the pairs a mask keeps (the mean
+    over queries of each row's kept weight): what a sparse pattern can still see of the model's own."""
+    return [round(float(x), 4) for x in (weights * mask.to(weights.dtype)).sum(-1).mean(-1).tolist()]
 
 
 def _patterns(lmath, head: int, masks: dict, causal: bool) -> dict:
@@ -138,25 +144,28 @@ def sparse_attention(text=DEFAULT_TEXT, role="encoder", layer=0, head=0, window=
     _, hiddens = am.run_model(model, inputs)
     t = len(enc.token_ids)
     masks = _masks(t, causal, window, block, global_tokens, random_blocks, seed)
-    errors, patterns = [], None
+    errors, patterns, weight_kept = [], None, {name: [] for name in masks}
     for i, hidden in enumerate(hiddens):
         budget.check(f"compared {i} of {n_layers} layers")
         lmath = am.layer_math(model, i, hidden, inputs["attention_mask"])
         errors.append(errors_for_layer(lmath, masks, causal))
+        for name, mask in masks.items():
+            weight_kept[name].append(kept_weight(lmath.weights[0].float(), mask))
         if i == layer:
             patterns = _patterns(lmath, head, masks, causal)
+    kept = {name: round(sum(sum(r) for r in weight_kept[name]) / (n_layers * n_heads), 4) for name in masks}
     full_pairs = sa.scored_pairs(sa.full_mask(t, causal))
     d = geometry(model)["head_dim"]
     cost_rows = [{"method": "full", "scores": full_pairs, "share": 1.0}] + [
-        {"method": name, "scores": sa.scored_pairs(m), "share": round(sa.scored_pairs(m) / full_pairs, 4)}
-        for name, m in masks.items()] + [
+        {"method": name, "scores": sa.scored_pairs(m), "share": round(sa.scored_pairs(m) / full_pairs, 4),
+         "weight_kept": kept[name]} for name, m in masks.items()] + [
         {"method": "linear", "scores": 0, "share": 0.0, "state_numbers": d * d + d,
          "note": f"no scores: a {d} x {d} sum and a {d}-vector per head instead"}]
     return {"role": role, "model": lm.describe(), "tokens": enc.tokens, "num_tokens": t, "causal": causal,
             "layer": layer, "head": head, "num_layers": n_layers, "num_heads": n_heads,
             "settings": {"window": window, "block": block, "global_tokens": global_tokens,
                          "random_blocks": random_blocks, "seed": seed},
-            "patterns": patterns, "cost": cost_rows,
+            "patterns": patterns, "cost": cost_rows, "weight_kept": weight_kept,
             "errors": {name: [row[name] for row in errors] for name in VARIANTS},
             "mean_error": {name: round(sum(sum(r[name]) for r in errors) / (n_layers * n_heads), 4)
                            for name in VARIANTS}}

@@ -67,11 +67,14 @@ def block_sparse_mask(t: int, block: int, global_tokens: int, random_blocks: int
 
 
 def masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                     mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Softmax attention over the visible keys only: softmax(q k^T / sqrt(d), masked) v.
-    A sparse kernel computes only the visible scores; here they are computed and the rest set
-    to -inf, which gives the same numbers (the cost is counted by `scored_pairs`)."""
+                     mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Softmax attention over the visible keys only: softmax(q k^T / sqrt(d), masked) v (no mask:
+    every key). A sparse kernel computes only the visible scores; here they are computed and the
+    rest set to -inf, which gives the same numbers (the cost is counted by `scored_pairs`)."""
     scaled = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is None:
+        weights = torch.softmax(scaled, dim=-1)
+        return weights @ v, weights
     weights = torch.softmax(scaled.masked_fill(~mask, float("-inf")), dim=-1)
     weights = torch.nan_to_num(weights, nan=0.0)  # a query with no visible key (never, with the diagonal)
     return weights @ v, weights

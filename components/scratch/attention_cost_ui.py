@@ -10,7 +10,7 @@ from backend.scratch import attention_cost_api as api
 from components import shell as common
 from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
                                md_text, raw_json, user_errors)
-from components.scratch.future_plots import cost_figure, errors_figure, fmt_ms, patterns_figure
+from components.scratch.ch11_plots import cost_figure, errors_figure, fmt_ms, patterns_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 ROLES = [("Encoder (all-MiniLM-L6-v2: 12 heads x 32)", "encoder"), ("Decoder (SmolLM2-135M: 9 heads x 64)", "decoder")]
@@ -34,9 +34,12 @@ UNAVAILABLE = (
     "their weights for transformers to load: the packages on the Python package index that wrap these models "
     "(checked by name) name no bundled weights that transformers reads. So this app does not run them; on a "
     "machine that reaches the Hub, the book's notebook does.")
-COST_HEADERS = ["tokens", "method", "time (ms)", "peak memory (MB)", "T x T weights (MB)"]
-COST_WIDTHS = ["12%", "28%", "18%", "22%", "20%"]
-PAIR_HEADERS = ["attention", "scores computed", "share of full", "mean error (all layers x heads)"]
+COST_HEADERS = ["tokens", "full (ms)", "fused kernel (ms)", "sliding window (ms)", "linear (ms)", "full: peak MB",
+                "fused: peak MB", "T x T weights (MB)"]
+COST_WIDTHS = ["10%", "11%", "13%", "14%", "11%", "13%", "13%", "15%"]
+PAIR_HEADERS = ["attention", "scores computed", "share of full", "full attention's weight it keeps",
+                "mean error (all layers x heads)"]
+PAIR_WIDTHS = ["16%", "30%", "14%", "20%", "20%"]
 
 
 def cost_md(data: dict) -> str:
@@ -45,7 +48,7 @@ def cost_md(data: dict) -> str:
     t = data["lengths"][-1]
     return (f"One attention layer of **{md_text(data['model'].get('checkpoint', data['role']))}** "
             f"({g['heads']} heads x {g['head_dim']}), {'causal' if data['causal'] else 'bidirectional'}, "
-            f"{len(data['lengths'])} lengths measured in this one run (median of {data['repeats']}). Full attention's "
+            f"{len(data['lengths'])} lengths measured in this one run (the fastest of {data['repeats']} or more calls each). Full attention's "
             f"time fits a + b T + c T² with c = {fit['c']:.3g} s per token² (R² {fit['r2']:.3f}); at {t:,} tokens "
             f"the T² term is {fit['quadratic_share_at_longest']:.0%} of it. "
             + (f"The encoder's own positions stop at {g['max_positions']:,} tokens: longer lengths time its attention "
@@ -54,9 +57,16 @@ def cost_md(data: dict) -> str:
 
 
 def cost_table(data: dict) -> dict:
-    rows = [[f"{r['tokens']:,}", r["method"], fmt_ms(r["seconds"]),
-             "-" if r["peak_mb"] is None else f"{r['peak_mb']:,.1f}",
-             f"{r['weights_mb']:,.1f}" if r["method"] == "full (by hand)" else "-"] for r in data["rows"]]
+    """One row per length: each method's time, and the peak memory of full attention and the fused kernel."""
+    by = {(r["tokens"], r["method"]): r for r in data["rows"]}
+
+    def mb(r):
+        return "-" if r["peak_mb"] is None else f"{r['peak_mb']:,.1f}"
+
+    rows = [[f"{t:,}"] + [fmt_ms(by[t, m]["seconds"]) for m in ("full (by hand)", "fused kernel", "sliding window",
+                                                              "linear")]
+            + [mb(by[t, "full (by hand)"]), mb(by[t, "fused kernel"]), f"{by[t, 'full (by hand)']['weights_mb']:,.1f}"]
+            for t in data["lengths"]]
     return gr.update(value={"data": rows, "headers": COST_HEADERS}, column_widths=COST_WIDTHS)
 
 
@@ -76,10 +86,13 @@ def sparse_md(data: dict) -> str:
             "per head, on the head's output vectors.")
 
 
-def pairs_table(data: dict) -> list[list]:
+def pairs_table(data: dict) -> dict:
     mean = data["mean_error"]
-    return [[r["method"], f"{r['scores']:,}" if r["method"] != "linear" else r["note"], f"{r['share']:.0%}",
+    kept = {"full": "100%", "linear": "- (no pattern: every key, other weights)"}
+    rows = [[r["method"], f"{r['scores']:,}" if r["method"] != "linear" else r["note"], f"{r['share']:.0%}",
+             kept.get(r["method"]) or f"{r['weight_kept']:.0%}",
              "0 (it is the reference)" if r["method"] == "full" else f"{mean[r['method']]:.1%}"] for r in data["cost"]]
+    return gr.update(value={"data": rows, "headers": PAIR_HEADERS}, column_widths=PAIR_WIDTHS)
 
 
 @user_errors
@@ -116,8 +129,9 @@ def build() -> None:
     with gr.Row():
         time_plot = gr.Plot(label="Time", elem_id="cost-time")
         mem_plot = gr.Plot(label="Memory", elem_id="cost-memory")
-    table = gr.Dataframe(headers=COST_HEADERS, column_widths=COST_WIDTHS, wrap=True, max_height=360,
-                         label="Every measurement", elem_id="cost-table")
+    table = gr.Dataframe(headers=COST_HEADERS, column_widths=COST_WIDTHS, wrap=True,
+                         label="Every measurement (time in ms; memory: peak MB above the start of the call)",
+                         elem_id="cost-table")
     cost_json = raw_json("Raw result (JSON: what /attention_cost returns)", elem_id="cost-json")
     outs = [summary, time_plot, mem_plot, table, cost_json]
     ev = go.click(measure, [role, max_tokens, window], outs, api_name="attention_cost", **LANE)
@@ -128,7 +142,8 @@ def build() -> None:
     box2 = error_box(elem_id="sparse-error")
     summary2 = gr.Markdown(elem_id="sparse-summary")
     patterns = gr.Plot(label="Patterns", elem_id="sparse-patterns")
-    pairs = gr.Dataframe(headers=PAIR_HEADERS, wrap=True, label="What each attention computes", elem_id="sparse-pairs")
+    pairs = gr.Dataframe(headers=PAIR_HEADERS, column_widths=PAIR_WIDTHS, wrap=True,
+                         label="What each attention computes (mean over every layer and head)", elem_id="sparse-pairs")
     errors = gr.Plot(label="Error per layer and head", elem_id="sparse-errors")
     sparse_json = raw_json("Raw result (JSON: what /sparse_attention returns)", elem_id="sparse-json")
     outs2 = [summary2, patterns, errors, pairs, sparse_json]

@@ -9,7 +9,7 @@ import gradio as gr
 from backend.scratch import scaling_api
 from components import shell as common
 from components.shell import SHORT_LANE, Dropdown, Slider, clear_on_error, error_box, md_text, raw_json, user_errors
-from components.scratch.future_plots import compute_figure, scaling_figure
+from components.scratch.ch11_plots import compute_figure, scaling_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [16, 32, 48, 64, 80, 96, 112, 128, 160, 192]
@@ -73,7 +73,7 @@ def placed_md(result: dict) -> str:
                "**outside** the 95 % prediction interval: the law did not predict this size.")
     where = (" It lies outside the family's range, so the line is extrapolated there and the interval widens."
              if result["extrapolated"] else " It lies inside the family's range (an interpolation).")
-    return (f"Your **{r['layers']} layers x {r['width']}** (N = {r['non_embedding']:,}) reached validation loss "
+    return (f"Your **{r['layers']} layer{'s' if r['layers'] != 1 else ''} x {r['width']}** (N = {r['non_embedding']:,}) reached validation loss "
             f"**{r['val_loss']:.4f}** in {r['seconds']:.1f} s; the fit predicted {p['loss']:.4f} "
             f"({p['low']:.4f} to {p['high']:.4f}). It landed {verdict}{where}")
 

@@ -127,3 +127,10 @@ def test_peak_memory_sees_the_t_by_t_matrix_that_full_attention_holds():
         pytest.skip("no /proc/self/status here")
     weights = 4 * 1024 * 1024 * 4
     assert full >= weights and fused < weights / 4
+
+
+def test_full_attention_without_a_mask_is_sdpas():
+    q, k, v = qkv()
+    out, weights = sa.masked_attention(q, k, v, None)
+    assert torch.allclose(out, F.scaled_dot_product_attention(q[None], k[None], v[None])[0], atol=1e-10)
+    assert torch.allclose(out, sa.masked_attention(q, k, v, sa.full_mask(37, False))[0], atol=1e-12)

@@ -132,8 +132,10 @@ def patterns_figure(data: dict) -> go.Figure:
     fig.update_layout(title=f"Layer {data['layer']}, head {data['head']}: which keys each query sees "
                             f"({data['num_tokens']} tokens)", height=340, margin=dict(l=40, r=10, t=70, b=30))
     errs = {k: data["errors"][k][data["layer"]][data["head"]] for k in ("sliding window", "block-sparse", "linear")}
-    return notice(fig, f"the window scores {share['sliding window']:.0%} of the pairs and the block-sparse pattern "
-                       f"{share['block-sparse']:.0%}; on this head their outputs are {errs['sliding window']:.0%} and "
+    kept = {k: data["weight_kept"][k][data["layer"]][data["head"]] for k in ("sliding window", "block-sparse")}
+    return notice(fig, f"the window scores {share['sliding window']:.0%} of the pairs and keeps {kept['sliding window']:.0%} "
+                       f"of this head's attention weight, the block-sparse pattern {share['block-sparse']:.0%} and "
+                       f"{kept['block-sparse']:.0%}; their outputs are {errs['sliding window']:.0%} and "
                        f"{errs['block-sparse']:.0%} away from full attention's, linear attention's "
                        f"{errs['linear']:.0%} (it scores no pairs at all).")
 
@@ -155,9 +157,13 @@ def errors_figure(data: dict) -> go.Figure:
     best = min(names, key=lambda n: mean[n])
     grid = data["errors"][best]
     hard = max(((li, h) for li in range(len(grid)) for h in range(len(grid[li]))), key=lambda lh: grid[lh[0]][lh[1]])
-    return notice(fig, f"averaged over every head, {best} stays closest to full attention ({mean[best]:.1%}) and "
-                       f"{worst} is furthest ({mean[worst]:.1%}); {best}'s worst head is layer {hard[0]}, head "
-                       f"{hard[1]} ({grid[hard[0]][hard[1]]:.1%}): a head that looks far away.")
+    said = (f"averaged over every head, {best} stays closest to full attention ({mean[best]:.1%}) and "
+            f"{worst} is furthest ({mean[worst]:.1%}); {best}'s worst head is layer {hard[0]}, head "
+            f"{hard[1]} ({grid[hard[0]][hard[1]]:.1%})")
+    if best in data.get("weight_kept", {}):
+        said += (f", where its pattern keeps only {data['weight_kept'][best][hard[0]][hard[1]]:.0%} of the head's "
+                 "attention weight")
+    return notice(fig, said + ".")
 
 
 def fmt_ms(seconds: float) -> str:
