@@ -156,8 +156,8 @@ _LINK = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>()\[\]]+")
 def check_answer(answer: str, question: str, passages: list[dict]) -> dict:
     """The generated answer against the retrieved passages (backend.engines.support, as summaries are
     checked): its numbers, names and content words that no passage (nor the question) contains, with
-    offsets into `answer`; a link the passages do not contain is flagged too. Citation marks like [1] are
-    not read as numbers. Names are capitalised spans (no NER model runs here)."""
+    offsets into `answer`; a link the passages do not contain is flagged too, and a citation of a passage
+    number that was not retrieved. Citation marks like [1] are not read as numbers. Names are capitalised spans (no NER model runs here)."""
     answer = answer or ""
     masked = _CITATION.sub(lambda m: " " * len(m.group(0)), answer)  # same length: offsets stay the answer's
     source = "\n".join([question] + [f"{p.get('title', '')}: {p.get('text', '')}" for p in passages])
@@ -168,10 +168,16 @@ def check_answer(answer: str, question: str, passages: list[dict]) -> dict:
         if url not in source:
             links.append({"text": url, "start": m.start(), "end": m.start() + len(url), "kind": "link",
                           "found_by": "links", "reason": "no retrieved passage contains this link"})
+    for m in _CITATION.finditer(answer):  # a citation of a passage the reader was never given
+        nums = [int(n) for n in re.findall(r"\d+", m.group(0))]
+        if any(not 1 <= n <= len(passages) for n in nums):
+            links.append({"text": m.group(0), "start": m.start(), "end": m.end(), "kind": "citation",
+                          "found_by": "citations", "reason": f"only {len(passages)} passage(s) were retrieved: "
+                          f"there is no passage {', '.join(str(n) for n in nums if not 1 <= n <= len(passages))}"})
     spans = [(i["start"], i["end"]) for i in links]
     kept = [i for i in out["unsupported"] if not any(s < i["end"] and i["start"] < e for s, e in spans)]
     out["unsupported"] = sorted(kept + links, key=lambda i: i["start"])
-    out["counts"] = {k: sum(1 for i in out["unsupported"] if i["kind"] == k) for k in support.KINDS + ("link",)}
+    out["counts"] = {k: sum(1 for i in out["unsupported"] if i["kind"] == k) for k in support.KINDS + ("link", "citation")}
     out["counts"]["total"] = len(out["unsupported"])
     out["why"] = WHY_UNSUPPORTED
     out["against"] = f"the question and the {len(passages)} retrieved passage(s)"

@@ -8,7 +8,7 @@ import html
 
 from components.shell import md_text
 
-KIND_WORDS = {"number": "number", "name": "name", "word": "word", "link": "link"}
+KIND_WORDS = {"number": "number", "name": "name", "word": "word", "link": "link", "citation": "citation"}
 CONTEXT_CHARS = 160  # passage text shown on each side of the extractive span
 
 
@@ -33,6 +33,7 @@ def support_line(support: dict) -> str:
     total = counts.get("total", 0)
     kinds = ", ".join(f"{counts.get(k, 0)} of {checked.get(k, 0)} {k}s" for k in ("number", "name", "word"))
     links = f"; {counts['link']} link(s) no passage contains" if counts.get("link") else ""
+    links += f"; {counts['citation']} citation(s) of a passage not retrieved" if counts.get("citation") else ""
     return (f"**Not in the passages:** {total} item{'s' if total != 1 else ''} ({kinds} checked{links}; names from "
             f"{md_text(support.get('names_from', '?'))}), checked against {md_text(support.get('against', 'the passages'))}. "
             f"{md_text(support.get('why', ''))} Hover a mark to see why it is flagged.")

@@ -136,3 +136,8 @@ def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, monkeypatch, qu
     assert out["answer"] and (answer is None or out["answer"] == answer)
     assert out["cited"] == cited
     assert out["citations_from"] == "word overlap (the reader cited no passage)"
+    # the generated answer is checked against the question and the passages it was given
+    flagged = out["support"]["unsupported"]
+    assert all(out["answer"][i["start"]:i["end"]] == i["text"] for i in flagged)
+    if answer == "The answer is 5.":  # DistilBERT has 6 layers: no retrieved passage says 5
+        assert [(i["text"], i["kind"]) for i in flagged] == [("5", "number")]

@@ -30,6 +30,9 @@ def test_numbers_names_and_links_the_passages_lack_are_flagged_but_not_citation_
         assert answer[i["start"]:i["end"]] == i["text"]
     assert out["counts"]["total"] == len(out["unsupported"]) and out["counts"]["link"] == 1
     assert check_answer("It was pretrained on 100 languages [1].", QUESTION, PASSAGES)["counts"]["total"] == 0
+    made_up = check_answer("XLM-RoBERTa [6] is multilingual [2].", QUESTION, PASSAGES)  # two passages were retrieved
+    assert [(i["text"], i["kind"]) for i in made_up["unsupported"]] == [("[6]", "citation")]
+    assert "there is no passage 6" in made_up["unsupported"][0]["reason"]
 
 
 def _result(**kw) -> dict:
