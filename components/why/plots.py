@@ -138,15 +138,18 @@ def agreement_figure(r: dict) -> go.Figure:
     fig = go.Figure()
     if not ag:
         return fig
-    names = [SHORT[m] for m in ag["methods"]]
+    names = [SHORT[m].replace(" ", "<br>", 1) for m in ag["methods"]]  # two lines: the cells keep the width
     z = [[(v if v is not None else 0.0) for v in row] for row in ag["spearman"]]
-    text = [[("n/a" if v is None else f"{v:.2f}") + f"<br>top-{ag['top_k']} {o:.0%}" for v, o in zip(row, orow)]
+    # short cell text at a fixed size (a phone's cells are ~28 px wide: "top-3 100%" was shrunk to 3 px)
+    text = [[("n/a" if v is None else f"{v:.2f}") + f"<br>{o:.0%}" for v, o in zip(row, orow)]
             for row, orow in zip(ag["spearman"], ag["top_k_overlap"])]
     fig.add_trace(go.Heatmap(z=z, x=names, y=names, zmin=-1, zmax=1, colorscale="RdBu", reversescale=True,
-                             text=text, texttemplate="%{text}", hovertemplate="%{y} vs %{x}: %{text}<extra></extra>",
-                             colorbar=dict(title="Spearman")))
-    fig.update_layout(title="Do the methods agree? (rank correlation, top-k overlap)", template="plotly_white",
-                      height=420, margin=dict(l=120, r=20, t=50, b=100), yaxis=dict(autorange="reversed"))
+                             text=text, texttemplate="%{text}", textfont=dict(size=10),
+                             hovertemplate="%{y} vs %{x}: %{text}<extra></extra>",
+                             colorbar=dict(title="Spearman", thickness=10)))
+    fig.update_layout(title=f"Do the methods agree? (each cell: rank correlation, then top-{ag['top_k']} overlap)",
+                      template="plotly_white", height=420, margin=dict(l=20, r=10, t=50, b=20),
+                      yaxis=dict(autorange="reversed", automargin=True), xaxis=dict(automargin=True))
     return notice(fig, agreement_notice(r))
 
 

@@ -45,7 +45,18 @@ ENCODER = {"rows": [{"name": "MiniLM fp32", "precision": "fp32", "ms_per_text": 
                     {"name": "MiniLM int8", "precision": "int8", "ms_per_text": 6.2, "agreement": 0.95,
                      "memory_mb": 33.0, "disk_mb": 33.0}]}
 FIGURES = ("compress-scatter", "compress-pruning", "compress-pruning-one", "efficiency-decoder", "efficiency-encoder",
-           "search-evaluation")
+           "search-evaluation", "why-agreement")
+METHODS = ["gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout", "last_layer_attention"]
+AGREEMENT = {"checks": {"agreement": {
+    "methods": METHODS, "top_k": 3,
+    "spearman": [[1.0 if i == j else round(((i * 7 + j * 3) % 11 - 5) / 5.5, 2) for j in range(5)] for i in range(5)],
+    "top_k_overlap": [[1.0 if i == j else (1, 2, 3)[(i + j) % 3] / 3 for j in range(5)] for i in range(5)]}}}
+CELL_TEXT_JS = """() => {
+    const d = document.querySelector('#why-agreement .js-plotly-plot');
+    const cell = d._fullLayout._size.w / 5;
+    return [...d.querySelectorAll('.hm text')].map(t => [t.textContent, t.getBoundingClientRect().width, cell,
+                                                        parseFloat(getComputedStyle(t).fontSize)]);
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +67,15 @@ def figures_url():
     from components.efficiency import compress_plots, plots
     from components.search import evaluate
     from components.shell import figure_tools
+    from components.why import plots as why
 
     rows = compress_rows()
     made = {"compress-scatter": compress_plots.scatter(rows, claims.fastest(rows)),
             "compress-pruning": compress_plots.pruning(curve((0.3, 0.5, 0.7, 0.9))),
             "compress-pruning-one": compress_plots.pruning(curve((0.5,))),  # a custom run: one sparsity
             "efficiency-decoder": plots.decoder_scatter(DECODER), "efficiency-encoder": plots.encoder_scatter(ENCODER),
-            "search-evaluation": evaluate.evaluation_figure(EVALUATION)}
+            "search-evaluation": evaluate.evaluation_figure(EVALUATION),
+            "why-agreement": why.agreement_figure(AGREEMENT)}
 
     def build():
         figure_tools()  # the page's figure script and styles, as app.py places them
@@ -79,7 +92,7 @@ def test_no_figure_has_parts_overlapping_or_cut_at_this_width(browser, figures_u
     try:
         page.goto(figures_url)
         for key in FIGURES:
-            expect(page.locator(f"#{key} .js-plotly-plot .legend")).to_be_visible(timeout=60_000)
+            expect(page.locator(f"#{key} .js-plotly-plot .main-svg").first).to_be_visible(timeout=60_000)
         page.wait_for_timeout(800)  # figures.js wraps titles and grows squeezed plots after the first draw
         problems = {key: figure_problems(page, f"#{key}") for key in FIGURES}
         shot(page, f"figure_layout_{width}")
@@ -92,5 +105,21 @@ def test_no_figure_has_parts_overlapping_or_cut_at_this_width(browser, figures_u
         assert 0 <= y[0] < 22.1 and 86.3 < y[1] <= 100, y
         x = page.evaluate("() => document.querySelector('#compress-pruning-one .js-plotly-plot')._fullLayout.xaxis.range")
         assert -15 < x[0] < 0 and x[1] <= 100, x  # one sparsity: not an axis from -20 to 80
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_the_agreement_heatmaps_numbers_fit_their_cells_at_a_readable_size(browser, figures_url, width):
+    """Why's agreement matrix: each cell's numbers (Spearman, then top-k overlap) fit inside the cell at 9 px or
+    more (on a phone Plotly shrank "0.69 top-3 67%" to 3 px to fit a 21-px cell)."""
+    page = new_page(browser, viewport={"width": width, "height": 900})
+    try:
+        page.goto(figures_url)
+        expect(page.locator("#why-agreement .hm text").first).to_be_attached(timeout=60_000)
+        page.wait_for_timeout(500)
+        cells = page.evaluate(CELL_TEXT_JS)
+        assert len(cells) == 25
+        assert [c for c in cells if c[1] > c[2] - 2 or c[3] < 9] == [], cells[:5]
     finally:
         page.context.close()
