@@ -179,21 +179,28 @@ def _marked(pieces: list[tuple[str, str]]) -> str:
 def _column(run: dict, pieces) -> str:
     href = html.escape("?" + run["query"], quote=True)
     return (f"<div class='tlab-run' data-run='{run['n']}'><div class='tlab-run-head'><b>{html.escape(label(run))}</b> "
-            f"<a class='tlab-run-open tlab-open-here' href='{href}' target='_blank' rel='noopener'>Reopen this run</a></div>"
+            f"<a class='tlab-run-open tlab-open-here' href='{href}' target='_blank' rel='noopener' "
+            f"title='{html.escape(REOPEN_SAYS, quote=True)}'>"
+            f"Reopen this run's inputs</a></div>"
             f"<div class='tlab-run-text'>{_marked(pieces)}</div></div>")
+
+
+REOPEN_SAYS = ("Reopening puts this run's inputs back in its tab; its result is not kept: run it again to see "
+               "it (the summary here is what it showed).")
 
 
 def side_by_side(a: dict, b: dict | None = None) -> str:
     """Two runs' summaries side by side, each word the other lacks marked (numbers that changed more
     strongly), each with its link; one run alone when `b` is None."""
     if b is None:
-        return f"<div class='tlab-runs-view'>{_column(a, [(a['summary'], 'same')])}</div>"
+        return (f"<p class='tlab-runs-said'>{html.escape(REOPEN_SAYS)}</p>"
+                f"<div class='tlab-runs-view'>{_column(a, [(a['summary'], 'same')])}</div>")
     left, right = word_diff(a["summary"], b["summary"])
     changed = sum(k != "same" for _, k in left + right)
     numbers = sum(k == "number" for _, k in left + right)
     said = ("The two summaries are the same word for word." if not changed else
             f"Marked: words one run has and the other has not there ({numbers} of them numbers, in the stronger colour).")
-    return (f"<p class='tlab-runs-said'>{html.escape(said)}</p>"
+    return (f"<p class='tlab-runs-said'>{html.escape(said)} {html.escape(REOPEN_SAYS)}</p>"
             f"<div class='tlab-runs-view'>{_column(a, left)}{_column(b, right)}</div>")
 
 

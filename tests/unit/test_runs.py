@@ -40,6 +40,10 @@ def test_the_view_puts_two_runs_side_by_side_escaped_with_their_links():
     assert alone.count("class='tlab-run'") == 1 and "<mark" not in alone
     assert "tick two" in runs.view(kept, []) and runs.view([], []) == ""
     assert "same word for word" in runs.side_by_side(kept[0], {**kept[0], "n": 9})
+    # reopening restores a run's inputs, not its result, and the panel says so (link, title and the line above)
+    for shown in (html, alone):
+        assert "Reopen this run's inputs</a>" in shown and "its result is not kept: run it again" in shown
+        assert "title='Reopening puts this run&#x27;s inputs back" in shown
 
 
 def test_the_kept_list_is_bounded_and_a_strangers_list_is_cleaned():
