@@ -302,8 +302,15 @@ def mask_bars(r: dict) -> go.Figure:
     if top is None:
         return fig
     said = f"the model's first choice is '{top['token_str'].strip()}' ({percent(top['score'])})"
-    if len(r["candidates"]) > 1:
-        said += f"; the top {len(r['candidates'])} together hold {percent(sum(c['score'] for c in r['candidates']))}"
+    k = len(r["candidates"])
+    if k > 1 and "left_prob" in top:  # the rerank is a softmax over its own candidates, not over the vocabulary
+        pool = r.get("n_reranked") or k
+        said += (f"; the top {k} together hold {percent(sum(c['score'] for c in r['candidates']))} of the rerank's "
+                 f"probability, which is shared among the {pool} candidates reranked, not the whole vocabulary (after "
+                 f"the left context alone these {k} words hold {percent(sum(c['left_prob'] for c in r['candidates']))}"
+                 " of the vocabulary's)")
+    elif k > 1:
+        said += f"; the top {k} together hold {percent(sum(c['score'] for c in r['candidates']))}"
     return notice(fig, said + ".")
 
 

@@ -134,3 +134,13 @@ def test_ner_training_writes_the_train_tabs_link_and_the_pickers_follow_the_mode
     assert writes_ner_bar, "nothing writes the NER link bar"
     ner_train = [i for i, d in fns.items() if d.get("api_name") == "train_ner"]
     assert ner_train and any(d.get("trigger_after") in ner_train for d in writes_ner_bar)
+
+
+def test_the_decoders_fill_mask_share_is_of_its_reranked_candidates_not_the_vocabulary():
+    cands = [{"token_str": w, "score": s, "left_prob": lp, "sequence": w} for w, s, lp in
+             [("paris", 0.95, 0.20), ("lyon", 0.03, 0.05), ("nice", 0.01, 0.02), ("rome", 0.004, 0.01),
+              ("oslo", 0.003, 0.004)]]
+    said = notice_of(P.mask_bars({"candidates": cands, "n_reranked": 20}))
+    assert "the top 5 together hold 99.7% of the rerank's probability" in said
+    assert "shared among the 20 candidates reranked, not the whole vocabulary" in said
+    assert "these 5 words hold 28% of the vocabulary's" in said
