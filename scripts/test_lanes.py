@@ -33,6 +33,11 @@ LANES = {
     "browser": ["tests/browser"],
     "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz", "tests/space", "tests/engine"],
 }
+# Tier folders no lane runs, and why: every tier folder is in exactly one lane or here (tests/unit/test_lanes.py).
+OFF_LANES = {
+    "tests/gpu": "needs a CUDA device, which CI has not (every test there skips without one); "
+                 "scripts/gpu_check.sh runs it on a lent GPU machine",
+}
 
 
 def _start(name: str, folders: list[str]) -> tuple[subprocess.Popen, Path]:

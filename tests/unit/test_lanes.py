@@ -17,8 +17,34 @@ def _lanes():
 
 def test_every_tier_folder_is_in_exactly_one_lane():
     tiers = sorted(f"tests/{p.parent.name}" for p in (ROOT / "tests").glob("*/test_*.py"))
-    in_lanes = [folder for folders in _lanes().LANES.values() for folder in folders]
-    assert sorted(set(tiers)) == sorted(in_lanes)  # none left out, none run twice
+    lanes = _lanes()
+    in_lanes = [folder for folders in lanes.LANES.values() for folder in folders]
+    off = list(lanes.OFF_LANES)
+    assert not set(in_lanes) & set(off)
+    assert sorted(set(tiers)) == sorted(in_lanes + off)  # none left out, none run twice, the rest say why
+    assert all(lanes.OFF_LANES[folder].strip() for folder in off)
+
+
+def test_the_tier_no_lane_runs_skips_cleanly_without_cuda():
+    """tests/gpu is left out of the lanes because it needs CUDA: without it, every test there skips (no
+    errors), and a run that requires the device fails instead of passing on skips."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: tests/gpu runs for real")
+    env = {k: v for k, v in os.environ.items() if k not in ("TLAB_GPU_DRY_RUN", "TLAB_REQUIRE_GPU")}
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/gpu"]
+    plain = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0, plain.stdout[-2000:] + plain.stderr[-2000:]
+    assert " skipped" in plain.stdout and "passed" not in plain.stdout and "error" not in plain.stdout.lower()
+    required = subprocess.run(cmd, cwd=ROOT, env=dict(env, TLAB_REQUIRE_GPU="1"), capture_output=True, text=True,
+                              timeout=300)
+    assert required.returncode != 0 and "TLAB_REQUIRE_GPU=1" in required.stdout + required.stderr
 
 
 def test_a_failing_lane_fails_the_run_and_each_log_is_printed(tmp_path, capsys):
