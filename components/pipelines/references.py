@@ -51,7 +51,19 @@ def _reference_set(reference):
     return REFERENCE_NOTE if (reference or "").strip() else gr.skip()
 
 
-def _link_reference(edits: list, reference, note) -> None:
+def _text_changed(pairs):
+    """The text changed by any means (a link, a hand-off, a Start button: no keystroke, so no `input`): an
+    example's reference left in the box for another text is cleared there, as the run would drop it."""
+    def changed(text, reference):
+        _, dropped = _own_reference(text if isinstance(text, str) else "", reference, pairs)
+        return ("", REFERENCE_CLEARED) if dropped is not None else (gr.skip(), gr.skip())
+    return changed
+
+
+def _link_reference(edits: list, reference, note, pairs=()) -> None:
     for box in edits:
         box.input(_text_edited, [reference], [reference, note], queue=False, api_visibility="private")
+    if pairs:
+        edits[0].change(_text_changed(pairs), [edits[0], reference], [reference, note], queue=False,
+                        api_visibility="private")
     reference.change(_reference_set, [reference], [note], queue=False, api_visibility="private")

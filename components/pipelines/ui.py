@@ -27,7 +27,7 @@ from components.pipelines.examples import (
 from components.pipelines.examples import RHINE, RHINE_LABELS, RHINE_QUESTIONS
 from components.pipelines.handlers import (LANGUAGES, MODEL_BOX_INFO, run_classify, run_fill_mask, run_generate, run_ner,
                                            run_qa, run_summarize, run_translate, run_zero_shot, stream_generate)
-from components.pipelines.references import (REFERENCE_NOTE, _link_reference)
+from components.pipelines.references import (REFERENCE_NOTE, SUMMARY_PAIRS, TRANSLATION_PAIRS, _link_reference)
 
 
 # ---------------------------------------------------------------------------- handlers
@@ -232,7 +232,7 @@ def _build_summarize() -> None:
             scores = gr.Markdown(elem_id="pl-summarize-scores")
             out = _json("summarize")
             link_bar = _link_bar("summarize", go_btn)
-    _link_reference([text], reference, note)
+    _link_reference([text], reference, note, SUMMARY_PAIRS)
     outputs = [badge, summary, support, baseline, extractive, plot, scores, out]
     ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
                       api_name="summarize", **engine_lane())
@@ -265,7 +265,7 @@ def _build_translate() -> None:
             pair = gr.Markdown(elem_id="pl-translate-pair")
             out = _json("translate")
             link_bar = _link_bar("translate", go_btn)
-    _link_reference([text, src, tgt], reference, note)
+    _link_reference([text, src, tgt], reference, note, TRANSLATION_PAIRS)
     ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
                       [badge, translation, pair, out], api_name="translate", **engine_lane())
     clear_on_error(ev, [badge, translation, pair, out], box)

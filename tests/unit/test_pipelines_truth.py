@@ -214,3 +214,30 @@ def test_missing_model_messages_are_plain_sentences_with_the_right_fix(monkeypat
     with pytest.raises(ModelLoadError, match="--profile local") as info:
         hub.resolve("sentiment")
     assert "`" not in str(info.value)
+
+
+def test_a_text_changed_without_a_keystroke_clears_an_examples_reference_left_for_another_text():
+    """A link, a hand-off or a Start button sets the text with no `input` event: the box must not keep the
+    example's reference written for the old text (the run would drop it, the box still showed it)."""
+    from components.pipelines.examples import EIFFEL, EIFFEL_SUMMARY, SUMMARY_EXAMPLE, SUMMARY_REFERENCE
+
+    changed = ref._text_changed(ref.SUMMARY_PAIRS)
+    assert changed(EIFFEL, SUMMARY_REFERENCE) == ("", ref.REFERENCE_CLEARED)
+    for kept in (changed(EIFFEL, EIFFEL_SUMMARY), changed(SUMMARY_EXAMPLE, SUMMARY_REFERENCE),
+                 changed("My text.", "My own reference."), changed("My text.", "")):
+        assert all(isinstance(x, dict) and x.get("__type__") == "update" and len(x) == 1 for x in kept)
+
+
+def test_the_summary_and_translation_text_boxes_clear_an_examples_reference_on_any_change():
+    import gradio as gr
+
+    from components.pipelines import ui as pipelines_ui
+    from components.shell import links
+
+    links.reset()
+    with gr.Blocks() as demo:
+        pipelines_ui.build()
+    ids = {c._id: getattr(c, "elem_id", None) for c in demo.blocks.values()}
+    wired = {(ids[t[0]], ids[fn.outputs[0]._id]) for fn in demo.fns.values() if getattr(fn.fn, "__name__", "") == "changed"
+             for t in fn.targets if t[1] == "change"}
+    assert {("pl-summarize-text", "pl-summarize-reference"), ("pl-translate-text", "pl-translate-reference")} <= wired
