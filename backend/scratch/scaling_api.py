@@ -164,7 +164,9 @@ def place(law: dict, run: dict) -> dict:
     ns = [r["non_embedding"] for r in law["runs"]]
     inside = pred["low"] <= run["val_loss"] <= pred["high"]
     return {"run": run, "predicted": pred, "inside": inside, "residual": round(run["val_loss"] - pred["loss"], 4),
-            "extrapolated": not min(ns) <= run["non_embedding"] <= max(ns), "fit": law["fit"]}
+            "extrapolated": not min(ns) <= run["non_embedding"] <= max(ns), "fit": law["fit"],
+            "family": [{"layers": r.get("layers"), "width": r.get("width"), "non_embedding": r["non_embedding"]}
+                       for r in law["runs"]]}
 
 
 def scaling_add(layers=3, width=64) -> dict:

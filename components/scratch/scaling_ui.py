@@ -73,6 +73,14 @@ def placed_md(result: dict) -> str:
                "**outside** the 95 % prediction interval: the law did not predict this size.")
     where = (" It lies outside the family's range, so the line is extrapolated there and the interval widens."
              if result["extrapolated"] else " It lies inside the family's range (an interpolation).")
+    if not result["inside"]:
+        shapes = [f["width"] / f["layers"] for f in result.get("family", [])]
+        odd = shapes and not min(shapes) <= r["width"] / r["layers"] <= max(shapes)
+        where += (" Why it may miss: " + ("its shape (width per layer "
+                                          f"{r['width'] / r['layers']:g}) lies outside the family's "
+                                          f"({min(shapes):g} to {max(shapes):g}), and at this scale shape matters "
+                                          "beside N; " if odd else "")
+                  + "one seed per size; and a 95 % interval leaves 1 size in 20 outside by chance.")
     return (f"Your **{r['layers']} layer{'s' if r['layers'] != 1 else ''} x {r['width']}** (N = {r['non_embedding']:,}) reached validation loss "
             f"**{r['val_loss']:.4f}** in {r['seconds']:.1f} s; the fit predicted {p['loss']:.4f} "
             f"({p['low']:.4f} to {p['high']:.4f}). It landed {verdict}{where}")

@@ -110,3 +110,10 @@ def test_the_sparse_figures_say_the_kept_weight_and_the_errors_of_this_head():
     assert "layer 0, head 1 (40.0%)" in errs and "keeps only 60%" in errs
     rows = attention_cost_ui.pairs_table(data)["value"]["data"]
     assert rows[1][3] == "70%" and rows[0][4].startswith("0")
+
+
+def test_a_size_outside_its_interval_is_told_why_it_may_miss():
+    data = law()
+    run = {"layers": 1, "width": 192, "non_embedding": 50_000, "val_loss": 9.0, "seconds": 3.0}
+    said = scaling_ui.placed_md(scaling_api.place(data, run))
+    assert "**outside**" in said and "width per layer 192" in said and "1 size in 20" in said

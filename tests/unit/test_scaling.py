@@ -82,7 +82,8 @@ def test_a_size_trains_with_the_recipe_and_its_curve_falls():
     assert run["evals"][-1]["tokens"] == 20 * 4 * 16
     assert run["evals"][-1]["compute"] == pytest.approx(6 * run["non_embedding"] * 20 * 4 * 16)
     assert run["evals"][-1]["val_loss"] < math.log(256)  # below a uniform guess over bytes
-    assert run == scaling.train_size(1, 16, recipe)  # seeded: the same run again
+    again = scaling.train_size(1, 16, recipe)  # seeded: the same run again (its seconds aside)
+    assert {k: v for k, v in run.items() if k != "seconds"} == {k: v for k, v in again.items() if k != "seconds"}
 
 
 def test_the_frontier_keeps_the_lowest_loss_reached_at_each_compute():
