@@ -56,3 +56,18 @@ def reveal(key: str):
 
     go.__name__ = f"start_reveal_{key}"
     return go, LANES.get(key, SHORT_LANE)
+
+
+def findings(key: str):
+    """The handler an Open button runs first when its tab opens at what the card found (the attention step's
+    head): the card's findings as they are, or, when the card was never revealed in this page (a reload
+    empties it), the Reveal's run, so the tab opens at the head the card names, never at head 0."""
+    show, lane = reveal(key)
+
+    def fill(found, request: gr.Request = None):
+        if isinstance(found, dict) and found:
+            return gr.skip(), gr.skip()
+        return show(request)
+
+    fill.__name__ = f"start_findings_{key}"
+    return fill, lane

@@ -44,6 +44,9 @@ STEPS: tuple[Step, ...] = (
 assert [s.key for s in STEPS] == [tab for tab, _ in course.FIRST_HOUR], "the route follows course.FIRST_HOUR"
 
 
+FINDS = ("attention",)  # steps whose Open button opens the tab at what the card found (its layer and head)
+
+
 def open_query(step: Step, extra: dict | None = None) -> dict:
     """The query that opens the step's tab: its example, plus what the card found (the attention head)."""
     return {**step.query, **{k: str(v) for k, v in (extra or {}).items()}}

@@ -37,7 +37,7 @@ ARCH_HTML, ARCH_CSS = ((HERE / name).read_text() for name in ("transformer.html"
 
 
 def _route(titles: dict[str, str]) -> list[tuple]:
-    """The guided steps; returns (Open button, step, the card's findings) for `wire`."""
+    """The guided steps; returns (Open button, step, the card's findings, the card) for `wire`."""
     opens = []
     gr.Markdown(ROUTE_INTRO, elem_id="start-route")
     for i, (step, (_, what)) in enumerate(zip(route.STEPS, course.FIRST_HOUR), 1):
@@ -56,7 +56,7 @@ def _route(titles: dict[str, str]) -> list[tuple]:
             found = gr.State({})
         fn, lane = handlers.reveal(step.key)
         show.click(fn, None, [card, found], api_visibility="private", **lane)
-        opens.append((opener, step, found))
+        opens.append((opener, step, found, card))
     return opens
 
 
@@ -97,8 +97,8 @@ def wire(buttons: list[tuple], tabs) -> None:
     """Each button applies its query like a link; call after every tab registered its inputs. A first-hour
     step's button (button, step, its card's findings) opens its tab at what the card found."""
     for item in buttons:
-        if len(item) == 3:
-            opener, step, found = item
+        if len(item) == 4:
+            opener, step, found, card = item
             out, cut = links.narrowed(tabs, route.open_query(step, {}))
 
             def go(extra, step=step, cut=cut):
@@ -106,7 +106,12 @@ def wire(buttons: list[tuple], tabs) -> None:
                                        note="Opened from the Start page's first hour."))
 
             go.__name__ = f"start_step_{step.key}"
-            opener.click(go, [found], out, **links.PAGE_ONLY)
+            if step.key in route.FINDS:  # the card's findings first (a reloaded page has none), then the tab
+                fill, lane = handlers.findings(step.key)
+                opener.click(fill, [found], [card, found], api_visibility="private", **lane).success(
+                    go, [found], out, **links.PAGE_ONLY)
+            else:
+                opener.click(go, [found], out, **links.PAGE_ONLY)
             continue
         btn, query = item
         out, cut = links.narrowed(tabs, query)
