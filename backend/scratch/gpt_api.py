@@ -18,7 +18,7 @@ from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.rates import RATES
 from backend.runtime.validation import as_float, as_int, one_of
-from backend.scratch import corpora, tiny_gpt
+from backend.scratch import corpora, fit, tiny_gpt
 from backend.scratch.gpt_store import Model, get_store
 
 DEFAULTS = dict(steps=300, layers=3, heads=4, width=96, context=64, batch=16, learning_rate=2e-3, eval_every=50,
@@ -209,6 +209,7 @@ def _result(plan, s, scheme, what, body, data, tok, params, out, total_s) -> dic
                   "train_loss_mean_last_10": round(sum(out.losses[-10:]) / len(out.losses[-10:]), 4)
                   if out.losses else None},
         "unigram_entropy": round(tiny_gpt.unigram_entropy(data.val), 4),
+        "fit": fit.overfitting(out.losses, out.evals),
         "seconds": round(total_s, 2), "train_seconds": round(train_s, 2),
         "tokens_per_s": round(out.steps_run * s["batch"] * s["context"] / train_s, 1),
         "plan": {"seconds": plan["seconds"], "basis": plan["basis"]},

@@ -73,7 +73,17 @@ def final_md(r: dict) -> str:
             f"**{r['tokens_per_s']:,.0f} tokens/s**): {r['parameters']:,} parameters, {r['vocab_size']:,} tokens "
             f"({md_text(r['tokens'])}). Final train loss **{f['train_loss']}**, validation loss **{f['val_loss']}**, "
             f"{below} the unigram entropy {r['unigram_entropy']} (plan said {r['plan']['seconds']:.0f} s, "
-            f"{md_text(r['plan']['basis'])}).{after_stop(r)}")
+            f"{md_text(r['plan']['basis'])}).{after_stop(r)}{overfit_line(r)}")
+
+
+def overfit_line(r: dict) -> str:
+    """The run's overfitting verdict (backend.scratch.fit), said when the losses show it."""
+    fit = r.get("fit") or {}
+    if not fit.get("overfitting"):
+        return ""
+    return (f" **Overfitting:** {md_text(fit['why'])}: the model is learning its training text by heart, not the "
+            f"language. The model at step {fit['best_step']:,} generalised best; fewer steps, a smaller model or "
+            "more text would help.")
 
 
 def after_stop(r: dict) -> str:
