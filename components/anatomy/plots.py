@@ -143,10 +143,12 @@ def lens_notice(lens: dict) -> str:
     first, last = sum(probs[0]) / len(probs[0]), sum(probs[-1]) / len(probs[-1])
     echoes = lens.get("embedding_echoes_input")
     if lens.get("tied_embeddings") and echoes is not None and echoes >= 0.5:
-        return (f"read straight from the embeddings, the top-1 is the input token itself at {echoes:.0%} of the "
-                f"positions ({first:.0%} on average): the LM head is the embedding matrix (tied weights), so that "
-                f"row only recognises each token, it predicts nothing. After the last layer the top-1 is a next-token "
-                f"guess, at {last:.0%} on average: compare the layers in between, not the first row.")
+        # two different numbers, each named: a share of positions, and an average probability
+        return (f"read straight from the embeddings, the top-1 token is the input token itself at {echoes:.0%} of the "
+                f"positions, and its top-1 probability averages {first:.0%} over all positions: the LM head is the embedding "
+                f"matrix (tied weights), so that row only recognises each token, it predicts nothing. After the last "
+                f"layer the top-1 is a next-token guess, its probability {last:.0%} on average: compare the layers "
+                f"in between, not the first row.")
     how = ("the prediction sharpens as the layers add to the stream" if last > first
            else "the last layer spreads its probability over more candidates than the first rows do")
     return (f"the top-1 probability averages {first:.0%} read straight from the embeddings and {last:.0%} after the "
