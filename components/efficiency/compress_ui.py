@@ -8,6 +8,8 @@ Formats `backend.compress`'s plain results only. Public API: `/compress`, `/comp
 
 from __future__ import annotations
 
+import logging
+
 import gradio as gr
 
 from backend import compress
@@ -138,7 +140,11 @@ def first_view() -> tuple[dict | None, tuple]:
     as a run's outputs; (None, ()) when the default run is not built on this server yet (a click runs it)."""
     try:
         r = compress.default_run("all")
-    except InputError:
+    except InputError:  # not built yet
+        return None, ()
+    except Exception as exc:  # a damaged cache fails this section's first view, never the app's start
+        logging.getLogger(__name__).warning("chapter 8 default run not shown on open: %s: %s",
+                                            type(exc).__name__, exc)
         return None, ()
     return r["controls"], _outputs(r)
 

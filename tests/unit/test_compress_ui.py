@@ -125,12 +125,13 @@ def test_the_section_opens_on_the_default_run_whole_with_its_settings_in_the_con
     assert "Student" in next(c for c in results if getattr(c, "elem_id", "") == "compress-summary").value
     assert compress_ui._next("all") == "distil"  # Next step from the whole run starts the walk again
 
-    def missing(through="all"):
-        raise InputError("not built")
-    monkeypatch.setattr(compress, "default_run", missing)
-    links.reset()
-    links.known_tabs(["efficiency"])
-    with gr.Blocks():
-        compress_ui.build()  # not built yet: the page opens empty, a click runs it
-    params = {p.name: p.component for p in links.registered()["efficiency-compress"].params}
-    assert params["through"].value == "all" and params["alpha"].value == compress.DEFAULT_ALPHA
+    for error in (InputError("not built"), ValueError("a damaged results file")):
+        def missing(through="all", error=error):
+            raise error
+        monkeypatch.setattr(compress, "default_run", missing)
+        links.reset()
+        links.known_tabs(["efficiency"])
+        with gr.Blocks():
+            compress_ui.build()  # not built yet (or damaged): the page opens empty, a click runs it
+        params = {p.name: p.component for p in links.registered()["efficiency-compress"].params}
+        assert params["through"].value == "all" and params["alpha"].value == compress.DEFAULT_ALPHA
