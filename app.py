@@ -131,6 +131,7 @@ TABS = (
     ("Pipelines", "pipelines-tab", "pipelines", "the pipeline() tasks"),
     ("Train", "train-tab", "train", "training a classifier three ways and a token classifier"),
     ("Tokenizers", "tokenizers-tab", "tokenizers", "tokenizers"),
+    ("Multilingual", "multilingual-tab", "multilingual", "named entities across languages"),
     ("Anatomy", "anatomy-tab", "anatomy", "a transformer block recomputed by hand"),
     ("Attention", "attention-tab", "attention", "attention"),
     ("Why", "why-tab", "why", "which words a prediction rests on"),
@@ -163,6 +164,7 @@ def _tabs(gr, demo) -> None:
     from components.search import ui as search
     from components.start import ui as start
     from components.interventions import ui as interventions
+    from components.multilingual import ui as multilingual
     from components.scratch import ui as scratch
     from components.tokenizers import ui as tokenizer
     from components.train import ui as train
@@ -170,7 +172,7 @@ def _tabs(gr, demo) -> None:
 
     builders = {"Pipelines": pipelines, "Train": train, "Tokenizers": tokenizer, "Anatomy": anatomy,
                 "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search,
-                "Interventions": interventions, "From scratch": scratch, "Why": why}
+                "Interventions": interventions, "From scratch": scratch, "Why": why, "Multilingual": multilingual}
     links.reset()
     links.known_tabs(["start"] + [key for _, _, key, _ in TABS])
     with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs") as tabs:

@@ -49,6 +49,8 @@ CASES["/generation_attention"] = ("Once upon a time", 3, -1, None, None, False)
 CASES["/train_gpt"] = (5, 1, 32, 2, 2e-3, 0, "bytes", "tokenizers", "", None, 1000)  # 5 steps of a 1-layer GPT
 CASES["/download_gpt"] = ()  # its zip, in the same session
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
+CASES["/multilingual_ner_transfer"] = ()  # the default run built at set-up, read from the cache
+CASES["/multilingual_ner"] = ("Angela Merkel traf Emmanuel Macron in Paris.", "all")
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
 MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer", "/train_gpt", "/download_gpt"}

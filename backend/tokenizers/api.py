@@ -1,4 +1,5 @@
-"""The tokenizer explorer: how WordPiece (encoder) and BPE (decoder) cut the same text.
+"""The tokenizer explorer: how WordPiece (encoder), BPE (decoder) and SentencePiece (the
+multilingual encoder, chapter 4: XLM-R's unigram vocabulary, `▁` marks a word start) cut the same text.
 
 The book's chapters 2 and 4 show subword splits, special tokens and ids; this returns them
 with each token's character span, so the tab can colour the original text.
@@ -9,9 +10,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from backend.runtime.errors import LabError
 from backend.runtime.validation import check_text as _check
 
-EXPLORER_ROLES = ("encoder", "decoder")
+EXPLORER_ROLES = ("encoder", "decoder", "multilingual")
+OPTIONAL_ROLES = ("multilingual",)  # a missing package fails only its own column
 
 
 @lru_cache(maxsize=1)
@@ -131,7 +134,8 @@ def is_byte_level(tokenizer) -> bool:
 def _algorithm(tokenizer) -> str:
     model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
     name = type(model).__name__ if model is not None else ""
-    return {"WordPiece": "WordPiece", "BPE": "BPE (byte-level)", "Unigram": "Unigram"}.get(name, name or "unknown")
+    return {"WordPiece": "WordPiece", "BPE": "BPE (byte-level)",
+            "Unigram": "SentencePiece (unigram)"}.get(name, name or "unknown")
 
 
 def tokenize(text: str, roles=EXPLORER_ROLES, add_special_tokens: bool = True) -> dict:
@@ -142,7 +146,13 @@ def tokenize(text: str, roles=EXPLORER_ROLES, add_special_tokens: bool = True) -
     hub = get_hub()
     out = {"text": text, "results": {}}
     for role in roles:
-        tokenizer, resolved = hub.tokenizer(role)
+        try:
+            tokenizer, resolved = hub.tokenizer(role)
+        except LabError as exc:
+            if role not in OPTIONAL_ROLES:
+                raise
+            out["results"][role] = {"error": str(exc), "model": {"role": role}}
+            continue
         result = explore(text, tokenizer, add_special_tokens)
         result["model"] = {"role": role, "checkpoint": resolved.checkpoint, "source": resolved.source, "method": resolved.method}
         out["results"][role] = result

@@ -217,6 +217,16 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "BART": ("Facebook's encoder-decoder transformer, pretrained to rebuild corrupted text; distilbart is the "
              "book's summarizer.", r"BART"),
     "XLM-R": ("XLM-RoBERTa, a multilingual encoder trained on 100 languages: the book's NER model.", r"XLM-R"),
+    "SentencePiece": ("A tokenizer that treats the text as a plain sequence of characters, spaces included "
+                      "(written ▁ at the start of a piece), so it needs no language's word rules; XLM-R's and the "
+                      "multilingual encoder's is a unigram model of 250,002 pieces shared by about 100 "
+                      "languages.", r"SentencePiece"),
+    "cross-lingual transfer": ("A model fine-tuned on labelled data in one language doing the task in others, "
+                               "through the representations its multilingual pretraining shares across "
+                               "languages.", _I(r"cross-lingual transfer")),
+    "zero-shot transfer": ("Cross-lingual transfer to a language of which the fine-tuning saw no labelled "
+                           "example: in the Multilingual tab, the German-trained model scored on French, "
+                           "Italian and English.", _I(r"zero-shot (?:cross-lingual )?transfer")),
     # ---- chapter 11: scaling and long texts
     "scaling law": ("How a model's loss falls as its size, data or compute grows; Kaplan et al. (2020) found "
                     "L(N) = (N_c / N)^alpha with alpha about 0.076 for non-embedding parameters N. From scratch "

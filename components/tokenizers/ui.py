@@ -1,4 +1,4 @@
-"""Tokenizer explorer tab: the same text through WordPiece and byte-level BPE."""
+"""Tokenizer explorer tab: the same text through WordPiece, byte-level BPE and SentencePiece."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ EXAMPLES = [
     "Tokenizing text is a core task of NLP.",
     "Transformers are émouvants 🤗 — unbelievably tokenizable!",
     "time flies like an arrow; fruit flies like a banana",
+    "Jeff Dean ist ein Informatiker bei Google in Kalifornien",
 ]
 WORD, SUBWORD, SPECIAL, BYTES = "word start", "word continuation", "special", "byte piece (part of a character)"
 COLORS = {WORD: "#bfdbfe", SUBWORD: "#fde68a", SPECIAL: "#fca5a5", BYTES: "#d8b4fe"}
@@ -20,7 +21,7 @@ HEADERS = ["#", "token", "text", "bytes", "id", "chars", "special"]
 WIDTHS = ["7%", "20%", "20%", "19%", "12%", "12%", "10%"]
 NO_BYTES_HEADERS = [h for h in HEADERS if h != "bytes"]
 NO_BYTES_WIDTHS = ["8%", "28%", "28%", "14%", "12%", "10%"]
-NO_BYTES_NOTE = "no bytes column: WordPiece works on characters, not bytes"
+NO_BYTES_NOTE = "no bytes column: {algorithm} works on characters, not bytes"
 BYTE_LEVEL_NOTE = (
     "**Byte-level BPE** cuts the text's UTF-8 *bytes*, not its characters, and prints each byte as one "
     "visible character: `Ġ` is a space, and a character outside ASCII (é, —, 🤗) takes 2-4 bytes, so its "
@@ -54,7 +55,7 @@ def _summary(role: str, result: dict) -> str:
         + (f", {fragments} byte pieces" if fragments else "") + f") · {ratio}"
     )
     if not result.get("byte_level"):
-        text += f" · {NO_BYTES_NOTE}"
+        text += " · " + NO_BYTES_NOTE.format(algorithm=result["algorithm"])
     return text
 
 
@@ -69,29 +70,32 @@ def _table(result: dict) -> dict:
     return gr.update(value={"data": rows, "headers": NO_BYTES_HEADERS}, column_widths=NO_BYTES_WIDTHS)
 
 
+def _column(role: str, result: dict | None) -> tuple:
+    """(summary, chips, table) of one tokenizer; a tokenizer that could not load says why."""
+    if result is None or "error" in result:
+        why = (result or {}).get("error", "not part of this result")
+        return f"**{role}**: not available here ({why})", [], gr.update(value={"data": [], "headers": NO_BYTES_HEADERS})
+    return _summary(role, result), _pieces(result, False), _table(result)
+
+
 @user_errors
 def run(text: str, special: bool = True):
-    """/tokenize: both tokenizers' tokens, ids, offsets (and bytes for byte-level BPE)."""
+    """/tokenize: each tokenizer's tokens, ids, offsets (and bytes for byte-level BPE)."""
     data = tokenize(text, add_special_tokens=as_bool("special", special))
     enc, dec = data["results"]["encoder"], data["results"]["decoder"]
-    return (
-        _summary("Encoder", enc),
-        _pieces(enc, False),
-        _table(enc),
-        _summary("Decoder", dec),
-        _pieces(dec, False),
-        _table(dec),
-        data,
-    )
+    return (*_column("Encoder", enc), *_column("Decoder", dec),
+            *_column("Multilingual", data["results"].get("multilingual")), data)
 
 
 def redraw(data, show_bytes):
     """The chips again from the result already on the page: raw tokens or their decoded bytes
     (a display choice, so not an API parameter and no second tokenization)."""
     if not isinstance(data, dict) or "results" not in data:
-        return gr.update(), gr.update()
+        return gr.update(), gr.update(), gr.update()
     show = bool(show_bytes)
-    return _pieces(data["results"]["encoder"], show), _pieces(data["results"]["decoder"], show)
+    ml = data["results"].get("multilingual") or {}
+    return (_pieces(data["results"]["encoder"], show), _pieces(data["results"]["decoder"], show),
+            _pieces(ml, show) if "tokens" in ml else [])
 
 
 def _most_split(result: dict) -> tuple[str, int]:
@@ -127,6 +131,13 @@ def notice(data) -> str:
                  "(the decoder's byte-level BPE can spell anything)")
     elif pieces > 1:
         said += ", never dropped"
+    ml = data["results"].get("multilingual") or {}
+    if "tokens" in ml:
+        ml_lost = len(ml.get("unknown") or [])
+        per_word = f" ({ml['tokens_per_word']} per word)" if ml.get("tokens_per_word") is not None else ""
+        said += (f"; the multilingual SentencePiece makes {ml['count']} tokens{per_word} from a "
+                 f"{ml['vocab_size']:,}-piece vocabulary shared by about 100 languages, `▁` marking each word start")
+        said += f", with {ml_lost} unknown" if ml_lost else ", none of them unknown"
     return notice_line(said + ".")
 
 
@@ -140,7 +151,9 @@ def _chips(label: str, elem_id: str) -> gr.HighlightedText:
 def build() -> None:
     gr.Markdown(
         "Models read **tokens**, not characters. The encoder's WordPiece marks word pieces with `##`; "
-        "the decoder's byte-level BPE marks a leading space with `Ġ`. Colours: blue starts a word, yellow "
+        "the decoder's byte-level BPE marks a leading space with `Ġ`; the multilingual encoder's SentencePiece "
+        "(XLM-R's vocabulary, chapter 4) marks a word start with `▁` and cuts German, French, Italian... with "
+        "one vocabulary. Colours: blue starts a word, yellow "
         "continues one, red is a special token, purple is a piece of a character's bytes (legend above each list)."
     )
     gr.Markdown(BYTE_LEVEL_NOTE, elem_id="tok-byte-note")
@@ -165,10 +178,15 @@ def build() -> None:
             dec_hl = _chips("Decoder tokens", "tok-dec")
             dec_df = gr.Dataframe(headers=HEADERS, label="Decoder ids and offsets", max_height=300, wrap=True,
                                   column_widths=widths, elem_id="tok-dec-table")
+        with gr.Column():
+            ml_md = gr.Markdown(elem_id="tok-ml-summary")
+            ml_hl = _chips("Multilingual tokens (SentencePiece)", "tok-ml")
+            ml_df = gr.Dataframe(headers=HEADERS, label="Multilingual ids and offsets", max_height=300, wrap=True,
+                                 column_widths=widths, elem_id="tok-ml-table")
     notice_md = gr.Markdown(elem_id="tok-notice", elem_classes=["tlab-notice-md"])
     out_json = raw_json("Raw result (JSON: what /tokenize returns)", elem_id="tok-json")
-    outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, out_json]
-    chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl], api_visibility="private")
+    outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, ml_md, ml_hl, ml_df, out_json]
+    chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl, ml_hl], api_visibility="private")
     events = (go.click(run, [text, special], outputs, api_name="tokenize"),
               text.submit(run, [text, special], outputs, api_visibility="private"))
     for ev in events:
@@ -179,5 +197,5 @@ def build() -> None:
     links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
     kept = runs.panel("tokenizers")
     for ev in events:
-        runs.track(kept, ev, [enc_md, dec_md])
+        runs.track(kept, ev, [enc_md, dec_md, ml_md])
     show_bytes.change(**chips)

