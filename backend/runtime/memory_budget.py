@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from backend.runtime.errors import InputError
 
-PREFILL_CHUNK = 256  # prompt tokens per prefill forward: ~1-2 s on 2 cores, so Stop answers within one
+PREFILL_CHUNK = 128  # prompt tokens per prefill forward: under a second on 2 cores, so Stop answers within one
 SCORE_COPIES = 3  # eager attention holds scores, their softmax and a copy of it at once (float32)
 GUARD_FACTOR = 2.0  # measured growth past this many shares stops a run whose estimate was wrong
 MB = 2**20
@@ -46,11 +46,41 @@ class Shape:
     encoder_heads: int = 0  # 0: decoder-only
 
 
-def share_mb() -> float:
-    """The memory one request may hold while it runs (TLAB_REQUEST_MEMORY_MB)."""
-    from backend.runtime.config import get_settings
+MODELS_MB = 4096.0  # what the app's models and Python hold before any request (1.1-4 GB measured)
 
-    return float(getattr(get_settings(), "request_memory_mb", 2048.0))
+
+def machine_mb() -> float | None:
+    """The memory this process may use: its cgroup's limit (a container, a Space) or the machine's."""
+    try:
+        raw = open("/sys/fs/cgroup/memory.max").read().strip()
+        if raw.isdigit():
+            return int(raw) / MB
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def share_mb() -> float:
+    """The memory one request may hold while it runs: TLAB_REQUEST_MEMORY_MB where the operator set it;
+    else 2,048 MB, less on a small machine, so that the models plus two shares for each of the two long
+    slots stay under the machine's memory (at least 256 MB)."""
+    import os
+
+    if os.environ.get("TLAB_REQUEST_MEMORY_MB", "").strip():
+        from backend.runtime.config import get_settings
+
+        return float(get_settings().request_memory_mb)
+    total = machine_mb()
+    if total is None:
+        return 2048.0
+    return float(max(256.0, min(2048.0, (total - MODELS_MB) / (2 * GUARD_FACTOR))))
 
 
 def generation_bytes(shape: Shape, prompt: int, new: int, width: int = 1, beam: bool = False,

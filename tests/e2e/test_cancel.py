@@ -120,3 +120,35 @@ def test_compare_decoding_refuses_too_much_work_readably(app):
     with pytest.raises(Exception) as err:
         client.predict("Once upon a time", heavy, api_name="/compare_decoding")
     assert "token-steps" in str(err.value) and "Traceback" not in str(err.value)
+
+
+LONG_TEXT = ("The port authority said on Monday that the new harbour wall, begun in 1851 and finished two years "
+             "later, protects about 3,000 people who live on the low ground behind it. ") * 110  # ~20,000 chars
+
+
+def test_the_summary_that_took_the_server_down_is_refused_at_once_and_memory_stays(app):
+    url, proc = app
+    client = Client(url, verbose=False)
+    before = proc.memory_info().rss
+    start = time.perf_counter()
+    with pytest.raises(Exception) as err:
+        client.predict(LONG_TEXT, 512, 0, 8, "", "", api_name="/summarize")
+    assert "MB per request" in str(err.value) and "at most" in str(err.value) and "beams" in str(err.value)
+    assert time.perf_counter() - start < 60
+    assert proc.memory_info().rss - before < 1024 * 2**20  # the model may load (~540 MB); no 10 GB
+
+
+@pytest.mark.parametrize("api_name, args", [
+    ("/summarize", (LONG_TEXT, 80, 0, 2, "", "")),
+    ("/translate", (LONG_TEXT[:6000], "en", "de", 160, 2, "", "")),
+    ("/generate_text", (LONG_TEXT[:6000], "sample", 512, 0.7, 50, 0.9, 1, 0, "")),
+])
+def test_stop_idles_a_long_text_generation_within_five_seconds(app, api_name, args):
+    """The prompt is read in chunks and each step checks the stop: a cancel in the prompt's forward or
+    after it ends the work (before: CPU busy for 70-110 s after the cancel of a long summary)."""
+    url, proc = app
+    client = Client(url, verbose=False)
+    client.predict("Once", {"max_new_tokens": 1}, api_name="/decode")  # the decoder is loaded first
+    job = client.submit(*args, api_name=api_name)
+    wait_busy(proc, job)
+    assert_stops(proc, job)
