@@ -54,10 +54,11 @@ def fit_section(law: dict) -> list[str]:
             f"- With an irreducible term: E = {ff['floor']:.3f}, alpha = {ff['alpha']:.3f}; AICc plain "
             f"{fit['aicc']['plain']:.1f} vs with E {fit['aicc']['with_floor']:.1f} (five points cannot pay for a "
             "third parameter unless it explains far more).",
-            "- Where toy scale departs: about 200 thousand byte tokens per size, a single seed, a fixed number of "
-            "steps that stops the larger sizes while their loss still falls (their curves against compute have not "
-            "flattened): the measured alpha describes this recipe on this text, not a model trained to convergence "
-            "on billions of tokens.", ""]
+            "- Where toy scale departs: about 200 thousand byte tokens per size, a single seed, and a fixed number "
+            f"of steps that stops every size while it still learns (over the last {law['still_learning']['steps']} "
+            f"steps the largest fell by {law['still_learning']['largest']:.3f} nats, the smallest by "
+            f"{law['still_learning']['smallest']:.3f}): the measured alpha "
+            "describes this recipe on this text, not models trained to convergence on billions of tokens.", ""]
 
 
 def held_out_section(law: dict) -> list[str]:

@@ -85,6 +85,18 @@ def frontier(runs: list[dict]) -> list[dict]:
     return out
 
 
+def still_learning(runs: list[dict], back: int = 2) -> dict:
+    """How much the smallest and the largest size's validation loss fell over their last `back`
+    evaluations (nats), and over how many steps: positive means still learning when training stopped."""
+    def fall(r):
+        ev = r["evals"]
+        b = min(back, len(ev) - 1)
+        return round(ev[-1 - b]["val_loss"] - ev[-1]["val_loss"], 4), ev[-1]["step"] - ev[-1 - b]["step"]
+
+    (small, _), (big, steps) = fall(runs[0]), fall(runs[-1])
+    return {"smallest": small, "largest": big, "steps": steps}
+
+
 def _band(fit: dict, lo: float, hi: float, points: int = 40) -> list[dict]:
     out = []
     for i in range(points):
@@ -108,7 +120,7 @@ def scaling_law() -> dict:
             "fit": _public(fit), "plain_fit": _public(plain), "kaplan_alpha": k,
             "kaplan_inside": plain["alpha_low"] <= k <= plain["alpha_high"],
             "span": round(max(n) / min(n), 1), "band": _band(fit, min(n) / 3, max(n) * 3),
-            "frontier": frontier(runs)}
+            "frontier": frontier(runs), "still_learning": still_learning(runs)}
 
 
 def _public(fit: dict) -> dict:

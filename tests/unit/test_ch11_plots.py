@@ -117,3 +117,11 @@ def test_a_size_outside_its_interval_is_told_why_it_may_miss():
     run = {"layers": 1, "width": 192, "non_embedding": 50_000, "val_loss": 9.0, "seconds": 3.0}
     said = scaling_ui.placed_md(scaling_api.place(data, run))
     assert "**outside**" in said and "width per layer 192" in said and "1 size in 20" in said
+
+
+def test_the_summary_says_how_much_each_end_of_the_family_still_learned():
+    data = law()
+    first, last = data["runs"][0]["evals"], data["runs"][-1]["evals"]
+    said = scaling_ui.summary_md(data)
+    assert f"largest size's validation loss still fell by {last[0]['val_loss'] - last[-1]['val_loss']:.3f}" in said
+    assert f"the smallest's by {first[0]['val_loss'] - first[-1]['val_loss']:.3f}" in said and "last 150 steps" in said

@@ -134,3 +134,10 @@ def test_full_attention_without_a_mask_is_sdpas():
     out, weights = sa.masked_attention(q, k, v, None)
     assert torch.allclose(out, F.scaled_dot_product_attention(q[None], k[None], v[None])[0], atol=1e-10)
     assert torch.allclose(out, sa.masked_attention(q, k, v, sa.full_mask(37, False))[0], atol=1e-12)
+
+
+def test_chunked_causal_linear_attention_gives_the_running_sums_numbers():
+    q, k, v = qkv(t=50, d=6)
+    for chunk in (1, 7, 16, 64):
+        assert torch.allclose(sa.linear_attention_chunked(q, k, v, chunk), sa.linear_attention(q, k, v, True),
+                              atol=1e-10), chunk
