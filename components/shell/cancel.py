@@ -49,7 +49,7 @@ def _register(b: budget.Budget) -> str | None:
         if _WATCHER is None:
             _WATCHER = threading.Thread(target=_watch, name="tlab-cancel-watch", daemon=True)
             _WATCHER.start()
-    return getattr(found[2], "concurrency_id", None) or "?"
+    return gradio_patches.lane_of(found[2]) or "?"
 
 
 def _unregister(b: budget.Budget) -> None:

@@ -14,6 +14,9 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `_update_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
 | `special_arguments` | `gradio.helpers.special_args` | a folded life-cycle job gets its gr.Request where Gradio would put it |
 | `order_lane` | `_queue.get_events`, `event_queue_per_concurrency_id`, `active_jobs`, `Event.concurrency_id` | the long lane starts an address's job before a second job of an address that already runs one |
+| `wrap_handlers`, `parameter_names` | `Blocks.fns`, `BlockFunction.fn`, `input_parameter_names`, `gradio.utils.get_function_params` | the guard around every handler, and the argument a refusal names |
+| `components_by_elem_id`, `lane_of` | `Blocks.blocks`, `BlockFunction.concurrency_id` / `Event.concurrency_id` | links adopt a tab's components by elem_id; admission reads a request's lane |
+| `readable_file_model` | `Component.data_model`, `gradio.data_classes.FileData` | a file argument that is not an upload is refused in words, not a pydantic dump |
 | `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
 """
 
@@ -112,6 +115,62 @@ def order_lane(demo, concurrency_id: str, pick) -> None:
         return get_events()
 
     queue.get_events = ordered_get_events
+
+
+# ------------------------------------------------------------------ the page's event functions
+def wrap_handlers(demo, wrap, done_mark: str) -> None:
+    """Replace each event handler `fn` of `demo` (a `BlockFunction.fn`) by `wrap(fn)`, once: a handler
+    carrying the attribute `done_mark` is left as it is. Gradio 6 has no hook around every handler."""
+    for block_fn in demo.fns.values():
+        fn = block_fn.fn
+        if fn is not None and not getattr(fn, done_mark, False):
+            block_fn.fn = wrap(fn)
+
+
+def parameter_names(block_fn) -> list[str]:
+    """An event's argument names as /gradio_api/info gives them (`input_parameter_names`, else the
+    handler's own parameters, as `gradio.utils.get_function_params` reads them)."""
+    names = [str(n) for n in (getattr(block_fn, "input_parameter_names", None) or [])]
+    if names:
+        return names
+    from gradio.utils import get_function_params
+
+    try:
+        return [p[0] for p in get_function_params(block_fn.fn)]
+    except Exception:  # noqa: BLE001  a handler whose signature cannot be read
+        return []
+
+
+def components_by_elem_id(demo) -> dict:
+    """Every component of `demo` under its elem_id (`Blocks.blocks`)."""
+    return {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
+
+
+def lane_of(fn_or_event) -> str | None:
+    """The concurrency group (lane) of a BlockFunction or a queued Event."""
+    return getattr(fn_or_event, "concurrency_id", None)
+
+
+def readable_file_model(component, refuse) -> None:
+    """Make `component` (a gr.File) call `refuse()` -> an exception to raise when its API value is
+    not an uploaded file, instead of pydantic's validation dump (its `data_model`, a `FileData`
+    subclass; the API schema keeps Gradio's title)."""
+    from gradio.data_classes import FileData
+
+    if component.data_model is not FileData:
+        return
+
+    class UploadedFile(FileData):
+        model_config = {**FileData.model_config, "title": "FileData"}
+
+        @classmethod
+        def model_validate(cls, obj, *args, **kwargs):
+            try:
+                return FileData.model_validate(obj, *args, **kwargs)
+            except ValueError:  # pydantic's ValidationError is a ValueError
+                raise refuse() from None
+
+    component.data_model = UploadedFile
 
 
 # ------------------------------------------------------------------ the running event

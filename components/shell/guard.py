@@ -118,16 +118,8 @@ def _is_url(path: str) -> bool:
 def _argument_name(block_fn, index: int) -> str:
     """The argument as /gradio_api/info names it (Gradio's `input_parameter_names`, else the handler's
     own parameters), for a refusal that says which one is wrong."""
-    names = getattr(block_fn, "input_parameter_names", None) or []
-    if index < len(names) and names[index]:
-        return str(names[index])
-    try:
-        from gradio.utils import get_function_params
-
-        params = get_function_params(block_fn.fn)
-    except Exception:  # noqa: BLE001  a handler whose signature cannot be read
-        params = []
-    return params[index][0] if index < len(params) else f"param_{index}"
+    names = gradio_patches.parameter_names(block_fn)
+    return names[index] if index < len(names) and names[index] else f"param_{index}"
 
 
 def _file_refusal(block_fn, inputs, urls_only: bool) -> gr.Error | None:
@@ -192,10 +184,7 @@ def _uploaded_files_only(preprocess_data):
 
 def guard(demo) -> None:
     """Wrap every handler of `demo` (idempotent) and word Gradio's own input errors."""
-    for block_fn in demo.fns.values():
-        fn = block_fn.fn
-        if fn is not None and not getattr(fn, "_tlab_guarded", False):
-            block_fn.fn = _guarded(fn)
+    gradio_patches.wrap_handlers(demo, _guarded, "_tlab_guarded")
     gradio_patches.word_input_errors(demo, _processing_message, _too_few, _uploaded_files_only)
 
 

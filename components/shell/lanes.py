@@ -13,7 +13,7 @@ from backend.runtime import budget, clients
 from backend.runtime.config import get_settings
 from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
-from components.shell import plans
+from components.shell import gradio_patches, plans
 
 CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
 
@@ -126,7 +126,7 @@ def client_long_max() -> int:
 def _event_is_long(fn, data, plan: Plan | None = None) -> bool:
     """Is this request long work? Every job of the long lane is; in the decode lane, the request's
     plan says (`plan`: the one kept with a queued request; else planned from its values)."""
-    concurrency_id = getattr(fn, "concurrency_id", None)
+    concurrency_id = gradio_patches.lane_of(fn)
     if concurrency_id == "long":
         return True
     if concurrency_id != "decode":
@@ -187,7 +187,6 @@ def fair_pick(waiting, running) -> int | None:
 def admit_fairly(demo) -> None:
     """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above); start the long
     lane's jobs in `fair_pick`'s order."""
-    from components.shell import gradio_patches
     from components.shell.errors import _input_log
 
     gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]),

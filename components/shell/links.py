@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import gradio as gr
 
-from components.shell import lifecycle
+from components.shell import gradio_patches, lifecycle
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 _log = logging.getLogger("tlab.links")
@@ -292,7 +292,7 @@ def adopt(key: str, inputs: dict) -> None:
 
 def resolve(demo) -> None:
     """Find adopted tabs' components by elem_id (missing ones are skipped)."""
-    by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
+    by_id = gradio_patches.components_by_elem_id(demo)
     for link in _REGISTRY.values():
         if link.foreign and not link.params:
             link.params = [param_for(name, by_id[eid]) for name, eid in link.foreign.items() if eid in by_id]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from components.shell import gradio_patches
 from components.shell.errors import _remember_error
 
 # ---------------------------------------------------------------- widgets for the API
@@ -54,25 +55,14 @@ def File(**kwargs) -> gr.File:
     Gradio's file marker), gets a readable message naming `file` instead of a validation dump.
     (A factory, not a subclass: Gradio reads a component's props from its __init__ signature.)"""
     f = gr.File(**kwargs)
-    if f.data_model is FileData:
-        f.data_model = _UploadedFile
+    gradio_patches.readable_file_model(f, _not_an_upload)
     return f
 
 
-from gradio.data_classes import FileData  # noqa: E402
-
-
-class _UploadedFile(FileData):
-    model_config = {**FileData.model_config, "title": "FileData"}  # the API schema stays Gradio's
-
-    @classmethod
-    def model_validate(cls, obj, *args, **kwargs):
-        try:
-            return FileData.model_validate(obj, *args, **kwargs)
-        except ValueError:  # pydantic's ValidationError is a ValueError
-            message = "file must be an uploaded file: in gradio_client, pass handle_file(path)."
-            _remember_error(message)
-            raise gr.Error(message, print_exception=False) from None
+def _not_an_upload() -> gr.Error:
+    message = "file must be an uploaded file: in gradio_client, pass handle_file(path)."
+    _remember_error(message)
+    return gr.Error(message, print_exception=False)
 
 
 def raw_json(label: str = "Raw result (JSON: what the API returns)", **kwargs) -> gr.JSON:

@@ -209,7 +209,8 @@ def test_the_upload_parser_is_capped_at_our_file_count():
 
 @pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash",
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files",
-                                  "special_arguments", "order_lane"])
+                                  "special_arguments", "order_lane", "wrap_handlers", "parameter_names",
+                                  "components_by_elem_id", "lane_of", "readable_file_model"])
 def test_each_patch_is_listed_in_the_module_table(name):
     assert f"`{name}`" in gp.__doc__
 
@@ -310,3 +311,47 @@ def test_order_lane_holds_the_lane_when_pick_names_none():
     lane.queue = [make("a2")]
     gp.order_lane(demo, "long", lambda waiting, running: None)
     assert queue.get_events() is None and [e.session_hash for e in lane.queue] == ["a2"]
+
+
+# ------------------------------------------------------------------ the page's event functions
+def test_wrap_handlers_wraps_each_handler_once():
+    demo = _queued_demo()
+
+    def wrap(fn):
+        def wrapped(*a):
+            return fn(*a)
+        wrapped.done = True
+        return wrapped
+
+    gp.wrap_handlers(demo, wrap, "done")
+    first = [f.fn for f in demo.fns.values()]
+    gp.wrap_handlers(demo, wrap, "done")
+    assert [f.fn for f in demo.fns.values()] == first and all(getattr(f, "done", False) for f in first)
+
+
+def test_parameter_names_are_the_apis_else_the_handlers():
+    def handler(text, top_k=5):
+        return text
+
+    with gr.Blocks() as demo:
+        a, b = gr.Textbox(), gr.Number()
+        a.submit(handler, [a, b], a, api_name="named")
+    block_fn = next(iter(demo.fns.values()))
+    assert gp.parameter_names(block_fn) == ["text", "top_k"]
+
+
+def test_components_by_elem_id_and_lane_of():
+    with gr.Blocks() as demo:
+        box = gr.Textbox(elem_id="the-box")
+        box.submit(lambda x: x, box, box, concurrency_id="long")
+    assert gp.components_by_elem_id(demo)["the-box"] is box
+    assert gp.lane_of(next(iter(demo.fns.values()))) == "long"
+
+
+def test_readable_file_model_refuses_a_non_upload_in_words():
+    f = gr.File()
+    gp.readable_file_model(f, lambda: ValueError("file must be an uploaded file"))
+    assert f.data_model.model_config["title"] == "FileData"
+    with pytest.raises(ValueError, match="file must be an uploaded file"):
+        f.data_model.model_validate({"nothing": "here"})
+    assert f.data_model.model_validate({"path": "/tmp/x.txt", "meta": {"_type": "gradio.FileData"}}).path == "/tmp/x.txt"
