@@ -86,7 +86,8 @@ def cost_figure(data: dict, key: str) -> go.Figure:
     """Time (key 'seconds') or peak memory ('peak_mb') against length, log-log, per method."""
     rows, fig = data["rows"], go.Figure()
     for method, colour in METHOD_COLOURS.items():
-        mine = [r for r in rows if r["method"] == method and r.get(key) is not None]
+        mine = [r for r in rows if r["method"] == method and (r.get(key) or 0) > 0]  # a log axis has no 0 (the
+        # table says 0.0 MB where a call's memory came from pages the process already held)
         fig.add_trace(go.Scatter(x=[r["tokens"] for r in mine],
                                  y=[r[key] * (1000 if key == "seconds" else 1) for r in mine],
                                  mode="lines+markers", name=method, line=dict(color=colour)))

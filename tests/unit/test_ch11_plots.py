@@ -125,3 +125,11 @@ def test_the_summary_says_how_much_each_end_of_the_family_still_learned():
     said = scaling_ui.summary_md(data)
     assert f"largest size's validation loss still fell by {last[0]['val_loss'] - last[-1]['val_loss']:.3f}" in said
     assert f"the smallest's by {first[0]['val_loss'] - first[-1]['val_loss']:.3f}" in said and "last 150 steps" in said
+
+
+def test_a_call_that_needed_no_new_memory_is_left_off_the_log_axis():
+    data = cost_data()
+    data["rows"][0]["peak_mb"] = 0.0  # 64 tokens, full: served from pages the process held
+    fig = cost_figure(data, "peak_mb")
+    full = next(t for t in fig.data if t.name == "full (by hand)")
+    assert list(full.x) == [128, 256, 512] and min(full.y) > 0
