@@ -54,9 +54,9 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(4, "Multilingual Named Entity Recognition", "04_multilingual-ner.ipynb",
             "Token classification: a label for each token, and how a multilingual encoder (XLM-R) "
             "carries what it learned in one language to others.",
-            ("multilingual", "tokenizers", "pipelines", "train"), "train on German, test on French, Italian and English",
-            {"tab": "multilingual", "text": "Angela Merkel traf Emmanuel Macron in Paris, um mit Airbus zu sprechen.",
-             "run": "de"}),
+            ("multilingual", "tokenizers", "pipelines", "train"), "find the entities in a news sentence",
+            {"tab": "pipelines-ner", "text": "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus.",
+             "aggregation": "simple", "batch": "0"}),
     Chapter(5, "Text Generation", "05_text-generation.ipynb",
             "How a language model picks each next token: greedy search, beam search, temperature, "
             "top-k and top-p sampling, and what each does to the text.",
