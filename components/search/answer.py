@@ -41,12 +41,14 @@ def support_line(support: dict) -> str:
 
 def extractive_md(ext: dict, passages: list[dict]) -> str:
     """The extractive reader's answer: the span in its passage, and the score it won by."""
-    name = md_text((ext.get("model") or {}).get("checkpoint", "the reader trained here"))
+    model = ext.get("model") or {}
+    name = md_text(model.get("checkpoint", "the reader")) + (f", {md_text(model['method'])}" if model.get("method") else "")
     if ext.get("no_answer") or not ext.get("passage"):
         margins = ", ".join(f"\\[{p['passage']}\\] {p['margin']:+.2f}" for p in ext.get("per_passage") or []
                             if p.get("margin") is not None)
-        return (f"**Extractive answer** ({name}, a span head that may answer 'no answer'): **no answer**: its "
-                f"\\[CLS\\] (no answer) wins on every retrieved passage (best span - \\[CLS\\] logit: {margins or 'none'}).")
+        return (f"**Extractive answer** ({name}, a span head that may answer 'no answer'): **no answer** on every "
+                f"retrieved passage (best span - \\[CLS\\] logit: {margins or 'none'}; it answers only above "
+                f"{_threshold(ext)}).")
     i = ext["passage"]
     p = passages[i - 1]
     text, start, end = p["text"], ext["start"], ext["end"]
@@ -55,7 +57,12 @@ def extractive_md(ext: dict, passages: list[dict]) -> str:
                + md_text(text[end:hi]) + ("..." if hi < len(text) else ""))
     return (f"**Extractive answer** ({name}, a span copied from a passage): **{md_text(ext['answer'])}** from "
             f"\\[{i}\\] {md_text(p['title'])}; score: best span - \\[CLS\\] (no answer) logit = {ext['margin']:+.2f} "
-            f"(above 0: it answers).\n\n> {snippet}")
+            f"(it answers above {_threshold(ext)}).\n\n> {snippet}")
+
+
+def _threshold(ext: dict) -> str:
+    t = ext.get("threshold")
+    return "its threshold" if t is None else f"{t:+.2f}, its threshold chosen on the validation split"
 
 
 def answer_markdown(out: dict) -> str:

@@ -99,7 +99,7 @@ def test_docstring_corpus_builds_and_answers(tmp_path, embedder, monkeypatch):
 
 def test_restart_reuses_persisted_index(tmp_path, embedder, monkeypatch):
     """A shared (built-in) corpus persists across restarts; a private one never touches disk
-    (tests/fuzz/test_hosting_modes.py checks that side)."""
+    (tests/fuzz/test_public_mode.py checks that side)."""
     corpus = C.documents_to_corpus("pairs", [("", p) for p, _ in PAIRS])
     SearchService(tmp_path).build("s", corpus, IndexSettings("hnsw"), embedder, shared=True)
     monkeypatch.setattr(embedder, "embed", lambda texts, progress=None:
@@ -140,4 +140,4 @@ def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, monkeypatch, qu
     flagged = out["support"]["unsupported"]
     assert all(out["answer"][i["start"]:i["end"]] == i["text"] for i in flagged)
     if answer == "The answer is 5.":  # DistilBERT has 6 layers: no retrieved passage says 5
-        assert [(i["text"], i["kind"]) for i in flagged] == [("5", "number")]
+        assert [(i["text"], i["kind"]) for i in flagged] == [("answer", "word"), ("5", "number")]

@@ -45,7 +45,7 @@ def _result(**kw) -> dict:
 
 
 EXTRACTIVE = {"answer": "100", "passage": 1, "start": PASSAGES[0]["text"].index("100"),
-              "end": PASSAGES[0]["text"].index("100") + 3, "margin": 4.25, "no_answer": False,
+              "end": PASSAGES[0]["text"].index("100") + 3, "margin": 4.25, "no_answer": False, "threshold": 0.5,
               "per_passage": [{"passage": 1, "answer": "100", "margin": 4.25, "no_answer": False}],
               "model": {"checkpoint": "reader-trained-here"}}
 
@@ -53,7 +53,7 @@ EXTRACTIVE = {"answer": "100", "passage": 1, "start": PASSAGES[0]["text"].index(
 def test_the_extractive_answer_is_shown_beside_the_generated_one_with_its_passage_and_score():
     md = answer_markdown(_result(extractive=EXTRACTIVE))
     assert "**Generated answer**" in md and "**Extractive answer**" in md and "**100**" in md
-    assert "from \\[1\\] XLM-RoBERTa" in md and "= +4.25" in md and "> " in md  # its passage, quoted
+    assert "from \\[1\\] XLM-RoBERTa" in md and "= +4.25 (it answers above +0.50" in md and "> " in md  # its passage, quoted
     assert 'class="tlab-unsupported tlab-unsupported-number"' in md and ">50</mark>" in md
     assert "no extractive QA model" not in md and "offline" not in md
     assert md.count("http") == 0  # no link of our own
@@ -63,7 +63,7 @@ def test_a_refusing_reader_and_a_missing_one_say_so_in_the_results_words():
     refused = {**EXTRACTIVE, "answer": "", "passage": None, "no_answer": True,
                "per_passage": [{"passage": 1, "answer": "", "margin": -1.5, "no_answer": True}]}
     md = answer_markdown(_result(extractive=refused))
-    assert "**no answer**" in md and "\\[1\\] -1.50" in md
+    assert "**no answer**" in md and "\\[1\\] -1.50" in md and "only above +0.50" in md
     md = answer_markdown(_result(extractive_absent="this app's QA role is served by instruct-fallback"))
     assert "**Extractive answer:** none: this app's QA role is served by instruct-fallback" in md
     plain = answer_markdown(_result(reader_method="model", support=None))
