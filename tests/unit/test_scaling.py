@@ -101,3 +101,33 @@ def test_a_run_is_placed_against_the_line_and_its_interval():
     assert placed["inside"] and not placed["extrapolated"] and placed["residual"] == pytest.approx(0, abs=1e-4)
     far = scaling_api.place(law, {"non_embedding": 10**8, "val_loss": on_line})
     assert not far["inside"] and far["extrapolated"]
+
+
+def test_the_family_is_built_once_into_the_cache_and_read_back(monkeypatch, tmp_path):
+    from backend.runtime.errors import LabError
+
+    monkeypatch.setattr(scaling, "RECIPE", scaling.Recipe(steps=10, eval_every=5, batch=2, context=8, val_windows=4))
+    monkeypatch.setattr(scaling, "FAMILY", ((1, 8), (1, 16), (2, 16)))
+    monkeypatch.setattr(scaling_api, "SHIPPED", tmp_path / "none.json")
+    with pytest.raises(LabError, match="make build"):
+        scaling_api.load_family(tmp_path)
+    said = []
+    path, now = scaling_api.build(say=said.append, root=tmp_path)
+    assert now and path.exists() and len(said) == 3
+    assert scaling_api.build(say=said.append, root=tmp_path) == (path, False) and len(said) == 3  # once
+    family = scaling_api.load_family(tmp_path)
+    assert family["source"].startswith("built on this machine") and len(family["runs"]) == 3
+    assert [r["evals"][-1]["step"] for r in family["runs"]] == [10, 10, 10]
+    monkeypatch.setattr(scaling_api, "SHIPPED", path)  # a shipped copy made with the same recipe is read
+    assert scaling_api.load_family(tmp_path / "empty")["source"].startswith("the copy shipped")
+    monkeypatch.setattr(scaling, "RECIPE", scaling.Recipe(steps=11, eval_every=5, batch=2, context=8, val_windows=4))
+    with pytest.raises(LabError):  # another recipe: neither the cache nor the shipped copy is its family
+        scaling_api.load_family(tmp_path)
+
+
+def test_the_shipped_family_is_the_default_recipes():
+    import json
+
+    shipped = json.loads(scaling_api.SHIPPED.read_text())
+    assert shipped["family"] == [list(s) for s in scaling.FAMILY]
+    assert [r["non_embedding"] for r in shipped["runs"]] == [scaling.non_embedding_estimate(*s) for s in scaling.FAMILY]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.api_cases import CASES
 from tests.fuzz.raw import call
-from tests.fuzz.test_quota_soak import _upload_sentences
+from tests.fuzz.test_session_memory_soak import _upload_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATHS = sorted({"/tmp", tempfile.gettempdir(), str(Path.home()), str(ROOT), str(ROOT.resolve())})
