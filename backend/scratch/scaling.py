@@ -147,11 +147,12 @@ def data_for(recipe: Recipe) -> tiny_gpt.Data:
     return tiny_gpt.Data.split(tiny_gpt.encode(tiny_gpt.byte_tokenizer(), body), recipe.context)
 
 
-def train_size_iter(layers: int, width: int, recipe: Recipe = RECIPE, data: tiny_gpt.Data | None = None,
+def train_size_iter(layers: int, width: int, recipe: Recipe | None = None, data: tiny_gpt.Data | None = None,
                     check=None) -> Iterator[dict]:
     """Train one size with the recipe, yielding its validation loss every `eval_every` steps against
     the tokens seen and the compute spent (C = 6 N D, Kaplan's estimate), then {"run": ...}.
     `check(label)` may raise to stop (the request's budget)."""
+    recipe = recipe or RECIPE
     data = data or data_for(recipe)
     model = tiny_gpt.build_model(256, layers, recipe.heads, width, recipe.context, recipe.seed)
     n = non_embedding(model)
@@ -176,7 +177,7 @@ def train_size_iter(layers: int, width: int, recipe: Recipe = RECIPE, data: tiny
                    "seconds": round(time.perf_counter() - t0, 2)}}
 
 
-def train_size(layers: int, width: int, recipe: Recipe = RECIPE, data: tiny_gpt.Data | None = None,
+def train_size(layers: int, width: int, recipe: Recipe | None = None, data: tiny_gpt.Data | None = None,
                check=None) -> dict:
     """`train_size_iter` to the end -> the run."""
     for row in train_size_iter(layers, width, recipe, data, check):
@@ -185,8 +186,9 @@ def train_size(layers: int, width: int, recipe: Recipe = RECIPE, data: tiny_gpt.
     raise RuntimeError("training ended without a result")
 
 
-def train_family(sizes=FAMILY, recipe: Recipe = RECIPE, say=print, check=None) -> dict:
-    """Every size with the same recipe and data: the runs, and the fit of L(N)."""
+def train_family(sizes=None, recipe: Recipe | None = None, say=print, check=None) -> dict:
+    """Every size with the same recipe and data (by default FAMILY and RECIPE as they are now): the runs."""
+    sizes, recipe = sizes or FAMILY, recipe or RECIPE
     data = data_for(recipe)
     runs = []
     for layers, width in sizes:
