@@ -29,7 +29,7 @@ def default_folder() -> Path:
     try:
         location = builder.base_location()
     except FileNotFoundError as exc:
-        raise InputError(f"The chapter 4 experiment needs {exc}.") from exc
+        raise InputError(f"The chapter 4 experiment cannot run here: {exc}.") from exc
     folder = builder.cached(location)
     if folder is None:
         raise InputError("The chapter 4 experiment's default run is not built on this server yet; it is built at "
@@ -85,8 +85,7 @@ def transfer() -> dict:
                          for name, run in raw["runs"].items()},
             "languages": {l: ner_languages.LANGUAGE_NAMES[l] for l in raw["languages"]},
             "sizes": raw["sizes"], "labels": raw["labels"],
-            "runs": {name: {k: v for k, v in run["meta"].items() if k != "losses"} | {"losses": run["meta"]["losses"]}
-                     for name, run in raw["runs"].items()},
+            "runs": {name: run["meta"] for name, run in raw["runs"].items()},  # steps, epochs, losses, timings
             "frozen": first["frozen"], "trained": first["trained"],
             "frozen_params": first["frozen_params"], "trained_params": first["trained_params"],
             "settings": raw["settings"], "built_s": raw["built_s"], "base_checkpoint": raw["base_checkpoint"],

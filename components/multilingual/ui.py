@@ -21,7 +21,9 @@ INTRO = (
     "languages). A second run trains on all four languages. The data is the project's own set "
     "(`assets/data/ner_multilingual`, data card there); both runs were built at set-up on a fixed amount of work.")
 TABLE_HEADERS = ["trained on", "German", "French", "Italian", "English"]
+TABLE_WIDTHS = ["28%", "18%", "18%", "18%", "18%"]
 ERROR_HEADERS = ["trained on", "test", "type", "F1", "found", "missed", "of which wrong type", "spurious"]
+ERROR_WIDTHS = ["17%", "12%", "9%", "10%", "11%", "11%", "17%", "13%"]
 EXAMPLE = "Angela Merkel traf Emmanuel Macron in Paris, um mit Airbus zu sprechen."
 COLORS = {"PER": "#bfdbfe", "ORG": "#fde68a", "LOC": "#bbf7d0"}
 
@@ -114,10 +116,11 @@ def build() -> None:
     summary = gr.Markdown(first[1], elem_id="ml-summary")
     table = gr.Dataframe(first[2], headers=TABLE_HEADERS, label="Entity F1 (seqeval-style, strict spans): "
                          "rows = training languages, columns = test language", interactive=False, wrap=True,
-                         elem_id="ml-table")
+                         column_widths=TABLE_WIDTHS, elem_id="ml-table")
     plot = gr.Plot(first[3], label="Cross-lingual transfer", elem_id="ml-plot")
     errors = gr.Dataframe(first[4], headers=ERROR_HEADERS, label="Per entity type: found, missed, spurious",
-                          interactive=False, wrap=True, max_height=360, elem_id="ml-errors")
+                          interactive=False, wrap=True, max_height=360, column_widths=ERROR_WIDTHS,
+                          elem_id="ml-errors")
     examples = gr.Markdown(first[5], elem_id="ml-examples")
     out_json = raw_json("Raw result (JSON: what /multilingual_ner_transfer returns)", value=first[0])
     outputs = [out_json, summary, table, plot, errors, examples]
