@@ -133,3 +133,16 @@ def test_a_call_that_needed_no_new_memory_is_left_off_the_log_axis():
     fig = cost_figure(data, "peak_mb")
     full = next(t for t in fig.data if t.name == "full (by hand)")
     assert list(full.x) == [128, 256, 512] and min(full.y) > 0
+
+
+def test_the_chapters_terms_are_in_the_glossary_and_found_in_the_sections_words():
+    from components.shell.glossary import GLOSSARY, find_terms
+
+    said = " ".join([scaling_ui.INTRO, attention_cost_ui.INTRO, attention_cost_ui.SPARSE_INTRO,
+                     attention_cost_ui.UNAVAILABLE, "a compute budget", "scaling laws"])
+    found = {t for t, *_ in find_terms(said)}
+    for term in ("scaling law", "power law", "compute budget", "sparse attention", "linear attention",
+                 "sliding window", "TAPAS", "CLIP"):
+        assert term in GLOSSARY and term in found, term
+    assert "6 N D" in GLOSSARY["compute budget"] and "0.076" in GLOSSARY["scaling law"]
+    assert scaling.KAPLAN_ALPHA_N == 0.076
