@@ -1,6 +1,7 @@
 """From scratch tab (the book's chapter 10): train a tokenizer and watch its merges, then a tiny
 GPT on the same text (components/scratch_gpt.py), then a tiny encoder-decoder on toy dates and its
-cross-attention (components/scratch_seq2seq.py)."""
+cross-attention (components/scratch_seq2seq.py); last, chapter 11: a scaling law measured on a family of
+tiny GPTs (scaling_ui.py) and the cost of attention with sparse and linear attention (attention_cost_ui.py)."""
 
 from __future__ import annotations
 
