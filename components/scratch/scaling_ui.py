@@ -28,7 +28,7 @@ def summary_md(law: dict) -> str:
     fit, plain, k = law["fit"], law["plain_fit"], law["kaplan_alpha"]
     r = law["recipe"]
     where = ("inside" if plain["alpha_low"] <= k <= plain["alpha_high"] else
-             "below" if plain["alpha_high"] < k else "above")
+             "above" if plain["alpha_high"] < k else "below")  # where Kaplan's value lies, against our interval
     floor = fit["floor_fit"]
     lines = [
         f"**alpha = {fit['alpha']:.3f}** (95 % interval {fit['alpha_low']:.3f} to {fit['alpha_high']:.3f}, from the "

@@ -38,7 +38,9 @@ def test_the_scaling_plot_says_the_span_the_fall_and_where_kaplan_lies():
     assert f"span {data['span']:g}x" in said and f"falls by {drop:.3f} nats" in said
     assert f"fitted alpha {data['fit']['alpha']:.3f}" in said and "below Kaplan's 0.076" in said
     summary = scaling_ui.summary_md(data)
-    assert "**below** the interval" in summary and "smaller than Kaplan's" in summary and "AICc" in summary
+    assert data["fit"]["alpha_high"] < 0.076  # this family's alpha lies below Kaplan's: his value above its interval
+    assert "Kaplan's 0.076 is **above** the interval" in summary and "smaller than Kaplan's" in summary
+    assert "AICc" in summary
 
 
 def test_an_added_size_is_said_inside_or_outside_its_interval():
@@ -146,3 +148,10 @@ def test_the_chapters_terms_are_in_the_glossary_and_found_in_the_sections_words(
         assert term in GLOSSARY and term in found, term
     assert "6 N D" in GLOSSARY["compute budget"] and "0.076" in GLOSSARY["scaling law"]
     assert scaling.KAPLAN_ALPHA_N == 0.076
+
+
+def test_a_steeper_family_puts_kaplans_value_below_its_interval():
+    data = law(alpha=0.2)
+    assert data["fit"]["alpha_low"] > 0.076
+    assert "Kaplan's 0.076 is **below** the interval" in scaling_ui.summary_md(data)
+    assert "is above Kaplan's 0.076" in notice_of(scaling_figure(data))
