@@ -18,7 +18,8 @@ INTRO = (
     "### Chapter 11: the cost of attention on long texts\n"
     "Every token's query is scored against every key: T x T numbers per head, so twice the text costs four times "
     "the work, and attention written out holds all of them at once. **Measure** one attention layer of the "
-    "packaged model at 64 to 2,048 tokens (bench/attention_cost.py goes to 4,096), four ways: written out, torch's "
+    f"packaged model at {api.MIN_TOKENS} to {api.LIVE_MAX_TOKENS:,} tokens (bench/attention_cost.py goes to 4,096), "
+    "four ways: written out, torch's "
     "fused kernel (same numbers, no T x T kept), a **sliding window** (each token sees its neighbours) and "
     "**linear attention** (no T x T at all).")
 SPARSE_INTRO = (

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import gradio as gr
 
-from backend.scratch import scaling_api
+from backend.scratch import scaling, scaling_api
 from components import shell as common
 from components.shell import SHORT_LANE, Dropdown, Slider, clear_on_error, error_box, md_text, raw_json, user_errors
 from components.scratch.ch11_plots import compute_figure, scaling_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [16, 32, 48, 64, 80, 96, 112, 128, 160, 192]
+_SMALL, _BIG = scaling.FAMILY[0], scaling.FAMILY[-1]
 INTRO = (
     "### Chapter 11: a scaling law, measured here\n"
     "The book's last chapter reports that a language model's loss falls as a **power law** of its size: "
-    "L(N) = (N_c / N)^alpha, with alpha ≈ 0.076 for non-embedding parameters N (Kaplan et al., 2020). Here a family "
-    "of the tiny GPTs above, from 1 layer x 32 to 4 layers x 128, was trained with **one recipe** (the same shipped "
-    "text, byte tokens, 204,800 training tokens, learning-rate schedule and seed), so only N changes. The fit and "
+    f"L(N) = (N_c / N)^alpha, with alpha ≈ {scaling.KAPLAN_ALPHA_N} for non-embedding parameters N (Kaplan et al., "
+    f"2020). Here a family of the tiny GPTs above, from {_SMALL[0]} layer{'s' if _SMALL[0] > 1 else ''} x {_SMALL[1]} "
+    f"to {_BIG[0]} layers x {_BIG[1]}, was trained with **one recipe** (the same shipped text, byte tokens, "
+    f"{scaling.RECIPE.tokens:,} training tokens, learning-rate schedule and seed), so only N changes. The fit and "
     "its interval come from those runs; add a size of your own and see whether it lands where the law says.")
 TABLE_HEADERS = ["size (layers x width)", "non-embedding N", "all parameters", "validation loss", "seconds"]
 TABLE_WIDTHS = ["22%", "20%", "20%", "20%", "18%"]
@@ -42,8 +44,8 @@ def summary_md(law: dict) -> str:
                                       "so the plain power law is kept."),
         f"Recipe: {r['steps']} steps x batch {r['batch']} x context {r['context']} "
         f"({r['steps'] * r['batch'] * r['context']:,} tokens) on every shipped text, learning rate {r['learning_rate']:g} "
-        f"with warm-up and cosine decay, seed {r['seed']}; validation loss on {r['val_windows'] * r['context']:,} "
-        f"held-out bytes. Source: {md_text(law['source'])}"
+        f"with warm-up and cosine decay, seed {r['seed']}; validation loss on the same {r['val_windows']} windows of "
+        f"{r['context']} held-out bytes for every size. Source: {md_text(law['source'])}"
         + (f", {law['build_seconds']:.0f} s of training." if law.get("build_seconds") else "."),
         "**Where toy scale departs from Kaplan's:** these models see about 200 thousand tokens, not billions, "
         f"and stop while still learning: {still_learning(law)}; so the recipe, not only the size, sets each loss, "
