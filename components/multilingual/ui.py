@@ -41,10 +41,12 @@ def error_rows(r: dict) -> list[list]:
 
 def summary_md(r: dict) -> str:
     de = next((row for row in r["table"] if row["run"] == "de"), None)
-    run = r["runs"].get("de") or next(iter(r["runs"].values()))
+    names = {row["run"]: row["trained_on"] for row in r["table"]}
+    steps = ", ".join(f"{run['steps']} steps ({run['epochs']} epochs) on {names.get(name, name)}"
+                      for name, run in r["runs"].items())
     said = [f"**Frozen:** {r['frozen']} ({r['frozen_params'] / 1e6:.1f} M parameters); **trained:** {r['trained']} "
-            f"({r['trained_params'] / 1e6:.1f} M), {run['steps']} steps of {r['settings']['batch_size']} sentences "
-            f"per run. Both runs were built at set-up in {r['built_s']:.0f} s."]
+            f"({r['trained_params'] / 1e6:.1f} M); batches of {r['settings']['batch_size']} sentences: {steps}. "
+            f"Both runs were built at set-up in {r['built_s']:.0f} s."]
     if de is not None:
         others = ", ".join(f"{r['languages'][l]} {de[l]:.3f}" for l in r["languages"] if l != "de")
         said.append(f"Trained on German only: entity F1 {de['de']:.3f} on German; zero-shot: {others}.")

@@ -136,7 +136,7 @@ def notice(data) -> str:
         ml_lost = len(ml.get("unknown") or [])
         per_word = f" ({ml['tokens_per_word']} per word)" if ml.get("tokens_per_word") is not None else ""
         said += (f"; the multilingual SentencePiece makes {ml['count']} tokens{per_word} from a "
-                 f"{ml['vocab_size']:,}-piece vocabulary shared by about 100 languages, `▁` marking each word start")
+                 f"{ml['vocab_size']:,}-piece vocabulary shared by about 100 languages, ▁ marking each word start")
         said += f", with {ml_lost} unknown" if ml_lost else ", none of them unknown"
     return notice_line(said + ".")
 
