@@ -37,7 +37,7 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/hub/reader_builder.py backend/engines/reader.py backend/engines/qa_data.py \
 	backend/hub/compress_builder.py backend/engines/compress_run.py backend/engines/distill.py \
 	backend/engines/perf_bench.py backend/engines/onnx_ort.py backend/engines/prune.py backend/engines/quantize.py \
-	backend/hub/e5s1.py backend/hub/multilingual_builder.py \
+	backend/hub/e5s1.py backend/hub/multilingual_builder.py backend/engines/ner_transfer.py backend/engines/ner_languages.py \
 	backend/scratch/scaling.py backend/scratch/tiny_gpt.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
