@@ -266,6 +266,7 @@ def main(argv=None) -> int:
 
     session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
     session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
+    session_memory.patient_start()  # launch's look at its own page waits out a loaded box
     session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings
     demo = build_app()
     from backend.runtime.config import get_settings

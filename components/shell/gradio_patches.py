@@ -17,6 +17,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `wrap_handlers`, `parameter_names` | `Blocks.fns`, `BlockFunction.fn`, `input_parameter_names`, `gradio.utils.get_function_params` | the guard around every handler, and the argument a refusal names |
 | `components_by_elem_id`, `lane_of` | `Blocks.blocks`, `BlockFunction.concurrency_id` / `Event.concurrency_id` | links adopt a tab's components by elem_id; admission reads a request's lane |
 | `readable_file_model` | `Component.data_model`, `gradio.data_classes.FileData` | a file argument that is not an upload is refused in words, not a pydantic dump |
+| `patient_startup_check` | `gradio.networking.url_ok` | launch's one 3-second look at its own page killed the app on a loaded box |
 | `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
 """
 
@@ -171,6 +172,36 @@ def readable_file_model(component, refuse) -> None:
                 raise refuse() from None
 
     component.data_model = UploadedFile
+
+
+# ------------------------------------------------------------------ the start-up self-check
+STARTUP_CHECK_S = 120.0  # how long launch may wait for its own page to answer
+
+
+def patient_startup_check(total_s: float = STARTUP_CHECK_S) -> None:
+    """Gradio's `launch` asks its own page once (`networking.url_ok`: a HEAD with a 3 s timeout) and,
+    on a timeout, exits with "When localhost is not accessible, a shareable link must be created".
+    On a loaded 2-core box the page (a megabyte of config) took longer than 3 s, and the app died at
+    start (seen twice here while other jobs ran). Ask again until `total_s` has passed; a refused
+    connection still fails at once, after the same wait. Idempotent."""
+    import time
+
+    from gradio import networking
+
+    if getattr(networking.url_ok, "_tlab_patient", False):
+        return
+    original = networking.url_ok
+
+    def url_ok(url: str) -> bool:
+        deadline = time.monotonic() + total_s
+        while not original(url):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(1.0)
+        return True
+
+    url_ok._tlab_patient = True
+    networking.url_ok = url_ok
 
 
 # ------------------------------------------------------------------ the running event

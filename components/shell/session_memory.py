@@ -29,6 +29,11 @@ def bound() -> None:
     gradio_patches.no_session_value_copies()
 
 
+def patient_start() -> None:
+    """Launch waits up to 2 minutes for its own page to answer (gradio_patches.patient_startup_check)."""
+    gradio_patches.patient_startup_check()
+
+
 def limit_uploads(max_files: int = UPLOAD_MAX_FILES) -> None:
     """At most `max_files` files per upload request: Gradio 6 has no setting for it and takes
     1,000 (of up to max_file_size each) in one request. Idempotent."""

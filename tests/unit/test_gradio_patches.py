@@ -210,7 +210,8 @@ def test_the_upload_parser_is_capped_at_our_file_count():
 @pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash",
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files",
                                   "special_arguments", "order_lane", "wrap_handlers", "parameter_names",
-                                  "components_by_elem_id", "lane_of", "readable_file_model"])
+                                  "components_by_elem_id", "lane_of", "readable_file_model",
+                                  "patient_startup_check"])
 def test_each_patch_is_listed_in_the_module_table(name):
     assert f"`{name}`" in gp.__doc__
 
@@ -355,3 +356,30 @@ def test_readable_file_model_refuses_a_non_upload_in_words():
     with pytest.raises(ValueError, match="file must be an uploaded file"):
         f.data_model.model_validate({"nothing": "here"})
     assert f.data_model.model_validate({"path": "/tmp/x.txt", "meta": {"_type": "gradio.FileData"}}).path == "/tmp/x.txt"
+
+
+# ------------------------------------------------------------------ the start-up self-check
+def test_launch_looks_at_its_own_page_through_networking_url_ok():
+    src = inspect.getsource(gr.Blocks.launch)
+    assert "networking.url_ok(self.local_url)" in src
+
+
+def test_the_start_up_check_asks_again_until_the_page_answers(monkeypatch):
+    from gradio import networking
+
+    answers = iter([False, False, True])
+    monkeypatch.setattr(networking, "url_ok", lambda url: next(answers))
+    monkeypatch.setattr("time.sleep", lambda s: None)
+    gp.patient_startup_check(total_s=60)
+    assert networking.url_ok("http://127.0.0.1:1/") is True
+    gp.patient_startup_check(total_s=60)  # idempotent: not wrapped twice
+    assert getattr(networking.url_ok, "_tlab_patient", False)
+
+
+def test_the_start_up_check_gives_up_after_its_time(monkeypatch):
+    from gradio import networking
+
+    monkeypatch.setattr(networking, "url_ok", lambda url: False)
+    monkeypatch.setattr("time.sleep", lambda s: None)
+    gp.patient_startup_check(total_s=0)
+    assert networking.url_ok("http://127.0.0.1:1/") is False
