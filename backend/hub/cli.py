@@ -110,11 +110,11 @@ def _train_offline(specs: dict) -> int:
     return failed
 
 
-def _build_compress() -> int:
-    """The chapter 8 benchmark's default run (teacher, student, int8, ONNX, pruning), once."""
+def _build_default_run(what: str, role: str, builder, summary) -> int:
+    """Build (once) a default run that a tab shows from the cache: `builder` is its module (`ensure`,
+    `base_location`, `results`), `role` the encoder it starts from, `summary(results)` its one line."""
     import time
 
-    from backend.hub import compress_builder
     from backend.hub.loader import get_hub
 
     start, said = time.perf_counter(), [0.0]
@@ -125,45 +125,37 @@ def _build_compress() -> int:
             print(f"        {text}", flush=True)
 
     try:
-        base = get_hub().load("embedder")
-        folder, now = compress_builder.ensure(base, compress_builder.base_location(), progress=progress)
-        r = compress_builder.results(folder)
+        folder, now = builder.ensure(get_hub().load(role), builder.base_location(), progress=progress)
+        line = summary(builder.results(folder))
     except Exception as exc:
-        print(f"FAILED  compress benchmark: {type(exc).__name__}: {exc}")
+        print(f"FAILED  {what}: {type(exc).__name__}: {exc}")
         return 1
-    acc = {row["name"]: row["accuracy"] for row in r["rows"]}
-    print(f"ready   compress benchmark: {'built' if now else 'already built'} in {time.perf_counter() - start:.1f} s "
-          f"(teacher accuracy {acc['teacher']:.3f}, student {acc.get('student', float('nan')):.3f}) -> {folder}",
-          flush=True)
+    print(f"ready   {what}: {'built' if now else 'already built'} in {time.perf_counter() - start:.1f} s "
+          f"({line}) -> {folder}", flush=True)
     return 0
+
+
+def _build_compress() -> int:
+    """The chapter 8 benchmark's default run (teacher, student, int8, ONNX, pruning), once."""
+    from backend.hub import compress_builder
+
+    def summary(r: dict) -> str:
+        acc = {row["name"]: row["accuracy"] for row in r["rows"]}
+        return f"teacher accuracy {acc['teacher']:.3f}, student {acc.get('student', float('nan')):.3f}"
+
+    return _build_default_run("compress benchmark", "embedder", compress_builder, summary)
 
 
 def _build_multilingual() -> int:
     """The chapter 4 experiment's default run (NER on German, then on all four languages), once."""
-    import time
-
     from backend.hub import multilingual_builder
-    from backend.hub.loader import get_hub
 
-    start, said = time.perf_counter(), [0.0]
+    def summary(r: dict) -> str:
+        return "test entity F1 by training run: " + "; ".join(
+            f"{name}: " + ", ".join(f"{l} {s['f1']:.3f}" for l, s in run["scores"].items())
+            for name, run in r["runs"].items())
 
-    def progress(_, text):
-        if time.perf_counter() - said[0] >= 5:  # a line every 5 s, not one per training step
-            said[0] = time.perf_counter()
-            print(f"        {text}", flush=True)
-
-    try:
-        base = get_hub().load("multilingual")
-        folder, now = multilingual_builder.ensure(base, multilingual_builder.base_location(), progress=progress)
-        table = {name: run["scores"] for name, run in multilingual_builder.results(folder)["runs"].items()}
-    except Exception as exc:
-        print(f"FAILED  multilingual NER: {type(exc).__name__}: {exc}")
-        return 1
-    f1 = "; ".join(f"{name}: " + ", ".join(f"{l} {s['f1']:.3f}" for l, s in scores.items())
-                   for name, scores in table.items())
-    print(f"ready   multilingual NER: {'built' if now else 'already built'} in {time.perf_counter() - start:.1f} s "
-          f"(test entity F1 by training run: {f1}) -> {folder}", flush=True)
-    return 0
+    return _build_default_run("multilingual NER", "multilingual", multilingual_builder, summary)
 
 
 def main(argv: list[str] | None = None) -> int:
