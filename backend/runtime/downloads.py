@@ -39,20 +39,23 @@ def _tag(client: str) -> str:
     return hashlib.sha256(f"tlab-downloads:{client}".encode()).hexdigest()[:12]
 
 
-def _size(folder: Path) -> int:
-    total = 0
-    for root, _, names in os.walk(folder):
+def folder_bytes(folder, skip_top=lambda name: False) -> int:
+    """The bytes of every file under `folder`, leaving out its top-level sub-folders `skip_top` names."""
+    folder, total = str(folder), 0
+    for root, dirs, names in os.walk(folder):
+        if root == folder:
+            dirs[:] = [d for d in dirs if not skip_top(d)]
         for name in names:
             try:
                 total += os.stat(os.path.join(root, name)).st_size
             except OSError:
-                pass
+                continue
     return total
 
 
 def held_bytes(root: Path) -> int:
     """What every download folder under `root` holds."""
-    return sum(_size(p) for p in root.glob(f"{PREFIX}*") if p.is_dir())
+    return sum(folder_bytes(p) for p in root.glob(f"{PREFIX}*") if p.is_dir())
 
 
 def new_folder(root: str | Path | None, kind: str, expected_bytes: int = 0) -> Path:

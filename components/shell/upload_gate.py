@@ -30,7 +30,7 @@ import threading
 import time
 from collections import defaultdict, deque
 
-from backend.runtime import clients
+from backend.runtime import clients, downloads
 from components.shell import session_memory
 
 UPLOAD_CLIENT_MAX_MB = 256  # per client per grace window (TLAB_UPLOAD_CLIENT_MB)
@@ -60,15 +60,7 @@ def request_cap() -> int:
 
 def folder_bytes(folder: str) -> int:
     """The uploads' bytes in the folder (the stores' download zips have their own cap: session_memory)."""
-    total = 0
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not (root == folder and d.startswith(session_memory.DOWNLOAD_PREFIX))]
-        for name in names:
-            try:
-                total += os.stat(os.path.join(root, name)).st_size
-            except OSError:
-                continue
-    return total
+    return downloads.folder_bytes(folder, lambda name: name.startswith(session_memory.DOWNLOAD_PREFIX))
 
 
 class UploadBook:
