@@ -133,6 +133,7 @@ class _Wired:
     processors: LogitsProcessorList
     stops: StoppingCriteriaList | None
     streamer: BaseStreamer | None
+    stop_event: threading.Event | None = None  # the Stop the prompt's chunked read also watches
 
 
 def decode(
@@ -171,7 +172,6 @@ def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: t
     eos = _eos_ids(gen_config)
     _, (plain, warp_t, warp_cut) = build_processors(settings, len(prompt_ids), eos, device=model.device)
 
-    beam = settings.strategy == "beam"
     if beam:
         recorder: StepRecorder | BeamRecorder = BeamRecorder(settings.num_beams, min(settings.num_beams, 4), BEAM_TREE_STEPS)
         procs = [Tap(recorder, "raw"), *plain]
@@ -190,7 +190,7 @@ def _wire(model, tokenizer, prompt: str, settings: DecodeSettings, stop_event: t
     if streamer is not None and (beam or settings.num_return_sequences > 1):
         streamer = None
     return _Wired(settings, prompt_text, prompt_ids, warnings, gen_config, eos, recorder,
-                  LogitsProcessorList(procs), stops, streamer)
+                  LogitsProcessorList(procs), stops, streamer, stop_event)
 
 
 def _generate(model, wired: _Wired) -> tuple[torch.Tensor, float]:
@@ -204,7 +204,7 @@ def _generate(model, wired: _Wired) -> tuple[torch.Tensor, float]:
     t0 = time.perf_counter()
     width = wired.config.num_beams if wired.config.num_beams > 1 else wired.config.num_return_sequences
     try:
-        cache = prefilled(model, input_ids, width, _stop_event(wired.stops))
+        cache = prefilled(model, input_ids, width, wired.stop_event)
     except PrefillStopped:  # stopped while reading the prompt: no new token, the finish reason says why
         return input_ids.expand(wired.config.num_return_sequences, -1), time.perf_counter() - t0
     with torch.inference_mode():
@@ -218,11 +218,6 @@ def _generate(model, wired: _Wired) -> tuple[torch.Tensor, float]:
             streamer=wired.streamer,
         )
     return sequences, time.perf_counter() - t0
-
-
-def _stop_event(stops) -> threading.Event | None:
-    """The Stop event the run's stopping criterion watches (the budget is read by the prefill itself)."""
-    return next((c.event for c in (stops or []) if isinstance(c, StopCriterion)), None)
 
 
 def _collect(model, tokenizer, wired: _Wired, sequences: torch.Tensor, gen_seconds: float, early: str | None,
