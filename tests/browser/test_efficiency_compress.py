@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
+from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, settled, shot
 from tests.conftest import new_page
 
 SCOPE = "#compress-panel"
@@ -27,6 +27,9 @@ def test_the_pipeline_step_by_step_then_whole(page, app_url):
     expect(table).to_contain_text("Distilled student", timeout=60_000)
     expect(table).not_to_contain_text("ONNX Runtime")
     expect(page.locator("#compress-summary")).to_contain_text("Student")
+    # the section opens on the whole run (through "all"): Next started the walk at its first step
+    expect(page.locator("#compress-through input").first).to_have_value("distil", timeout=60_000)
+    settled(page)  # the step's run has ended: the dropdown is not redrawn under the click
     page.locator("#compress-through input").first.click()
     page.get_by_role("option", name="all").click()
     page.locator("#compress-run-btn").click()
