@@ -1,5 +1,5 @@
 """Both packaged models load offline from the `local` profile. (The GGUF conversion's cache is checked
-where the suite's one cold conversion runs: tests/e2e/test_pipelines_truth_api.py.)"""
+where the suite's one cold conversion runs: tests/e2e/test_pipelines_timing_api.py.)"""
 
 from __future__ import annotations
 
