@@ -234,7 +234,7 @@ class Panel:
     view: object
 
 
-_PENDING: list[tuple] = []  # tracks whose tab had not registered its link yet: wired by `wire`
+_PENDING: list[tuple] = []  # (page, track) whose tab had not registered its link yet: wired by `wire`
 
 
 def panel(key: str, link: str | None = None) -> Panel:
@@ -269,7 +269,7 @@ def track(p: Panel, event, parts: list | None = None, title=None) -> None:
     if p.link in links.registered():
         _track(p, event, parts, title)
     else:
-        _PENDING.append((p, event, parts, title))
+        _PENDING.append((gr.context.Context.root_block, (p, event, parts, title)))
 
 
 def _track(p: Panel, event, parts: list, title) -> None:
@@ -297,7 +297,9 @@ def wire() -> None:
     """Wire the tracks that waited for their tab's link; place the script that opens a link marked
     `tlab-open-here` in this page (runs.js, once per page, with the panels' style; page_query opens it).
     Call once every tab registered its link (app.py)."""
-    for pending in _PENDING:
-        _track(*pending)
+    root = gr.context.Context.root_block
+    for page, pending in _PENDING:
+        if page is root:  # a track of a page built elsewhere (a test's Blocks) is not this page's
+            _track(*pending)
     _PENDING.clear()
     gr.HTML("", js_on_load=RUNS_JS, head=f"<style>{RUNS_CSS}</style>", elem_id="tlab-runs-tools", visible="hidden")

@@ -17,6 +17,11 @@ SCOPE = "#compress-panel"
 def _open(page, app_url):
     page.goto(app_url + "?tab=efficiency")
     expect(page.locator("#compress-next")).to_be_visible(timeout=30_000)
+    # the section's first view (the default run whole, its settings in the controls) has landed: a press
+    # before it would be overwritten by it on a loaded box (the dropdown went back to "all")
+    expect(page.locator("#compress-through input").first).to_have_value("all", timeout=60_000)
+    expect(page.locator("#compress-table")).to_contain_text("ONNX Runtime", timeout=60_000)
+    settled(page)
     page.locator("#compress-next").scroll_into_view_if_needed()
 
 

@@ -135,7 +135,7 @@ def test_ask_corpus_cites_retrieved_passages(app_url):
     # and the reader's own extractive answer comes beside it (chapter 7's retriever-reader)
     assert out["model"]["role"] == "decoder" and out["model"]["checkpoint"] in badge
     assert "extractive" in out and set(out["extractive"]) >= {"answer", "no_answer"}
-    assert "Answer" in md
+    assert "Generated answer" in md and "Extractive answer" in md  # both readers' answers, side by side
     if out["reader_method"] == "instruct-fallback":  # free text: the badge names prompting, not span copying
         assert out["model"]["method"] == "instruct-fallback" and "span" not in badge
         assert out["engine"] == {"kind": "in-process"}

@@ -61,7 +61,8 @@ def test_a_summary_and_the_corpus_reader_name_the_engine_that_wrote_them(page, e
     page.locator("#search-ask").click()
     answer = page.locator("#search-answer")
     expect(answer).to_contain_text("vllm engine", timeout=240_000)
-    expect(answer).to_contain_text("Answer:")
+    expect(answer).to_contain_text("Generated answer")
+    expect(answer).to_contain_text("Extractive answer")
     reader = page.locator("#search-reader-badge")
     expect(reader).to_contain_text("instruct-model fallback")  # it wrote free text: not the QA role's span copying
     assert "span" not in reader.inner_text() and "engine at" in reader.inner_text()
