@@ -91,7 +91,7 @@ def _check_tab(page, key, point_at) -> list[str]:
         point_at(at["x"], at["y"])
         try:
             page.wait_for_function("(t) => { const s = window.__tlabGlossary.shown(); return s && s.term === t; }",
-                                   arg=term, timeout=3000)
+                                   arg=term, timeout=10_000)  # a loaded CI box answered a tap in over 3 s
         except Exception:
             missing.append(f"{key}: '{term}' shows no definition")
             continue
