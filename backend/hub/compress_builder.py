@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from backend.engines import compress_run, datasets, distill, finetune
-from backend.hub.conversion import META_FILE, build_key, trained_dir, write_once
+from backend.hub import default_run
+from backend.hub.conversion import META_FILE, build_key, trained_dir
 from backend.runtime import budget as request_budget
 
 RECIPE = "compress-emotion-v1"  # bump when the recipe changes
@@ -95,18 +96,16 @@ def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, bool]:
     """The default run's folder for the encoder `base` (read from `location`); built now if it is
     not cached yet. -> (folder, built now)."""
-    folder = cache_dir(location, root)
-    return folder, write_once(folder, lambda tmp: build(base, tmp, progress))
+    return default_run.ensure(cache_dir(location, root), lambda tmp: build(base, tmp, progress))
 
 
 def cached(location: str | Path, root: Path | None = None) -> Path | None:
     """The default run's folder if it is built, else None (a visitor's click never builds it)."""
-    folder = cache_dir(location, root)
-    return folder if (folder / ".complete").exists() else None
+    return default_run.cached(cache_dir(location, root))
 
 
 def results(folder: Path) -> dict:
-    return json.loads((Path(folder) / RESULTS_FILE).read_text())
+    return default_run.results(folder, RESULTS_FILE)
 
 
 def base_location() -> Path:
