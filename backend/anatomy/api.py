@@ -14,7 +14,7 @@ import time
 import numpy as np
 import torch
 
-from backend.runtime import config
+from backend.runtime import budget, config
 from backend.engines import embedding
 from backend import hub
 from backend.runtime import precision
@@ -196,6 +196,13 @@ def anatomy(text, text_b="", role="encoder", layer=0, head=0, token_index=-1, ov
     scores before the mask, the mask, the weights after, at `layer`), `lens` (decoder),
     `pooling` (encoder), `budget`, `timing` and `model` (lm.describe()).
     """
+    # The page prints these differences to 3 digits: added in one order (one thread), the same example
+    # gives the same digits whether or not another request runs beside it (budget.one_order_of_sums).
+    with budget.one_order_of_sums():
+        return _anatomy(text, text_b, role, layer, head, token_index, override, progress)
+
+
+def _anatomy(text, text_b, role, layer, head, token_index, override, progress) -> dict:
     role = check_role(role)
     text = check_text(text, "text")
     text_b = check_text(text_b, "attention", what="second sentence (text_b)")

@@ -268,9 +268,34 @@ def fair_threads() -> None:
     a GPU box (TLAB_FAIR_THREADS=0 turns it off).
     """
     torch = sys.modules.get("torch")
-    if torch is None or os.environ.get("TLAB_FAIR_THREADS", "1") == "0":
+    if torch is None or os.environ.get("TLAB_FAIR_THREADS", "1") == "0" or getattr(_thread_state, "pinned", False):
         return
     want = 1 if _LOCAL_ENGINE_STREAMS else fair_share(active_jobs())
     if getattr(_thread_state, "threads", None) != want:
         torch.set_num_threads(want)
         _thread_state.threads = want
+
+
+@contextlib.contextmanager
+def one_order_of_sums() -> Iterator[None]:
+    """Run the block's torch work on one thread, whatever else runs: for numbers shown to 3 digits.
+
+    A float sum split over 2 threads is added in another order than on 1, so a check that prints
+    "max |ours - model's| = 4.17e-06 at layer 5" printed 4.29e-06 at layer 4 for the same example
+    when another job ran beside it (`fair_threads` had given it 1 thread instead of 2). Inside this
+    block the count stays 1 (`fair_threads` leaves a pinned thread alone), so the digits are a
+    property of the input, not of the load. Worth it only for small work (a 6-layer pass over a
+    sentence takes milliseconds either way).
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before, was_pinned = torch.get_num_threads(), getattr(_thread_state, "pinned", False)
+    _thread_state.pinned = True
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+        _thread_state.pinned = was_pinned

@@ -80,3 +80,20 @@ def test_api_encoder_on_minilm_with_pooling():
     assert r["pooling"]["within_tolerance"] and r["pooling"]["dims"] == 384
     assert r["budget"]["matches"] and r["budget"]["total"] == 22_713_216
     assert r["stream"]["token"] == "time"
+
+
+def test_the_start_cards_example_gives_the_same_digits_whatever_the_thread_count():
+    """The Start tab prints this example's largest difference to 3 digits; on 1 thread its sums are added in
+    another order than on 2 (4.29e-06 at layer 4 vs 4.17e-06 at layer 5 on a 2-core box), so /anatomy pins
+    one thread and the digits no longer depend on what else the server runs."""
+    before = torch.get_num_threads()
+    seen = []
+    try:
+        for threads in (1, max(2, before)):
+            torch.set_num_threads(threads)
+            r = anatomy.anatomy("time flies like an arrow", "fruit flies", "encoder", 0, 0, -1)
+            seen.append([row["max_abs_diff"] for row in r["layers"]])
+            assert torch.get_num_threads() == threads  # handed back as it was
+    finally:
+        torch.set_num_threads(before)
+    assert seen[0] == seen[1]

@@ -358,3 +358,20 @@ def test_a_first_model_load_is_not_charged_to_the_requests_budget(monkeypatch):
         clock.sleep(0.1)
         hub.load("sentiment")  # loaded: no restart
         assert b.remaining() == pytest.approx(0.15)
+
+
+def test_one_order_of_sums_holds_one_thread_through_every_check():
+    """Inside the pin a job's checks leave its one thread alone (fair_threads would give a lone job every
+    core), and the count it had before comes back after."""
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(budget._CORES)
+        with budget.scope(60):
+            with budget.one_order_of_sums():
+                budget.check()
+                assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == budget._CORES
+    finally:
+        torch.set_num_threads(before)
