@@ -173,6 +173,10 @@ def new_page(browser, *, settle: bool = True, **context_options):
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     pg.blocked_requests = blocked
+    # An uncaught error in the page's JS (a figure Plotly cannot draw) stops Gradio applying the rest of that
+    # run's outputs and leaves its status spinning: the page fixture fails a test that saw one.
+    pg.page_errors = []
+    pg.on("pageerror", lambda error: pg.page_errors.append(str(error)[:300]))
     if settle:
         goto = pg.goto
 
@@ -191,4 +195,6 @@ def page(browser):
     """A fresh page at 1400 x 1000 (new_page: guarded, settled)."""
     pg = new_page(browser)
     yield pg
+    errors = list(pg.page_errors)
     pg.context.close()
+    assert errors == [], f"uncaught errors in the page's JS: {errors}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from components.shell import notice
+from components.efficiency.plots import empty_figure
 from components.shell.figures import legend_below
 
 COLORS = {"teacher": "#1f77b4", "student": "#ff7f0e", "student_int8": "#d62728", "student_onnx": "#2ca02c",
@@ -84,10 +85,12 @@ def scatter_notice(rows: list[dict], fastest: dict | None = None) -> str:
 
 def pruning(curve: list[dict]) -> go.Figure:
     """Accuracy and latency against sparsity, with the dense and the deflated file sizes."""
-    fig = go.Figure()
     if not curve:
-        fig.update_layout(title="Pruning not run yet", height=200, template="plotly_white")
-        return fig
+        # Hidden axes, as every empty figure here: a bare go.Figure() replacing the two-axis pruning plot made
+        # Plotly throw "Something went wrong with axis scaling" in the browser, which left the run's status
+        # spinning and the rest of its outputs unapplied (the chapter 8 walk's "Next step").
+        return empty_figure("Pruning not run yet: it is the last step (run through 'prune' or 'all').")
+    fig = go.Figure()
     xs = [100 * c["sparsity"] for c in curve]
     fig.add_trace(go.Scatter(x=xs, y=[100 * c["accuracy"] for c in curve], mode="lines+markers",
                              name="test accuracy (%)", cliponaxis=False))
