@@ -13,7 +13,7 @@ import gradio as gr
 
 from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
-from components.shell import lifecycle, links, runs
+from components.shell import code_view, lifecycle, links, runs
 from components.shell import (
     DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, engine_lane,
     error_box, raw_json,
@@ -156,6 +156,7 @@ def build() -> None:
 
     (box, link_bar, text, stats, badge, outputs_df, steps_df, step, temps, temp_plot, cum_plot, tree_plot,
      result_json, state) = _result_area()
+    code = code_view.view("decoding")  # "The same in Python", under the run's result
     kept = runs.panel("decoding")  # this session's runs, two side by side
     picker, strategies, cmp_btn, cmp_box, cmp_df, cmp_plot, cmp_badge, cmp_json = _compare_area()
 
@@ -179,6 +180,7 @@ def build() -> None:
     ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step, seed_link],
            api_visibility="private", **engine_lane())  # without an engine the long lane; with one, the decode lane
     clear_on_error(run_event, results, box)
+    code_view.attach(code, run_event, "decode", {"prompt": prompt}, result_json, trigger=run_btn)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
     # the number box fires `input` as it is typed in (its `release` only on blur); the slider on a drag
@@ -200,7 +202,7 @@ def build() -> None:
                                 "length_penalty": length_penalty, "no_repeat": no_repeat,
                                 "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen,
                                 "seed": seed_link, "chat": chat, "top_n": top_n, "precision": precision},
-                   [run_event], link_bar, results=[*results, state])  # a reopened link is not the run shown
+                   [run_event], link_bar, results=[*results, state, *code.outputs])  # a reopened link: not the run shown
     runs.track(kept, run_event, [text, stats, badge])
     gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
     gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))

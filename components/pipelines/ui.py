@@ -13,7 +13,7 @@ import json
 import gradio as gr
 
 from backend import pipelines
-from components.shell import lifecycle, links, runs
+from components.shell import code_view, lifecycle, links, runs
 from components.pipelines import plots as show
 from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
@@ -51,7 +51,17 @@ def _model_box(task: str):
 
 
 def _json(task: str):
-    return raw_json(elem_id=f"pl-{task}-json")  # collapsed: the formatted result comes first
+    out = raw_json(elem_id=f"pl-{task}-json")  # collapsed: the formatted result comes first
+    _CODE[task] = code_view.view(f"pl-{task}")  # "The same in Python", under the raw result
+    return out
+
+
+_CODE: dict = {}  # each task's code view while build() runs
+
+
+def _code(task: str, event, inputs: dict, out, go_btn) -> None:
+    """The task's code view follows `event` (inputs by their API names: the client call uses them)."""
+    code_view.attach(_CODE.pop(task), event, task, inputs, out, trigger=go_btn)
 
 
 def _batch_box():
@@ -87,6 +97,7 @@ def _build_classify() -> None:
                       api_name="classify", **BATCH_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
     _link("classify", {"text": text, "batch": batch}, ev, link_bar, go_btn)
+    _code("classify", ev, {"text": text, "batch": batch, "label_descriptions": desc, "model_box": model}, out, go_btn)
 
 
 def _build_zero_shot() -> None:
@@ -119,6 +130,8 @@ def _build_zero_shot() -> None:
     clear_on_error(ev, [badge, plot, table, out], box)
     _link("zero_shot", {"text": text, "labels": labels, "multi": multi, "template": template, "batch": batch},
           ev, link_bar, go_btn)
+    _code("zero_shot", ev, {"text": text, "labels": labels, "multi_label": multi, "template": template, "batch": batch,
+                            "model_box": model}, out, go_btn)
 
 
 # A Why hand-off that sets several of the Why tab's inputs (zero-shot: the text and the labels; QA: the
@@ -167,6 +180,7 @@ def _build_ner() -> None:
     ev = go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
     clear_on_error(ev, [badge, hl, table, out], box)
     _link("ner", {"text": text, "aggregation": agg, "batch": batch}, ev, link_bar, go_btn)
+    _code("ner", ev, {"text": text, "aggregation": agg, "batch": batch, "model_box": model}, out, go_btn)
 
 
 def _build_qa() -> None:
@@ -202,6 +216,7 @@ def _build_qa() -> None:
                       api_name="qa", **LONG_LANE)
     clear_on_error(ev, [badge, answer, hl, table, out], box)
     _link("qa", {"context": context, "question": question, "top_n": top_n}, ev, link_bar, go_btn)
+    _code("qa", ev, {"context": context, "question": question, "top_n": top_n, "model_box": model}, out, go_btn)
 
 
 def _build_summarize() -> None:
@@ -239,6 +254,8 @@ def _build_summarize() -> None:
     clear_on_error(ev, outputs, box)
     _link("summarize", {"text": text, "max_new": max_new, "min_new": min_new, "beams": beams}, ev, link_bar,
           go_btn)
+    _code("summarize", ev, {"text": text, "max_new_tokens": max_new, "min_new_tokens": min_new, "num_beams": beams,
+                            "reference": reference, "model_box": model}, out, go_btn)
 
 
 def _build_translate() -> None:
@@ -271,6 +288,8 @@ def _build_translate() -> None:
     clear_on_error(ev, [badge, translation, pair, out], box)
     _link("translate", {"text": text, "source": src, "target": tgt, "max_new": max_new, "beams": beams}, ev,
           link_bar, go_btn)
+    _code("translate", ev, {"text": text, "source": src, "target": tgt, "max_new_tokens": max_new, "num_beams": beams,
+                            "reference": reference, "model_box": model}, out, go_btn)
 
 
 def _build_generate_text() -> None:
@@ -324,6 +343,9 @@ def _build_generate_text() -> None:
     api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **engine_lane())
     _link("generate_text", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
                             "top_k": top_k, "top_p": top_p, "beams": beams, "seed": seed}, ev, link_bar, go_btn)
+    _code("generate_text", ev, {"prompt": prompt, "strategy": strategy, "max_new_tokens": max_new,
+                                "temperature": temperature, "top_k": top_k, "top_p": top_p, "num_beams": beams,
+                                "seed": seed, "model_box": model}, out, go_btn)
 
 
 def _build_fill_mask() -> None:
@@ -353,6 +375,7 @@ def _build_fill_mask() -> None:
                       **SHORT_LANE)
     clear_on_error(ev, [badge, plot, table, out], box)
     _link("fill_mask", {"text": text, "top_k": top_k}, ev, link_bar, go_btn)
+    _code("fill_mask", ev, {"text": text, "top_k": top_k, "model_box": model}, out, go_btn)
 
 
 SUBTABS = [

@@ -6,7 +6,7 @@ import gradio as gr
 
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
-from components.shell import lifecycle, links, runs
+from components.shell import code_view, lifecycle, links, runs
 from components.shell import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
 
 EXAMPLES = [
@@ -185,6 +185,7 @@ def build() -> None:
                                  column_widths=widths, elem_id="tok-ml-table")
     notice_md = gr.Markdown(elem_id="tok-notice", elem_classes=["tlab-notice-md"])
     out_json = raw_json("Raw result (JSON: what /tokenize returns)", elem_id="tok-json")
+    code = code_view.view("tok")  # "The same in Python", under the raw result
     outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, ml_md, ml_hl, ml_df, out_json]
     chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl, ml_hl], api_visibility="private")
     events = (go.click(run, [text, special], outputs, api_name="tokenize"),
@@ -194,6 +195,8 @@ def build() -> None:
         ev.success(**chips)  # keep the chips as the toggle says
         lifecycle.after(ev, "success", notice, [out_json], [notice_md])
         lifecycle.after(ev, "failure", lambda: "", None, [notice_md])
+    for ev, trigger in zip(events, (go, text.submit)):
+        code_view.attach(code, ev, "tokenize", {"text": text, "special": special}, out_json, trigger=trigger)
     links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
     kept = runs.panel("tokenizers")
     for ev in events:

@@ -1,0 +1,49 @@
+"""The code behind a result (issue #52): for an endpoint's inputs and its JSON result, a short runnable
+snippet with the library's own calls (`python`), the `gradio_client` call of the same endpoint
+(`client`), and the book chapter it belongs to (`chapter`, a number the page links).
+
+    snippets.for_result("classify", {"text": "..."}, result)  # -> {"python", "client", "chapter", "endpoint"}
+
+Plain strings; no model is loaded. Each tab's family lives in its own module."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from backend.snippets import decoding, pipelines, tokenizers
+from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
+from backend.snippets.text import DEFAULT_URL, client_call
+
+__all__ = ["FAMILIES", "for_result", "client_arguments", "notebook", "notebook_file"]
+
+# endpoint -> (snippet writer, the book chapter it belongs to)
+FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
+    "classify": (pipelines.classify, 2),
+    "zero_shot": (pipelines.zero_shot, 9),
+    "ner": (pipelines.ner, 4),
+    "qa": (pipelines.qa, 7),
+    "summarize": (pipelines.summarize, 6),
+    "translate": (pipelines.translate, 1),
+    "fill_mask": (pipelines.fill_mask, 1),
+    "generate_text": (pipelines.generate_text, 5),
+    "decode": (decoding.decode, 5),
+    "tokenize": (tokenizers.tokenize, 2),
+}
+
+
+def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
+    """The endpoint's arguments as a script passes them: the inputs (an empty model box left out);
+    /decode takes its settings as one dict, the run's own."""
+    if endpoint == "decode":
+        settings = {k: v for k, v in (result.get("settings") or {}).items() if k != "name"}
+        return {"prompt": inputs.get("prompt") or result.get("prompt_text", ""), "settings": settings}
+    return {k: v for k, v in (inputs or {}).items() if not (k in ("model_box", "model") and not v)}
+
+
+def for_result(endpoint: str, inputs: dict, result: dict, url: str = DEFAULT_URL) -> dict:
+    """{"endpoint", "python", "client", "chapter"} for one run; an unknown endpoint is a bug (KeyError)."""
+    write, chapter = FAMILIES[endpoint]
+    inputs = dict(inputs or {})
+    return {"endpoint": endpoint, "python": write(inputs, result or {}),
+            "client": client_call(endpoint, client_arguments(endpoint, inputs, result or {}), url),
+            "chapter": chapter}

@@ -1,0 +1,27 @@
+"""The Decoding tab's snippet: the same `model.generate(...)` call, and one line on what the tab adds
+(the step table or the beam tree are recorded inside that call; int8 is the app's own quantized copy)."""
+
+from __future__ import annotations
+
+from backend.snippets import generation
+
+
+def _adds(settings: dict) -> str:
+    s = settings or {}
+    what = ("the beam tree (the beams kept at each step)" if s.get("strategy") == "beam"
+            else "the step table (each step's top candidates and their probabilities)")
+    line = f"{what}, recorded by a LogitsProcessor tap inside this same generate call."
+    if s.get("precision") == "int8":
+        line += (" This run used the app's int8 copy: torch.ao.quantization.quantize_dynamic(model, "
+                 "{torch.nn.Linear}, dtype=torch.qint8) with per-token activation scales, so the plain fp32 "
+                 "call above may pick other tokens.")
+    return line
+
+
+def decode(inputs: dict, result: dict) -> str:
+    s = result.get("settings") or {}
+    prompt = inputs.get("prompt")
+    if not isinstance(prompt, str) or not prompt:
+        prompt = result.get("prompt_text", "")
+        s = {**s, "chat_template": False}  # the text the model saw, template included
+    return generation.snippet(prompt, s, result.get("model") or {}, _adds(s))

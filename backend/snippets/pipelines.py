@@ -1,0 +1,136 @@
+"""The Pipelines tab's snippets: `pipeline(task, model=...)` with the settings the learner chose.
+
+Where the book's checkpoint (or any model of the task's kind) served, the snippet is the library's one
+call. Where the local profile served the task its own way (the classifier fine-tuned here, similarity to
+label descriptions, the chat model prompted for the task, the decoder filling a mask), the snippet shows
+the library part that the result rests on and says in one line what the app adds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.hub import builders
+from backend.hub.policy import package_dir
+from backend.runtime.config import METHOD_FINETUNED
+from backend.snippets import generation
+from backend.snippets.checkpoint import hub_or_folder, packaged_spec
+from backend.snippets.text import call, differing, literal, script
+
+
+def _texts(inputs: dict, result: dict) -> list[str]:
+    return [r.get("sequence", r.get("text", "")) for r in result.get("results", [])] or [inputs.get("text", "")]
+
+
+def _pipeline(task: str, model: dict, call_line: str, app_adds: str = "") -> str:
+    imports, lines, name = hub_or_folder(model)
+    body = [f"pipe = pipeline({task!r}, model={name})", call_line, "print(out)"]
+    notes = [f"# What the app adds: {app_adds}"] if app_adds else []
+    return script([*imports, "from transformers import pipeline"], lines, body, notes)
+
+
+def _app_note(result: dict) -> str:
+    """The result's own words on how it was made (its `scoring` or the model's note)."""
+    return result.get("scoring") or (result.get("model") or {}).get("note") or ""
+
+
+def trained_sentiment_folder(model: dict) -> Path | None:
+    """The folder of the offline sentiment classifier trained here (its cache, found as the loader finds it)."""
+    spec = packaged_spec(model)
+    root = package_dir(spec.module) if spec is not None and spec.module else None
+    if root is None or model.get("role") != "sentiment":
+        return None
+    return builders.cache_dir(root / spec.subdir if spec.subdir else root)
+
+
+def _finetuned_classify(texts: list[str], folder: Path) -> str:
+    imports = ["import json", "from pathlib import Path", "import torch", "from safetensors.torch import load_file",
+               "from transformers import AutoModel, AutoTokenizer"]
+    load = ["# all-MiniLM-L6-v2 fine-tuned once by this app on its shipped sentiment set (the Train tab's",
+            "# Download holds the same layout): the encoder, a linear head, the labels",
+            f"folder = Path({str(folder)!r})",
+            "tokenizer = AutoTokenizer.from_pretrained(folder)",
+            "encoder = AutoModel.from_pretrained(folder).eval()",
+            'head = load_file(str(folder / "head.safetensors"))',
+            'labels = json.loads((folder / "labels.json").read_text())']
+    run = [f"texts = {literal(texts)}",
+           'enc = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")',
+           "with torch.inference_mode():",
+           "    hidden = encoder(**enc).last_hidden_state",
+           '    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)',
+           "    pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)  # mean pooling",
+           '    probs = torch.softmax(pooled @ head["weight"].T + head["bias"], dim=-1)',
+           "for text, p in zip(texts, probs.tolist()):",
+           "    print(sorted(zip(labels, p), key=lambda lp: -lp[1]), text[:40])"]
+    return script(imports, load, run)
+
+
+def classify(inputs: dict, result: dict) -> str:
+    model, texts = result.get("model") or {}, _texts(inputs, result)
+    folder = trained_sentiment_folder(model) if model.get("method") == METHOD_FINETUNED else None
+    if folder is not None:
+        return _finetuned_classify(texts, folder)
+    adds = "" if model.get("method") == "model" else _app_note(result)
+    return _pipeline("text-classification", model, f"out = pipe({literal(texts)}, top_k=None)", adds)
+
+
+def zero_shot(inputs: dict, result: dict) -> str:
+    kw = differing({"multi_label": bool(result.get("multi_label", inputs.get("multi_label", False))),
+                    "hypothesis_template": inputs.get("template") or "This example is {}."},
+                   {"multi_label": False, "hypothesis_template": "This example is {}."})
+    labels = [l.strip() for l in str(inputs.get("labels", "")).split(",") if l.strip()]
+    line = "out = " + call("pipe", [literal(_texts(inputs, result))], {"candidate_labels": labels, **kw})
+    model = result.get("model") or {}
+    return _pipeline("zero-shot-classification", model, line, "" if model.get("method") == "model" else _app_note(result))
+
+
+def ner(inputs: dict, result: dict) -> str:
+    kw = differing({"aggregation_strategy": inputs.get("aggregation") or "simple"}, {"aggregation_strategy": "none"})
+    imports, lines, name = hub_or_folder(result.get("model") or {})
+    model = result.get("model") or {}
+    options = "".join(f", {k}={literal(v)}" for k, v in kw.items())
+    body = [f"pipe = pipeline('ner', model={name}{options})",
+            f"out = pipe({literal(_texts(inputs, result))})", "print(out)"]
+    adds = [] if model.get("method") == "model" else [f"# What the app adds: {_app_note(result)}"]
+    return script([*imports, "from transformers import pipeline"], lines, body, adds)
+
+
+def qa(inputs: dict, result: dict) -> str:
+    kw = differing({"top_k": int(inputs.get("top_n", 1) or 1)}, {"top_k": 1})
+    line = "out = " + call("pipe", [], {"question": inputs.get("question", ""), "context": inputs.get("context", ""),
+                                        **kw})
+    model = result.get("model") or {}
+    return _pipeline("question-answering", model, line, "" if model.get("method") == "model" else _app_note(result))
+
+
+def _seq2seq(task: str, inputs: dict, result: dict) -> str:
+    chosen = {"max_new_tokens": int(inputs.get("max_new_tokens", 60)),
+              "min_new_tokens": int(inputs.get("min_new_tokens", 0) or 0), "num_beams": int(inputs.get("num_beams", 0) or 0)}
+    kw = differing(chosen, {"min_new_tokens": 0, "num_beams": 0})  # 0 beams: the checkpoint's own default
+    if task == "translation":
+        task = f"translation_{inputs.get('source', 'en')}_to_{inputs.get('target', 'de')}"
+        kw.pop("min_new_tokens", None)
+    line = "out = " + call("pipe", [literal(inputs.get("text", ""))], kw)
+    model = result.get("model") or {}
+    return _pipeline(task, model, line, "" if model.get("method") == "model" else _app_note(result))
+
+
+def summarize(inputs: dict, result: dict) -> str:
+    return _seq2seq("summarization", inputs, result)
+
+
+def translate(inputs: dict, result: dict) -> str:
+    return _seq2seq("translation", inputs, result)
+
+
+def fill_mask(inputs: dict, result: dict) -> str:
+    kw = differing({"top_k": int(inputs.get("top_k", 5))}, {"top_k": 5})
+    line = "out = " + call("pipe", [literal(inputs.get("text", ""))], kw)
+    model = result.get("model") or {}
+    return _pipeline("fill-mask", model, line, "" if model.get("method") == "model" else _app_note(result))
+
+
+def generate_text(inputs: dict, result: dict) -> str:
+    d = result.get("decoding") or {}
+    return generation.snippet(result.get("prompt", inputs.get("prompt", "")), d.get("settings") or {},
+                              result.get("model") or {})

