@@ -33,11 +33,13 @@ SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev
 # what the builds read.
 CACHE_DIR := $(or $(TLAB_CACHE_DIR),$(HOME)/.cache/transformers-lab)
 BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backend/hub/ner_builder.py \
-	backend/hub/conversion.py backend/engines/finetune.py backend/engines/token_classification.py backend/engines/ner_data.py \
-	backend/hub/reader_builder.py backend/engines/reader.py backend/engines/qa_data.py \
-	backend/hub/compress_builder.py backend/engines/compress_run.py backend/engines/distill.py \
-	backend/engines/perf_bench.py backend/engines/onnx_ort.py backend/engines/prune.py backend/engines/quantize.py \
-	backend/hub/e5s1.py backend/hub/multilingual_builder.py backend/engines/ner_transfer.py backend/engines/ner_languages.py \
+	backend/hub/conversion.py backend/engines/classify/finetune.py \
+	backend/engines/ner/token_classification.py backend/engines/ner/data.py \
+	backend/hub/reader_builder.py backend/engines/qa/reader.py backend/engines/qa/data.py \
+	backend/hub/compress_builder.py backend/engines/compression/pipeline.py backend/engines/compression/distill.py \
+	backend/engines/compression/perf_bench.py backend/engines/compression/onnx_ort.py \
+	backend/engines/compression/prune.py backend/engines/compression/quantize.py \
+	backend/hub/e5s1.py backend/hub/multilingual_builder.py backend/engines/ner/transfer.py backend/engines/ner/languages.py \
 	backend/scratch/scaling.py backend/scratch/tiny_gpt.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 

@@ -232,7 +232,7 @@ def _trained_here(hub) -> tuple[str, ...]:
 
 def _say_engine(url: str) -> None:
     """One start-up line: is the generation engine there? (It may come up later: each request checks.)"""
-    from backend.engines import remote_generation
+    from backend.engines.server import generation as remote_generation
 
     try:
         eng = remote_generation.engine(url)

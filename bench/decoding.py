@@ -82,7 +82,7 @@ def precision_section(prompt: str, n: int, repeats: int) -> list[str]:
     int8 copy, greedy, n tokens forced (EOS held back), runs alternating. The int8 total includes
     the one teacher-forced fp32 forward that gives the step table its second column."""
     from backend import decoding
-    from backend.engines import quantize
+    from backend.engines.compression import quantize
 
     lm = hub.load("decoder")
     t0 = time.perf_counter()

@@ -35,7 +35,7 @@ from torch import nn  # noqa: E402
 
 from backend import hub
 from backend.efficiency import api as E, measure as M
-from backend.engines import quantize as Q
+from backend.engines.compression import quantize as Q
 
 
 def timed_greedy(model, tok, prompt, n):
@@ -112,7 +112,7 @@ def encoder_rows() -> list[str]:
     """The encoder side: sentiment by embedding similarity, fp32 against int8, on the shipped texts."""
     enc = hub.load("embedder")
     qe = Q.int8_copy(enc.model)
-    from backend.engines.similarity import SENTIMENT_DESCRIPTIONS
+    from backend.engines.classify.similarity import SENTIMENT_DESCRIPTIONS
 
     sentences = E._sentences(M.load_texts())
     secs = {"fp32": [], "int8": []}

@@ -2,7 +2,7 @@
 
 Run 1 starts the app with TLAB_BATCH_MAX=1 (every request its own forward, one at a time: the
 serial queue); run 2 with the default (requests that arrive together share one forward,
-backend/engines/batching.py). Reports throughput and p50/p95 per endpoint into
+backend/engines/embedding/batching.py). Reports throughput and p50/p95 per endpoint into
 bench/results/load_batching.md. Targets: >= 3x throughput, /classify
 p95 < 2 s when batched.
 
@@ -78,7 +78,7 @@ def in_process(clients: int, per_client: int = 10) -> list[str]:
     import threading
 
     os.environ.update(TLAB_PROFILE="local", HF_HUB_OFFLINE="1")
-    from backend.engines import batching
+    from backend.engines.embedding import batching
     from backend import pipelines
 
     rows = []
@@ -136,7 +136,7 @@ def main(argv=None) -> None:
         f"mix and mode; {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.1f})", "",
         "Serial: TLAB_BATCH_MAX=1, one forward per request, one at a time. Batched: the default "
         "(TLAB_BATCH_MAX=16): requests that arrive while a forward runs share the next one "
-        "(backend/engines/batching.py), on the `batch` lane (16 handler slots).", "",
+        "(backend/engines/embedding/batching.py), on the `batch` lane (16 handler slots).", "",
         "| mix | mode | requests | failures | wall s | requests/s | throughput vs serial | /classify p50 s | /classify p95 s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

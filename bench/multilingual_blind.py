@@ -1,6 +1,6 @@
 """Chapter 4's models on a check set written blind (bench/data/multilingual_ner_blind.jsonl: 140 sentences
 in German, French, Italian and English, written by a helper who saw neither the method nor the training
-data). Entity F1 (strict spans, `backend/engines/ner_metrics`, checked identical to seqeval) per run and
+data). Entity F1 (strict spans, `backend/engines/ner/metrics.py`, checked identical to seqeval) per run and
 language, with per-type F1. Measured once; the set is never used to train or tune. Writes
 bench/results/multilingual_blind.md.
 
@@ -25,7 +25,7 @@ LANGS = ("de", "fr", "it", "en")
 
 def main() -> None:
     from backend import hub
-    from backend.engines import ner_languages, ner_metrics, ner_transfer
+    from backend.engines.ner import languages as ner_languages, metrics as ner_metrics, transfer as ner_transfer
     from backend.multilingual import api
 
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]

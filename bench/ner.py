@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from backend.engines import ner_data  # noqa: E402
-from backend.engines import token_classification as tc  # noqa: E402
+from backend.engines.ner import data as ner_data  # noqa: E402
+from backend.engines.ner import token_classification as tc  # noqa: E402
 from backend.hub import ner_builder  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "ner.md"

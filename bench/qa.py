@@ -1,4 +1,4 @@
-"""QA on the `local` profile (span-decoding, backend.engines.span_qa): quality and latency, one run.
+"""QA on the `local` profile (span-decoding, backend.engines.qa.span_qa): quality and latency, one run.
 
   .venv/bin/python bench/qa.py            # TUNING, HELD_OUT, HELD_OUT_2, then HELD_OUT_3 (~130 questions)
   .venv/bin/python bench/qa.py --held-out # HELD_OUT_3 only
@@ -7,7 +7,7 @@ The check sets (tests/integration/qa_sets.py) were written for this project: sho
 history and business contexts (~60-80 words, 4-5 sentences), answers that are names, numbers,
 dates, places and short phrases, and questions the text does not answer. The settings
 (calibration, demos, sentences read) were chosen on TUNING; the no-answer rule and margin on
-TUNING and HELD_OUT (seen by then); the absent-topic-word rule (backend.engines.question_terms)
+TUNING and HELD_OUT (seen by then); the absent-topic-word rule (backend.engines.qa.question_terms)
 on all three; HELD_OUT_3 (tests/integration/qa_sets_3.py) was written afterwards by a writer who
 had not seen the method, and is the held-out number. Through `tasks.qa`, the runner the tab calls, with the embedder ranking sentences
 as the app does. Latency is per question, warm models, on this (shared, noisy) machine.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from backend import hub  # noqa: E402
-from backend.engines import span_qa  # noqa: E402
+from backend.engines.qa import span_qa  # noqa: E402
 from backend.pipelines import tasks as P  # noqa: E402
 from tests.integration.qa_sets import HELD_OUT, HELD_OUT_2, TUNING, grade  # noqa: E402
 from tests.integration.qa_sets_3 import HELD_OUT_3  # noqa: E402
@@ -92,7 +92,7 @@ def main() -> None:
         f"torch {torch.__version__}, {torch.get_num_threads()} threads; models loaded in {loaded:.1f} s.",
         f"No answer when log-sum-exp of the distinct spans' calibrated log-probs - (no-answer reply's log-prob - "
         f"its log-prob with the content-free question) <= {span_qa.DEFAULT_MARGIN} nats, or when a topic word of "
-        "the question never occurs in the text (backend.engines.question_terms).",
+        "the question never occurs in the text (backend.engines.qa.question_terms).",
         f"Settings: calibration {span_qa.DEFAULT_CALIBRATION}, "
         f"{span_qa.STARTS} starts, answers up to {span_qa.MAX_ANSWER_TOKENS} tokens, the {span_qa.KEEP_SENTENCES} "
         "sentences closest to the question (all-MiniLM-L6-v2 cosine); "

@@ -5,7 +5,7 @@
 
 Both through `tasks.qa`, the runner the Pipelines tab calls (span decoding with the embedder ranking
 sentences, as the app does), warm models, one question at a time. Per method: has-answer exact match
-and token F1 (the SQuAD 2.0 script's normalisation, backend.engines.squad_metrics), right answers
+and token F1 (the SQuAD 2.0 script's normalisation, backend.engines.qa.squad_metrics), right answers
 (token F1 >= 0.5), wrong answers (an answer with F1 < 0.5 to an answerable question, or any answer to
 an unanswerable one), no-answer accuracy, whether every answer is context[start:end], and seconds per
 question. Appends a section to bench/results/qa.md (earlier runs are kept above it).
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from backend import hub  # noqa: E402
-from backend.engines import span_qa, squad_metrics  # noqa: E402
+from backend.engines.qa import span_qa, squad_metrics  # noqa: E402
 from backend.pipelines import tasks as P  # noqa: E402
 from backend.runtime import config  # noqa: E402
 

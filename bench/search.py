@@ -47,7 +47,7 @@ REUSE: dict = {}
 
 # ---------------------------------------------------------------------------- 1. embedding
 def bench_embedding(n_texts: int) -> tuple[str, dict]:
-    from backend.engines.embedding import embed_texts
+    from backend.engines.embedding.vectors import embed_texts
     from backend.search.api import load_embedder
     from backend.search.corpora import load_glossary
 

@@ -46,11 +46,11 @@ import transformers  # noqa: E402
 
 from backend import hub
 from backend.training import api as A  # noqa: E402
-from backend.engines import datasets as D
+from backend.engines.classify import datasets as D
 from backend.training import features as F  # noqa: E402
 from backend.training import gpu  # noqa: E402
-from backend.engines import finetune as FT
-from backend.engines import classification_metrics as M
+from backend.engines.classify import finetune as FT
+from backend.engines.classify import metrics as M
 from backend.training import probe as P  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "train.md"
@@ -96,7 +96,7 @@ OFFLINE_TITLE = "## Offline sentiment: (b) feature extraction vs (c) fine-tuning
 
 
 def offline_choice(lm) -> list[str]:
-    from backend.engines.embedding import embed_texts
+    from backend.engines.embedding.vectors import embed_texts
     from backend.hub import builders as offline
 
     ds = D.load_shipped(offline.DATASET)

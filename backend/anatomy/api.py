@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from backend.runtime import budget, config
-from backend.engines import embedding
+from backend.engines.embedding import vectors as embedding
 from backend import hub
 from backend.runtime import precision
 from backend.runtime.device import gpu_task

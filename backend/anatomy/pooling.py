@@ -1,7 +1,7 @@
 """From the encoder's output to a sentence vector: mean pooling, the embedder's recipe.
 
 Average the last layer's token vectors over real tokens (padding excluded), then scale to
-length 1 so that cosine similarity is a dot product. backend/engines/embedding.py does the same with
+length 1 so that cosine similarity is a dot product. backend/engines/embedding/vectors.py does the same with
 the model's forward; here it is done on our from-scratch hidden states, and compared.
 """
 

@@ -15,11 +15,11 @@ import torch
 
 from backend.anatomy import bert, gpt2, llama
 from backend.anatomy.ops import Context, UnsupportedModel
-from backend.engines import families
+from backend.engines.attention import families
 from backend.engines.attention import encodings
 from backend.engines.attention.math import build_mask
 
-RECIPES = {"bert": bert, "llama": llama, "gpt2": gpt2}  # by family name (backend.engines.families)
+RECIPES = {"bert": bert, "llama": llama, "gpt2": gpt2}  # by family name (backend.engines.attention.families)
 BLOCK = {"bert": "encoder_layer", "llama": "decoder_layer", "gpt2": "decoder_layer"}
 TOLERANCE = 1e-4
 

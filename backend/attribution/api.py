@@ -17,7 +17,7 @@ from backend.hub import session_models
 from backend.attribution import checks, claims, span, tasks
 from backend.attribution import methods as mth
 from backend.attribution.methods import METHODS
-from backend.engines import similarity as sim
+from backend.engines.classify import similarity as sim
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError

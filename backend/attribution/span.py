@@ -1,6 +1,6 @@
 """'Why this span?': a QA reader's answer span, explained (model-level: handed a model and a tokenizer).
 
-The explained number is what the reader ranks spans by (`backend.engines.reader`): the span's
+The explained number is what the reader ranks spans by (`backend.engines.qa.reader`): the span's
 start logit plus its end logit. The span is the reader's own answer to the question over the
 whole context (`reader.answer`, as /qa gives it), or a span of the context the learner names.
 Question and context are read as one pair, as the reader reads them; every question and context
@@ -15,7 +15,7 @@ import inspect
 import torch
 
 from backend.attribution.targets import Target, baseline_token, special_positions
-from backend.engines import reader
+from backend.engines.qa import reader
 from backend.runtime.errors import InputError
 
 MAX_TOKENS = 128

@@ -1,7 +1,7 @@
 """The chapter 8 benchmark (the Efficiency tab's "compress" section): a tab does
 `from backend import compress` and calls `compress.compress(...)`, `compress.compress_predict(...)`,
-`compress.compress_download(...)`. Model-level pieces live in backend.engines (distill, perf_bench,
-onnx_ort, prune, compress_run); the default run is built at set-up by backend.hub.compress_builder."""
+`compress.compress_download(...)`. Model-level pieces live in backend.engines.compression (distill,
+perf_bench, onnx_ort, prune, pipeline); the default run is built at set-up by backend.hub.compress_builder."""
 
 from backend.compress.api import (
     DEFAULT_ALPHA,

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from backend.compress import claims, live as live_runs, report
-from backend.engines import compress_run, datasets, distill, finetune
+from backend.engines.compression import pipeline as compress_run, distill
+from backend.engines.classify import datasets, finetune
 from backend.hub import compress_builder
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from backend.engines.classification_metrics import wilson_interval
+from backend.engines.classify.metrics import wilson_interval
 
 MIN_TIMED_CALLS = 20  # fewer timed calls per variant: no variant is named the fastest
 SPEED_NOISE = 0.10  # one run's ratios on a shared CPU: 1.10x faster or more is called faster

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from backend.compress import claims
 from backend.compress.claims import ORT_SPEEDUP, STUDENT_KEEP, STUDENT_LATENCY  # noqa: F401  (the targets)
-from backend.engines.compress_run import NAMES
+from backend.engines.compression.pipeline import NAMES
 
 
 def label_of(key: str) -> str:

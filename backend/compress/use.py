@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from backend.compress.api import run_folder
-from backend.engines import compress_run, finetune
+from backend.engines.compression import pipeline as compress_run
+from backend.engines.classify import finetune
 from backend.runtime import budget, downloads
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError

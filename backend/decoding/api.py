@@ -16,7 +16,7 @@ from backend import hub
 from backend.runtime import budget as budgets
 from backend.runtime.device import gpu_task
 from backend.engines.generation import generate
-from backend.engines import remote_generation as remote
+from backend.engines.server import generation as remote
 from backend.decoding import attention_growth as growth
 from backend.decoding import by_hand
 from backend.decoding import precision as precisions

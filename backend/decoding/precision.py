@@ -34,7 +34,7 @@ def serve(lm, precision: str, progress=None) -> Served:
     """The hub model `lm` as the run's `precision` asks: itself, or its cached int8 copy."""
     if precision != "int8":
         return Served(lm.model, "fp32", describe=lm.describe())
-    from backend.engines import quantize
+    from backend.engines.compression import quantize
 
     if progress is not None:
         progress(0.05, f"Quantizing {lm.checkpoint} to int8 (first use only)")

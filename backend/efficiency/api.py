@@ -23,7 +23,7 @@ from backend.runtime import budget
 from backend import hub
 from backend.runtime.device import gpu_task
 from backend.efficiency import measure
-from backend.engines import quantize
+from backend.engines.compression import quantize
 from backend.runtime.validation import as_bool, as_int
 
 DECODER_ROLE = "decoder"
@@ -121,7 +121,7 @@ def _decoder(lm, prompts: int, texts: int, new_tokens: int, progress) -> dict:
 
 
 def _encoder(lm, texts: int, progress) -> dict:
-    from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DESCRIPTIONS
+    from backend.engines.classify.similarity import DEFAULT_TEMPLATE, SENTIMENT_DESCRIPTIONS
 
     q, built_s = _int8_of(lm, progress, 0.82)
     pair = {"fp32": lm.model, "int8": q}

@@ -150,7 +150,7 @@ def perplexity(model, tokenizer, texts: Sequence[str], max_tokens: int = 512) ->
 def labels_and_seconds(model, tokenizer, texts: Sequence[str], descriptions: dict[str, str]) -> tuple[list[str], np.ndarray, float]:
     """The embedding-similarity classifier of the Pipelines tab on `texts`: top label per text,
     the cosine matrix, and the seconds it took."""
-    from backend.engines.similarity import classify_by_similarity
+    from backend.engines.classify.similarity import classify_by_similarity
 
     start = time.perf_counter()
     results = classify_by_similarity(model, tokenizer, list(texts), descriptions)

@@ -1,7 +1,9 @@
 """Model-level code: handed a model and its tokenizer, never asks the hub.
 
-generation (decoding with its taps), embedding and batching, similarity classification, int8
-quantization, extractive QA, instruct prompts, the from-scratch attention maths, fine-tuning
-loops and the shipped labelled data; `sessions` (the one per-session store with bounded memory)
-and `once` (the one build-once cache) serve every layer above.
+One sub-package per job: `generation` (decoding with its taps), `attention` (the attention
+weights, the from-scratch maths, the per-architecture adapters), `tasks` (the Pipelines tasks'
+shared helpers and the instruct fallback), `qa`, `ner`, `classify`, `compression` (chapter 8),
+`embedding` (sentence vectors and batched requests), and `server` (the generation server's
+clients). Session state (`sessions`, `client_store`) and the build-once cache (`once`) live on
+the runtime floor below.
 """

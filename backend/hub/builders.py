@@ -31,10 +31,10 @@ from torch import nn
 
 from dataclasses import dataclass
 
-from backend.engines import classification_metrics as metrics
-from backend.engines import datasets
-from backend.engines import finetune
-from backend.engines.embedding import DEFAULT_MAX_LENGTH
+from backend.engines.classify import metrics
+from backend.engines.classify import datasets
+from backend.engines.classify import finetune
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH
 from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
 from backend.runtime import budget as request_budget
 

@@ -19,7 +19,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from backend.engines import compress_run, datasets, distill, finetune
+from backend.engines.compression import pipeline as compress_run, distill
+from backend.engines.classify import datasets, finetune
 from backend.hub import default_run
 from backend.hub.conversion import META_FILE, build_key, trained_dir
 from backend.runtime import budget as request_budget

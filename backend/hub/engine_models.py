@@ -3,7 +3,7 @@ provenance, no weights in this process.
 
 Why in the hub: whether the engine may serve a role depends on what the role resolves to (an
 instruct decoder may; a dedicated summariser or an extractive QA model may not), which is the
-hub's knowledge; the engine client (`backend.engines.remote_chat`) knows nothing of roles.
+hub's knowledge; the engine client (`backend.engines.server.chat`) knows nothing of roles.
 The task code then calls `reply(lm, messages, ...)` whichever it got.
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from backend.engines import instruct, remote_chat
-from backend.engines import remote_generation as remote
+from backend.engines.tasks import instruct
+from backend.engines.server import chat as remote_chat
+from backend.engines.server import generation as remote
 from backend.hub.loader import get_hub
 from backend.hub.policy import resolve
 from backend.runtime.errors import LabError

@@ -25,8 +25,8 @@ from backend.runtime.validation import kind
 from backend.runtime.errors import ModelLoadError
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.tokenizer_lock import thread_safe_tokenizers
-from backend.engines.once import BuildOnce
-from backend.engines.sessions import SessionStore
+from backend.runtime.once import BuildOnce
+from backend.runtime.sessions import SessionStore
 
 
 @dataclass

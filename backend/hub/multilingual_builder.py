@@ -18,7 +18,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
-from backend.engines import ner_languages, ner_transfer
+from backend.engines.ner import languages as ner_languages, transfer as ner_transfer
 from backend.hub import default_run
 from backend.hub.conversion import META_FILE, build_key, converted_dir, trained_dir
 from backend.runtime import budget as request_budget
@@ -114,7 +114,7 @@ def load_run(folder: Path, name: str, base, labels: list[str]):
     """A run's model: a copy of the base encoder with the run's learned layers and head."""
     from safetensors.torch import load_file
 
-    from backend.engines import token_classification as tc
+    from backend.engines.ner import token_classification as tc
 
     model = tc.new_model(base.model, len(labels))
     missing, unexpected = model.load_state_dict(load_file(str(Path(folder) / f"{name}.safetensors")), strict=False)

@@ -22,9 +22,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from backend.engines import ner_data
-from backend.engines import token_classification as tc
-from backend.engines import token_serving as serving
+from backend.engines.ner import data as ner_data
+from backend.engines.ner import token_classification as tc
+from backend.engines.ner import serving
 from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
 from backend.runtime import budget as request_budget
 

@@ -2,7 +2,7 @@
 
 The book's chapter 7 reader (an encoder whose linear head gives every token a start and an end
 logit; "no answer" is the [CLS] span), trained SQuAD 2.0 style on assets/data/qa (written for the
-project, see its data card) by `backend.engines.reader`. Like the NER builder: a fixed number of
+project, see its data card) by `backend.engines.qa.reader`. Like the NER builder: a fixed number of
 epochs, inside `budget.detached()`, written with `conversion.write_once` under
 `<cache>/trained/<RECIPE>-<key>`, the key hashing the data, the base weights and the recipe. The
 no-answer threshold (best span - null logit) is the one that maximises F1 on the validation split,
@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from backend.engines import qa_data, reader
+from backend.engines.qa import data as qa_data, reader
 from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
 from backend.runtime import budget as request_budget
 

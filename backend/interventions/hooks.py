@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from backend.engines import families
+from backend.engines.attention import families
 from backend.runtime.errors import InputError
 from backend.interventions.spec import Edit
 
@@ -59,7 +59,7 @@ def _conv1d(module: nn.Module) -> bool:
 
 
 def layout(model: nn.Module) -> Layout:
-    """The blocks of a BERT, Llama or GPT-2 model (its family's adapter, backend.engines.families)."""
+    """The blocks of a BERT, Llama or GPT-2 model (its family's adapter, backend.engines.attention.families)."""
     family = families.family_of(model)
     if family is None:
         raise InputError(f"Interventions know BERT, Llama and GPT-2 style models; "

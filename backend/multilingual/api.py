@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from backend.engines import ner_languages, ner_transfer
+from backend.engines.ner import languages as ner_languages, transfer as ner_transfer
 from backend.hub import multilingual_builder as builder
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task

@@ -2,7 +2,7 @@
 
 The entry points (one per api_name) take plain values and a role override, and load their
 model themselves; the model-level runners they call live in `tasks` (with the shared engines:
-`backend.engines.extractive_qa`, `instruct`, `similarity`, `generation`).
+`backend.engines.qa.extractive_qa`, `instruct`, `similarity`, `generation`).
 """
 
 from backend.pipelines.api import (
@@ -18,7 +18,7 @@ from backend.pipelines.api import (
     translate,
     zero_shot,
 )
-from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT
+from backend.engines.classify.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT
 from backend.pipelines.serving import serving_methods
 
 __all__ = [

@@ -21,10 +21,10 @@ from backend.hub import engine_models, session_models
 from backend.runtime.device import gpu_task
 from backend.pipelines import summary_checks, tasks
 from backend.pipelines.encoders import MAX_TOP_K
-from backend.engines.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
-from backend.engines import remote_generation as remote
+from backend.engines.classify.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
+from backend.engines.server import generation as remote
 from backend.engines.generation.settings import parse_settings
-from backend.engines.text import split_lines
+from backend.engines.tasks.text import split_lines
 from backend.pipelines.encoders import AGGREGATIONS
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
 from backend.runtime.errors import InputError, LabError
@@ -211,7 +211,7 @@ def qa(context, question, top_n=3, qa_method: str = "profile", override: str | N
     lm, waited = _qa_model(override, qa_method, progress)
     rank = None
     if lm.method == config.METHOD_SPAN:  # the decoder reads only the sentences the embedder ranks first
-        from backend.engines import span_qa
+        from backend.engines.qa import span_qa
 
         emb, more = _load("embedder", None, progress)
         waited = waited + more

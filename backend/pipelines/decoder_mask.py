@@ -19,7 +19,7 @@ import torch
 from backend.runtime import config
 from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.engines.text import device_of, model_max_length
+from backend.engines.tasks.text import device_of, model_max_length
 
 METHOD = "decoder-fill-mask"  # the fill_mask role's method under the local profile (config.LOCAL)
 METHOD_LABEL = f"{config.method_name(config.METHOD_DECODER_MASK)}: {config.method_text(config.METHOD_DECODER_MASK)}"

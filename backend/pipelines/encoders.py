@@ -14,10 +14,10 @@ import contextlib
 import numpy as np
 import torch
 
-from backend.engines import batching
+from backend.engines.embedding import batching
 from backend.runtime.config import get_settings
 from backend.runtime.errors import InputError
-from backend.engines.text import forward_inputs, model_max_length, ranked_labels, truncation_notice
+from backend.engines.tasks.text import forward_inputs, model_max_length, ranked_labels, truncation_notice
 from backend.runtime.validation import as_int
 
 MASK_PLACEHOLDER = "[MASK]"

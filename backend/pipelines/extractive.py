@@ -1,7 +1,7 @@
 """An extractive summary beside the lead-3 baseline: sentences of the text picked by the packaged
 sentence encoder, by maximal marginal relevance (MMR) to the document's centroid.
 
-Each sentence is embedded (mean-pooled, L2-normalised: `engines.embedding.embed_texts`); the
+Each sentence is embedded (mean-pooled, L2-normalised: `engines.embedding.vectors.embed_texts`); the
 centroid of the sentences stands for the whole text. MMR picks, one at a time, the sentence most
 similar to the centroid minus its similarity to the sentences already picked, so three picks
 cover the text instead of repeating its main point (Carbonell and Goldstein, 1998). The picks are
@@ -46,7 +46,7 @@ def mmr_pick(vectors: np.ndarray, n: int, lam: float = MMR_LAMBDA) -> tuple[list
 
 def extractive_summary(model, tokenizer, text: str, n: int = BASELINE_SENTENCES, lam: float = MMR_LAMBDA) -> dict:
     """{name, summary, picked (sentence indices, text order), sentences_in_text, relevance, notices}."""
-    from backend.engines.embedding import embed_texts
+    from backend.engines.embedding.vectors import embed_texts
 
     sentences = split_sentences(text)
     notices = []

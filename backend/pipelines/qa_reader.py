@@ -1,12 +1,12 @@
 """QA with the reader trained here (chapter 7), as the Pipelines' `qa` runner reports it.
 
-`backend.engines.reader` does the work (span head, n-best post-processing, [CLS] as "no answer");
+`backend.engines.qa.reader` does the work (span head, n-best post-processing, [CLS] as "no answer");
 this fills the runner's result: the no-answer decision in words, the scoring rule, the windows.
 """
 
 from __future__ import annotations
 
-from backend.engines import reader as span_reader
+from backend.engines.qa import reader as span_reader
 
 READER_SCORING = ("start logit + end logit of a span (n-best starts x n-best ends, at most {n} tokens); 'no answer' "
                   "is the [CLS] span's start + end logit, and wins when the best span beats it by no more than the "

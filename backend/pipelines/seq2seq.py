@@ -16,7 +16,7 @@ from backend.runtime import budget
 from backend.engines.generation.generate import early_finish, stopping_criteria
 from backend.engines.generation.prefill import shape_of
 from backend.runtime.memory_budget import check_generation
-from backend.engines.text import device_of, model_max_length, truncation_notice
+from backend.engines.tasks.text import device_of, model_max_length, truncation_notice
 
 LANGUAGE_NAMES = {
     "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.engines import support
+from backend.engines.tasks import support
 from backend.pipelines import tasks
 from backend.runtime import config
 from backend.pipelines.extractive import extractive_summary

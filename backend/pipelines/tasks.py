@@ -13,7 +13,7 @@ serves the task, and returns one JSON-able dict:
 methods: "model" (a checkpoint fine-tuned for the task), "embedding-similarity" (sentiment
 and zero-shot by cosine to label descriptions), "instruct-fallback" (the instruct decoder
 prompted for the task, its reply parsed into the same shape), "span-decoding" (QA: the instruct
-decoder's reply may only be a span of the context; backend.engines.span_qa).
+decoder's reply may only be a span of the context; backend.engines.qa.span_qa).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from backend.runtime import config
 from backend.runtime.errors import InputError
 from backend.pipelines import decoder_mask as dec_mask
 from backend.pipelines import encoders as enc
-from backend.engines import instruct as ins
-from backend.engines import similarity as sim
-from backend.engines import span_qa
+from backend.engines.tasks import instruct as ins
+from backend.engines.classify import similarity as sim
+from backend.engines.qa import span_qa
 from backend.pipelines.metrics import BASELINE_SENTENCES, bleu, lead_baseline, rouge
-from backend.engines.extractive_qa import answer_question
+from backend.engines.qa.extractive_qa import answer_question
 from backend.pipelines.qa_reader import reader_answer, windows_notice
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
-from backend.engines.text import check_batch
+from backend.engines.tasks.text import check_batch
 from backend.hub.engine_models import reply as instruct_reply
 from backend.runtime.validation import as_int, check_template, check_text
 
@@ -212,7 +212,7 @@ def qa(lm, question: str, context: str, top_n: int = 3, stride: int = 128,
 
     A QA checkpoint scores start/end logits; the instruct decoder (METHOD_SPAN) may only copy
     spans of the context and may say the text has no answer (`no_answer`). `rank` (question,
-    sentences -> scores) lets it read only the best sentences (backend.engines.span_qa)."""
+    sentences -> scores) lets it read only the best sentences (backend.engines.qa.span_qa)."""
     question, context = check_text(question, "question"), check_text(context, "context")
     top_n = as_int("top_n", top_n, lo=1, hi=MAX_TOP_N)
     method = _method(lm, "qa", (METHOD_MODEL, METHOD_SPAN, METHOD_FINETUNED))

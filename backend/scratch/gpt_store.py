@@ -1,5 +1,5 @@
 """The tiny GPTs trained in the From scratch tab, one per session, bounded by the one
-`SessionStore` (backend/engines/sessions.py), like the Train tab's models: idle eviction, a
+`SessionStore` (backend/runtime/sessions.py), like the Train tab's models: idle eviction, a
 session cap, a memory budget for all sessions together (TLAB_SCRATCH_GPT_MB, default 256: a
 default tiny GPT is about 1.5 MB), a model used in the last `keep_s` (TLAB_KEEP_ITEMS_S) never
 evicted for a newcomer, and a visitor whose model went is told why.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend.engines.client_store import ClientStore
+from backend.runtime.client_store import ClientStore
 from backend.runtime import clients, config, memory
 from backend.runtime.errors import InputError
 from backend.runtime.singleton import ProcessWide

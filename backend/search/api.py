@@ -20,11 +20,11 @@ import numpy as np
 from backend.runtime import budget
 from backend import hub
 from backend.runtime import config
-from backend.engines import remote_chat
-from backend.engines import remote_generation as remote
+from backend.engines.server import chat as remote_chat
+from backend.engines.server import generation as remote
 from backend.hub import engine_models
 from backend.runtime.device import gpu_task
-from backend.engines.embedding import embed_texts
+from backend.engines.embedding.vectors import embed_texts
 from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
 from backend.search import chunked_build as bounds
@@ -108,7 +108,7 @@ def _questions_stamp() -> tuple:
 def _evaluate_reader(say: ProgressFn) -> dict:
     import json
 
-    from backend.engines import reader as span_reader
+    from backend.engines.qa import reader as span_reader
     from backend.search import reader_eval
 
     emb, lm = hub.load("embedder"), hub.load("qa")

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 
 from backend.runtime.errors import InputError
-from backend.engines import support
-from backend.engines.instruct import chat_generate
+from backend.engines.tasks import support
+from backend.engines.tasks.instruct import chat_generate
 from backend.runtime.validation import check_text
 
 MAX_PASSAGE_CHARS = 450  # keeps the decoder's prompt short (SmolLM2 is small and slow)
@@ -93,7 +93,7 @@ def overlap_citations(answer: str, passages: list[dict], min_shared: int = 2) ->
 
 def extractive_answer(model, tokenizer, question: str, passages: list[dict]) -> dict:
     """Best span over the passages (each read separately); cites the passage it came from."""
-    from backend.engines.extractive_qa import answer_question
+    from backend.engines.qa.extractive_qa import answer_question
 
     question = check_question(question)
     best = None
@@ -125,7 +125,7 @@ def span_reader_answer(model, tokenizer, question: str, passages: list[dict], re
         "margin" (best span - [CLS] logit), "no_answer", "threshold" (it answers where the margin is above it), "per_passage": [{passage, answer, margin, no_answer}]}
     `read(question, text)`: the reader's `answer(..., top_n=1)` for one passage (an evaluation passes a
     memo, so a passage read for the top 3 is not read again for the top 5)."""
-    from backend.engines import reader as span_reader
+    from backend.engines.qa import reader as span_reader
 
     question = check_question(question)
     if read is None:
@@ -155,7 +155,7 @@ _LINK = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>()\[\]]+")
 
 
 def check_answer(answer: str, question: str, passages: list[dict]) -> dict:
-    """The generated answer against the retrieved passages (backend.engines.support, as summaries are
+    """The generated answer against the retrieved passages (backend.engines.tasks.support, as summaries are
     checked): its numbers, names and content words that no passage (nor the question) contains, with
     offsets into `answer`; a link the passages do not contain is flagged too, and a citation of a passage
     number that was not retrieved. Citation marks like [1] are not read as numbers. Names are capitalised spans (no NER model runs here)."""

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from backend.engines import squad_metrics
+from backend.engines.qa import squad_metrics
 from backend.runtime import budget
 
 QA_FILE = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "glossary_qa.jsonl"

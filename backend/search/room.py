@@ -1,5 +1,5 @@
 """The private-index room shared by all visitors: what a private index costs, and what a visitor
-is told when the room is full or their index was evicted (backend/engines/sessions.py decides who
+is told when the room is full or their index was evicted (backend/runtime/sessions.py decides who
 goes: idle first, never an index used in the last `keep_s`)."""
 
 from __future__ import annotations

@@ -24,12 +24,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backend.engines.once import BuildOnce
-from backend.engines.client_store import ClientStore
+from backend.runtime.once import BuildOnce
+from backend.runtime.client_store import ClientStore
 from backend.runtime import memory
 from backend.runtime.config import SearchLimits, get_settings, store_settings
 from backend.runtime.singleton import ProcessWide
-from backend.engines.embedding import embed_texts
+from backend.engines.embedding.vectors import embed_texts
 from backend.runtime.errors import InputError
 from backend.search import index as si
 from backend.search import room

@@ -16,7 +16,7 @@ from backend.training.api import (
     train,
     train_iter,
 )
-from backend.engines.datasets import SHIPPED
+from backend.engines.classify.datasets import SHIPPED
 from backend.training.run_plan import CURVE_SIZES
 from backend.training.use import classify_in_session, export, use_trained
 from backend.training import ner_api, ner_use

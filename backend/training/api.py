@@ -25,8 +25,8 @@ from backend import hub
 from backend.runtime import config
 from backend.runtime.config import public_mode
 from backend.runtime.errors import InputError
-from backend.engines.similarity import DEFAULT_TEMPLATE
-from backend.engines import datasets
+from backend.engines.classify.similarity import DEFAULT_TEMPLATE
+from backend.engines.classify import datasets
 from backend.runtime.rates import RATES
 from backend.training import features
 from backend.training import gpu
@@ -37,8 +37,8 @@ from backend.training.run_plan import (
     _compare_run,
     _plan_run,
 )
-from backend.engines import finetune
-from backend.engines import classification_metrics as metrics
+from backend.engines.classify import finetune
+from backend.engines.classify import metrics
 from backend.training import probe as logistic
 from backend.training import use
 from backend.training.store import Trained, get_store

@@ -1,7 +1,7 @@
 """Frozen-encoder features: mean-pooled last hidden states of the `embedder` role.
 
 The book's feature-extraction recipe, with the pooling the embedder was trained with
-(`backend.engines.embedding.embed_texts`: mean over tokens, L2-normalised). The model runs only in
+(`backend.engines.embedding.vectors.embed_texts`: mean over tokens, L2-normalised). The model runs only in
 `_embed_chunk`, a stateless GPU task; the cache of features of the shipped datasets lives in
 the app's process and is shared by every session (uploads are never cached across sessions).
 Zero-shot by embedding similarity reuses the Pipelines' `classify_by_similarity`.
@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from backend.engines.finetune import rate_key, text_units
-from backend.engines.similarity import DEFAULT_TEMPLATE
+from backend.engines.classify.finetune import rate_key, text_units
+from backend.engines.classify.similarity import DEFAULT_TEMPLATE
 from backend.runtime.rates import RATES
 from backend.training import gpu
 

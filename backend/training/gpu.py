@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from backend import hub
-from backend.engines import finetune as FT
-from backend.engines.embedding import embed_texts
-from backend.engines.similarity import classify_by_similarity
+from backend.engines.classify import finetune as FT
+from backend.engines.embedding.vectors import embed_texts
+from backend.engines.classify.similarity import classify_by_similarity
 from backend.runtime.device import gpu_task
 
 ROLE = "embedder"

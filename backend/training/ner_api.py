@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Iterator
 
 from backend import hub
-from backend.engines import ner_data
-from backend.engines.token_classification import Recipe
+from backend.engines.ner import data as ner_data
+from backend.engines.ner.token_classification import Recipe
 from backend.hub import ner_builder
 from backend.runtime.config import public_mode
 from backend.runtime.errors import InputError

@@ -19,7 +19,7 @@ import time
 from typing import Iterator
 
 from backend import hub
-from backend.engines import token_classification as tc
+from backend.engines.ner import token_classification as tc
 from backend.runtime import budget as request_budget
 from backend.runtime import stops
 from backend.runtime.device import gpu_task

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 from backend import hub
-from backend.engines import finetune_plan
-from backend.engines.token_classification import Recipe
+from backend.engines.classify import finetune_plan
+from backend.engines.ner.token_classification import Recipe
 from backend.runtime import budget as request_budget
 from backend.runtime.device import pick_device
 from backend.runtime.rates import RATES

@@ -5,7 +5,7 @@ predicted tags differ from the gold ones)."""
 
 from __future__ import annotations
 
-from backend.engines import ner_metrics
+from backend.engines.ner import metrics as ner_metrics
 
 ERRORS_K = 10
 

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.engines import ner_data
+from backend.engines.ner import data as ner_data
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
 from backend.runtime.validation import clean_text
@@ -51,7 +51,7 @@ class NerSet:
 
 
 def _entity_counts(sentences: list[ner_data.Sentence]) -> dict[str, int]:
-    from backend.engines.ner_metrics import entities
+    from backend.engines.ner.metrics import entities
 
     out: dict[str, int] = {}
     for s in sentences:

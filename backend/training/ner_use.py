@@ -12,8 +12,8 @@ import zipfile
 from dataclasses import dataclass
 
 from backend import hub
-from backend.engines import ner_data
-from backend.engines import token_classification as tc
+from backend.engines.ner import data as ner_data
+from backend.engines.ner import token_classification as tc
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text
 from backend.training import ner_gpu
@@ -91,7 +91,7 @@ tags: [transformers-lab, ner]
 ## Use it
 
 ```python
-from backend.engines.token_classification import load_folder, predict  # Transformers Lab's engine
+from backend.engines.ner.token_classification import load_folder, predict  # Transformers Lab's engine
 model, tokenizer, labels = load_folder(".")
 print(predict(model, tokenizer, [["Angela", "Merkel", "visited", "Paris", "."]], labels))
 ```

@@ -6,12 +6,12 @@ against what each part took."""
 from __future__ import annotations
 
 from backend import hub
-from backend.engines import datasets
+from backend.engines.classify import datasets
 from backend.runtime.device import pick_device
 from backend.runtime.rates import RATES
 from backend.training import features
 from backend.training import gpu
-from backend.engines import finetune
+from backend.engines.classify import finetune
 
 CURVE_SIZES = (8, 16, 32, 64, 128)  # examples per label on the learning curve, then all
 

@@ -1,6 +1,6 @@
 """Trained classifiers per session, bounded like the search indexes: idle eviction, a session
 cap and a memory budget for all sessions together (TLAB_TRAIN_SESSION_MB, default 1024), shared
-fairly (backend/engines/sessions.py): a model used in the last `keep_s` (TLAB_KEEP_ITEMS_S) is
+fairly (backend/runtime/sessions.py): a model used in the last `keep_s` (TLAB_KEEP_ITEMS_S) is
 never evicted for a newcomer; a run starts only when a model's room can be found, else it is
 refused at once; a visitor whose model was evicted is told why.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backend.engines.client_store import ClientStore
+from backend.runtime.client_store import ClientStore
 from backend.runtime import clients, config, memory
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.errors import InputError

@@ -18,10 +18,10 @@ import numpy as np
 
 from backend import hub
 from backend.runtime.errors import InputError
-from backend.engines.text import ranked_labels
+from backend.engines.tasks.text import ranked_labels
 from backend.training import features
 from backend.training import gpu
-from backend.engines import finetune
+from backend.engines.classify import finetune
 from backend.training.store import Trained, get_store
 from backend.runtime.validation import as_bool, one_of
 

@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from backend import hub
-from backend.engines import finetune
-from backend.engines.embedding import mean_pool
+from backend.engines.classify import finetune
+from backend.engines.embedding.vectors import mean_pool
 from backend.training import gpu, use
 from backend.training.store import get_store
 

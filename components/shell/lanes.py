@@ -42,7 +42,7 @@ DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
     get_settings().model_concurrency + 1,
     get_settings().generation_concurrency if get_settings().generation_url else 0)}
 # - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
-#   up to TLAB_BATCH_MAX of them run at once, and backend/engines/batching.py gives the ones that arrive
+#   up to TLAB_BATCH_MAX of them run at once, and backend/engines/embedding/batching.py gives the ones that arrive
 #   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
 BATCH_LANE: dict = {"concurrency_id": "batch",
                     "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}

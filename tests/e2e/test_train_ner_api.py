@@ -10,7 +10,7 @@ import pytest
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 
-from backend.engines import ner_metrics
+from backend.engines.ner import metrics as ner_metrics
 
 ARGS = dict(source="shipped", file=None, epochs=1, max_sentences=64, learning_rate=None, batch_size=16,
             word_shapes=True, seed=0)

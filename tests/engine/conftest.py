@@ -49,7 +49,7 @@ def engine_url():
 
 @pytest.fixture(scope="session")
 def engine(engine_url):
-    from backend.engines import remote_generation as remote
+    from backend.engines.server import generation as remote
 
     return remote.engine(engine_url, refresh=True)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.engines import remote_generation as remote
+from backend.engines.server import generation as remote
 from backend.engines.generation import generate
 
 PROB_TOL = 1e-4

@@ -84,7 +84,7 @@ def test_int8_runs_on_a_cpu_copy_and_the_fp32_column_on_a_float32_twin(smol):
     model, tok = smol
     lm = SimpleNamespace(model=model, tokenizer=tok, checkpoint="smollm2-shaped", kind="causal_lm", device=DEVICE,
                          dtype=precision.dtype_name(model), role="decoder-gpu-tier", describe=lambda: {"device": DEVICE})
-    from backend.engines import quantize
+    from backend.engines.compression import quantize
 
     try:
         served = served_precision.serve(lm, "int8")

@@ -10,7 +10,7 @@ import torch
 
 from backend.anatomy import api as anatomy_api
 from backend.anatomy import lens, scratch, stream
-from backend.engines import embedding
+from backend.engines.embedding import vectors as embedding
 from backend.engines.attention import extract
 from backend.engines.attention import math as am
 from backend.interventions import effects, hooks, spec

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from backend.engines import finetune, ner_data, token_classification
+from backend.engines.classify import finetune
+from backend.engines.ner import data as ner_data, token_classification
 from backend.scratch import seq2seq, seq2seq_data, tiny_gpt
 from tests.gpu.models import DEVICE
 

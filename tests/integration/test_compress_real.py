@@ -9,7 +9,8 @@ import pytest
 
 from backend import compress, hub
 from backend.compress import report
-from backend.engines import compress_run, datasets, finetune
+from backend.engines.compression import pipeline as compress_run
+from backend.engines.classify import datasets, finetune
 from backend.hub import compress_builder
 
 

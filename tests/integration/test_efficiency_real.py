@@ -12,8 +12,8 @@ import torch
 
 from backend import hub
 from backend.efficiency import measure as M
-from backend.engines import quantize as Q
-from backend.engines.similarity import SENTIMENT_DESCRIPTIONS
+from backend.engines.compression import quantize as Q
+from backend.engines.classify.similarity import SENTIMENT_DESCRIPTIONS
 
 
 @pytest.fixture(scope="module")

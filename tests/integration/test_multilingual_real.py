@@ -57,7 +57,7 @@ def test_the_same_question_in_three_languages_lands_close(served):
 
 
 def test_the_default_runs_saved_model_scores_what_its_table_says(served):
-    from backend.engines import ner_languages, token_classification as tc
+    from backend.engines.ner import languages as ner_languages, token_classification as tc
     from backend.hub import multilingual_builder as builder
 
     folder = builder.cached(builder.base_location())

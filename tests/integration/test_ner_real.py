@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from backend.engines import ner_data
-from backend.engines import token_classification as tc
+from backend.engines.ner import data as ner_data
+from backend.engines.ner import token_classification as tc
 from backend.hub import ner_builder
 
 pytestmark = pytest.mark.integration

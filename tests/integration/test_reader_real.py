@@ -13,7 +13,7 @@ import time
 import pytest
 
 from backend import hub
-from backend.engines import squad_metrics
+from backend.engines.qa import squad_metrics
 from backend.pipelines import tasks as P
 from backend.runtime import config
 from tests.integration.qa_sets_4 import HELD_OUT_4

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from backend import hub
-from backend.engines import span_qa
+from backend.engines.qa import span_qa
 from backend.pipelines import tasks as P
 from backend.runtime import config
 from tests.integration.qa_sets import grade

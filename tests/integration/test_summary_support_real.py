@@ -12,7 +12,7 @@ import os
 import pytest
 
 from backend.pipelines.metrics import split_sentences
-from backend.engines.support import numbers
+from backend.engines.tasks.support import numbers
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

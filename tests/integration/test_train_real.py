@@ -44,8 +44,8 @@ def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch,
     import numpy as np
 
     from backend import hub, pipelines
-    from backend.engines import datasets as D
-    from backend.engines import finetune as FT
+    from backend.engines.classify import datasets as D
+    from backend.engines.classify import finetune as FT
 
     monkeypatch.setenv("TLAB_PROFILE", "local")
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from backend import anatomy
-from backend.engines import embedding
+from backend.engines.embedding import vectors as embedding
 from backend.anatomy import bert, gpt2, lens, llama, parameters, pooling, scratch
 from backend.anatomy.ops import UnsupportedModel
 from backend.engines.attention import encodings

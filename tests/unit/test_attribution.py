@@ -122,7 +122,7 @@ def test_ner_target_keeps_its_token_and_follows_it_when_others_go():
 
 
 def test_similarity_target_matches_the_pipeline_scores():
-    from backend.engines import similarity as sim
+    from backend.engines.classify import similarity as sim
 
     model, tok = tiny_bert(), minilm_tokenizer()
     desc = {"praise": "This is praise.", "complaint": "This is a complaint."}
@@ -221,7 +221,7 @@ def test_attribute_returns_plain_json(monkeypatch, tiny_classifier):
 def test_a_session_classifier_is_explained_with_the_probabilities_predict_trained_gives(monkeypatch):
     """Both of a Train-tab session's classifiers, as the Why tab gets them through session_models."""
     from backend import hub, training  # noqa: F401  (registers the provider)
-    from backend.engines import finetune
+    from backend.engines.classify import finetune
     from backend.hub import session_models
     from backend.training import use
     from backend.training.probe import Probe

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from backend.attribution import api, methods, span
-from backend.engines import reader
+from backend.engines.qa import reader
 from backend.runtime import config
 from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer

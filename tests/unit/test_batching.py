@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from backend.engines import batching
+from backend.engines.embedding import batching
 from backend.runtime import tokenizer_lock
-from backend.engines.embedding import _embed, embed_texts
+from backend.engines.embedding.vectors import _embed, embed_texts
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
 

@@ -21,7 +21,7 @@ from backend.runtime import budget
 from backend.hub import loader
 from backend.engines.generation import generate
 from backend.engines.generation.settings import MAX_COMPARE_WORK, parse_strategies
-from backend.engines.embedding import embed_texts
+from backend.engines.embedding.vectors import embed_texts
 from backend.runtime.errors import InputError, LabError
 from backend.search import chunked_build as bounds
 from backend.search.corpora import Corpus, Passage
@@ -158,7 +158,7 @@ def test_compare_refuses_too_much_work():
 def test_instruct_and_seq2seq_generation_stop_at_the_deadline(llama):
     from transformers import BartConfig, BartForConditionalGeneration
 
-    from backend.engines.instruct import chat_generate
+    from backend.engines.tasks.instruct import chat_generate
     from backend.pipelines.seq2seq import seq2seq_generate
 
     model, tok = llama
@@ -184,7 +184,7 @@ def test_instruct_and_seq2seq_generation_stop_at_the_deadline(llama):
 
 
 def test_instruct_generation_returns_the_text_so_far(llama, monkeypatch):
-    from backend.engines import instruct
+    from backend.engines.tasks import instruct
 
     model, tok = llama
     b = budget.Budget(60)
@@ -228,7 +228,7 @@ def test_embedding_checks_between_batches(bert):
 def test_qa_stride_loop_checks_between_windows():
     from transformers import BertConfig, BertForQuestionAnswering
 
-    from backend.engines.extractive_qa import answer_question
+    from backend.engines.qa.extractive_qa import answer_question
 
     tok = T.minilm_tokenizer()
     model = BertForQuestionAnswering(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1,

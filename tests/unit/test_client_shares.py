@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from backend.engines.client_store import ClientStore
+from backend.runtime.client_store import ClientStore
 from backend.runtime import clients
 from backend.runtime.errors import InputError
 

@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from backend.compress import report
-from backend.engines import compress_run, datasets, distill, finetune, onnx_ort, perf_bench, prune
+from backend.engines.compression import pipeline as compress_run, distill, onnx_ort, perf_bench, prune
+from backend.engines.classify import datasets, finetune
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
 

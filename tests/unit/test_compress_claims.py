@@ -4,7 +4,7 @@ accuracy gain are claimed only where this run's numbers allow it; otherwise the 
 from __future__ import annotations
 
 from backend.compress import claims, report
-from backend.engines.classification_metrics import wilson_interval
+from backend.engines.classify.metrics import wilson_interval
 
 
 def _row(key, acc, ms, std=0.1, runs=100, n=95, mb=10.0):

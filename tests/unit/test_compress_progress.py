@@ -4,7 +4,8 @@ distillation step with the training time left, each message advancing the bar.""
 
 from __future__ import annotations
 
-from backend.engines import compress_run, finetune
+from backend.engines.compression import pipeline as compress_run
+from backend.engines.classify import finetune
 from tests.tiny_models import minilm_tokenizer
 from tests.unit.test_compress import _teacher, _tiny_dataset
 

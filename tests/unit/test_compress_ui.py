@@ -8,7 +8,7 @@ from unittest.mock import patch
 import numpy as np
 
 from backend.compress import claims, report
-from backend.engines import perf_bench
+from backend.engines.compression import perf_bench
 from components.efficiency import compress_plots, compress_ui
 from components.shell import notice_of
 from tests.virtual_clock import VirtualClock

@@ -237,7 +237,7 @@ def _int8_expected(settings: dict) -> tuple[dict, dict]:
     """What an int8 run must return: the model-level run of the cached int8 copy, and the fp32
     model's own log-probs of those tokens (one teacher-forced forward)."""
     from backend import hub
-    from backend.engines import quantize as Q
+    from backend.engines.compression import quantize as Q
 
     lm = hub.load("decoder")
     q, _ = Q.int8_of(lm)
@@ -254,7 +254,7 @@ def _int8_expected(settings: dict) -> tuple[dict, dict]:
 ])
 def test_int8_run_generates_with_the_quantized_copy_and_shows_both_probabilities(settings):
     from backend.engines.generation.result import prob
-    from backend.engines import quantize as Q
+    from backend.engines.compression import quantize as Q
 
     Q.clear_cache()
     data = decoding.decode(PROMPT, settings)
@@ -277,7 +277,7 @@ def test_int8_run_generates_with_the_quantized_copy_and_shows_both_probabilities
 
 
 def test_int8_copy_is_cached_and_bounded_to_one(tiny, tok, tmp_path, monkeypatch):
-    from backend.engines import quantize as Q
+    from backend.engines.compression import quantize as Q
 
     Q.clear_cache()
     settings = {"max_new_tokens": 3, "precision": "int8"}

@@ -28,7 +28,7 @@ def _event(args):
 
 @pytest.mark.parametrize("engine_up", [True, False])
 def test_admission_reads_the_tabs_settings_and_where_they_run(monkeypatch, engine_up):
-    from backend.engines import remote_generation as remote
+    from backend.engines.server import generation as remote
 
     monkeypatch.setattr(remote, "configured_url", lambda: "http://127.0.0.1:9/engine")
     monkeypatch.setattr(remote, "last_known_up", lambda: engine_up)  # its last health check, no network

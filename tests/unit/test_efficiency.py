@@ -15,7 +15,7 @@ from torch import nn
 
 from backend import efficiency
 from backend.efficiency import api, measure as M
-from backend.engines import quantize as Q
+from backend.engines.compression import quantize as Q
 from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 

@@ -12,7 +12,7 @@ import pytest
 
 from backend import pipelines as pipelines_backend
 from backend import search as search_backend
-from backend.engines import remote_generation as remote
+from backend.engines.server import generation as remote
 from backend.runtime.plan import Plan
 from components.shell import lanes as common
 from components.pipelines import handlers as tab

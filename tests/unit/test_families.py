@@ -1,4 +1,4 @@
-"""One family adapter per architecture (backend/engines/families.py): Anatomy's recipes, the
+"""One family adapter per architecture (backend/engines/attention/families.py): Anatomy's recipes, the
 attention maths and the interventions' hooks recognise a model the same way, and refuse one no
 family covers in their own words."""
 
@@ -9,7 +9,7 @@ from transformers import T5Config, T5ForConditionalGeneration
 
 from backend.anatomy import scratch
 from backend.anatomy.ops import UnsupportedModel
-from backend.engines import families
+from backend.engines.attention import families
 from backend.engines.attention import math as attention_math
 from backend.interventions import hooks
 from backend.runtime.errors import InputError, LabError

@@ -13,7 +13,7 @@ import torch
 from transformers import BertConfig, BertForQuestionAnswering
 
 from backend.anatomy import lens, scratch
-from backend.engines import extractive_qa, span_qa
+from backend.engines.qa import extractive_qa, span_qa
 from backend.pipelines.metrics import bleu
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_llama
 

@@ -112,7 +112,7 @@ def test_other_tabs_notices_say_what_their_figure_shows():
 
 
 def test_a_semicolon_csv_is_read_as_columns_and_says_so(tmp_path):
-    from backend.engines.datasets import read_upload, sniff_delimiter
+    from backend.engines.classify.datasets import read_upload, sniff_delimiter
 
     rows = [f"text number {i}, with a comma;{'pos' if i % 2 else 'neg'}" for i in range(30)]
     path = tmp_path / "semi.csv"

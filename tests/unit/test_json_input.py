@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from backend.engines import datasets
+from backend.engines.classify import datasets
 from backend.engines.generation.settings import parse_settings, parse_strategies
 from backend.runtime import json_input
 from backend.runtime.errors import InputError

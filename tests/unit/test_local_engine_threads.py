@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from backend.engines import remote_generation as remote
-from backend.engines.batching import Coalescer
-from backend.engines.remote_engine import on_this_machine
+from backend.engines.server import generation as remote
+from backend.engines.embedding.batching import Coalescer
+from backend.engines.server.client import on_this_machine
 from backend.runtime import budget
 from tests.unit.test_remote_generation import FakeEngine, script_for
 

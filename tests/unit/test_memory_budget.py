@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from backend.engines import instruct
+from backend.engines.tasks import instruct
 from backend.engines.generation.prefill import shape_of
 from backend.runtime import budget, memory, memory_budget
 from backend.runtime.errors import InputError

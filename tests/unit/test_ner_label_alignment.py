@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.engines import ner_data
-from backend.engines import token_classification as tc
+from backend.engines.ner import data as ner_data
+from backend.engines.ner import token_classification as tc
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
 pytestmark = pytest.mark.unit

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from backend.engines import ner_data, ner_languages as nl
+from backend.engines.ner import data as ner_data, languages as nl
 
 
 def rows(name: str) -> list[dict]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backend.engines import ner_languages as nl, ner_transfer as nt
+from backend.engines.ner import languages as nl, transfer as nt
 from backend.hub import e5s1
 from backend.hub.policy import package_dir
 from backend.runtime import config
@@ -28,7 +28,7 @@ def encoder():
 
 
 def test_freezing_keeps_the_embeddings_and_lower_layers(encoder):
-    from backend.engines import token_classification as tc
+    from backend.engines.ner import token_classification as tc
 
     model = tc.new_model(encoder, len(nl.labels()))
     said = nt.freeze(model, 1)
@@ -39,7 +39,7 @@ def test_freezing_keeps_the_embeddings_and_lower_layers(encoder):
 
 
 def test_a_run_scores_every_language_and_saves_only_what_it_learned(encoder, tokenizer):
-    from backend.engines import token_classification as tc
+    from backend.engines.ner import token_classification as tc
 
     labels = nl.labels()
     train = {"de": nl.load("de", "train")[:24]}

@@ -90,7 +90,7 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
     backend then only looks the engine up (`remote_generation.route`), never plans again (`remote.plan`)."""
     from gradio_client import Client
 
-    from backend.engines import remote_generation as remote
+    from backend.engines.server import generation as remote
     from components.decoding import handlers as decoding_handlers
     from components.shell import DECODE_LANE
     from tests.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
@@ -129,7 +129,7 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
 
 
 def test_a_planned_request_that_stays_here_neither_plans_again_nor_looks_the_engine_up(monkeypatch):
-    from backend.engines import remote_generation as remote
+    from backend.engines.server import generation as remote
     from backend.engines.generation.settings import DecodeSettings
 
     monkeypatch.setattr(remote, "plan", lambda *a: pytest.fail("planned again"))

@@ -109,8 +109,8 @@ def test_package_exports_the_entry_points_and_keeps_model_level_signatures():
         assert "plan" not in params or (list(params)[-1] == "plan" and params["plan"].default is None), name
     assert pipelines.SENTIMENT_DEFAULT.splitlines()[0].startswith("POSITIVE: ")
     # Other packages call these model-level functions (the search tab's reader): same names, same shapes.
-    from backend.engines.instruct import chat_generate
-    from backend.engines.extractive_qa import answer_question
+    from backend.engines.tasks.instruct import chat_generate
+    from backend.engines.qa.extractive_qa import answer_question
 
     assert list(inspect.signature(chat_generate).parameters) == [
         "model", "tokenizer", "messages", "max_new_tokens", "generate_kwargs"]

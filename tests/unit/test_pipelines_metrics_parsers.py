@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from backend.engines import instruct as ins
-from backend.engines import similarity as sim
+from backend.engines.tasks import instruct as ins
+from backend.engines.classify import similarity as sim
 from backend.runtime.errors import InputError
 from backend.pipelines.metrics import bleu, rouge
 

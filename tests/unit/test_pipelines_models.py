@@ -21,9 +21,9 @@ from transformers import (
 )
 
 from backend.runtime.errors import InputError
-from backend.engines import instruct as ins
+from backend.engines.tasks import instruct as ins
 from backend.pipelines import tasks as P
-from backend.engines.extractive_qa import answer_question, best_spans
+from backend.engines.qa.extractive_qa import answer_question, best_spans
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_llama
 
 LETTER = ("Dear Amazon, two weeks ago I ordered a Megatron action figure from your online store in "

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from backend.engines import qa_data
+from backend.engines.qa import data as qa_data
 
 
 @pytest.fixture(scope="module")

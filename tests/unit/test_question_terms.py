@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.engines.question_terms import absent_terms, forms, topic_terms
+from backend.engines.qa.question_terms import absent_terms, forms, topic_terms
 
 RAIL = ("A new high-speed railway between Madrid and Lisbon will open in 2030. The line will cost 7 billion euros, "
         "and trains will take about three hours.")

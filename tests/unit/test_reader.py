@@ -1,4 +1,4 @@
-"""The chapter 7 reader (backend.engines.reader) on a tiny random BERT with the real MiniLM tokenizer."""
+"""The chapter 7 reader (backend.engines.qa.reader) on a tiny random BERT with the real MiniLM tokenizer."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from backend.engines import reader
-from backend.engines.qa_data import Example
+from backend.engines.qa import reader
+from backend.engines.qa.data import Example
 from backend.pipelines import tasks
 from backend.runtime import config
 from tests.tiny_models import minilm_tokenizer, tiny_bert

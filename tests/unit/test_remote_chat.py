@@ -12,8 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from backend import pipelines
-from backend.engines import instruct, remote_chat
-from backend.engines import remote_generation as remote
+from backend.engines.tasks import instruct
+from backend.engines.server import chat as remote_chat
+from backend.engines.server import generation as remote
 from backend.hub import engine_models
 from backend.runtime.errors import InputError
 from tests.unit.test_remote_generation import MODEL, closed_port_url, script_for, serving_fake

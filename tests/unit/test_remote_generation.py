@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from backend.engines import remote_generation as remote
+from backend.engines.server import generation as remote
 from backend.engines.generation.settings import DecodeSettings
 from backend.engines.generation.setup import build_prompt
 from backend.runtime import budget as budgets
@@ -170,7 +170,7 @@ def test_health_reads_the_model_and_caches(fake):
 
 
 def test_a_down_engine_is_a_readable_message_and_is_not_asked_again_at_once(monkeypatch):
-    from backend.engines import remote_engine
+    from backend.engines.server import client as remote_engine
 
     url = closed_port_url()
     remote.forget()

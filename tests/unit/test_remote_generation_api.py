@@ -12,7 +12,7 @@ import json
 import pytest
 
 from backend import decoding, pipelines
-from backend.engines import remote_generation as remote
+from backend.engines.server import generation as remote
 from tests.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
 from tests.unit.test_remote_generation import MODEL, closed_port_url, serving_fake
 

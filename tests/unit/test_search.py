@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from backend.runtime.config import SearchLimits
-from backend.engines.embedding import embed_texts
+from backend.engines.embedding.vectors import embed_texts
 from backend.runtime.errors import InputError
 from backend.search import corpora as C
 from backend.search import index as si

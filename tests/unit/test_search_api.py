@@ -12,8 +12,8 @@ import pytest
 
 from backend import search
 from backend.runtime.errors import InputError
-from backend.engines.extractive_qa import answer_question
-from backend.engines.embedding import embed_texts
+from backend.engines.qa.extractive_qa import answer_question
+from backend.engines.embedding.vectors import embed_texts
 from backend.search import api
 from backend.search import service as S
 from backend.search.corpora import load_glossary

@@ -1,6 +1,6 @@
 """Fair sharing of the private room (issue #21): strangers cannot flush other visitors' work.
 
-The promise (backend/engines/sessions.py): an item (a private index, a trained model) used in the
+The promise (backend/runtime/sessions.py): an item (a private index, a trained model) used in the
 last `keep_s` seconds is never evicted for anyone else, whatever number of new sessions arrive;
 a newcomer who finds the room full of such items is refused at once with a readable message;
 cheap sessions (nothing private) go first; among evictable items the longest idle goes first;
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from backend.engines.sessions import GONE_IDLE, GONE_ROOM, SessionStore
+from backend.runtime.sessions import GONE_IDLE, GONE_ROOM, SessionStore
 from backend.runtime.errors import InputError
 from backend.search import corpora as C
 from backend.search.index import IndexSettings
@@ -94,7 +94,7 @@ def test_idle_timeout_still_applies_and_is_named():
 
 
 def test_a_closed_page_leaves_no_tombstone_and_tombstones_are_bounded():
-    from backend.engines import sessions
+    from backend.runtime import sessions
 
     store = _store(max_entries=1, keep_s=0)
     _hold(store, "a", 1)

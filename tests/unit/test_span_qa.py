@@ -1,4 +1,4 @@
-"""Copy-only span QA (backend.engines.span_qa) on a tiny random Llama with the SmolLM2 tokenizer.
+"""Copy-only span QA (backend.engines.qa.span_qa) on a tiny random Llama with the SmolLM2 tokenizer.
 
 A random model's preferences are noise, so these tests check what must hold whatever the model
 prefers: every row the model is fed is a run of the context's own tokens inside one sentence,
@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from backend.engines import span_qa
+from backend.engines.qa import span_qa
 from backend.pipelines import tasks as P
 from backend.runtime import budget, config
 from backend.runtime.errors import InputError

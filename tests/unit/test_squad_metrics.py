@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.engines import squad_metrics as m
+from backend.engines.qa import squad_metrics as m
 
 
 @pytest.mark.parametrize("text, norm", [

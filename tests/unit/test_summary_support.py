@@ -15,7 +15,7 @@ from backend import pipelines
 from backend.pipelines import api, summary_checks
 from backend.pipelines.extractive import extractive_summary, mmr_pick
 from backend.pipelines.metrics import split_sentences
-from backend.engines.support import capitalised_spans, check_support, cut_at_limit, numbers
+from backend.engines.tasks.support import capitalised_spans, check_support, cut_at_limit, numbers
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
 SOURCE = ("The city council of Lyon voted on Monday to close the old river port, built in 1851. "

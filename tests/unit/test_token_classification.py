@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backend.engines import ner_data, ner_metrics
-from backend.engines import token_classification as tc
-from backend.engines import token_serving as serving
+from backend.engines.ner import data as ner_data, metrics as ner_metrics
+from backend.engines.ner import token_classification as tc
+from backend.engines.ner import serving
 from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 

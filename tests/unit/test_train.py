@@ -12,7 +12,7 @@ import pytest
 
 from backend.runtime.errors import InputError
 from backend.training import api, gpu, probe as P
-from backend.engines import datasets as D, finetune as FT, classification_metrics as M
+from backend.engines.classify import datasets as D, finetune as FT, metrics as M
 from backend.training import store as train_store
 from backend.training.store import TrainStore, Trained
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert

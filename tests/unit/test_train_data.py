@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from backend.engines.datasets import DATA_DIR, SPLITS, load_shipped
+from backend.engines.classify.datasets import DATA_DIR, SPLITS, load_shipped
 
 EXPECTED = {"emotion": ({"sadness", "joy", "love", "anger", "fear", "surprise"}, 100),
             "sentiment": ({"positive", "negative", "neutral"}, 150)}

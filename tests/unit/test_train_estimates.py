@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from backend.engines import classification_metrics as M
-from backend.engines import finetune as FT
+from backend.engines.classify import metrics as M
+from backend.engines.classify import finetune as FT
 from backend.runtime.rates import RATES
 from backend.training import api
 from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from backend.engines import ner_metrics
+from backend.engines.ner import metrics as ner_metrics
 from backend.runtime.errors import InputError
 from backend.training import api, ner_api, ner_gpu, ner_upload, ner_use, use
 from backend.training import store as train_store

@@ -139,8 +139,8 @@ def test_an_evicted_session_loses_its_files(two_sessions):
 
 # ----------------------------------------------------------------------------- the offline sentiment classifier
 def test_the_offline_classifier_is_fine_tuned_once_and_cached(tiny, tmp_path, monkeypatch):
-    from backend.engines import datasets as D
-    from backend.engines import finetune as FT
+    from backend.engines.classify import datasets as D
+    from backend.engines.classify import finetune as FT
 
     folder, meta = offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert meta["cached"] is False and meta["labels"] == ["NEGATIVE", "NEUTRAL", "POSITIVE"]

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from backend import scratch
-from backend.engines import finetune as FT
-from backend.engines import token_classification as tc
+from backend.engines.classify import finetune as FT
+from backend.engines.ner import token_classification as tc
 from backend.runtime import stops
 from backend.scratch import gpt_store, seq2seq_store
 from backend.training import api, gpu, ner_api, use

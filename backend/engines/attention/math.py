@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from backend.engines import families
+from backend.engines.attention import families
 from backend.engines.attention import encodings
 from backend.runtime.errors import InputError, LabError
 
-# Attention recipes by architecture family (backend.engines.families: the one place that names them).
+# Attention recipes by architecture family (backend.engines.attention.families: the one place that names them).
 FAMILIES: dict[str, tuple[str, ...]] = {f.name: f.model_types for f in families.FAMILIES}
 
 

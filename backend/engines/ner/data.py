@@ -17,7 +17,7 @@ from pathlib import Path
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data" / "ner"
+DATA_DIR = Path(__file__).resolve().parents[3] / "assets" / "data" / "ner"
 SPLITS = ("train", "validation", "test")
 TYPES = ("PER", "ORG", "LOC", "MISC")  # CoNLL-2003
 IGNORE = -100  # the label of pieces the loss skips (torch's CrossEntropyLoss ignore_index)

@@ -19,7 +19,7 @@ import torch
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text
-from backend.engines.text import forward_inputs, model_max_length
+from backend.engines.tasks.text import forward_inputs, model_max_length
 
 
 # What an answer may end with and still be the same answer: "at the age of 36" and "at the age

@@ -30,9 +30,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from backend.engines import squad_metrics
-from backend.engines.qa_data import Example
-from backend.engines.text import device_of, forward_inputs, model_max_length
+from backend.engines.qa import squad_metrics
+from backend.engines.qa.data import Example
+from backend.engines.tasks.text import device_of, forward_inputs, model_max_length
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text

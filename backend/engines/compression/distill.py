@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend.engines.finetune import EncoderClassifier, lr_at
+from backend.engines.classify.finetune import EncoderClassifier, lr_at
 
 EVAL_BATCH = 64
 MAX_LENGTH = 128

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from backend.engines.generation.result import DecodeResult, TokenText, output_summary, prob, rounded
 from backend.engines.generation.settings import DecodeSettings, check_prefill
 from backend.engines.generation.setup import build_prompt, early_finish
-from backend.engines.remote_engine import (  # re-exported: the tabs import everything from here
+from backend.engines.server.client import (  # re-exported: the tabs import everything from here
     MAX_LOGPROBS,
     Engine,
     EngineFailed,

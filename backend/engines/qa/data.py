@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data" / "qa"
+DATA_DIR = Path(__file__).resolve().parents[3] / "assets" / "data" / "qa"
 SPLITS = ("train", "validation")
 
 

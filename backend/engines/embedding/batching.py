@@ -7,7 +7,7 @@ waits; one worker thread takes everything waiting (up to `max_texts`), runs a si
 and hands each caller its own rows, or the exception. Nothing waits on an idle server: a lone
 request runs at once; requests pile up only while a forward runs, which is when batching pays.
 
-Who uses it: `backend.engines.embedding.embed_texts` sends small requests here (classify and
+Who uses it: `backend.engines.embedding.vectors.embed_texts` sends small requests here (classify and
 zero-shot by embedding, the trained sentiment probe, search queries). Off on ZeroGPU, where
 every model call runs in its own forked GPU worker and there is nothing to share.
 """

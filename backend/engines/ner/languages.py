@@ -1,7 +1,7 @@
 """The multilingual NER set the project ships (assets/data/ner_multilingual): German, French,
 Italian and English (the book's PAN-X languages), PER / ORG / LOC as BIO tags per word.
 
-Made by `python -m backend.engines.ner_languages` (deterministic), from two sources:
+Made by `python -m backend.engines.ner.languages` (deterministic), from two sources:
 - hand-written sentences in bracket notation (`[PER Angela Merkel] besuchte [LOC Rom] .`), one a
   line, in `sources/<lang>-<split>.txt`: every test sentence and part of each train split;
 - templates (below) filled from per-language name lists with a seeded generator: the rest of each
@@ -16,7 +16,7 @@ import json
 import random
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data" / "ner_multilingual"
+DATA_DIR = Path(__file__).resolve().parents[3] / "assets" / "data" / "ner_multilingual"
 LANGUAGES = ("de", "fr", "it", "en")
 LANGUAGE_NAMES = {"de": "German", "fr": "French", "it": "Italian", "en": "English"}
 TYPES = ("PER", "ORG", "LOC")
@@ -236,14 +236,14 @@ if __name__ == "__main__":
 
 def load(lang: str, split: str, directory: Path = DATA_DIR) -> list:
     """One language's split as `ner_data.Sentence`s."""
-    from backend.engines import ner_data
+    from backend.engines.ner import data as ner_data
 
     return ner_data.read_jsonl(directory / f"{split}-{lang}.jsonl")
 
 
 def labels() -> list[str]:
     """`O`, then B-/I- for PER, ORG, LOC: the label order of every model trained on this set."""
-    from backend.engines import ner_data
+    from backend.engines.ner import data as ner_data
 
     return ner_data.bio_labels(TYPES)
 

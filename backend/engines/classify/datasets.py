@@ -18,7 +18,7 @@ from pathlib import Path
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "assets" / "data"
+DATA_DIR = Path(__file__).resolve().parents[3] / "assets" / "data"
 SHIPPED = ("emotion", "sentiment")
 SPLITS = ("train", "validation", "test")
 TEXT_GUESSES = ("text", "sentence", "review", "content", "body")

@@ -50,9 +50,9 @@ import torch
 
 from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.engines import question_terms
-from backend.engines.extractive_qa import answer_key
-from backend.engines.text import device_of, model_max_length
+from backend.engines.qa import question_terms
+from backend.engines.qa.extractive_qa import answer_key
+from backend.engines.tasks.text import device_of, model_max_length
 
 NO_ANSWER_REPLY = "not in the text"
 # No answer unless all spans (log-sum-exp) > the calibrated no-answer reply + this (nats). It was 0.2 before the
@@ -406,7 +406,7 @@ def answer_spans(model, tokenizer, question: str, context: str, top_n: int = 3,
 
 def embedding_rank(model, tokenizer):
     """A `rank` for `answer_spans`: cosine between the question and each sentence (a sentence embedder)."""
-    from backend.engines.embedding import embed_texts
+    from backend.engines.embedding.vectors import embed_texts
 
     def rank(question: str, sents: list[str]) -> list[float]:
         vectors = embed_texts([question] + list(sents), model, tokenizer)  # rows L2-normalised

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.engines.embedding import DEFAULT_MAX_LENGTH, embed_texts
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH, embed_texts
 from backend.runtime.errors import InputError
-from backend.engines.text import ranked_labels
+from backend.engines.tasks.text import ranked_labels
 from backend.runtime.validation import clean_text
 
 DEFAULT_TEMPERATURE = 0.05

@@ -20,7 +20,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from backend.engines import distill, finetune, onnx_ort, perf_bench, prune, quantize
+from backend.engines.compression import distill, onnx_ort, perf_bench, prune, quantize
+from backend.engines.classify import finetune
 
 STEPS = ("distil", "quantize", "onnx", "onnx_int8", "prune")
 STATE_FILE = "state.json"

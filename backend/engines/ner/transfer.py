@@ -17,8 +17,8 @@ from typing import Callable
 
 import torch
 
-from backend.engines import ner_data, ner_metrics
-from backend.engines import token_classification as tc
+from backend.engines.ner import data as ner_data, metrics as ner_metrics
+from backend.engines.ner import token_classification as tc
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ instruct decoder (SmolLM2-135M-Instruct) gets a task prompt through its chat tem
 text is parsed into the same result shapes as the dedicated models. The NER parser (entities
 with character offsets found in the input; what cannot be grounded is dropped, never invented)
 stays for a profile that serves NER this way; none does today: offline NER is a model trained
-here (backend.hub.ner_builder) and offline QA may only copy spans (backend.engines.span_qa).
+here (backend.hub.ner_builder) and offline QA may only copy spans (backend.engines.qa.span_qa).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from backend.engines.generation.generate import early_finish, stopping_criteria
 from backend.engines.generation.prefill import PrefillStopped, prefilled, shape_of
 from backend.runtime.memory_budget import check_generation
 from backend.runtime.errors import InputError
-from backend.engines.text import device_of, model_max_length
+from backend.engines.tasks.text import device_of, model_max_length
 
 _TYPE_SYNONYMS = {
     "PER": "PER", "PERSON": "PER", "PERSONS": "PER", "PEOPLE": "PER", "PERSONA": "PER", "NAME": "PER",
@@ -100,7 +100,7 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
                              output_logits=True, **kwargs)
         new = out.sequences[0, enc["input_ids"].shape[1]:]
         # The model's own distribution (raw logits, before the repetition penalty): the figure the
-        # engine's log-probs give too (backend.engines.remote_chat).
+        # engine's log-probs give too (backend.engines.server.chat).
         steps = torch.stack([s[0].float().log_softmax(-1) for s in out.logits])  # (steps, vocab)
         logps = steps[torch.arange(len(new)), new[: len(steps)]]
     special = set(getattr(tokenizer, "all_special_ids", []) or [])

@@ -29,12 +29,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend.engines import classification_metrics as metrics
-from backend.engines.embedding import mean_pool
+from backend.engines.classify import metrics
+from backend.engines.embedding.vectors import mean_pool
 from backend.runtime import budget as request_budget
 from backend.runtime import stops
 from backend.runtime.rates import RATES
-from backend.engines.finetune_plan import (  # noqa: F401  (the plan is part of this module's API)
+from backend.engines.classify.finetune_plan import (  # noqa: F401  (the plan is part of this module's API)
     GUESSED,
     GUESS_PER_S,
     MEASURED,

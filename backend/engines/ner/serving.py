@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend.engines.token_classification import TokenClassifier, _device_of, shape_ids_for, word_shape
+from backend.engines.ner.token_classification import TokenClassifier, _device_of, shape_ids_for, word_shape
 
 
 class _TokenOutput(dict):

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from backend.engines import batching
+from backend.engines.embedding import batching
 from backend.runtime import budget
 from backend.runtime.config import get_settings
 from backend.runtime.errors import InputError

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from backend.engines.once import BuildOnce
+from backend.runtime.once import BuildOnce
 from backend.runtime.errors import LabError
 
 # Linear layers kept in fp32, by the last part of their name. None by default: quantizing the

@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 
 from backend.engines.generation.settings import DecodeSettings
-from backend.engines.instruct import chat_prompt
-from backend.engines.remote_generation import Engine, check_tokenizer, decode
+from backend.engines.tasks.instruct import chat_prompt
+from backend.engines.server.generation import Engine, check_tokenizer, decode
 
 REPETITION_PENALTY = 1.1  # the fallbacks' default, as in instruct.chat_generate
 

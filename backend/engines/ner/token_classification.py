@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend.engines import ner_data, ner_metrics
+from backend.engines.ner import data as ner_data, metrics as ner_metrics
 from backend.runtime import budget as request_budget
 
 HEAD_FILE = "head.safetensors"

@@ -1,5 +1,5 @@
 """The session store, shared per client rather than per session, with reservations that age out
-(issue #39). A `SessionStore` (backend/engines/sessions.py) keyed by session, plus:
+(issue #39). A `SessionStore` (backend/runtime/sessions.py) keyed by session, plus:
 
 - **Shares per client.** A client (an address: backend/runtime/clients.py) holds at most `share`
   of the store's memory and of its places, whatever number of sessions it opens: the sessions of
@@ -16,7 +16,7 @@ import math
 import time
 from typing import Callable, Hashable
 
-from backend.engines.sessions import GONE_ROOM, SessionStore, V
+from backend.runtime.sessions import GONE_ROOM, SessionStore, V
 from backend.runtime import clients
 
 
