@@ -63,12 +63,18 @@ def give_back(force: bool = False) -> bool:
                 timer.start()
             return False
         _LAST[0] = now
-    gc.collect()
-    lib = _libc()
-    if lib is None:
-        return False
-    lib.malloc_trim(0)
-    return True
+    try:
+        gc.collect()
+        lib = _libc()
+        if lib is None:
+            return False
+        lib.malloc_trim(0)
+        return True
+    finally:
+        # The interval counts from the trim's end too: a collection of a large heap on a loaded box took
+        # longer than the interval, and the next call then trimmed again at once.
+        with _LOCK:
+            _LAST[0] = time.monotonic()
 
 
 def _deferred() -> None:
