@@ -35,7 +35,7 @@ def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
     """The endpoint's arguments as a script passes them: the inputs (an empty model box left out);
     /decode takes its settings as one dict, the run's own."""
     if endpoint == "decode":
-        settings = {k: v for k, v in (result.get("settings") or {}).items() if k != "name"}
+        settings = decoding.client_settings(result.get("settings") or {})
         return {"prompt": inputs.get("prompt") or result.get("prompt_text", ""), "settings": settings}
     return {k: v for k, v in (inputs or {}).items() if not (k in ("model_box", "model") and not v)}
 

@@ -15,9 +15,21 @@ import pytest
 
 from backend import decoding, pipelines, snippets, tokenizers
 
-# Runs each snippet in a fresh namespace and prints what it computed, as one JSON line.
+# Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint
+# is read from disk once per interpreter (from_pretrained memoised on its arguments: a loaded model is left
+# as loaded, since no snippet changes its model in place), so the module costs one load per checkpoint.
 DRIVER = textwrap.dedent('''
     import contextlib, io, json, sys
+    import transformers
+    loaded = {}
+    for name in ("AutoTokenizer", "AutoModel", "AutoModelForCausalLM"):
+        cls = getattr(transformers, name)
+        def once(*args, _load=cls.from_pretrained, _name=name, **kwargs):
+            key = (_name, repr(args), repr(sorted(kwargs.items())))
+            if key not in loaded:
+                loaded[key] = _load(*args, **kwargs)
+            return loaded[key]
+        cls.from_pretrained = once
     cases, found = json.load(open(sys.argv[1])), {}
     for case in cases:
         ns = {"__name__": "__snippet__"}
@@ -110,3 +122,13 @@ def test_tokenize_snippets_give_the_same_ids(runs, reproduced):
         if endpoint == "tokenize":
             roles = {role: r["ids"] for role, r in result["results"].items() if "ids" in r}
             assert roles and reproduced[name] == roles, name
+
+
+def test_the_client_call_of_decode_asks_for_the_same_run(runs):
+    """/decode's arguments as the client call passes them (only what the strategy reads and differs from
+    the endpoint's defaults) give the same tokens again."""
+    for name, endpoint, inputs, result in runs:
+        if endpoint == "decode":
+            args = snippets.client_arguments(endpoint, inputs, result)
+            again = decoding.decode(args["prompt"], args["settings"])
+            assert [o["token_ids"] for o in again["outputs"]] == [o["token_ids"] for o in result["outputs"]], name

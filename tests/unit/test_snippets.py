@@ -113,6 +113,11 @@ def test_the_client_call_names_the_endpoint_and_its_arguments():
     assert "Client('http://127.0.0.1:7860/')" in snip["client"]
     decode = snippets.for_result("decode", {"prompt": "Once"}, _decode(strategy="beam", num_beams=3))["client"]
     assert "api_name='/decode'" in decode and "'num_beams': 3" in decode and "'name'" not in decode
+    assert "'strategy': 'beam'" in decode and "'max_new_tokens': 12" in decode
+    for left_out in ("temperature", "top_k", "length_penalty", "seed", "top_n"):  # neutral, or not read by beams
+        assert f"'{left_out}'" not in decode, left_out
+    sampled = snippets.for_result("decode", {"prompt": "Once"}, _decode(strategy="sample", temperature=0.7, seed=3))
+    assert "'temperature': 0.7" in sampled["client"] and "'seed': 3" in sampled["client"]
 
 
 def test_the_notebook_validates_and_holds_the_run(tmp_path):
