@@ -12,9 +12,10 @@ from pathlib import Path
 
 from backend.hub import builders
 from backend.hub.policy import package_dir
-from backend.runtime.config import METHOD_FINETUNED
+from backend.runtime import config
+from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
 from backend.snippets import generation
-from backend.snippets.checkpoint import hub_or_folder, packaged_spec
+from backend.snippets.checkpoint import hub_or_folder, loading, packaged_spec
 from backend.snippets.text import call, differing, literal, script
 
 
@@ -22,11 +23,37 @@ def _texts(inputs: dict, result: dict) -> list[str]:
     return [r.get("sequence", r.get("text", "")) for r in result.get("results", [])] or [inputs.get("text", "")]
 
 
-def _pipeline(task: str, model: dict, call_line: str, app_adds: str = "") -> str:
+def _pipeline(task: str, model: dict, call_line: str, app_adds: str = "", options: dict | None = None) -> str:
+    """`pipeline(task, model=...)` for the checkpoint that served the run. A run the local profile served its
+    own way (`app_adds` says how) has no such call: the task's call is shown with the book's checkpoint,
+    and the note says that it gives that model's answer, not this run's."""
+    if (model or {}).get("method", "model") != "model":
+        book = config.BOOK.get(model.get("role", ""))
+        served = f"{model.get('checkpoint', '?')} ({model.get('method', '?')}: {app_adds or model.get('note', '')})"
+        app_adds = (f"this run was served offline by {served}. No library call does that; above is the task's "
+                    "call with the book's checkpoint, which gives that model's answer, not this run's.")
+        model = {"checkpoint": book.checkpoint if book else model.get("checkpoint"), "source": "hub"}
     imports, lines, name = hub_or_folder(model)
-    body = [f"pipe = pipeline({task!r}, model={name})", call_line, "print(out)"]
+    made = "".join(f", {k}={literal(v)}" for k, v in (options or {}).items())
+    body = [f"pipe = pipeline({task!r}, model={name}{made})", call_line, "print(out)"]
     notes = [f"# What the app adds: {app_adds}"] if app_adds else []
     return script([*imports, "from transformers import pipeline"], lines, body, notes)
+
+
+def _by_similarity(texts: list[str], descriptions: list[str], model: dict, scoring: str) -> str:
+    """The embedding method (the local profile's zero-shot): the library part is the sentence embeddings and
+    their cosine similarities; the app's scoring of them is said in one line."""
+    load = loading(model, "AutoModel", what="encoder")
+    run = [f"texts = {literal(texts)}", f"descriptions = {literal(descriptions)}", "",
+           "def embed(batch):",
+           '    enc = tokenizer(batch, padding=True, truncation=True, max_length=256, return_tensors="pt")',
+           "    with torch.inference_mode():",
+           "        hidden = encoder(**enc).last_hidden_state",
+           '    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)',
+           "    return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=1)",
+           "", "cosine = embed(texts) @ embed(descriptions).T  # one row per text, one column per description",
+           "print(cosine)"]
+    return script(["import torch", *load.imports], load.lines, run, [f"# What the app adds: the scores are {scoring}"])
 
 
 def _app_note(result: dict) -> str:
@@ -70,6 +97,9 @@ def classify(inputs: dict, result: dict) -> str:
     folder = trained_sentiment_folder(model) if model.get("method") == METHOD_FINETUNED else None
     if folder is not None:
         return _finetuned_classify(texts, folder)
+    if model.get("method") == METHOD_EMBEDDING:  # a model box naming an embedding model: its label descriptions
+        described = list((result.get("label_descriptions") or {}).values())
+        return _by_similarity(texts, described, model, result.get("scoring") or "")
     adds = "" if model.get("method") == "model" else _app_note(result)
     return _pipeline("text-classification", model, f"out = pipe({literal(texts)}, top_k=None)", adds)
 
@@ -79,20 +109,20 @@ def zero_shot(inputs: dict, result: dict) -> str:
                     "hypothesis_template": inputs.get("template") or "This example is {}."},
                    {"multi_label": False, "hypothesis_template": "This example is {}."})
     labels = [l.strip() for l in str(inputs.get("labels", "")).split(",") if l.strip()]
-    line = "out = " + call("pipe", [literal(_texts(inputs, result))], {"candidate_labels": labels, **kw})
     model = result.get("model") or {}
+    if model.get("method") == METHOD_EMBEDDING:
+        template = inputs.get("template") or "{}"
+        described = [template.replace("{}", l) for l in labels]  # as the app writes each description
+        return _by_similarity(_texts(inputs, result), described, model, result.get("scoring") or "")
+    line = "out = " + call("pipe", [literal(_texts(inputs, result))], {"candidate_labels": labels, **kw})
     return _pipeline("zero-shot-classification", model, line, "" if model.get("method") == "model" else _app_note(result))
 
 
 def ner(inputs: dict, result: dict) -> str:
     kw = differing({"aggregation_strategy": inputs.get("aggregation") or "simple"}, {"aggregation_strategy": "none"})
-    imports, lines, name = hub_or_folder(result.get("model") or {})
     model = result.get("model") or {}
-    options = "".join(f", {k}={literal(v)}" for k, v in kw.items())
-    body = [f"pipe = pipeline('ner', model={name}{options})",
-            f"out = pipe({literal(_texts(inputs, result))})", "print(out)"]
-    adds = [] if model.get("method") == "model" else [f"# What the app adds: {_app_note(result)}"]
-    return script([*imports, "from transformers import pipeline"], lines, body, adds)
+    line = f"out = pipe({literal(_texts(inputs, result))})"
+    return _pipeline("ner", model, line, "" if model.get("method") == "model" else _app_note(result), options=kw)
 
 
 def qa(inputs: dict, result: dict) -> str:

@@ -95,13 +95,26 @@ def test_pipeline_tasks_name_their_settings():
         compile(python, "snippet", "exec")
 
 
-def test_a_method_of_the_app_says_what_it_adds():
-    model = {"checkpoint": "sentence-transformers/all-MiniLM-L6-v2", "source": "package", "method": "embedding",
+def test_a_method_of_the_app_shows_the_library_part_and_says_what_it_adds():
+    model = {"checkpoint": "sentence-transformers/all-MiniLM-L6-v2", "source": "package", "method": config.METHOD_EMBEDDING,
              "role": "zero_shot"}
-    python = snippets.for_result("zero_shot", {"text": "t", "labels": "a"},
-                                 {"model": model, "scoring": "cosine similarity to each label's description",
+    python = snippets.for_result("zero_shot", {"text": "t", "labels": "a, b", "template": "About {}."},
+                                 {"model": model, "scoring": "softmax(cosine / 0.05) across the labels",
                                   "results": [{"sequence": "t"}]})["python"]
-    assert "# What the app adds: cosine similarity" in python
+    assert "descriptions = ['About a.', 'About b.']" in python and "cosine = embed(texts) @ embed(descriptions).T" in python
+    assert "# What the app adds: the scores are softmax(cosine / 0.05)" in python
+    assert "pipeline(" not in python  # no library call does this: none is pretended
+    compile(python, "snippet", "exec")
+
+
+def test_a_run_served_by_the_apps_own_model_is_not_passed_off_as_the_library_call():
+    model = {"checkpoint": "sentence-transformers/all-MiniLM-L6-v2", "source": "package", "method": "fine-tuned",
+             "role": "ner", "note": "fine-tuned here"}
+    python = snippets.for_result("ner", {"text": "t", "aggregation": "simple"},
+                                 {"model": model, "scoring": "mean tag probability", "results": [{"text": "t"}]})["python"]
+    assert f"model={config.BOOK['ner'].checkpoint!r}" in python  # the book's checkpoint, never the bare encoder
+    assert "find_spec" not in python and "served offline by sentence-transformers/all-MiniLM-L6-v2" in python
+    assert "not this run's" in python
 
 
 def test_the_client_call_names_the_endpoint_and_its_arguments():
