@@ -74,7 +74,9 @@ STYLE = """
 """
 
 
-def build_app():
+def build_app(tabs=None):
+    """The page: every tab (and Start), or only the tab keys in `tabs` ("start" for the Start page)
+    inside the same shell, so a one-tab page (the browser tests' own) is the real page with fewer tabs."""
     import gradio as gr
 
     # Gradio's file cache (uploads, downloads, plots as files) is swept every 10 minutes of what is
@@ -92,7 +94,7 @@ def build_app():
         links.address_tools()  # the one writer of the address bar (links, tab changes)
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
-        _tabs(gr, demo)
+        _tabs(gr, demo, None if tabs is None else set(tabs))
     from components.shell.guard import guard
 
     guard(demo)  # every handler, private ones included, answers a stranger's values readably
@@ -150,10 +152,10 @@ def tagline() -> str:
             + ", ".join(said[:-1]) + " and " + said[-1] + ", on real models.")
 
 
-def _tabs(gr, demo) -> None:
-    """The Start page, then the tabs, each under its chapter line; their row wraps on a phone
-    instead of hiding tabs behind a "..." menu. Links and Start buttons are wired last, once
-    every tab has registered its inputs."""
+def _tabs(gr, demo, only: set | None = None) -> None:
+    """The Start page, then the tabs (those in `only`, when given), each under its chapter line; their row
+    wraps on a phone instead of hiding tabs behind a "..." menu. Links and Start buttons are wired last,
+    once every tab has registered its inputs."""
     from components.anatomy import ui as anatomy
     from components.attention import ui as attention
     from components.shell import course
@@ -173,29 +175,37 @@ def _tabs(gr, demo) -> None:
     builders = {"Pipelines": pipelines, "Train": train, "Tokenizers": tokenizer, "Anatomy": anatomy,
                 "Attention": attention, "Decoding": decoding, "Efficiency": efficiency, "Semantic search": search,
                 "Interventions": interventions, "From scratch": scratch, "Why": why, "Multilingual": multilingual}
+
+    def wanted(key: str) -> bool:
+        return only is None or key in only
+
+    built = [row for row in TABS if wanted(row[2])]
     links.reset()
-    links.known_tabs(["start"] + [key for _, _, key, _ in TABS])
+    links.known_tabs((["start"] if wanted("start") else []) + [key for _, _, key, _ in built])
+    tries = []  # Start's buttons (none on a page without Start)
     with gr.Tabs(overflow_behavior="wrap", elem_id="main-tabs") as tabs:
-        with gr.Tab("Start", id="start", elem_id="start-tab") as tab:
-            tries = start.build({key: title for title, _, key, _ in TABS})
-        links.follow_tab(tab, "start", "start-tab")
-        for title, elem_id, key, _ in TABS:
+        if wanted("start"):
+            with gr.Tab("Start", id="start", elem_id="start-tab") as tab:
+                tries = start.build({key: title for title, _, key, _ in TABS})
+            links.follow_tab(tab, "start", "start-tab")
+        for title, elem_id, key, _ in built:
             with gr.Tab(title, id=key, elem_id=elem_id) as tab:
                 header = course.header_markdown(key)
                 if header:
                     gr.Markdown(header, elem_id=f"{key}-chapter", elem_classes=["tab-chapter"])
                 builders[title].build()
             links.follow_tab(tab, key, elem_id)  # the address bar names the tab on screen
-    _links(demo, tabs, tries)
+    _links(demo, tabs, tries, "search" in {key for *_, key, _ in built})
 
 
-def _links(demo, tabs, tries) -> None:
+def _links(demo, tabs, tries, has_search: bool = True) -> None:
     """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
     opened with a query string restores its tab (components/shell/links.py, page_query.py)."""
     from components.shell import lifecycle, links, page_query, runs
     from components.start import ui as start
 
-    links.adopt("search", {"query": "search-query"})
+    if has_search:
+        links.adopt("search", {"query": "search-query"})
     links.resolve(demo)
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
@@ -205,6 +215,46 @@ def _links(demo, tabs, tries) -> None:
     # address follower writes nothing before (Gradio's first render selects Start, and "?tab=start" then
     # reached the restore instead of the link), and the browser tests wait for it before they click a tab.
     page_query.wire(demo, tabs)
+
+
+_PROCESS_PATCHED: list[bool] = []  # the process-wide serving patches, applied once per process
+
+
+def served_app(tabs=None):
+    """The page as a visitor gets it (`build_app(tabs)` queued, each visitor admitted fairly), after
+    the process-wide serving patches: what main() launches and what the browser tests' tab pages serve."""
+    from components.shell import session_memory
+
+    if not _PROCESS_PATCHED:
+        session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
+        session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
+        session_memory.patient_start()  # launch's look at its own page waits out a loaded box
+        session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings
+        _PROCESS_PATCHED.append(True)
+    demo = build_app(tabs)
+    from backend.runtime.config import get_settings
+    from components.shell import admit_fairly
+
+    demo.queue(default_concurrency_limit=4, max_size=get_settings().queue_max)  # more waiting: refused at once
+    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/common.py)
+    return demo
+
+
+def launch_options(host: str, port: int, share: bool = False) -> dict:
+    """demo.launch's keyword arguments for a page served on host:port (main() and the tests' tab pages)."""
+    from components.shell import session_memory, upload_gate
+
+    return dict(
+        server_name=host,
+        server_port=port,
+        share=share,
+        theme=theme(),
+        max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
+        app_kwargs={"middleware": upload_gate.middleware()},  # per request, per client, the folder's cap
+        state_session_capacity=session_memory.STATE_SESSIONS,
+        show_error=True,
+        footer_links=["api", "settings"],
+    )
 
 
 def theme():
@@ -262,29 +312,8 @@ def main(argv=None) -> int:
                 hub.load(role)
             except Exception as exc:  # a failed model fails only its tabs
                 print(f"preload {role}: {exc}", file=sys.stderr)
-    from components.shell import session_memory, upload_gate
-
-    session_memory.bound()  # no per-visitor copies of every value (Gradio keeps them for deep links)
-    session_memory.limit_uploads()  # a few files per upload request, not Gradio's 1,000
-    session_memory.patient_start()  # launch's look at its own page waits out a loaded box
-    session_memory.keep_uploads_bounded()  # the upload folder capped between Gradio's hourly cleanings
-    demo = build_app()
-    from backend.runtime.config import get_settings
-    from components.shell import admit_fairly
-
-    demo.queue(default_concurrency_limit=4, max_size=get_settings().queue_max)  # more waiting: refused at once
-    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/common.py)
-    demo.launch(
-        server_name=args.host,
-        server_port=args.port,
-        share=args.share,
-        theme=theme(),
-        max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
-        app_kwargs={"middleware": upload_gate.middleware()},  # per request, per client, the folder's cap
-        state_session_capacity=session_memory.STATE_SESSIONS,
-        show_error=True,
-        footer_links=["api", "settings"],
-    )
+    demo = served_app()
+    demo.launch(**launch_options(args.host, args.port, args.share))
     return 0
 
 

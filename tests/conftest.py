@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config, items):
     """Mark each test with its tier (the folder it lives in) so `-m unit` etc. select a tier."""
     for item in items:
         tier = Path(str(item.fspath)).parent.name
-        if tier in ("unit", "integration", "e2e", "browser", "fuzz", "space", "engine"):
+        if tier in ("unit", "integration", "e2e", "browser", "fuzz", "space", "server"):
             item.add_marker(getattr(pytest.mark, tier))
 
 
@@ -115,6 +115,17 @@ def app_url():
     scripts/test_lanes.py runs the tiers side by side: each lane logs to its own file)."""
     lane = os.environ.get("TLAB_TEST_LANE")
     with running_app(f"app-lane-{lane}.log" if lane else "app.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def tab_url(request):
+    """A browser module's own page: app.py's page holding only the tab its module names in `TAB` (a key
+    of app.TABS), served in this test process as main() serves it (tests/tab_app.py), closed after the
+    module. No app process of its own: its models load here once, shared by every module's page."""
+    from tests.tab_app import served_page
+
+    with served_page([request.module.TAB]) as url:
         yield url
 
 

@@ -4,6 +4,7 @@ tab that app.py serves too, without starting the whole app."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 from typing import Callable, Iterator
 
@@ -29,6 +30,26 @@ def served_tab(build: Callable[[], None], themed: bool = False) -> Iterator[str]
 
         extra["theme"] = theme()
     demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **extra)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextlib.contextmanager
+def served_page(tabs: list[str]) -> Iterator[str]:
+    """The URL of app.py's own page holding only `tabs` (app.build_app's keys), served in this process as
+    main() serves it (app.served_app, app.launch_options) on the local profile, offline; closed on the way
+    out. Its models load in this process once, shared by every page the tests serve after it."""
+    os.environ["HF_HUB_OFFLINE"] = "1"  # as tests/conftest.py's running_app starts app.py
+    os.environ["TLAB_PROFILE"] = "local"
+    from app import launch_options, served_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo = served_app(tabs)
+    demo.launch(**launch_options("127.0.0.1", port), prevent_thread_lock=True, quiet=True)
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

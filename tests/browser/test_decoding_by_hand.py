@@ -11,6 +11,8 @@ from playwright.sync_api import expect
 from tests.browser.conftest import overflowing_tables, shot
 from tests.browser.test_decoding_tab import open_tab, table
 
+TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 SCOPE = "#decoding-tab"
 
 
@@ -21,10 +23,10 @@ def take_second(page, n_rows: int):
     expect(page.locator("#decoding-hand-path [role=row][data-index]")).to_have_count(n_rows, timeout=120_000)
 
 
-def test_take_the_second_candidate_twice(page, app_url):
+def test_take_the_second_candidate_twice(page, tab_url):
     from gradio_client import Client
 
-    open_tab(page, app_url)
+    open_tab(page, tab_url)
     page.locator("#decoding-hand").get_by_text("Decode by hand", exact=False).first.click()
     page.locator("#decoding-hand-start").click()
     summary = page.locator("#decoding-hand-summary")
@@ -48,12 +50,12 @@ def test_take_the_second_candidate_twice(page, app_url):
     path = [int(x) for x in page.locator("#decoding-hand-html [data-step]").evaluate_all(
         "els => els.map(e => e.dataset.step)")]
     assert path == [1, 2]
-    data = Client(app_url, verbose=False).predict(prompt, [], 10, "step", api_name="/decode_by_hand")
+    data = Client(tab_url, verbose=False).predict(prompt, [], 10, "step", api_name="/decode_by_hand")
     second = data["candidates"][1]
     assert rows[0][1].replace("␣", " ") == second["token"]
     text = summary.inner_text()
     logp = float(re.search(r"path log-prob (-?\d+\.\d+)", text).group(1))
-    again = Client(app_url, verbose=False).predict(prompt, [second["token_id"], _second_after(app_url, prompt, second)],
+    again = Client(tab_url, verbose=False).predict(prompt, [second["token_id"], _second_after(tab_url, prompt, second)],
                                                    10, "step", api_name="/decode_by_hand")
     assert logp == round(again["path_logprob"], 3)
     assert f"greedy's {again['greedy']['logprob']:.3f}" in text
@@ -76,8 +78,8 @@ def test_take_the_second_candidate_twice(page, app_url):
     assert not getattr(page, "blocked_requests", [])
 
 
-def _second_after(app_url, prompt, first) -> int:
+def _second_after(tab_url, prompt, first) -> int:
     from gradio_client import Client
 
-    data = Client(app_url, verbose=False).predict(prompt, [first["token_id"]], 10, "step", api_name="/decode_by_hand")
+    data = Client(tab_url, verbose=False).predict(prompt, [first["token_id"]], 10, "step", api_name="/decode_by_hand")
     return data["candidates"][1]["token_id"]

@@ -12,6 +12,8 @@ from components.decoding.handlers import running_line, stopped_line
 from tests.browser.conftest import shot
 from tests.browser.test_decoding_tab import open_tab, pick_strategy, run_and_wait, set_number, table
 
+TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 STREAMING = re.compile(r"▶ greedy · (\d+) / 200 new tokens so far")
 
 
@@ -24,8 +26,8 @@ def test_stopped_line_is_this_runs_partial_line():
     assert not isinstance(stopped_line("**greedy** · sequence log-prob -3.2 · reached max_new_tokens"), str)
 
 
-def test_stop_shows_this_runs_partial_stats_not_the_previous_runs(page, app_url):
-    open_tab(page, app_url)
+def test_stop_shows_this_runs_partial_stats_not_the_previous_runs(page, tab_url):
+    open_tab(page, tab_url)
     stats = page.locator("#decoding-stats")
     text = page.locator("#decoding-text textarea")
     set_number(page, "decoding-max-new", 24)
@@ -83,8 +85,8 @@ def disabled(page, elem_id) -> bool:
     return page.locator(f"#{elem_id} input").first.is_disabled()
 
 
-def test_knobs_a_strategy_ignores_are_greyed_out(page, app_url):
-    open_tab(page, app_url)
+def test_knobs_a_strategy_ignores_are_greyed_out(page, tab_url):
+    open_tab(page, tab_url)
     sampling = ["decoding-temperature", "decoding-top-k", "decoding-top-p", "decoding-seed"]
     beam = ["decoding-beams", "decoding-length-penalty", "decoding-early-stopping"]
     # greedy (the default): neither group, and one sequence

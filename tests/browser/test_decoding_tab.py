@@ -10,11 +10,13 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import open_raw_json, overflowing_tables, shot
 
+TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 SCOPE = "#decoding-tab"
 
 
-def open_tab(page, app_url):
-    page.goto(app_url)
+def open_tab(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile("decoding", re.I)).first.click()
     expect(page.locator("#decoding-run")).to_be_visible(timeout=30_000)
 
@@ -82,8 +84,8 @@ def overlapping_labels(page, elem_id) -> list[str]:
     )
 
 
-def test_greedy_then_beam_show_text_table_and_plots(page, app_url):
-    open_tab(page, app_url)
+def test_greedy_then_beam_show_text_table_and_plots(page, tab_url):
+    open_tab(page, tab_url)
     pick_preset(page, "Transformers are the… (greedy, 8 steps)")
     expect(page.locator("#decoding-prompt textarea")).to_have_value("Transformers are the")
     page.locator("#decoding-run").click()
@@ -121,8 +123,8 @@ def test_greedy_then_beam_show_text_table_and_plots(page, app_url):
     assert not getattr(page, "blocked_requests", [])
 
 
-def test_top_p_chart_title_matches_the_setting_and_the_table(page, app_url):
-    open_tab(page, app_url)
+def test_top_p_chart_title_matches_the_setting_and_the_table(page, tab_url):
+    open_tab(page, tab_url)
     pick_strategy(page, "sample")
     set_number(page, "decoding-max-new", 6)
     set_number(page, "decoding-top-p", 0.9)
@@ -147,8 +149,8 @@ def test_top_p_chart_title_matches_the_setting_and_the_table(page, app_url):
     shot(page, "decoding_top_p_off")
 
 
-def test_int8_shows_both_probabilities_and_compare_fits(page, app_url):
-    open_tab(page, app_url)
+def test_int8_shows_both_probabilities_and_compare_fits(page, tab_url):
+    open_tab(page, tab_url)
     set_number(page, "decoding-max-new", 6)
     page.locator("#decoding-precision").get_by_text("int8", exact=True).click()
     run_and_wait(page, "greedy int8")
@@ -177,8 +179,8 @@ def test_int8_shows_both_probabilities_and_compare_fits(page, app_url):
     shot(page, "decoding_compare")
 
 
-def test_an_error_after_a_result_blanks_it_and_shows_one_message(page, app_url):
-    open_tab(page, app_url)
+def test_an_error_after_a_result_blanks_it_and_shows_one_message(page, tab_url):
+    open_tab(page, tab_url)
     set_number(page, "decoding-max-new", 4)
     run_and_wait(page, "greedy")
     assert page.locator("#decoding-text textarea").input_value().strip()
