@@ -40,6 +40,8 @@ DRIVER = textwrap.dedent('''
             texts = [ns["tokenizer"].decode(r, skip_special_tokens=True) for r in rows]
             eos = ns["model"].generation_config.eos_token_id
             found[case["name"]] = {"rows": rows, "texts": texts, "eos": eos if isinstance(eos, list) else [eos]}
+        elif "cosine" in ns:  # the embedding method: the library part, cosines of texts and descriptions
+            found[case["name"]] = {"cosine": ns["cosine"].tolist(), "descriptions": ns["descriptions"]}
         elif "probs" in ns:
             found[case["name"]] = {"labels": ns["labels"], "probs": ns["probs"].tolist()}
         else:
@@ -65,6 +67,11 @@ def runs():
         made.append((name, "decode", {"prompt": "The book teaches"}, decoding.decode("The book teaches", settings)))
     made.append(("classify", "classify", {"text": "\n".join(TEXTS), "batch": True},
                  pipelines.classify("\n".join(TEXTS), batch=True)))
+    for multi in (False, True):
+        inputs = {"text": "\n".join(TEXTS), "labels": "complaint, praise, shipping", "multi_label": multi,
+                  "template": "This text is about {}.", "batch": True}
+        made.append((f"zero_shot_{multi}", "zero_shot", inputs,
+                     pipelines.zero_shot(inputs["text"], inputs["labels"], multi, inputs["template"], True)))
     for special in (True, False):
         made.append((f"tokenize_{special}", "tokenize", {"text": "Tokenizing naïve text!", "special": special},
                      tokenizers.tokenize("Tokenizing naïve text!", add_special_tokens=special)))
@@ -132,3 +139,20 @@ def test_the_client_call_of_decode_asks_for_the_same_run(runs):
             args = snippets.client_arguments(endpoint, inputs, result)
             again = decoding.decode(args["prompt"], args["settings"])
             assert [o["token_ids"] for o in again["outputs"]] == [o["token_ids"] for o in result["outputs"]], name
+
+
+def test_zero_shot_snippets_give_the_same_cosines(runs, reproduced):
+    """The local profile's zero-shot (embedding similarity): the snippet's cosines are the result's."""
+    checked = 0
+    for name, endpoint, inputs, result in runs:
+        if endpoint != "zero_shot":
+            continue
+        got = reproduced[name]
+        labels = [l.strip() for l in inputs["labels"].split(",")]
+        assert got["descriptions"] == [result["label_descriptions"][l] for l in labels]
+        for row, cosines in zip(result["results"], got["cosine"]):
+            by_label = dict(zip(row["labels"], row["cosines"]))
+            for label, cosine in zip(labels, cosines):
+                assert abs(by_label[label] - cosine) < 1e-4, (name, label, by_label[label], cosine)
+                checked += 1
+    assert checked == 2 * len(TEXTS) * 3
