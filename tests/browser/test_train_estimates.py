@@ -12,16 +12,18 @@ from playwright.sync_api import expect
 from tests.browser.conftest import shot
 from tests.browser.test_train_tab import _set_budget, open_tab
 
+TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 POS = ["good great lovely day", "great happy nice fun", "lovely nice good time", "happy good fun great",
        "nice lovely happy fun", "fun great good nice", "good good lovely happy", "great nice fun lovely"]
 NEG = ["bad awful terrible night", "awful sad poor mess", "terrible bad poor sad", "sad awful bad mess",
        "poor terrible awful bad", "mess sad poor terrible", "bad bad awful poor", "awful mess terrible sad"]
 
 
-def test_estimate_before_and_the_comparison_after_a_tiny_upload(page, app_url, tmp_path):
+def test_estimate_before_and_the_comparison_after_a_tiny_upload(page, tab_url, tmp_path):
     f = tmp_path / "tiny.csv"
     f.write_text("text,label\n" + "\n".join([f"{t},pos" for t in POS] + [f"{t},neg" for t in NEG]) + "\n")
-    open_tab(page, app_url)
+    open_tab(page, tab_url)
     page.locator("#train-file input[type=file]").set_input_files(str(f))
     estimate = page.locator("#train-estimate")
     expect(estimate).to_contain_text("12 train / 2 validation / 2 test", timeout=30_000)

@@ -10,9 +10,11 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import overflowing_tables, shot
 
+TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
-def open_ner(page, app_url):
-    page.goto(app_url)
+
+def open_ner(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile("^Train$")).first.click()
     page.locator("#train-task label", has_text="Token classification").click()
     expect(page.locator("#train-ner-go")).to_be_visible(timeout=30_000)
@@ -33,8 +35,8 @@ def _max_sentences(page, value: int, shows: str):
     expect(estimate).to_contain_text(shows)
 
 
-def test_train_ner_and_see_what_the_book_shows(page, app_url):
-    open_ner(page, app_url)
+def test_train_ner_and_see_what_the_book_shows(page, tab_url):
+    open_ner(page, tab_url)
     estimate = page.locator("#train-ner-estimate")
     expect(estimate).to_contain_text("steps", timeout=30_000)
     expect(estimate).to_contain_text("PER")
@@ -63,10 +65,10 @@ def test_train_ner_and_see_what_the_book_shows(page, app_url):
     assert not getattr(page, "blocked_requests", [])
 
 
-def test_a_bad_upload_is_named_before_training(page, app_url, tmp_path):
+def test_a_bad_upload_is_named_before_training(page, tab_url, tmp_path):
     f = tmp_path / "pos_tags.conll"
     f.write_text("\n\n".join("Angela NNP\nMerkel NNP" for _ in range(12)))
-    open_ner(page, app_url)
+    open_ner(page, tab_url)
     page.locator("#train-ner-file input[type=file]").set_input_files(str(f))
     expect(page.locator("#train-ner-estimate")).to_contain_text("'NNP' is not a BIO tag", timeout=30_000)
     page.locator("#train-ner-go").click()

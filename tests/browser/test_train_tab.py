@@ -10,15 +10,17 @@ from playwright.sync_api import expect
 from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 from tests.browser.test_lifecycle import an_error_leaves_nothing
 
+TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
-def open_tab(page, app_url):
-    page.goto(app_url)
+
+def open_tab(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile("^Train$")).first.click()
     expect(page.locator("#train-go")).to_be_visible(timeout=30_000)
 
 
-def test_train_compare_and_classify(page, app_url):
-    open_tab(page, app_url)
+def test_train_compare_and_classify(page, tab_url):
+    open_tab(page, tab_url)
     page.locator("#train-dataset input[value=sentiment]").check()
     expect(page.locator("#train-estimate")).to_contain_text("380 train", timeout=30_000)
     page.locator("#train-methods label", has_text="fine-tuning").click()  # off: keep the budget small
@@ -57,8 +59,8 @@ def _set_budget(page, elem_id, value, shows):
     expect(estimate).to_contain_text(shows)
 
 
-def test_a_short_fine_tune_shows_its_loss_and_both_maps(page, app_url):
-    open_tab(page, app_url)
+def test_a_short_fine_tune_shows_its_loss_and_both_maps(page, tab_url):
+    open_tab(page, tab_url)
     page.locator("#train-dataset input[value=sentiment]").check()
     for label in ("zero-shot", "features + logistic regression"):  # fine-tuning alone
         page.locator("#train-methods label", has_text=label).click()
@@ -76,10 +78,10 @@ def test_a_short_fine_tune_shows_its_loss_and_both_maps(page, app_url):
     shot(page, "train_fine_tune")
 
 
-def test_bad_upload_says_why_before_training(page, app_url, tmp_path):
+def test_bad_upload_says_why_before_training(page, tab_url, tmp_path):
     f = tmp_path / "few.csv"
     f.write_text("text,label\nnice,pos\ngreat,pos\nbad,neg\n")
-    open_tab(page, app_url)
+    open_tab(page, tab_url)
     page.locator("#train-file input[type=file]").set_input_files(str(f))
     expect(page.locator("#train-dataset input[value=upload]")).to_be_checked(timeout=20_000)
     expect(page.locator("#train-estimate")).to_contain_text("Too few examples", timeout=30_000)
@@ -90,7 +92,7 @@ def test_bad_upload_says_why_before_training(page, app_url, tmp_path):
 
 def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, app_url):
     """UX rules 1-3 after a result, then "Use in Pipelines" (the Classify badge names the session's
-    classifier) and "Download" (a zip)."""
+    classifier) and "Download" (a zip). On the whole page: it ends on the Pipelines tab."""
     open_tab(page, app_url)
     page.locator("#train-dataset input[value=sentiment]").check()
     page.locator("#train-methods label", has_text="fine-tuning").click()
