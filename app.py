@@ -25,8 +25,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--profile", choices=("auto", "book", "local"), default=os.environ.get("TLAB_PROFILE", "auto"))
     p.add_argument("--preload", action="store_true", help="load the encoder, decoder and embedder at start-up")
     p.add_argument("--generation-url", default=os.environ.get("TLAB_GENERATION_URL", ""),
-                   help="an OpenAI-compatible engine (vLLM) that generates for the decoder roles, e.g. "
-                        "http://127.0.0.1:8400 (TLAB_GENERATION_URL; `make engine-run` starts one)")
+                   help="an OpenAI-compatible server (vLLM) that generates for the decoder roles, e.g. "
+                        "http://127.0.0.1:8400 (TLAB_GENERATION_URL; `make server-run` starts one)")
     return p.parse_args(argv)
 
 
@@ -280,15 +280,15 @@ def _trained_here(hub) -> tuple[str, ...]:
     return tuple(roles)
 
 
-def _say_engine(url: str) -> None:
-    """One start-up line: is the generation engine there? (It may come up later: each request checks.)"""
+def _say_server(url: str) -> None:
+    """One start-up line: is the generation server there? (It may come up later: each request checks.)"""
     from backend.engines.server import generation as remote_generation
 
     try:
-        eng = remote_generation.engine(url)
-        print(f"generation engine: {eng.kind} at {eng.url} serving {eng.model}", file=sys.stderr)
-    except remote_generation.EngineUnavailable:
-        print(f"generation engine at {url} is not answering yet: generation runs in-process until it does",
+        eng = remote_generation.server(url)
+        print(f"generation server: {eng.kind} at {eng.url} serving {eng.model}", file=sys.stderr)
+    except remote_generation.ServerUnavailable:
+        print(f"generation server at {url} is not answering yet: generation runs in-process until it does",
               file=sys.stderr)
 
 
@@ -297,7 +297,7 @@ def main(argv=None) -> int:
     os.environ["TLAB_PROFILE"] = args.profile
     if args.generation_url:
         os.environ["TLAB_GENERATION_URL"] = args.generation_url
-        _say_engine(args.generation_url)
+        _say_server(args.generation_url)
     if "TLAB_PUBLIC" not in os.environ and (args.share or not is_loopback(args.host)):
         os.environ["TLAB_PUBLIC"] = "1"  # reachable by strangers: model boxes take the allowlist only
     from backend.hub import get_hub

@@ -31,7 +31,7 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"]
 # 463 s with every core, 523 s with one thread each; a lane waiting on its app or Chromium leaves a core idle.
 LANES = {
     "browser": ["tests/browser"],
-    "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz", "tests/space", "tests/engine"],
+    "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz", "tests/space", "tests/server"],
 }
 # Tier folders no lane runs, and why: every tier folder is in exactly one lane or here (tests/unit/test_lanes.py).
 OFF_LANES = {

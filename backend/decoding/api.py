@@ -55,7 +55,7 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     settings: a dict of `DecodeSettings` keys, its JSON text, or None (greedy, 64 tokens).
     With `"precision": "int8"` the int8 copy generates, and each step also carries the fp32
     model's probability of the chosen token (`prob_fp32`, `prob_int8`; see `precision`).
-    With TLAB_GENERATION_URL, greedy and sampling runs go to that engine; `"engine"` says where
+    With TLAB_GENERATION_URL, greedy and sampling runs go to that server; `"engine"` says where
     the run went (`{"kind": "vllm", "url", "model"}`, or `{"kind": "in-process", "note": why}`).
     `plan`: where it runs, as `plan(settings, model)` decided when the request was admitted.
     """
@@ -64,10 +64,10 @@ def decode(prompt: str, settings: dict | str | None = None, role: str = ROLE, pr
     model = _box(model)
     eng, note = remote.route(role, s, model, plan)
     if eng is not None:
-        tokenizer, described = _engine_side(eng, role)
+        tokenizer, described = _server_side(eng, role)
         try:
-            return _engine_payload(remote.decode(eng, tokenizer, prompt, s), eng, described)
-        except remote.EngineUnavailable as exc:
+            return _server_payload(remote.decode(eng, tokenizer, prompt, s), eng, described)
+        except remote.ServerUnavailable as exc:
             note = str(exc)
     lm = _load(role, model, progress)
     served = precisions.serve(lm, s.precision, progress)
@@ -80,8 +80,8 @@ LONG_DECODE_TOKENS = 64  # a greedy / sampled decode of this many new tokens or 
 
 def plan(settings, model: str | None = None) -> Plan:
     """Where one decode runs and whether it is long work here, decided once as the request joins the
-    queue (no network, no model: the engine's last health check only). Long: 64+ new tokens, beams
-    or several samples, unless the engine does it. Settings the handler will refuse raise LabError."""
+    queue (no network, no model: the server's last health check only). Long: 64+ new tokens, beams
+    or several samples, unless the server does it. Settings the handler will refuse raise LabError."""
     s = parse_settings(settings)
     long_here = s.max_new_tokens >= LONG_DECODE_TOKENS or s.strategy == "beam" or s.num_return_sequences > 1
     if not remote.configured_url():
@@ -91,31 +91,31 @@ def plan(settings, model: str | None = None) -> Plan:
     reason = remote.in_process_reason(s)
     if reason:  # beams, n-gram blocking...: here, and the result says why
         return Plan(long=long_here, note=reason)
-    # The engine may run it; an engine last seen down is asked again when due (remote.route), and the
+    # The server may run it; a server last seen down is asked again when due (remote.route), and the
     # work is long here meanwhile, as it may run here.
-    return Plan(engine=True, long=long_here and not remote.last_known_up())
+    return Plan(on_server=True, long=long_here and not remote.last_known_up())
 
 
-def _engine_side(eng: remote.Engine, role: str) -> tuple:
-    """The role's tokenizer (no weights: the engine generates) and the result's provenance."""
+def _server_side(eng: remote.Server, role: str) -> tuple:
+    """The role's tokenizer (no weights: the server generates) and the result's provenance."""
     tokenizer, r = hub.tokenizer(role)
     return tokenizer, remote.describe(eng, role, r.checkpoint, r.source, r.reason, r.note)
 
 
-def _engine_payload(result, eng: remote.Engine, described: dict) -> dict:
-    """An engine's DecodeResult as the `/decode` payload: where it ran, and what ran here after."""
+def _server_payload(result, eng: remote.Server, described: dict) -> dict:
+    """A server's DecodeResult as the `/decode` payload: where it ran, and what ran here after."""
     data = result.to_dict()
     data["model"] = described
     data["engine"] = eng.info()
-    data["precision"] = {"generated": "as the engine serves it", "other": None}
+    data["precision"] = {"generated": "as the server serves it", "other": None}
     if described.get("source") == "engine":
         data["warnings"].append(f"The distribution plots are computed in this process by its own model, not by the "
-                                f"engine's {eng.model}.")
+                                f"server's {eng.model}.")
     return data
 
 
 def _in_process(data: dict, note: str | None) -> dict:
-    """Say that a result ran in this process, and why when an engine exists."""
+    """Say that a result ran in this process, and why when a server exists."""
     data["engine"] = remote.in_process(note)
     if note:
         data.setdefault("warnings", []).insert(0, note)
@@ -136,13 +136,13 @@ def decode_stream(prompt: str, settings: dict | str | None = None, role: str = R
     model = _box(model)
     eng, note = remote.route(role, s, model, plan)
     if eng is not None:
-        tokenizer, described = _engine_side(eng, role)
-        try:  # an engine that fails before its first token: in-process; after it: EngineFailed, readable
+        tokenizer, described = _server_side(eng, role)
+        try:  # a server that fails before its first token: in-process; after it: ServerFailed, readable
             with contextlib.closing(remote.stream(eng, tokenizer, prompt, s)) as stream:
                 for text, result in stream:
-                    yield text, (None if result is None else _engine_payload(result, eng, described))
+                    yield text, (None if result is None else _server_payload(result, eng, described))
             return
-        except remote.EngineUnavailable as exc:
+        except remote.ServerUnavailable as exc:
             note = str(exc)
     lm = _load(role, model, progress)
     served = precisions.serve(lm, s.precision, progress)
@@ -161,7 +161,7 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
 
     Returns {"prompt", "rows": one per strategy (text, sequence_logprob, perplexity,
     distinct_2/3, n_new_tokens, tokens_per_s, settings, engine, ...), "model", "engine"}. Each
-    strategy the generation engine can run goes there (see `remote_generation.plan`).
+    strategy the generation server can run goes there (see `remote_generation.plan`).
     """
     settings = parse_strategies(strategies)
     check_text(prompt, "prompt")
@@ -184,7 +184,7 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
         rows = generate.compare(lm.model, lm.tokenizer, prompt, settings, progress=tick, model_for=model_for)
         note = next((n for _, n in plans if n), None)
         for row, (_, n) in zip(rows, plans):
-            if remote.configured_url():  # with no engine there is nothing to say per row
+            if remote.configured_url():  # with no server there is nothing to say per row
                 row["engine"] = remote.in_process(n)
             if n:
                 row["warnings"].insert(0, n)
@@ -195,10 +195,10 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
         budgets.check(f"{i} of {len(settings)} strategies ran", "Compare fewer strategies, or fewer tokens or beams.")
         res = None
         if eng is not None:
-            tokenizer, described = _engine_side(eng, role)
+            tokenizer, described = _server_side(eng, role)
             try:
                 res, where = remote.decode(eng, tokenizer, prompt, s), eng.info()
-            except remote.EngineUnavailable as exc:
+            except remote.ServerUnavailable as exc:
                 note = str(exc)
         if res is None:
             lm = lm or _load(role, model, progress)
@@ -207,9 +207,9 @@ def compare(prompt: str, strategies: list | str, role: str = ROLE, progress: Pro
                 res.warnings.insert(0, note)
         rows.append(_compare_row(res, where))
     kinds = {r["engine"]["kind"] for r in rows}
-    model = lm.describe() if lm is not None and "in-process" in kinds else described  # mixed: each row's engine says
-    engine_info = rows[0]["engine"] if len(kinds) == 1 else {"kind": "mixed", "per_row": [r["engine"] for r in rows]}
-    return {"prompt": prompt, "rows": rows, "model": model, "engine": engine_info}
+    model = lm.describe() if lm is not None and "in-process" in kinds else described  # mixed: each row's server says
+    server_info = rows[0]["engine"] if len(kinds) == 1 else {"kind": "mixed", "per_row": [r["engine"] for r in rows]}
+    return {"prompt": prompt, "rows": rows, "model": model, "engine": server_info}
 
 
 def _compare_row(res, where: dict) -> dict:

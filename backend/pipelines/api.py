@@ -17,7 +17,7 @@ from pathlib import Path
 
 from backend.runtime import config
 from backend import hub
-from backend.hub import engine_models, session_models
+from backend.hub import server_models, session_models
 from backend.runtime.device import gpu_task
 from backend.pipelines import summary_checks, tasks
 from backend.pipelines.encoders import MAX_TOP_K
@@ -285,17 +285,17 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
 
 
 def _instruct_task(task: str, override: str | None, settings: dict, progress, run, plan: Plan | None = None) -> dict:
-    """`run(lm)` on the generation engine when it may write this role's replies (an instruct
-    fallback: `engine_models.engine_model`), else, or when the engine fails before its reply,
+    """`run(lm)` on the generation server when it may write this role's replies (an instruct
+    fallback: `server_models.server_model`), else, or when the server fails before its reply,
     with the role's model loaded here; the result's `engine` says which, and why."""
-    stand_in, note = engine_models.engine_model(config.TASK_ROLES[task], override, settings, plan=plan)
+    stand_in, note = server_models.server_model(config.TASK_ROLES[task], override, settings, plan=plan)
     if stand_in is not None:
         try:
             r = run(stand_in)
-            r["engine"] = stand_in.engine.info()
+            r["engine"] = stand_in.server.info()
             r["waited"] = []
             return r
-        except remote.EngineUnavailable as exc:
+        except remote.ServerUnavailable as exc:
             note = str(exc)
     lm, waited = _load(task, override, progress)
     return _with_waits(_in_process(run(lm), note), waited)
@@ -325,9 +325,9 @@ def generate_text(prompt, strategy: str = "greedy", max_new_tokens=48, temperatu
     eng, note = remote.route("text_generation", parse_settings(settings), override, plan)
     if eng is not None:
         try:
-            tokenizer, described = _engine_side(eng)
-            return _on_engine(eng, described, prompt, remote.decode(eng, tokenizer, prompt, settings))
-        except remote.EngineUnavailable as exc:
+            tokenizer, described = _server_side(eng)
+            return _on_server(eng, described, prompt, remote.decode(eng, tokenizer, prompt, settings))
+        except remote.ServerUnavailable as exc:
             note = str(exc)
     lm, waited = _load("generate_text", override, progress)
     return _with_waits(_in_process(tasks.generate_text(lm, prompt, settings), note), waited)
@@ -344,18 +344,18 @@ def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, te
     eng, note = remote.route("text_generation", parse_settings(settings), override, plan)
     if eng is not None:
         n = 0
-        try:  # the engine's own stream (`stream: true`); a failure before the first token runs in-process
-            tokenizer, described = _engine_side(eng)
+        try:  # the server's own stream (`stream: true`); a failure before the first token runs in-process
+            tokenizer, described = _server_side(eng)
             with closing(remote.stream(eng, tokenizer, prompt, settings)) as stream:
                 for text, res in stream:
                     if res is None:
                         n += 1
                         yield text, n, None
                     else:
-                        r = _on_engine(eng, described, prompt, res)
+                        r = _on_server(eng, described, prompt, res)
                         yield r["completion"], r["decoding"]["n_new_tokens"], r
             return
-        except remote.EngineUnavailable as exc:
+        except remote.ServerUnavailable as exc:
             note = str(exc)
     lm, waited = _load("generate_text", override, progress)
     for completion, n, r in tasks.generate_text_stream(lm, prompt, settings):
@@ -364,7 +364,7 @@ def generate_text_stream(prompt, strategy: str = "greedy", max_new_tokens=48, te
 
 def plan(task: str, override: str | None = None, settings: dict | None = None) -> Plan:
     """Where this task's generation runs (`backend.runtime.plan.Plan`), decided once as the request
-    joins the queue: no network and no model (the engine's last health check only). `settings`:
+    joins the queue: no network and no model (the server's last health check only). `settings`:
     generate_text's (as `_generation` returns them), or the seq2seq widgets' (num_beams)."""
     if not remote.configured_url():
         return Plan(long=True)
@@ -375,30 +375,30 @@ def plan(task: str, override: str | None = None, settings: dict | None = None) -
             reason = remote.in_process_reason(parse_settings(settings))
         except LabError:
             return Plan(long=True)  # refused by the handler in its own words
-        return Plan(engine=reason is None, long=reason is not None or not remote.last_known_up(), note=reason)
-    return engine_models.plan_for(config.TASK_ROLES[task], override, settings)
+        return Plan(on_server=reason is None, long=reason is not None or not remote.last_known_up(), note=reason)
+    return server_models.plan_for(config.TASK_ROLES[task], override, settings)
 
 
-def runs_on_engine(task: str, override: str | None = None, settings: dict | None = None) -> bool:
-    """Will the generation engine do this task's generation, as far as its last health check knows?"""
+def runs_on_server(task: str, override: str | None = None, settings: dict | None = None) -> bool:
+    """Will the generation server do this task's generation, as far as its last health check knows?"""
     p = plan(task, override, settings)
-    return p.engine and not p.long
+    return p.on_server and not p.long
 
 
-def _engine_side(eng: remote.Engine) -> tuple:
-    """The text-generation role's tokenizer (no weights: the engine generates) and the result's provenance."""
+def _server_side(eng: remote.Server) -> tuple:
+    """The text-generation role's tokenizer (no weights: the server generates) and the result's provenance."""
     tokenizer, r = hub.tokenizer(config.TASK_ROLES["generate_text"])
     return tokenizer, remote.describe(eng, r.role, r.checkpoint, r.source, r.reason, r.note)
 
 
-def _on_engine(eng: remote.Engine, described: dict, prompt: str, res) -> dict:
-    """An engine's run as the `generate_text` result: the in-process fields, plus where it ran."""
+def _on_server(eng: remote.Server, described: dict, prompt: str, res) -> dict:
+    """A server's run as the `generate_text` result: the in-process fields, plus where it ran."""
     return {"task": "generate_text", "model": described, "method": config.METHOD_MODEL, "notices": [],
             "prompt": prompt, **tasks._result(prompt, res), "engine": eng.info(), "waited": []}  # the same fields
 
 
 def _in_process(r: dict, note: str | None) -> dict:
-    """Say that generation ran in this process, and why when an engine exists."""
+    """Say that generation ran in this process, and why when a server exists."""
     r["engine"] = remote.in_process(note)
     if note:
         r.setdefault("notices", []).insert(0, note)

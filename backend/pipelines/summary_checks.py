@@ -1,5 +1,5 @@
 """What every /summarize result gains, whichever path wrote the summary (the instruct fallback
-here or on the engine, a seq2seq checkpoint, a model-box model): chapter 6's checks.
+here or on the server, a seq2seq checkpoint, a model-box model): chapter 6's checks.
 
 - `support`: the numbers, names and content words of the summary that the text does not contain
   (`support.check_support`; names from the NER role's token classifier when there is one);

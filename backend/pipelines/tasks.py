@@ -4,8 +4,8 @@
 call them directly with tiny models.
 
 Each runner takes a loaded model (`backend.hub.LoadedModel`, or anything with `.model`,
-`.tokenizer`, `.method`, `.checkpoint`; for the instruct fallbacks also the generation engine's
-stand-in, `backend.hub.engine_models.EngineModel`) plus plain inputs, dispatches on *how* the model
+`.tokenizer`, `.method`, `.checkpoint`; for the instruct fallbacks also the generation server's
+stand-in, `backend.hub.server_models.ServerModel`) plus plain inputs, dispatches on *how* the model
 serves the task, and returns one JSON-able dict:
 
     {"task", "model": <provenance>, "method", "seconds", "notices": [...], ...task fields}
@@ -33,7 +33,7 @@ from backend.engines.qa.extractive_qa import answer_question
 from backend.pipelines.qa_reader import reader_answer, windows_notice
 from backend.pipelines.seq2seq import LANGUAGE_NAMES, language_pair, seq2seq_generate
 from backend.engines.tasks.text import check_batch
-from backend.hub.engine_models import reply as instruct_reply
+from backend.hub.server_models import reply as instruct_reply
 from backend.runtime.validation import as_int, check_template, check_text
 
 METHOD_MODEL = config.METHOD_MODEL

@@ -234,34 +234,34 @@ def fair_share(jobs: int, cores: int = _CORES) -> int:
     return max(1, cores // max(1, jobs))
 
 
-# A generation engine on this machine (a loopback TLAB_GENERATION_URL) keeps the cores busy while it
+# A generation server on this machine (a loopback TLAB_GENERATION_URL) keeps the cores busy while it
 # generates: vLLM's CPU backend runs its worker on one and its engine-core loop on another. An OpenMP
-# team of 2 threads here then waits at every barrier for a core the engine holds: /classify took
-# 1.1 s (p50) beside one engine decode with 2 threads, 0.17 s with 1 (0.08 s with the engine idle).
-# So while this app streams from a local engine, each job here gets one torch thread.
-_LOCAL_ENGINE_STREAMS = 0
-_LOCAL_ENGINE_LOCK = threading.Lock()
+# team of 2 threads here then waits at every barrier for a core the server holds: /classify took
+# 1.1 s (p50) beside one server decode with 2 threads, 0.17 s with 1 (0.08 s with the server idle).
+# So while this app streams from a local server, each job here gets one torch thread.
+_LOCAL_SERVER_STREAMS = 0
+_LOCAL_SERVER_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def local_engine_generating(local: bool) -> Iterator[None]:
-    """Around a stream from the generation engine; `local`: it runs on this machine's cores."""
-    global _LOCAL_ENGINE_STREAMS
+def local_server_generating(local: bool) -> Iterator[None]:
+    """Around a stream from the generation server; `local`: it runs on this machine's cores."""
+    global _LOCAL_SERVER_STREAMS
     if not local:
         yield
         return
-    with _LOCAL_ENGINE_LOCK:
-        _LOCAL_ENGINE_STREAMS += 1
+    with _LOCAL_SERVER_LOCK:
+        _LOCAL_SERVER_STREAMS += 1
     try:
         yield
     finally:
-        with _LOCAL_ENGINE_LOCK:
-            _LOCAL_ENGINE_STREAMS -= 1
+        with _LOCAL_SERVER_LOCK:
+            _LOCAL_SERVER_STREAMS -= 1
 
 
 def fair_threads() -> None:
     """Give this thread's torch ops cores / (jobs running now) threads; one while a local
-    generation engine generates (above).
+    generation server generates (above).
 
     torch's OpenMP thread count is per calling thread, so each job sets its own; only a
     change is applied (a check costs a set lookup). Skipped when torch is not loaded or on
@@ -270,7 +270,7 @@ def fair_threads() -> None:
     torch = sys.modules.get("torch")
     if torch is None or os.environ.get("TLAB_FAIR_THREADS", "1") == "0" or getattr(_thread_state, "pinned", False):
         return
-    want = 1 if _LOCAL_ENGINE_STREAMS else fair_share(active_jobs())
+    want = 1 if _LOCAL_SERVER_STREAMS else fair_share(active_jobs())
     if getattr(_thread_state, "threads", None) != want:
         torch.set_num_threads(want)
         _thread_state.threads = want

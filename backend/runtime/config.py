@@ -268,9 +268,9 @@ class Settings:
     keep_max_age_s: float = 2700.0
     client_share: float = 0.25
     queue_max: int = 64  # requests waiting in Gradio's queue, all lanes together (more: refused at once)
-    # An OpenAI-compatible serving engine (vLLM, ...) that generates for the decoder roles; "" = in-process.
-    # Its health check and first answer wait at most generation_timeout_s; with an engine the decode
-    # lane admits generation_concurrency requests at once (the engine batches them; one process can't).
+    # An OpenAI-compatible generation server (vLLM, ...) that generates for the decoder roles; "" = in-process.
+    # Its health check and first answer wait at most generation_timeout_s; with a server the decode
+    # lane admits generation_concurrency requests at once (the server batches them; one process can't).
     generation_url: str = ""
     generation_timeout_s: float = 2.0
     generation_concurrency: int = 16

@@ -1,7 +1,7 @@
 """A request's plan: where its work runs and whether it is long, decided once as it joins the queue.
 
 The app's shell asks the tab's backend for the plan when the request is admitted (no network, no
-model: the engine's last health check only), keeps it with the request, and hands the same plan to
+model: the server's last health check only), keeps it with the request, and hands the same plan to
 the handler and the backend entry point, which act on it instead of asking again.
 """
 
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Plan:
-    """engine: the generation engine may write this request's replies (its rules allow it; the
-    backend still falls back here, with a note, if the engine does not answer).
+    """on_server: the generation server may write this request's replies (its rules allow it; the
+    backend still falls back here, with a note, if the server does not answer).
     long: the work will most likely run in this process and take long (the long lane's slot).
-    note: why it runs here although an engine is configured (a model-box model, beams...), or None."""
+    note: why it runs here although a server is configured (a model-box model, beams...), or None."""
 
-    engine: bool = False
+    on_server: bool = False
     long: bool = False
     note: str | None = None

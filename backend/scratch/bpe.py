@@ -19,7 +19,7 @@ from collections import Counter
 
 import regex
 
-# The library's `Whitespace` pre-tokenizer: `\w+|[^\w\s]+` as its Rust regex engine reads it,
+# The library's `Whitespace` pre-tokenizer: `\w+|[^\w\s]+` as its Rust regex server reads it,
 # where a word character is a letter, a combining mark (Mn/Mc/Me: the accent of "cafe\u0301",
 # Devanagari vowel signs) or a decimal digit, but not a superscript ("x²" is "x", "²"). Python's
 # `re` reads `\w` the other way round on both counts, so the `regex` module (Unicode's own

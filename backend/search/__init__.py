@@ -19,7 +19,7 @@ from backend.search.api import (
     inspect_upload,
     load_corpus,
     prepare_cache,
-    reader_on_engine,
+    reader_on_server,
     reader_plan,
     search,
 )
@@ -49,7 +49,7 @@ __all__ = [
     "inspect_upload",
     "load_corpus",
     "prepare_cache",
-    "reader_on_engine",
+    "reader_on_server",
     "reader_plan",
     "search",
 ]

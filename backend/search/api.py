@@ -22,7 +22,7 @@ from backend import hub
 from backend.runtime import config
 from backend.engines.server import chat as remote_chat
 from backend.engines.server import generation as remote
-from backend.hub import engine_models
+from backend.hub import server_models
 from backend.runtime.device import gpu_task
 from backend.engines.embedding.vectors import embed_texts
 from backend.runtime.errors import InputError
@@ -345,7 +345,7 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     emb = load_embedder()
     passages = get_service().search(session_id, question, min(k, ASK_MAX_PASSAGES),
                                     emb)["results"]
-    out = _read_on_engine(question, passages, say)
+    out = _read_on_server(question, passages, say)
     if "answer" not in out:
         say(0.3, "Loading the reader (first use only)")
         lm = hub.load(_generative_role())
@@ -383,32 +383,32 @@ _CUT = {"time budget": "stopped at the time budget", "stopped": "stopped by you"
 
 def reader_plan() -> Plan:
     """Where Ask's generative answer runs (`backend.runtime.plan.Plan`), decided once as the request
-    joins the queue: the engine gate of the role that writes it. No network, no model."""
-    return engine_models.plan_for(_generative_role())
+    joins the queue: the server gate of the role that writes it. No network, no model."""
+    return server_models.plan_for(_generative_role())
 
 
-def reader_on_engine() -> bool:
-    """Will the generation engine write the reader's answer, as far as its last health check
+def reader_on_server() -> bool:
+    """Will the generation server write the reader's answer, as far as its last health check
     knows? No network and no model: the lanes ask it as a request joins the queue. The role is the
     one that writes the generative answer (`_generative_role`: the decoder where the reader trained
     here serves `qa`)."""
     plan = reader_plan()
-    return plan.engine and not plan.long
+    return plan.on_server and not plan.long
 
 
-def _read_on_engine(question: str, passages: list[dict], say: ProgressFn) -> dict:
-    """The reader's reply from the generation engine when it may write it (a decoder reader):
+def _read_on_server(question: str, passages: list[dict], say: ProgressFn) -> dict:
+    """The reader's reply from the generation server when it may write it (a decoder reader):
     the answer with `model` and `engine`; else {"note": why it runs here, or None}."""
-    stand_in, note = engine_models.engine_model(_generative_role())
+    stand_in, note = server_models.server_model(_generative_role())
     if stand_in is None:
         return {"note": note}
-    say(0.5, "Reading the passages (on the generation engine)")
+    say(0.5, "Reading the passages (on the generation server)")
     try:
         out = generative_answer(None, None, question, passages, chat=lambda messages, n: remote_chat.chat(
-            stand_in.engine, stand_in.tokenizer, messages, n))
-    except remote.EngineUnavailable as exc:
+            stand_in.server, stand_in.tokenizer, messages, n))
+    except remote.ServerUnavailable as exc:
         return {"note": str(exc)}
-    out.update({"model": stand_in.describe(), "engine": stand_in.engine.info()})
+    out.update({"model": stand_in.describe(), "engine": stand_in.server.info()})
     return out
 
 

@@ -50,7 +50,7 @@ def generative_answer(model, tokenizer, question: str, passages: list[dict],
                       max_new_tokens: int = MAX_ANSWER_TOKENS, chat: Callable[[list[dict], int], dict] | None = None) -> dict:
     """Instruct decoder, greedy; -> answer text and the passage numbers it cited.
 
-    `chat(messages, max_new_tokens)`: who writes the reply (the generation engine's
+    `chat(messages, max_new_tokens)`: who writes the reply (the generation server's
     `remote_chat.chat`); default `chat_generate` with `model` here. Both refuse a prompt past the
     context window in the same words."""
     question = check_question(question)

@@ -1,5 +1,5 @@
 """The Train tab's model calls: stateless GPU tasks that ask the hub for the embedder, then run
-an engine on it. Everything else in the tab (sessions, the training state, the loop) lives in
+a server on it. Everything else in the tab (sessions, the training state, the loop) lives in
 the app's process, so a ZeroGPU worker keeps nothing between calls.
 """
 

@@ -2,7 +2,7 @@
 only arguments and yielded values cross): a training run that streams its steps, and prediction
 with a session's weights passed in.
 
-The engine's `train` runs all its steps in one call and reports each step to a callback. The
+The server's `train` runs all its steps in one call and reports each step to a callback. The
 stream runs it in a thread and yields those reports as they come, so the page shows progress
 per step. Stop: `halt(run_id)` sets the run's flag (in this process), and the session's own flag
 reaches the run by name (`stop_key`, backend/runtime/stops.py) while no event is coming (a validation
@@ -61,7 +61,7 @@ def _score(model, tokenizer, data: dict, labels: list[str], recipe: tc.Recipe, s
 
 def _work(model, tokenizer, data: dict, labels, recipe, b, flag: threading.Event, q: queue.Queue,
           stop_key: str | None = None) -> None:
-    """The training thread: the engine's loop under the run's budget, then scoring; events into `q`."""
+    """The training thread: the server's loop under the run's budget, then scoring; events into `q`."""
     def should_stop() -> bool:
         return flag.is_set() or stops.asked(stop_key)
 

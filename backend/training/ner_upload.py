@@ -3,7 +3,7 @@
 
 Uploads are hostile until checked: size, encoding, one tag per word, BIO tags only, sentence
 count and length, entity types are all refused with a sentence that says what to fix (the
-engine's parsers name the line). An upload has no splits: it is split 70/15/15 with a fixed
+server's parsers name the line). An upload has no splits: it is split 70/15/15 with a fixed
 seed, and the result says so.
 """
 

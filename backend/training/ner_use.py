@@ -91,7 +91,7 @@ tags: [transformers-lab, ner]
 ## Use it
 
 ```python
-from backend.engines.ner.token_classification import load_folder, predict  # Transformers Lab's engine
+from backend.engines.ner.token_classification import load_folder, predict  # Transformers Lab's server
 model, tokenizer, labels = load_folder(".")
 print(predict(model, tokenizer, [["Angela", "Merkel", "visited", "Paris", "."]], labels))
 ```

@@ -14,7 +14,7 @@ from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
 from components.shell import (
-    engine_or_long_slot, md_text, model_badge, planned, readable_error, user_errors,
+    server_or_long_slot, md_text, model_badge, planned, readable_error, user_errors,
 )
 from components.shell.plans import current
 from components.decoding.plots import (
@@ -159,10 +159,10 @@ def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, 
         yield blank_results(running_line(label, 0 if streams else None, total)) + [gr.skip()]
         data, n = None, 0
         model = (model or "").strip() or None
-        # With a generation engine this handler is in the decode lane: work that stays in this
+        # With a generation server this handler is in the decode lane: work that stays in this
         # process and is long (beam, 64+ tokens, a model-box model) first takes the long lane's slot.
         plan = current(lambda _: decoding.plan(raw, model), ())
-        with engine_or_long_slot(not plan.long, "generation"), \
+        with server_or_long_slot(not plan.long, "generation"), \
                 contextlib.closing(decoding.decode_stream(prompt, settings, model=model, plan=plan)) as stream:
             for text, res in stream:
                 if res is None:

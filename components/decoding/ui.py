@@ -15,7 +15,7 @@ from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
 from components.shell import code_view, lifecycle, links, runs
 from components.shell import (
-    DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, engine_lane,
+    DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, server_lane,
     error_box, raw_json,
 )
 from components.decoding.plots import empty_figure
@@ -178,7 +178,7 @@ def build() -> None:
     run_event = run_btn.click(
         lambda: blank_results(running_line()), None, [*results, state, step], **lifecycle.PAGE_ONLY,
     ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step, seed_link],
-           api_visibility="private", **engine_lane())  # without an engine the long lane; with one, the decode lane
+           api_visibility="private", **server_lane())  # without a server the long lane; with one, the decode lane
     clear_on_error(run_event, results, box)
     code_view.attach(code, run_event, "decode", {"prompt": prompt}, result_json, trigger=run_btn)
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")

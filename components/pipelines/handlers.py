@@ -1,5 +1,5 @@
 """What the Pipelines tab's events call: one handler per task (the API names /classify ... /generate_text), and
-the lane readers that tell admission whether the engine will do a request's generation."""
+the lane readers that tell admission whether the server will do a request's generation."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from backend.runtime.errors import LabError
 from components.pipelines import plots as show
 from components.pipelines import summary_view
 from components.pipelines.references import SUMMARY_PAIRS, TRANSLATION_PAIRS, _own_reference, _say_dropped
-from components.shell import engine_or_long_slot, md_text, planned, user_errors
+from components.shell import server_or_long_slot, md_text, planned, user_errors
 from components.shell.plans import current
 
 
@@ -58,7 +58,7 @@ def run_qa(context, question, top_n, model_box, progress=gr.Progress()):
 def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, SUMMARY_PAIRS)
     plan = current(_summary_plan, (text, max_new_tokens, min_new_tokens, num_beams, reference, model_box))
-    with engine_or_long_slot(not plan.long, "summary"):
+    with server_or_long_slot(not plan.long, "summary"):
         r = pipelines.summarize(text, max_new_tokens, min_new_tokens, num_beams, reference,
                                 override=model_box, progress=progress, plan=plan)
     _say_dropped(r, dropped)
@@ -74,7 +74,7 @@ def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, mo
 def run_translate(text, source, target, max_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, TRANSLATION_PAIRS)
     plan = current(_translation_plan, (text, source, target, max_new_tokens, num_beams, reference, model_box))
-    with engine_or_long_slot(not plan.long, "translation"):
+    with server_or_long_slot(not plan.long, "translation"):
         r = pipelines.translate(text, source, target, max_new_tokens, num_beams, reference,
                                 override=model_box, progress=progress, plan=plan)
     _say_dropped(r, dropped)
@@ -93,7 +93,7 @@ def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, nu
                  progress=gr.Progress()):
     plan = current(_generation_plan, (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
                                       model_box))
-    with engine_or_long_slot(not plan.long, "generation"):
+    with server_or_long_slot(not plan.long, "generation"):
         r = pipelines.generate_text(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
                                     override=model_box, progress=progress, plan=plan)
     return show.badge(r), r["generated_text"], r
@@ -114,7 +114,7 @@ def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
     hidden = gr.update(value="", visible=False)
     yield "", "", first, None, hidden  # no stale result while this one runs
     try:
-        with engine_or_long_slot(not plan.long, "generation"), contextlib.closing(stream):
+        with server_or_long_slot(not plan.long, "generation"), contextlib.closing(stream):
             for completion, n, r in stream:
                 if r is None:
                     yield gr.skip(), _joined(prompt, completion), show.token_counter(n, total), gr.skip(), gr.skip()
@@ -125,10 +125,10 @@ def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p,
         yield "", "", "", None, gr.update(value=f"**⚠️ {md_text(str(exc))}**", visible=True)
 
 
-# With a generation engine these handlers are in the decode lane (common.engine_lane): the engine
+# With a generation server these handlers are in the decode lane (common.server_lane): the server
 # batches a class's requests; what stays here (a model-box model, beams, sampling for the instruct
-# fallbacks, the engine down) is long work and takes the long lane's slot first. Each reader gets the
-# handler's positional inputs and asks the backend whether the engine will do the work (no network).
+# fallbacks, the server down) is long work and takes the long lane's slot first. Each reader gets the
+# handler's positional inputs and asks the backend whether the server will do the work (no network).
 def _beams(value) -> int:
     try:
         return int(float(value or 0))

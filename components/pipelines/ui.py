@@ -16,7 +16,7 @@ from backend import pipelines
 from components.shell import code_view, lifecycle, links, runs
 from components.pipelines import plots as show
 from components.shell import (
-    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, engine_lane,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, server_lane,
     error_box, model_box, raw_json,
 )
 from components.pipelines.intro import intro_markdown
@@ -250,7 +250,7 @@ def _build_summarize() -> None:
     _link_reference([text], reference, note, SUMMARY_PAIRS)
     outputs = [badge, summary, support, baseline, extractive, plot, scores, out]
     ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
-                      api_name="summarize", **engine_lane())
+                      api_name="summarize", **server_lane())
     clear_on_error(ev, outputs, box)
     _link("summarize", {"text": text, "max_new": max_new, "min_new": min_new, "beams": beams}, ev, link_bar,
           go_btn)
@@ -284,7 +284,7 @@ def _build_translate() -> None:
             link_bar = _link_bar("translate", go_btn)
     _link_reference([text, src, tgt], reference, note, TRANSLATION_PAIRS)
     ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
-                      [badge, translation, pair, out], api_name="translate", **engine_lane())
+                      [badge, translation, pair, out], api_name="translate", **server_lane())
     clear_on_error(ev, [badge, translation, pair, out], box)
     _link("translate", {"text": text, "source": src, "target": tgt, "max_new": max_new, "beams": beams}, ev,
           link_bar, go_btn)
@@ -334,13 +334,13 @@ def _build_generate_text() -> None:
     # No clear_on_error here: a Stop counts as a failure and would blank the text streamed so far.
     # The handler blanks the old result itself and puts an input error in the box.
     ev = go_btn.click(stream_generate, inputs, [badge, generated, counter, out, box], api_visibility="private",
-                      **engine_lane())
+                      **server_lane())
     # Cancel first, then say so: a token already on its way must not overwrite the "stopped" line.
     stop_btn.click(None, None, None, cancels=[ev], queue=False, api_visibility="private").then(
         lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
         api_visibility="private")
     api_btn = gr.Button(visible=False)
-    api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **engine_lane())
+    api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **server_lane())
     _link("generate_text", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
                             "top_k": top_k, "top_p": top_p, "beams": beams, "seed": seed}, ev, link_bar, go_btn)
     _code("generate_text", ev, {"prompt": prompt, "strategy": strategy, "max_new_tokens": max_new,

@@ -72,7 +72,7 @@ def answer_markdown(out: dict) -> str:
     cited = ", ".join(f"\\[{c}\\] {md_text(passages[c - 1]['title'])}" for c in out["cited"])
     src = "" if out.get("citations_from", "reader") == "reader" else f" (by {md_text(out['citations_from'])})"
     eng = out.get("engine") or {}
-    where = (f" on the **{md_text(eng['kind'])} engine** at {md_text(eng.get('url'))}"
+    where = (f" on the **{md_text(eng['kind'])} server** at {md_text(eng.get('url'))}"
              if eng.get("kind") not in (None, "in-process") else "")
     if out["reader_method"] == "model":
         head = f"**Answer** (an extractive QA model picked this span{where}): "

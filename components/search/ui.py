@@ -13,8 +13,8 @@ import gradio as gr
 
 from backend import search
 from components.shell import (
-    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, engine_lane,
-    engine_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, server_lane,
+    server_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
 )
 from components.shell import lifecycle, runs
 from components.search.answer import answer_markdown
@@ -168,15 +168,15 @@ def after_search(res):
 
 @user_errors
 def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
-    with engine_or_long_slot(not current(_reader_plan, ()).long, "reader"):
+    with server_or_long_slot(not current(_reader_plan, ()).long, "reader"):
         out = search.ask(_session(request), question, k, progress=progress)
     md = answer_markdown(out)
     return md, out, model_badge(out["model"])
 
 
 def _reader_plan(args: tuple):
-    """With a generation engine the reader's answer is the engine's work: Ask joins the decode lane
-    (`engine_lane`), and takes the long lane's slot only when it reads here (the backend's plan)."""
+    """With a generation server the reader's answer is the server's work: Ask joins the decode lane
+    (`server_lane`), and takes the long lane's slot only when it reads here (the backend's plan)."""
     return search.reader_plan()
 
 
@@ -358,7 +358,7 @@ def build() -> None:
         lifecycle.after(ev, "success", after_search, [results_json], [caption, stats_md])
         runs.track(kept, ev, [badge, results, plot])  # wired by runs.wire: this tab's link is adopted (app.py)
     ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
-                       api_name="ask_corpus", **engine_lane())
+                       api_name="ask_corpus", **server_lane())
     clear_on_error(ev, [answer_md, answer_json, reader_badge], ask_box)
     ev = cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",
                        **LONG_LANE)

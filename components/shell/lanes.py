@@ -36,8 +36,8 @@ SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_s
 # is another address's, so an honest visitor's short summary never waits behind a stranger's pair of
 # maximum-cost jobs (issue #54: 225 s before; docs/lanes.md states the worst wait).
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency + 1}
-# With a generation engine (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
-# the engine batches them, and a decode it runs is never long work here (its plan says so).
+# With a generation server (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
+# the server batches them, and a decode it runs is never long work here (its plan says so).
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
     get_settings().model_concurrency + 1,
     get_settings().generation_concurrency if get_settings().generation_url else 0)}
@@ -49,26 +49,26 @@ BATCH_LANE: dict = {"concurrency_id": "batch",
 LONG_SLOT = threading.BoundedSemaphore(LONG_LANE["concurrency_limit"])  # held by every job of the long lane
 
 
-def engine_lane() -> dict:
-    """The lane of a handler whose generation the engine may do (summaries, translations, the corpus
+def server_lane() -> dict:
+    """The lane of a handler whose generation the server may do (summaries, translations, the corpus
     reader, Pipelines generation), read when the page is built: the decode lane with a generation
-    engine (it batches the class's requests), the long lane without one. Its plan (`plans.planned`)
+    server (it batches the class's requests), the long lane without one. Its plan (`plans.planned`)
     says at admission whether a request is long work here; the handler then takes the long slot
-    (`engine_or_long_slot`)."""
-    global _ENGINE_LANE
-    _ENGINE_LANE = bool(get_settings().generation_url)
-    return DECODE_LANE if _ENGINE_LANE else LONG_LANE
+    (`server_or_long_slot`)."""
+    global _SERVER_LANE
+    _SERVER_LANE = bool(get_settings().generation_url)
+    return DECODE_LANE if _SERVER_LANE else LONG_LANE
 
 
-_ENGINE_LANE = False  # what the last page built chose: the handlers must agree with their lane
+_SERVER_LANE = False  # what the last page built chose: the handlers must agree with their lane
 
 
 @contextlib.contextmanager
-def engine_or_long_slot(free: bool, what: str):
-    """Inside a handler of `engine_lane()`: in the decode lane, long work that stays in this process
-    first takes the long lane's slot (`free`: it needs none, the engine does it, or it is short);
-    in the long lane (no engine) the handler holds it already."""
-    with long_slot_for(_ENGINE_LANE and not free, what):
+def server_or_long_slot(free: bool, what: str):
+    """Inside a handler of `server_lane()`: in the decode lane, long work that stays in this process
+    first takes the long lane's slot (`free`: it needs none, the server does it, or it is short);
+    in the long lane (no server) the handler holds it already."""
+    with long_slot_for(_SERVER_LANE and not free, what):
         yield
 
 
@@ -82,7 +82,7 @@ def long_slot_for(long: bool, what: str = "generation"):
     waited = get_settings().time_budget_s
     if not LONG_SLOT.acquire(timeout=waited):
         raise InputError(f"The long-job lane stayed busy for {waited:g} s: this {what} runs here, not on the "
-                         "generation engine. Try again in a minute.")
+                         "generation server. Try again in a minute.")
     try:
         yield
     finally:

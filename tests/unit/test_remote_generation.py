@@ -1,8 +1,8 @@
-"""The generation-engine client against a fake OpenAI-compatible server on a real socket.
+"""The generation-server client against a fake OpenAI-compatible server on a real socket.
 
 The fake speaks vLLM's wire format (`/health`, `/v1/models`, `/tokenize`, streamed
 `/v1/completions` with `return_tokens_as_token_ids`), records each request, and plays a script
-of steps. The tests check the request the engine gets (token ids, every sampling knob), the
+of steps. The tests check the request the server gets (token ids, every sampling knob), the
 mapping of its answer onto the in-process result shape, and every way it can fail: refused,
 down, slow, dying mid-stream, another tokenizer, the time budget.
 """
@@ -26,7 +26,7 @@ from tests.tiny_models import smollm2_tokenizer
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
-class FakeEngine:
+class FakeServer:
     """A vLLM look-alike. `script`: per step (chosen id, its log-prob, {id: log-prob} of the top
     candidates); `finish`: the last chunk's finish_reason; `mode`: ok | refuse | slow_health |
     slow_answer | die_mid | other_tokenizer | no_ids | trickle."""
@@ -93,7 +93,7 @@ class FakeEngine:
                     for i, (cid, lp, top) in enumerate(fake.script):
                         if fake.mode == "die_mid" and i == 2:
                             self.wfile.flush()
-                            self.connection.close()  # the engine died: the stream ends without [DONE]
+                            self.connection.close()  # the server died: the stream ends without [DONE]
                             return
                         if fake.mode == "trickle":
                             time.sleep(0.3)
@@ -131,9 +131,9 @@ def tok():
 
 
 def serving_fake(tok, monkeypatch):
-    """The fake engine answering " Paris is lovely" + EOS, as the app's TLAB_GENERATION_URL (0.5 s
+    """The fake server answering " Paris is lovely" + EOS, as the app's TLAB_GENERATION_URL (0.5 s
     time-outs); a generator for the tiers' `fake` fixtures: yields it, then closes it."""
-    f = FakeEngine(tok)
+    f = FakeServer(tok)
     f.script = script_for(tok, " Paris is lovely")
     f.finish = "stop"
     monkeypatch.setenv("TLAB_GENERATION_URL", f.url)
@@ -161,25 +161,25 @@ def closed_port_url() -> str:
 
 
 def test_health_reads_the_model_and_caches(fake):
-    eng = remote.engine(fake.url)
+    eng = remote.server(fake.url)
     assert eng.info() == {"kind": "vllm", "url": fake.url, "model": MODEL}
     assert eng.context_limit() == 2048 and eng.max_logprobs == 20
-    remote.engine(fake.url)
+    remote.server(fake.url)
     assert fake.health_calls == 1  # checked at most every UP_TTL_S
     assert remote.last_known_up(fake.url)
 
 
-def test_a_down_engine_is_a_readable_message_and_is_not_asked_again_at_once(monkeypatch):
-    from backend.engines.server import client as remote_engine
+def test_a_down_server_is_a_readable_message_and_is_not_asked_again_at_once(monkeypatch):
+    from backend.engines.server import client as remote_server
 
     url = closed_port_url()
     remote.forget()
-    with pytest.raises(remote.EngineUnavailable, match=r"did not answer \(connection refused\); this ran in-process"):
-        remote.engine(url)
+    with pytest.raises(remote.ServerUnavailable, match=r"did not answer \(connection refused\); this ran in-process"):
+        remote.server(url)
     asked = []
-    monkeypatch.setattr(remote_engine, "probe", lambda *a, **k: asked.append(a) or pytest.fail("asked again"))
-    with pytest.raises(remote.EngineUnavailable, match="connection refused"):
-        remote.engine(url)  # the cached verdict: no second network call, so no second time-out
+    monkeypatch.setattr(remote_server, "probe", lambda *a, **k: asked.append(a) or pytest.fail("asked again"))
+    with pytest.raises(remote.ServerUnavailable, match="connection refused"):
+        remote.server(url)  # the cached verdict: no second network call, so no second time-out
     assert asked == []
     assert not remote.last_known_up(url)
 
@@ -187,8 +187,8 @@ def test_a_down_engine_is_a_readable_message_and_is_not_asked_again_at_once(monk
 def test_a_slow_health_check_times_out_quickly(fake):
     fake.mode = "slow_health"
     start = time.perf_counter()
-    with pytest.raises(remote.EngineUnavailable, match="no answer within the time-out"):
-        remote.engine(fake.url)
+    with pytest.raises(remote.ServerUnavailable, match="no answer within the time-out"):
+        remote.server(fake.url)
     assert time.perf_counter() - start < 1.4  # TLAB_GENERATION_TIMEOUT_S=0.5, not the server's 1.5 s
 
 
@@ -197,7 +197,7 @@ def test_a_slow_health_check_times_out_quickly(fake):
     ({"precision": "int8"}, "int8 run ran in-process"),
     ({"no_repeat_ngram_size": 2}, "No-repeat n-gram blocking ran in-process"),
 ])
-def test_what_the_engine_cannot_do_is_planned_in_process_with_a_reason(fake, settings, words):
+def test_what_the_server_cannot_do_is_planned_in_process_with_a_reason(fake, settings, words):
     eng, note = remote.plan("decoder", DecodeSettings.from_dict(settings))
     assert eng is None and words in note
 
@@ -206,7 +206,7 @@ def test_more_candidates_than_max_logprobs_stay_in_process():
     assert "at most 5" in remote.in_process_reason(DecodeSettings(top_n=6), max_logprobs=5)
 
 
-def test_plan_without_an_engine_says_nothing(monkeypatch):
+def test_plan_without_a_server_says_nothing(monkeypatch):
     monkeypatch.delenv("TLAB_GENERATION_URL", raising=False)
     assert remote.plan("decoder", DecodeSettings()) == (None, None)
 
@@ -223,9 +223,9 @@ def test_plan_routes_greedy_and_sampling_but_not_other_roles_or_model_box_models
 
 
 @pytest.mark.parametrize("chat", [False, True])
-def test_the_engine_gets_the_in_process_prompt_as_token_ids(fake, tok, chat):
+def test_the_server_gets_the_in_process_prompt_as_token_ids(fake, tok, chat):
     s = DecodeSettings(max_new_tokens=5, chat_template=chat)
-    remote.decode(remote.engine(), tok, "What is the capital of France?", s)
+    remote.decode(remote.server(), tok, "What is the capital of France?", s)
     _, ids, _ = build_prompt(tok, "What is the capital of France?", s, 2048)
     sent = fake.requests[-1]
     assert sent["prompt"] == ids and sent["model"] == MODEL
@@ -237,7 +237,7 @@ def test_the_engine_gets_the_in_process_prompt_as_token_ids(fake, tok, chat):
 def test_sampling_knobs_and_seed_are_sent(fake, tok):
     s = DecodeSettings(strategy="sample", temperature=0.7, top_k=40, top_p=0.9, seed=11, repetition_penalty=1.2,
                        min_new_tokens=2, num_return_sequences=2, max_new_tokens=8)
-    res = remote.decode(remote.engine(), tok, "Hello", s)
+    res = remote.decode(remote.server(), tok, "Hello", s)
     sent = fake.requests[-1]
     assert {k: sent[k] for k in ("temperature", "top_k", "top_p", "seed", "repetition_penalty", "min_tokens", "n")} \
         == {"temperature": 0.7, "top_k": 40, "top_p": 0.9, "seed": 11, "repetition_penalty": 1.2, "min_tokens": 2,
@@ -246,7 +246,7 @@ def test_sampling_knobs_and_seed_are_sent(fake, tok):
 
 
 def test_a_sampled_run_without_a_seed_picks_one_and_reports_it(fake, tok):
-    res = remote.decode(remote.engine(), tok, "Hello", DecodeSettings(strategy="sample"))
+    res = remote.decode(remote.server(), tok, "Hello", DecodeSettings(strategy="sample"))
     assert res.settings["seed"] == fake.requests[-1]["seed"] is not None
     assert any(f"seed {res.settings['seed']}" in w for w in res.warnings)
 
@@ -255,7 +255,7 @@ def test_a_sampled_run_without_a_seed_picks_one_and_reports_it(fake, tok):
 
 
 def test_the_answer_maps_onto_the_in_process_result_shape(fake, tok):
-    res = remote.decode(remote.engine(), tok, "The capital of France is", DecodeSettings(top_n=2))
+    res = remote.decode(remote.server(), tok, "The capital of France is", DecodeSettings(top_n=2))
     ids = [c for c, _, _ in fake.script]
     assert res.text == tok.decode(ids, skip_special_tokens=True) == " Paris is lovely"
     assert res.outputs[0]["token_ids"] == ids and res.outputs[0]["ended_with_eos"]
@@ -273,13 +273,13 @@ def test_the_answer_maps_onto_the_in_process_result_shape(fake, tok):
 def test_length_finish_and_a_rank_beyond_the_returned_candidates(fake, tok):
     fake.script = [(5, -4.0, {5: -4.0, **{1000 + j: -1.0 - j * 0.01 for j in range(20)}})]
     fake.finish = "length"
-    res = remote.decode(remote.engine(), tok, "Hi", DecodeSettings(strategy="sample", max_new_tokens=1, seed=1))
+    res = remote.decode(remote.server(), tok, "Hi", DecodeSettings(strategy="sample", max_new_tokens=1, seed=1))
     assert res.finish_reason == "length" and res.steps[0]["rank"] is None  # 20 better: its rank is unknown
     assert res.steps[0]["prob_after_cut"] is None and res.steps[0]["survivors"] is None
 
 
 def test_stream_yields_one_growing_text_per_token_then_the_result(fake, tok):
-    items = list(remote.stream(remote.engine(), tok, "The capital of France is", DecodeSettings()))
+    items = list(remote.stream(remote.server(), tok, "The capital of France is", DecodeSettings()))
     texts = [t for t, r in items if r is None]
     assert len(texts) == len(fake.script) and texts[-1] == " Paris is lovely"
     assert items[-1][1] is not None and items[-1][1].text == " Paris is lovely"
@@ -288,17 +288,17 @@ def test_stream_yields_one_growing_text_per_token_then_the_result(fake, tok):
 # ----------------------------------------------------------------------------- failures
 
 
-def test_a_refused_request_is_unavailable_with_the_engines_words(fake, tok):
+def test_a_refused_request_is_unavailable_with_the_servers_words(fake, tok):
     fake.mode = "refuse"
-    with pytest.raises(remote.EngineUnavailable, match="refused the request .*maximum context length"):
-        remote.decode(remote.engine(), tok, "Hi", DecodeSettings())
+    with pytest.raises(remote.ServerUnavailable, match="refused the request .*maximum context length"):
+        remote.decode(remote.server(), tok, "Hi", DecodeSettings())
 
 
 def test_a_slow_first_answer_times_out(fake, tok):
-    eng = remote.engine()
+    eng = remote.server()
     fake.mode = "slow_answer"
     start = time.perf_counter()
-    with pytest.raises(remote.EngineUnavailable, match="did not answer"):
+    with pytest.raises(remote.ServerUnavailable, match="did not answer"):
         remote.decode(eng, tok, "Hi", DecodeSettings())
     assert time.perf_counter() - start < 1.4
     assert not remote.last_known_up()  # the next requests fall back at once
@@ -306,33 +306,33 @@ def test_a_slow_first_answer_times_out(fake, tok):
 
 def test_dying_mid_stream_after_tokens_were_shown_is_a_readable_failure(fake, tok):
     fake.mode = "die_mid"
-    stream = remote.stream(remote.engine(), tok, "Hi", DecodeSettings())
+    stream = remote.stream(remote.server(), tok, "Hi", DecodeSettings())
     assert next(stream)[0] == " Paris"
-    with pytest.raises(remote.EngineFailed, match="stopped after 2 tokens"):
+    with pytest.raises(remote.ServerFailed, match="stopped after 2 tokens"):
         list(stream)
 
 
 def test_dying_mid_run_when_nothing_was_shown_falls_back(fake, tok):
     fake.mode = "die_mid"
-    with pytest.raises(remote.EngineUnavailable, match="did not answer"):
-        remote.decode(remote.engine(), tok, "Hi", DecodeSettings())
+    with pytest.raises(remote.ServerUnavailable, match="did not answer"):
+        remote.decode(remote.server(), tok, "Hi", DecodeSettings())
 
 
 def test_another_tokenizer_is_refused(fake, tok):
     fake.mode = "other_tokenizer"
-    with pytest.raises(remote.EngineUnavailable, match="other token ids"):
-        remote.decode(remote.engine(), tok, "Hi", DecodeSettings())
+    with pytest.raises(remote.ServerUnavailable, match="other token ids"):
+        remote.decode(remote.server(), tok, "Hi", DecodeSettings())
 
 
-def test_an_engine_without_token_ids_is_refused(fake, tok):
+def test_a_server_without_token_ids_is_refused(fake, tok):
     fake.mode = "no_ids"
-    with pytest.raises(remote.EngineUnavailable, match="does not return token ids"):
-        remote.decode(remote.engine(), tok, "Hi", DecodeSettings())
+    with pytest.raises(remote.ServerUnavailable, match="does not return token ids"):
+        remote.decode(remote.server(), tok, "Hi", DecodeSettings())
 
 
 def test_the_time_budget_ends_the_stream_with_the_text_so_far(fake, tok):
     fake.mode = "trickle"  # one token every 0.3 s
-    eng = remote.engine()
+    eng = remote.server()
     with budgets.scope(0.8):
         res = remote.decode(eng, tok, "Hi", DecodeSettings())
     assert res.finish_reason == "time budget" and 1 <= res.n_new_tokens < len(fake.script)
@@ -343,5 +343,5 @@ def test_stop_ends_the_stream(fake, tok):
     fake.mode = "trickle"
     stop = threading.Event()
     stop.set()
-    res = remote.decode(remote.engine(), tok, "Hi", DecodeSettings(), stop_event=stop)
+    res = remote.decode(remote.server(), tok, "Hi", DecodeSettings(), stop_event=stop)
     assert res.finish_reason == "stopped" and res.n_new_tokens == 1

@@ -1,7 +1,7 @@
-"""The Decoding and Pipelines entry points with TLAB_GENERATION_URL: what goes to the engine,
-what stays in-process and says why, and the fallback when the engine is down.
+"""The Decoding and Pipelines entry points with TLAB_GENERATION_URL: what goes to the server,
+what stays in-process and says why, and the fallback when the server is down.
 
-The engine is the fake OpenAI-compatible server of test_remote_generation; the in-process model
+The server is the fake OpenAI-compatible server of test_remote_generation; the in-process model
 is a tiny random llama with the real SmolLM2 tokenizer (served as the decoder roles' override).
 """
 
@@ -38,16 +38,16 @@ def fake(tok, folder, monkeypatch):
     yield from serving_fake(tok, monkeypatch)
 
 
-def test_decode_runs_on_the_engine_and_says_so(fake):
+def test_decode_runs_on_the_server_and_says_so(fake):
     data = decoding.decode(PROMPT, {"max_new_tokens": 8})
     assert data["engine"] == {"kind": "vllm", "url": fake.url, "model": MODEL}
     assert data["text"] == " Paris is lovely" and data["finish_reason"] == "eos"
-    assert data["model"]["checkpoint"] == MODEL and "engine at" in data["model"]["device"]
+    assert data["model"]["checkpoint"] == MODEL and "server at" in data["model"]["device"]
     assert len(fake.requests) == 1
     json.dumps(data)
 
 
-def test_decode_stream_streams_from_the_engine(fake):
+def test_decode_stream_streams_from_the_server(fake):
     items = list(decoding.decode_stream(PROMPT, {"max_new_tokens": 8}))
     assert [t for t, r in items[:-1]] == [" Paris", " Paris is", " Paris is lovely", " Paris is lovely"]
     assert items[-1][1]["engine"]["kind"] == "vllm"
@@ -59,16 +59,16 @@ def test_beam_runs_in_process_with_a_visible_note(fake):
     assert data["warnings"][0] == data["engine"]["note"] and fake.requests == []
 
 
-def test_engine_down_falls_back_in_process_with_the_message(monkeypatch, fake):
+def test_server_down_falls_back_in_process_with_the_message(monkeypatch, fake):
     url = closed_port_url()
     monkeypatch.setenv("TLAB_GENERATION_URL", url)
     data = decoding.decode(PROMPT, {"max_new_tokens": 3})
-    note = f"The generation engine at {url} did not answer (connection refused); this ran in-process."
+    note = f"The generation server at {url} did not answer (connection refused); this ran in-process."
     assert data["engine"] == {"kind": "in-process", "note": note} and data["warnings"][0] == note
     assert data["n_new_tokens"] == 3 and data["model"]["checkpoint"].endswith("tiny-llama")
 
 
-def test_engine_refusing_falls_back_in_process(fake):
+def test_server_refusing_falls_back_in_process(fake):
     fake.mode = "refuse"
     data = decoding.decode(PROMPT, {"max_new_tokens": 3})
     assert data["engine"]["kind"] == "in-process" and "refused the request" in data["engine"]["note"]
@@ -83,67 +83,67 @@ def test_compare_sends_what_it_can_and_runs_the_rest_in_process(fake):
     json.dumps(out)
 
 
-def test_generate_text_runs_on_the_engine(fake):
+def test_generate_text_runs_on_the_server(fake):
     r = pipelines.generate_text(PROMPT, strategy="greedy", max_new_tokens=8)
     assert r["engine"]["kind"] == "vllm" and r["completion"] == " Paris is lovely"
     assert r["generated_text"] == PROMPT + " Paris is lovely" and r["decoding"]["n_new_tokens"] == 4
     assert r["model"]["checkpoint"] == MODEL and r["seconds"] >= 0
 
 
-def test_generate_text_stream_runs_on_the_engine(fake):
+def test_generate_text_stream_runs_on_the_server(fake):
     items = list(pipelines.generate_text_stream(PROMPT, strategy="sample", max_new_tokens=8, seed=3))
     assert [n for _, n, r in items if r is None] == [1, 2, 3, 4]
     assert items[-1][2]["engine"]["kind"] == "vllm" and fake.requests[-1]["seed"] == 3
 
 
-def test_generate_text_with_the_engine_down_runs_in_process_with_a_notice(monkeypatch, fake):
+def test_generate_text_with_the_server_down_runs_in_process_with_a_notice(monkeypatch, fake):
     monkeypatch.setenv("TLAB_GENERATION_URL", closed_port_url())
     r = pipelines.generate_text(PROMPT, max_new_tokens=3)
     assert r["engine"]["kind"] == "in-process" and "did not answer" in r["notices"][0]
 
 
-def test_without_an_engine_results_say_in_process_and_nothing_else(monkeypatch, fake):
+def test_without_a_server_results_say_in_process_and_nothing_else(monkeypatch, fake):
     monkeypatch.delenv("TLAB_GENERATION_URL")
     data = decoding.decode(PROMPT, {"max_new_tokens": 2})
     assert data["engine"] == {"kind": "in-process"}
-    assert not any("engine" in w for w in data["warnings"])
+    assert not any("server" in w for w in data["warnings"])
 
 
-def test_a_decode_for_the_engine_is_not_long_work_for_the_lanes(fake):
+def test_a_decode_for_the_server_is_not_long_work_for_the_lanes(fake):
     settings = {"max_new_tokens": 64}
-    assert decoding.plan(settings).long  # the engine's health is not known yet: in-process rules
-    remote.engine()
-    assert not decoding.plan(settings).long and decoding.plan(settings).engine
+    assert decoding.plan(settings).long  # the server's health is not known yet: in-process rules
+    remote.server()
+    assert not decoding.plan(settings).long and decoding.plan(settings).on_server
     assert decoding.plan({"strategy": "beam", "max_new_tokens": 8}).long
 
 
-def test_the_stats_line_names_the_engine(fake):
+def test_the_stats_line_names_the_server(fake):
     from components.decoding.tables import stats_markdown
 
     line = stats_markdown(decoding.decode(PROMPT, {"max_new_tokens": 8}))
-    assert "vllm engine" in line and "top 20 candidates" in line
+    assert "vllm server" in line and "top 20 candidates" in line
 
 
 @pytest.mark.parametrize("settings", [{"strategy": "beam", "num_beams": 2, "max_new_tokens": 3},
                                       {"max_new_tokens": 4}, {"top_n": 20, "max_new_tokens": 2},
                                       {"no_repeat_ngram_size": 2, "max_new_tokens": 2}])
 def test_a_decode_with_its_admitted_plan_says_what_an_unplanned_one_says(fake, settings):
-    """One plan per request changes where nothing runs: the engine, or in-process with the same note."""
-    remote.engine()
+    """One plan per request changes where nothing runs: the server, or in-process with the same note."""
+    remote.server()
     planned = decoding.decode(PROMPT, settings, plan=decoding.plan(settings))
     asked_now = decoding.decode(PROMPT, settings)
     assert planned["engine"] == asked_now["engine"] and planned["warnings"] == asked_now["warnings"]
 
 
-def test_an_engine_down_since_admission_is_asked_again_and_the_run_says_why(fake, monkeypatch):
-    """A plan made while the engine was unknown or down still lets the backend try it (its health check,
-    when due): an engine back up is used again, one still down is named in the note."""
+def test_a_server_down_since_admission_is_asked_again_and_the_run_says_why(fake, monkeypatch):
+    """A plan made while the server was unknown or down still lets the backend try it (its health check,
+    when due): a server back up is used again, one still down is named in the note."""
     url = closed_port_url()
     monkeypatch.setenv("TLAB_GENERATION_URL", url)
     remote.forget()
     settings = {"max_new_tokens": 64}
     plan = decoding.plan(settings)
-    assert plan.engine and plan.long  # may run there; long work here until it is seen up
+    assert plan.on_server and plan.long  # may run there; long work here until it is seen up
     data = decoding.decode(PROMPT, settings, plan=plan)
     assert data["engine"]["kind"] == "in-process" and url in data["engine"]["note"]
     monkeypatch.setenv("TLAB_GENERATION_URL", fake.url)

@@ -207,7 +207,7 @@ def test_run_without_ner_or_encoder_says_so():
 
 def test_every_summary_path_runs_the_checks(monkeypatch, encoder, tiny_ner):
     """The entry point adds the checks to whatever `_instruct_task` returns (instruct here, the
-    engine, a seq2seq checkpoint, a model-box model): one place after every path."""
+    server, a seq2seq checkpoint, a model-box model): one place after every path."""
     seen = {}
 
     def fake_task(task, override, settings, progress, run, plan=None):

@@ -1,4 +1,4 @@
-"""Token classification (the offline NER model's engine): sub-word alignment, seqeval-style
+"""Token classification (the offline NER model's server): sub-word alignment, seqeval-style
 entity F1, word shapes, the training loop, save/load, and the served model in transformers'
 token-classification pipeline. Tiny random BERT, the real MiniLM tokenizer."""
 

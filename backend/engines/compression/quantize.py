@@ -49,7 +49,7 @@ def _quantize_dynamic():
             "x86" not in torch.backends.quantized.supported_engines:
         raise QuantizationUnavailable(
             f"int8 dynamic quantization is not available in torch {torch.__version__} on this machine "
-            "(torch.ao.quantization.quantize_dynamic with the fbgemm/x86 engine). Install torch<2.14 (CPU build).")
+            "(torch.ao.quantization.quantize_dynamic with the fbgemm/x86 server). Install torch<2.14 (CPU build).")
     return fn
 
 

@@ -1,8 +1,8 @@
-"""The generation engine as a server: its health, what it serves, and whether its tokenizer is ours.
+"""The generation server seen from here: its health, what it serves, and whether its tokenizer is ours.
 
-An OpenAI-compatible engine (vLLM, ...) answers `/health` and `/v1/models`; vLLM also
+An OpenAI-compatible server (vLLM, ...) answers `/health` and `/v1/models`; vLLM also
 `/tokenize`. Plain `http.client` (no new dependency). Health is cached (UP_TTL_S up,
-DOWN_TTL_S down) so a down engine costs a request nothing after the first time-out, and the
+DOWN_TTL_S down) so a down server costs a request nothing after the first time-out, and the
 lanes can ask "was it up?" without any network (`last_known_up`). `remote_generation` runs
 generations on it.
 """
@@ -21,18 +21,18 @@ from backend.engines.generation.setup import MAX_CONTEXT_TOKENS
 from backend.runtime import config
 from backend.runtime.errors import LabError
 
-MAX_LOGPROBS = 20  # vLLM's default --max-logprobs: candidates per step the engine returns
-UP_TTL_S = 10.0  # a healthy engine is re-checked after this long
-DOWN_TTL_S = 3.0  # a down engine is not asked again for this long (no time-out per request)
+MAX_LOGPROBS = 20  # vLLM's default --max-logprobs: candidates per step the server returns
+UP_TTL_S = 10.0  # a healthy server is re-checked after this long
+DOWN_TTL_S = 3.0  # a down server is not asked again for this long (no time-out per request)
 PROBE_TEXT = "The capital of France is Paris. 12 + 30 = 42 ünïcödé\n  indented"
 
 
-class EngineUnavailable(LabError):
-    """The engine cannot run this request; the message says why and that it ran in-process."""
+class ServerUnavailable(LabError):
+    """The server cannot run this request; the message says why and that it ran in-process."""
 
 
-class EngineFailed(LabError):
-    """The engine stopped answering after part of a streamed answer was already shown."""
+class ServerFailed(LabError):
+    """The server stopped answering after part of a streamed answer was already shown."""
 
     def __init__(self, why: str, message: str):
         super().__init__(message)
@@ -40,8 +40,8 @@ class EngineFailed(LabError):
 
 
 @dataclass(frozen=True)
-class Engine:
-    """One engine as its `/v1/models` describes it."""
+class Server:
+    """One server as its `/v1/models` describes it."""
 
     url: str
     model: str  # the served model name (what requests name)
@@ -59,7 +59,7 @@ class Engine:
 
 
 def in_process(note: str | None = None) -> dict:
-    """The `engine` field of a result generated in this process (`note`: why, when an engine exists)."""
+    """The `engine` field of a result generated in this process (`note`: why, when a server exists)."""
     return {"kind": "in-process", **({"note": note} if note else {})}
 
 
@@ -69,7 +69,7 @@ def configured_url() -> str:
 
 # ----------------------------------------------------------------------------- health
 
-_STATE: dict[str, tuple[float, Engine | str]] = {}  # url -> (checked at, Engine or why it is down)
+_STATE: dict[str, tuple[float, Server | str]] = {}  # url -> (checked at, Server or why it is down)
 _STATE_LOCK = threading.Lock()
 _TOKENIZER_OK: dict[tuple, str | None] = {}  # (url, model, tokenizer) -> None (same), or why not
 
@@ -77,13 +77,13 @@ _TOKENIZER_OK: dict[tuple, str | None] = {}  # (url, model, tokenizer) -> None (
 def _split(url: str) -> tuple[type, str, int | None, str]:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EngineUnavailable(f"TLAB_GENERATION_URL {url!r} is not an http(s) URL; this ran in-process.")
+        raise ServerUnavailable(f"TLAB_GENERATION_URL {url!r} is not an http(s) URL; this ran in-process.")
     conn = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     return conn, parts.hostname, parts.port, parts.path.rstrip("/")
 
 
 def on_this_machine(url: str) -> bool:
-    """Does the engine at `url` run on this machine's cores (a loopback address)?"""
+    """Does the server at `url` run on this machine's cores (a loopback address)?"""
     host = urllib.parse.urlsplit(url).hostname or ""
     return host in ("localhost", "::1") or host.startswith("127.")
 
@@ -125,51 +125,51 @@ def failure_reason(exc: BaseException) -> str:
 
 
 def down_message(url: str, why: str) -> str:
-    return f"The generation engine at {url} did not answer ({why}); this ran in-process."
+    return f"The generation server at {url} did not answer ({why}); this ran in-process."
 
 
-def probe(url: str, timeout: float | None = None) -> Engine:
-    """Ask `/health` and `/v1/models` (network, short time-out); -> Engine, or EngineUnavailable."""
+def probe(url: str, timeout: float | None = None) -> Server:
+    """Ask `/health` and `/v1/models` (network, short time-out); -> Server, or ServerUnavailable."""
     timeout = config.get_settings().generation_timeout_s if timeout is None else timeout
     try:
         status, _ = _get_json(url, "GET", "/health", None, timeout)
         if status != 200:
-            raise EngineUnavailable(down_message(url, f"/health answered {status}"))
+            raise ServerUnavailable(down_message(url, f"/health answered {status}"))
         status, listing = _get_json(url, "GET", "/v1/models", None, timeout)
-    except EngineUnavailable:
+    except ServerUnavailable:
         raise
     except (OSError, http.client.HTTPException) as exc:
-        raise EngineUnavailable(down_message(url, failure_reason(exc))) from None
+        raise ServerUnavailable(down_message(url, failure_reason(exc))) from None
     models = listing.get("data") or []
     if status != 200 or not models:
-        raise EngineUnavailable(down_message(url, f"/v1/models answered {status} with no model"))
+        raise ServerUnavailable(down_message(url, f"/v1/models answered {status} with no model"))
     first = models[0]
     owner = str(first.get("owned_by") or "")
-    return Engine(url=url, model=str(first.get("id")), kind="vllm" if owner == "vllm" else "openai-compatible",
+    return Server(url=url, model=str(first.get("id")), kind="vllm" if owner == "vllm" else "openai-compatible",
                   max_model_len=first.get("max_model_len"))
 
 
-def engine(url: str | None = None, refresh: bool = False) -> Engine:
-    """The engine at `url` (default TLAB_GENERATION_URL), health-checked at most every UP_TTL_S;
-    a down engine is not asked again for DOWN_TTL_S, so requests then fall back at once."""
+def server(url: str | None = None, refresh: bool = False) -> Server:
+    """The server at `url` (default TLAB_GENERATION_URL), health-checked at most every UP_TTL_S;
+    a down server is not asked again for DOWN_TTL_S, so requests then fall back at once."""
     url = (url or configured_url()).rstrip("/")
     now = time.monotonic()
     with _STATE_LOCK:
         seen = _STATE.get(url)
     if seen is not None and not refresh:
         at, state = seen
-        if isinstance(state, Engine) and now - at < UP_TTL_S:
+        if isinstance(state, Server) and now - at < UP_TTL_S:
             return state
         if isinstance(state, str) and now - at < DOWN_TTL_S:
-            raise EngineUnavailable(state)
+            raise ServerUnavailable(state)
     try:
-        state: Engine | str = probe(url)
-    except EngineUnavailable as exc:
+        state: Server | str = probe(url)
+    except ServerUnavailable as exc:
         state = str(exc)
     with _STATE_LOCK:
         _STATE[url] = (time.monotonic(), state)
     if isinstance(state, str):
-        raise EngineUnavailable(state)
+        raise ServerUnavailable(state)
     return state
 
 
@@ -179,17 +179,17 @@ def mark_down(url: str, message: str) -> None:
 
 
 def last_known_up(url: str | None = None) -> bool:
-    """Was the engine up at its last check? No network: the lanes ask this as a request queues."""
+    """Was the server up at its last check? No network: the lanes ask this as a request queues."""
     url = (url or configured_url()).rstrip("/")
     if not url:
         return False
     with _STATE_LOCK:
         seen = _STATE.get(url)
-    return seen is not None and isinstance(seen[1], Engine)
+    return seen is not None and isinstance(seen[1], Server)
 
 
 def forget() -> None:
-    """Drop every cached health and tokenizer check (tests; a restarted engine)."""
+    """Drop every cached health and tokenizer check (tests; a restarted server)."""
     with _STATE_LOCK:
         _STATE.clear()
         _TOKENIZER_OK.clear()
@@ -198,9 +198,9 @@ def forget() -> None:
 # ----------------------------------------------------------------------------- tokenizer check
 
 
-def check_tokenizer(eng: Engine, tokenizer) -> str | None:
-    """Refuse an engine whose tokenizer gives other ids than ours (EngineUnavailable); -> a warning
-    when the engine cannot be asked (no /tokenize), None when the ids match. Cached per engine."""
+def check_tokenizer(eng: Server, tokenizer) -> str | None:
+    """Refuse a server whose tokenizer gives other ids than ours (ServerUnavailable); -> a warning
+    when the server cannot be asked (no /tokenize), None when the ids match. Cached per server."""
     key = (eng.url, eng.model, getattr(tokenizer, "name_or_path", ""), len(tokenizer))
     if key in _TOKENIZER_OK:
         verdict = _TOKENIZER_OK[key]
@@ -211,9 +211,9 @@ def check_tokenizer(eng: Engine, tokenizer) -> str | None:
                                     {"model": eng.model, "prompt": PROBE_TEXT, "add_special_tokens": False},
                                     config.get_settings().generation_timeout_s)
         except (OSError, http.client.HTTPException) as exc:
-            raise EngineUnavailable(down_message(eng.url, failure_reason(exc))) from None
+            raise ServerUnavailable(down_message(eng.url, failure_reason(exc))) from None
         if status != 200 or "tokens" not in got:
-            verdict = (f"The engine at {eng.url} cannot tokenize (/tokenize answered {status}), so it was not "
+            verdict = (f"The server at {eng.url} cannot tokenize (/tokenize answered {status}), so it was not "
                        "checked that its tokenizer matches this model's; prompts were sent as this model's token ids.")
         elif list(got["tokens"]) != list(ours):
             verdict = "mismatch"
@@ -221,7 +221,7 @@ def check_tokenizer(eng: Engine, tokenizer) -> str | None:
             verdict = None
         _TOKENIZER_OK[key] = verdict
     if verdict == "mismatch":
-        raise EngineUnavailable(f"The generation engine at {eng.url} serves {eng.model}, whose tokenizer gives other "
+        raise ServerUnavailable(f"The generation server at {eng.url} serves {eng.model}, whose tokenizer gives other "
                                 f"token ids than {getattr(tokenizer, 'name_or_path', 'this model')}'s; this ran "
                                 "in-process.")
     return verdict

@@ -1,30 +1,30 @@
-"""Generation on an OpenAI-compatible serving engine (vLLM; TGI, SGLang and llama.cpp's server
+"""Generation on an OpenAI-compatible generation server (vLLM; TGI, SGLang and llama.cpp's server
 speak the same API), returning the same `DecodeResult` as in-process generation.
 
-Why: one process generates one request at a time per lane; an engine batches concurrent requests
+Why: one process generates one request at a time per lane; a server batches concurrent requests
 (continuous batching) and can hold a model larger than this host. The app points the decoder
 roles' *generation* at one with TLAB_GENERATION_URL; what needs the model's internals stays here.
 The client is plain HTTP (`http.client`, no new dependency) against `/v1/completions`, streamed.
 
 Parity with the in-process path, so the tabs format either result unchanged:
 - The prompt is built by the same `build_prompt` (chat template, left truncation) with the role's
-  own tokenizer and sent as token ids, so tokenization cannot differ; the engine's tokenizer is
+  own tokenizer and sent as token ids, so tokenization cannot differ; the server's tokenizer is
   checked once against ours (a probe text's ids), and a mismatch runs in-process.
 - Per-step probabilities come from `top_logprobs` (with `return_tokens_as_token_ids`, so every
   candidate is an exact id). vLLM's default logprobs mode is raw: before penalties, temperature
   and cuts, i.e. the model's own distribution, what the in-process "p" column shows; the sequence
   log-prob is the sum of the chosen tokens' raw log-probs, as in-process.
 - What needs the whole distribution (entropy, the after-temperature and after-cut probabilities,
-  the tokens left after a cut) the engine does not return: those fields are None and a warning
+  the tokens left after a cut) the server does not return: those fields are None and a warning
   says so. The rank is exact within the returned candidates, None beyond them.
-- What the engine cannot do at all runs in-process, and `in_process_reason` says why in words the
+- What the server cannot do at all runs in-process, and `in_process_reason` says why in words the
   UI shows: beam search (its tree needs every pruned hypothesis), int8 weights, no-repeat n-grams,
-  more candidates per step than the engine returns.
+  more candidates per step than the server returns.
 - Timing is the wall time of the HTTP call the user waited for; the request's time budget and a
-  Stop end the stream (closing the connection aborts the request in the engine).
+  Stop end the stream (closing the connection aborts the request in the server).
 
-Engine down or slow: the health check and the first answer wait at most
-TLAB_GENERATION_TIMEOUT_S; `EngineUnavailable` carries the sentence the caller shows when it
+Server down or slow: the health check and the first answer wait at most
+TLAB_GENERATION_TIMEOUT_S; `ServerUnavailable` carries the sentence the caller shows when it
 falls back in-process.
 """
 
@@ -44,15 +44,15 @@ from backend.engines.generation.settings import DecodeSettings, check_prefill
 from backend.engines.generation.setup import build_prompt, early_finish
 from backend.engines.server.client import (  # re-exported: the tabs import everything from here
     MAX_LOGPROBS,
-    Engine,
-    EngineFailed,
-    EngineUnavailable,
+    Server,
+    ServerFailed,
+    ServerUnavailable,
     open_request,
     failure_reason,
     check_tokenizer,
     configured_url,
     down_message,
-    engine,
+    server,
     forget,
     in_process,
     last_known_up,
@@ -62,11 +62,11 @@ from backend.engines.server.client import (  # re-exported: the tabs import ever
 from backend.runtime import budget as budgets
 from backend.runtime import config
 
-__all__ = ["ENGINE_ROLES", "MAX_LOGPROBS", "MODEL_BOX_NOTE", "Engine", "EngineFailed", "EngineUnavailable", "check_tokenizer",
-           "configured_url", "decode", "describe", "route", "engine", "forget", "in_process", "in_process_reason",
+__all__ = ["SERVER_ROLES", "MAX_LOGPROBS", "MODEL_BOX_NOTE", "Server", "ServerFailed", "ServerUnavailable", "check_tokenizer",
+           "configured_url", "decode", "describe", "route", "server", "forget", "in_process", "in_process_reason",
            "last_known_up", "plan", "request_body", "stream"]
 
-ENGINE_ROLES = ("decoder", "text_generation")  # the roles whose generation an engine may serve
+SERVER_ROLES = ("decoder", "text_generation")  # the roles whose generation a server may serve
 _ID_PREFIX = "token_id:"
 
 
@@ -74,30 +74,30 @@ _ID_PREFIX = "token_id:"
 
 
 def in_process_reason(settings: DecodeSettings, max_logprobs: int = MAX_LOGPROBS) -> str | None:
-    """Why these settings must run in-process (None: the engine can run them), in the UI's words."""
+    """Why these settings must run in-process (None: the server can run them), in the UI's words."""
     if settings.strategy == "beam":
-        return ("Beam search ran in-process: the engine returns finished sequences only, not the beam tree with "
+        return ("Beam search ran in-process: the server returns finished sequences only, not the beam tree with "
                 "its pruned hypotheses that this tab draws.")
     if settings.precision != "fp32":
         return f"The {settings.precision} run ran in-process: it needs this process's quantized copy of the weights."
     if settings.no_repeat_ngram_size:
         return "No-repeat n-gram blocking ran in-process: OpenAI-compatible engines have no such sampling setting."
     if settings.top_n > max_logprobs:
-        return (f"{settings.top_n} candidates per step ran in-process: the engine returns at most {max_logprobs} "
+        return (f"{settings.top_n} candidates per step ran in-process: the server returns at most {max_logprobs} "
                 "(its max_logprobs).")
     return None
 
 
-MODEL_BOX_NOTE = "A model chosen in the model box runs in-process; the generation engine serves its own model."
+MODEL_BOX_NOTE = "A model chosen in the model box runs in-process; the generation server serves its own model."
 
 
-def plan(role: str, settings: DecodeSettings, override: str | None = None) -> tuple[Engine | None, str | None]:
-    """(the engine to use, or None; the note a result shows when an engine exists but this ran in-process).
+def plan(role: str, settings: DecodeSettings, override: str | None = None) -> tuple[Server | None, str | None]:
+    """(the server to use, or None; the note a result shows when a server exists but this ran in-process).
 
-    No engine configured: (None, None), nothing to say. Network only for a health check that is
+    No server configured: (None, None), nothing to say. Network only for a health check that is
     due (see `engine`)."""
     url = configured_url()
-    if not url or role not in ENGINE_ROLES:
+    if not url or role not in SERVER_ROLES:
         return None, None
     if (override or "").strip():
         return None, MODEL_BOX_NOTE
@@ -105,48 +105,48 @@ def plan(role: str, settings: DecodeSettings, override: str | None = None) -> tu
     if reason:
         return None, reason
     try:
-        eng = engine(url)
-    except EngineUnavailable as exc:
+        eng = server(url)
+    except ServerUnavailable as exc:
         return None, str(exc)
     reason = in_process_reason(settings, eng.max_logprobs)
     return (None, reason) if reason else (eng, None)
 
 
-def route(role: str, settings: DecodeSettings, override: str | None, admitted) -> tuple[Engine | None, str | None]:
+def route(role: str, settings: DecodeSettings, override: str | None, admitted) -> tuple[Server | None, str | None]:
     """`plan`'s answer for a request already planned: `admitted` (its `backend.runtime.plan.Plan`, made
-    as the request joined the queue) says whether the engine may run it, so that is not asked again;
-    only the engine itself is looked up (a health check when one is due) and its own limit on
+    as the request joined the queue) says whether the server may run it, so that is not asked again;
+    only the server itself is looked up (a health check when one is due) and its own limit on
     candidates per step checked. None (a call that did not come through the queue): `plan` now."""
     if admitted is None:
         return plan(role, settings, override)
-    if not admitted.engine or role not in ENGINE_ROLES:
+    if not admitted.on_server or role not in SERVER_ROLES:
         return None, admitted.note
     try:
-        eng = engine()
-    except EngineUnavailable as exc:
+        eng = server()
+    except ServerUnavailable as exc:
         return None, str(exc)
     reason = in_process_reason(settings, eng.max_logprobs)
     return (None, reason) if reason else (eng, None)
 
 
-def describe(eng: Engine, role: str, checkpoint: str, source: str, reason: str = "", note: str = "") -> dict:
-    """The result's `model` (the badge's provenance) when the engine generated: the role's own
-    checkpoint when the engine serves it under that name, else the engine's model."""
+def describe(eng: Server, role: str, checkpoint: str, source: str, reason: str = "", note: str = "") -> dict:
+    """The result's `model` (the badge's provenance) when the server generated: the role's own
+    checkpoint when the server serves it under that name, else the server's model."""
     same = eng.model == checkpoint
-    where = f"{'vLLM' if eng.kind == 'vllm' else 'OpenAI-compatible'} engine at {eng.url}"
+    where = f"{'vLLM' if eng.kind == 'vllm' else 'OpenAI-compatible'} server at {eng.url}"
     return {"role": role, "checkpoint": eng.model, "source": source if same else "engine", "method": config.METHOD_MODEL,
             "device": where, "dtype": None, "reason": reason,
-            "note": note if same else f"generated by the engine's {eng.model}; prompts tokenized with {checkpoint}'s "
-                                      "tokenizer (checked to match the engine's)"}
+            "note": note if same else f"generated by the server's {eng.model}; prompts tokenized with {checkpoint}'s "
+                                      "tokenizer (checked to match the server's)"}
 
 
 # ----------------------------------------------------------------------------- one run
 
 
-def request_body(eng: Engine, prompt_ids: list[int], s: DecodeSettings, candidates: int | None = None) -> dict:
-    """The `/v1/completions` request: every sampling knob spelled out, so neither the engine's
+def request_body(eng: Server, prompt_ids: list[int], s: DecodeSettings, candidates: int | None = None) -> dict:
+    """The `/v1/completions` request: every sampling knob spelled out, so neither the server's
     defaults nor the model's generation_config can change the strategy. `candidates`: top log-probs
-    per step (default the engine's most, so a step table's ranks are exact as far as possible)."""
+    per step (default the server's most, so a step table's ranks are exact as far as possible)."""
     sample = s.strategy == "sample"
     body = {
         "model": eng.model,
@@ -181,7 +181,7 @@ class _Choice:
 
 def _token_id(token: str) -> int:
     if not isinstance(token, str) or not token.startswith(_ID_PREFIX):
-        raise EngineUnavailable("The generation engine does not return token ids with its log-probs "
+        raise ServerUnavailable("The generation server does not return token ids with its log-probs "
                                 "(return_tokens_as_token_ids); this ran in-process.")
     return int(token[len(_ID_PREFIX):])
 
@@ -224,18 +224,18 @@ def _error_text(resp) -> str:
     return f"HTTP {resp.status}: {str(msg)[:200]}"
 
 
-def stream(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
+def stream(eng: Server, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
            stop_event: threading.Event | None = None, texts: bool = True,
            prepared: tuple[str, list[int], list[str]] | None = None,
            candidates: int | None = None) -> Iterator[tuple[str, DecodeResult | None]]:
     """Yield (text so far, None) per streamed token of the first output (unless `texts` is False),
     then (text, DecodeResult). `prepared`: (prompt text, its ids, warnings) built by the caller
     (a multi-turn chat prompt, `remote_chat`) instead of `build_prompt` from `prompt`; `candidates`:
-    see `request_body` (a reply that needs no step table asks for 1: less for the engine to send).
+    see `request_body` (a reply that needs no step table asks for 1: less for the server to send).
 
-    Raises EngineUnavailable before the first yield when the engine cannot run it (the caller runs
-    it in-process), EngineFailed when the engine stops answering after that. Closing the
-    iterator (Stop) closes the connection, which aborts the request in the engine.
+    Raises ServerUnavailable before the first yield when the server cannot run it (the caller runs
+    it in-process), ServerFailed when the server stops answering after that. Closing the
+    iterator (Stop) closes the connection, which aborts the request in the server.
     """
     s = DecodeSettings.from_dict(settings)
     started = time.perf_counter()
@@ -257,15 +257,15 @@ def stream(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict 
     except (OSError, http.client.HTTPException) as exc:
         msg = down_message(eng.url, failure_reason(exc))
         mark_down(eng.url, msg)
-        raise EngineUnavailable(msg) from None
+        raise ServerUnavailable(msg) from None
     choices: dict[int, _Choice] = {}
     early: str | None = None
     shown = 0
     tok = TokenText(tokenizer)
-    try:  # while it streams, this app's jobs use one torch thread if the engine shares these cores
-        with budgets.local_engine_generating(on_this_machine(eng.url)):
+    try:  # while it streams, this app's jobs use one torch thread if the server shares these cores
+        with budgets.local_server_generating(on_this_machine(eng.url)):
             if resp.status != 200:
-                raise EngineUnavailable(f"The generation engine at {eng.url} refused the request "
+                raise ServerUnavailable(f"The generation server at {eng.url} refused the request "
                                         f"({_error_text(resp)}); this ran in-process.")
             for chunk in _reading(conn, resp, b):
                 _absorb(choices, chunk)
@@ -299,35 +299,35 @@ def _reading(conn, resp, b: budgets.Budget | None) -> Iterator[dict]:
     yield from _events(resp)
 
 
-def _fail(eng: Engine, shown: int, why: str) -> None:
+def _fail(eng: Server, shown: int, why: str) -> None:
     msg = down_message(eng.url, why)
     mark_down(eng.url, msg)
     if shown:
-        raise EngineFailed(why, f"The generation engine at {eng.url} stopped after {shown} tokens ({why}). Run it again: "
-                           "while the engine is down, generation runs in-process.")
-    raise EngineUnavailable(msg)
+        raise ServerFailed(why, f"The generation server at {eng.url} stopped after {shown} tokens ({why}). Run it again: "
+                           "while the server is down, generation runs in-process.")
+    raise ServerUnavailable(msg)
 
 
-def decode(eng: Engine, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
+def decode(eng: Server, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
            stop_event: threading.Event | None = None,
            prepared: tuple[str, list[int], list[str]] | None = None, candidates: int | None = None) -> DecodeResult:
-    """One run on the engine (see `stream`); EngineUnavailable means: run it in-process (also when
-    the engine dies mid-run: nobody saw its first tokens)."""
+    """One run on the server (see `stream`); ServerUnavailable means: run it in-process (also when
+    the server dies mid-run: nobody saw its first tokens)."""
     result = None
     try:
         for _, res in stream(eng, tokenizer, prompt, settings, stop_event=stop_event, texts=False, prepared=prepared,
                              candidates=candidates):
             result = res if res is not None else result
-    except EngineFailed as exc:
-        raise EngineUnavailable(down_message(eng.url, exc.why)) from None
+    except ServerFailed as exc:
+        raise ServerUnavailable(down_message(eng.url, exc.why)) from None
     return result
 
 
-MISSING_COLUMNS = ("The engine returns its top {n} candidates per step, not the whole distribution: the entropy"
+MISSING_COLUMNS = ("The server returns its top {n} candidates per step, not the whole distribution: the entropy"
                    "{sampling} {are} blank, and a rank beyond {n} is unknown.")
 
 
-def _result(eng: Engine, tokenizer, tok: TokenText, s: DecodeSettings, prompt_text: str, prompt_ids: list[int],
+def _result(eng: Server, tokenizer, tok: TokenText, s: DecodeSettings, prompt_text: str, prompt_ids: list[int],
             warnings: list[str], choices: dict[int, _Choice], early: str | None, gen_seconds: float,
             started: float, k: int) -> DecodeResult:
     """The streamed choices -> the in-process path's result shape."""
@@ -355,7 +355,7 @@ def _result(eng: Engine, tokenizer, tok: TokenText, s: DecodeSettings, prompt_te
                                            sampling=(", the after-temperature and after-cut probabilities and the "
                                                      "tokens left after the cut") if sampling else ""))
     if sampling:
-        warnings.append(f"Sampled by the engine with seed {s.seed}: the same seed repeats this text on the engine, "
+        warnings.append(f"Sampled by the server with seed {s.seed}: the same seed repeats this text on the server, "
                         "not in-process (each uses its own random generator).")
     return DecodeResult(
         text=first["text"], prompt_text=prompt_text, prompt_token_ids=list(prompt_ids), outputs=outputs, steps=steps,
@@ -369,7 +369,7 @@ def _result(eng: Engine, tokenizer, tok: TokenText, s: DecodeSettings, prompt_te
 
 def _step(t: int, cid: int, lp: float, top: dict[int, float], top_n: int, k: int, tok: TokenText,
           sampling: bool) -> dict:
-    """One row of the step table from the engine's candidates (raw log-probs): its top `k`, plus
+    """One row of the step table from the server's candidates (raw log-probs): its top `k`, plus
     the chosen token when it is not among them, so its rank is exact only when fewer than `k` beat it."""
     ranked = sorted(top.items(), key=lambda kv: -kv[1])
     better = sum(1 for _, v in ranked if v > lp)

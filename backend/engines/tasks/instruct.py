@@ -58,7 +58,7 @@ def translation_messages(text: str, source: str, target: str) -> list[dict]:
 
 
 def chat_prompt(tokenizer, messages: list[dict], max_new_tokens: int, window: int) -> tuple[str, list[int]]:
-    """The chat template's text and its ids, for this process and the generation engine alike
+    """The chat template's text and its ids, for this process and the generation server alike
     (`remote_chat`); refuses a prompt that leaves no room for `max_new_tokens` in the `window`."""
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     ids = list(tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -73,7 +73,7 @@ def chat_prompt(tokenizer, messages: list[dict], max_new_tokens: int, window: in
 def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 96,
                   **generate_kwargs) -> dict:
     """Generate a reply to `messages` -> {text, prompt_tokens, new_tokens, mean_logprob, finish_reason,
-    warnings} in this process (`remote_chat.chat` is the engine's twin; `mean_logprob` is raw).
+    warnings} in this process (`remote_chat.chat` is the server's twin; `mean_logprob` is raw).
 
     Runs under the request's budget: generation stops at the deadline (or a cancel) with the
     text so far and finish_reason "time budget" ("stopped"); "eos" / "length" otherwise.
@@ -100,7 +100,7 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
                              output_logits=True, **kwargs)
         new = out.sequences[0, enc["input_ids"].shape[1]:]
         # The model's own distribution (raw logits, before the repetition penalty): the figure the
-        # engine's log-probs give too (backend.engines.server.chat).
+        # server's log-probs give too (backend.engines.server.chat).
         steps = torch.stack([s[0].float().log_softmax(-1) for s in out.logits])  # (steps, vocab)
         logps = steps[torch.arange(len(new)), new[: len(steps)]]
     special = set(getattr(tokenizer, "all_special_ids", []) or [])

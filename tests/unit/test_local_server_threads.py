@@ -1,6 +1,6 @@
-"""While the app streams from a generation engine on this machine, its own torch work runs one thread
-per job: an OpenMP team waiting for cores the engine holds stalls at every barrier (measured: /classify
-1.1 s beside one engine decode with 2 threads, about 0.2 s with 1). A remote engine changes nothing."""
+"""While the app streams from a generation server on this machine, its own torch work runs one thread
+per job: an OpenMP team waiting for cores the server holds stalls at every barrier (measured: /classify
+1.1 s beside one server decode with 2 threads, about 0.2 s with 1). A remote server changes nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from backend.engines.server import generation as remote
 from backend.engines.embedding.batching import Coalescer
 from backend.engines.server.client import on_this_machine
 from backend.runtime import budget
-from tests.unit.test_remote_generation import FakeEngine, script_for
+from tests.unit.test_remote_generation import FakeServer, script_for
 
 
 @pytest.fixture
@@ -30,42 +30,42 @@ def two_cores(monkeypatch):
 @pytest.mark.parametrize("url,local", [("http://127.0.0.1:8400", True), ("http://localhost:8000/v1", True),
                                        ("http://[::1]:8000", True), ("https://gpu-box.example:8000", False),
                                        ("http://10.0.0.7:8000", False)])
-def test_which_engines_share_this_machines_cores(url, local):
+def test_which_servers_share_this_machines_cores(url, local):
     assert on_this_machine(url) is local
 
 
-def test_one_thread_per_job_while_a_local_engine_generates(two_cores):
+def test_one_thread_per_job_while_a_local_server_generates(two_cores):
     budget.fair_threads()
-    assert torch.get_num_threads() == 2  # no job, no engine: the cores
-    with budget.local_engine_generating(True):
+    assert torch.get_num_threads() == 2  # no job, no server: the cores
+    with budget.local_server_generating(True):
         budget.fair_threads()
         assert torch.get_num_threads() == 1
-        with budget.local_engine_generating(False):  # a remote engine counts for nothing
+        with budget.local_server_generating(False):  # a remote server counts for nothing
             budget.fair_threads()
             assert torch.get_num_threads() == 1
     budget.fair_threads()
-    assert torch.get_num_threads() == 2 and budget._LOCAL_ENGINE_STREAMS == 0
+    assert torch.get_num_threads() == 2 and budget._LOCAL_SERVER_STREAMS == 0
 
 
-def test_a_stream_from_a_local_engine_counts_while_it_streams_and_not_after():
+def test_a_stream_from_a_local_server_counts_while_it_streams_and_not_after():
     from tests.tiny_models import smollm2_tokenizer
 
     tok = smollm2_tokenizer()
-    fake = FakeEngine(tok)  # on 127.0.0.1: this machine
+    fake = FakeServer(tok)  # on 127.0.0.1: this machine
     fake.script = script_for(tok, " Paris is lovely")
     fake.finish = "stop"
     try:
         remote.forget()
-        eng = remote.engine(fake.url)
+        eng = remote.server(fake.url)
         seen = []
         for _, res in remote.stream(eng, tok, "The capital of France is", {"max_new_tokens": 8}):
-            seen.append(budget._LOCAL_ENGINE_STREAMS)
+            seen.append(budget._LOCAL_SERVER_STREAMS)
         assert seen[0] == 1 and seen[-1] == 0  # counted while tokens arrive; released before the result
         stream = remote.stream(eng, tok, "The capital of France is", {"max_new_tokens": 8})
         next(stream)
-        assert budget._LOCAL_ENGINE_STREAMS == 1
+        assert budget._LOCAL_SERVER_STREAMS == 1
         stream.close()  # Stop: closing the stream releases it too
-        assert budget._LOCAL_ENGINE_STREAMS == 0
+        assert budget._LOCAL_SERVER_STREAMS == 0
     finally:
         fake.close()
         remote.forget()
@@ -81,7 +81,7 @@ def test_the_batching_worker_takes_its_share_like_a_request(two_cores):
     co = Coalescer(run, max_texts=8, name="test-threads")
     try:
         co.submit(["a"])
-        with budget.local_engine_generating(True):
+        with budget.local_server_generating(True):
             co.submit(["b"])
         co.submit(["c"])
     finally:
