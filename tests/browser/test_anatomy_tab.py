@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+TAB = "anatomy"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 TIMEOUT = 120_000  # first use loads the models
 
@@ -21,8 +23,8 @@ def _shot(page, name: str, elem_id: str | None = None) -> None:
 
 
 @pytest.fixture
-def tab(page, app_url):
-    page.goto(app_url)
+def tab(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\W*Anatomy\W*$", re.I)).first.click()
     page.get_by_role("button", name="Take it apart").wait_for(timeout=30_000)
     page.ui = page.locator("#anatomy-panel")

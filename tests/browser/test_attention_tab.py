@@ -13,6 +13,8 @@ import pytest
 
 from tests.browser.conftest import open_raw_json, overflowing_tables
 
+TAB = "attention"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 INJECTION = '</script><img src=x onerror=alert(1)> "quotes" \\ backslash \u2028 end'
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 TIMEOUT = 90_000  # first use loads the model
@@ -24,12 +26,12 @@ def _shot(page, name: str) -> None:
 
 
 @pytest.fixture
-def tab(page, app_url):
+def tab(page, tab_url):
     dialogs: list[str] = []
     frame_requests: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("request", lambda r: frame_requests.append(r.url) if r.frame != page.main_frame else None)
-    page.goto(app_url)
+    page.goto(tab_url)
     attention_tab = page.get_by_role("tab", name=re.compile(r"^\W*Attention\W*$", re.I))
     attention_tab.first.click()  # auto-waits until the app has rendered its tabs
     page.get_by_role("button", name="Show attention").wait_for(timeout=30_000)
@@ -193,9 +195,9 @@ def test_head_view_uses_the_width(tab):
     assert fit["bottom"] <= fit["height"] and fit["scroll"] <= fit["height"], fit
 
 
-def test_phone_frame_shows_the_last_token(page, app_url):
+def test_phone_frame_shows_the_last_token(page, tab_url):
     page.set_viewport_size({"width": 420, "height": 900})
-    page.goto(app_url)
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\W*Attention\W*$", re.I)).first.click()
     page.ui = page.locator("#attention-tab")
     page.get_by_role("button", name="Show attention").click()

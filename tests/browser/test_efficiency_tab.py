@@ -8,6 +8,8 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import open_raw_json, overflowing_tables, shot
 
+TAB = "efficiency"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 SCOPE = "#efficiency-tab"
 
 
@@ -17,8 +19,8 @@ def _set_slider(page, elem_id, value):
     box.press("Enter")
 
 
-def test_small_run_shows_tables_plots_and_model(page, app_url):
-    page.goto(app_url)
+def test_small_run_shows_tables_plots_and_model(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile("^efficiency$", re.I)).first.click()
     expect(page.locator("#efficiency-run")).to_be_visible(timeout=30_000)
     _set_slider(page, "efficiency-prompts", 1)

@@ -10,9 +10,11 @@ from playwright.sync_api import expect
 from backend.search.reader_eval import load_questions
 from tests.browser.conftest import open_raw_json, overflowing_tables, shot
 
+TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
-def test_the_evaluation_shows_its_numbers_a_plot_and_every_question(page, app_url):
-    page.goto(app_url + "?tab=search")
+
+def test_the_evaluation_shows_its_numbers_a_plot_and_every_question(page, tab_url):
+    page.goto(tab_url + "?tab=search")
     page.get_by_text("Evaluate the retriever and the reader (chapter 7)").click()
     page.locator("#search-evaluate").click()
     summary = page.locator("#search-evaluate-summary")

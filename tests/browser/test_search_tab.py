@@ -8,6 +8,8 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 
+TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 DOCS = """Lighthouses guide ships along dangerous coasts with bright rotating lamps.
 
 Sourdough bread rises thanks to wild yeast and lactic acid bacteria.
@@ -20,8 +22,8 @@ Honeybees communicate the location of flowers with a waggle dance.
 """
 
 
-def open_tab(page, app_url):
-    page.goto(app_url)
+def open_tab(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile("search", re.I)).first.click()
     expect(page.locator("#search-build")).to_be_visible(timeout=30_000)
 
@@ -33,8 +35,8 @@ def choose_upload(page):
     expect(page.locator("#search-file")).to_be_visible(timeout=20_000)
 
 
-def test_first_search_needs_no_build(page, app_url):
-    open_tab(page, app_url)
+def test_first_search_needs_no_build(page, tab_url):
+    open_tab(page, tab_url)
     # The query is prefilled, the upload / paste / column controls are hidden, Build sits on top.
     q = page.locator("#search-query textarea, #search-query input").first
     assert q.input_value() == "how do I keep a model from repeating itself when generating?"
@@ -64,8 +66,8 @@ def test_first_search_needs_no_build(page, app_url):
     assert not getattr(page, "blocked_requests", [])
 
 
-def test_compare_and_ask_keep_their_json_collapsed(page, app_url):
-    open_tab(page, app_url)
+def test_compare_and_ask_keep_their_json_collapsed(page, tab_url):
+    open_tab(page, tab_url)
     page.locator("#search-go").click()
     expect(page.locator("#search-results .tlab-hit").first).to_be_visible(timeout=120_000)
     page.get_by_text("Compare index types on this corpus").click()
@@ -80,10 +82,10 @@ def test_compare_and_ask_keep_their_json_collapsed(page, app_url):
     shot(page, "search_compare")
 
 
-def test_upload_build_search_shows_results_and_map(page, app_url, tmp_path):
+def test_upload_build_search_shows_results_and_map(page, tab_url, tmp_path):
     f = tmp_path / "facts.txt"
     f.write_text(DOCS)
-    open_tab(page, app_url)
+    open_tab(page, tab_url)
     choose_upload(page)
     page.locator("#search-file input[type=file]").set_input_files(str(f))
     # Uploading switches the corpus choice to "Upload a file".
@@ -106,10 +108,10 @@ def test_upload_build_search_shows_results_and_map(page, app_url, tmp_path):
     assert not getattr(page, "blocked_requests", [])
 
 
-def test_bad_upload_shows_readable_error(page, app_url, tmp_path):
+def test_bad_upload_shows_readable_error(page, tab_url, tmp_path):
     f = tmp_path / "broken.jsonl"
     f.write_text('{"text": "fine"}\n{not json\n{"text": "also fine"}\n')
-    open_tab(page, app_url)
+    open_tab(page, tab_url)
     choose_upload(page)
     page.locator("#search-file input[type=file]").set_input_files(str(f))
     expect(page.locator("#search-corpus input[value=upload]")).to_be_checked(timeout=20_000)
