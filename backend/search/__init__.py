@@ -23,6 +23,7 @@ from backend.search.api import (
     reader_plan,
     search,
 )
+from backend.search.embedders import EMBEDDER_LABELS, EMBEDDER_ROLES
 from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
 from backend.search.index import AUTO, INDEX_KINDS, INDEX_LABELS, IndexSettings
 from backend.search.service import BUILTIN_CORPORA
@@ -35,6 +36,8 @@ __all__ = [
     "CORPUS_SOURCES",
     "DEFAULT_CHUNK_WORDS",
     "DEFAULT_OVERLAP_WORDS",
+    "EMBEDDER_LABELS",
+    "EMBEDDER_ROLES",
     "INDEX_KINDS",
     "INDEX_LABELS",
     "IndexSettings",

@@ -29,6 +29,7 @@ from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
 from backend.search import chunked_build as bounds
 from backend.search import corpora
+from backend.search.embedders import EMBEDDER_ROLES, ENGLISH
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
 from backend.search.reader import (
     MAX_ANSWER_TOKENS, check_answer, check_question, generative_answer, read, span_reader_answer,
@@ -50,8 +51,8 @@ def _quiet(fraction: float, desc: str) -> None:
 
 # ----------------------------------------------------------------------------- model work (GPU)
 @gpu_task(duration=60)
-def _embed_chunk(texts: list[str], batch_size: int) -> np.ndarray:
-    lm = hub.load("embedder")
+def _embed_chunk(texts: list[str], batch_size: int, role: str = "embedder") -> np.ndarray:
+    lm = hub.load(role)
     return embed_texts(texts, lm.model, lm.tokenizer, batch_size=batch_size)
 
 
@@ -135,21 +136,24 @@ def _evaluate_reader(say: ProgressFn) -> dict:
 
 
 class HubEmbedder(Embedder):
-    """The hub's `embedder`, run chunk by chunk inside GPU tasks; progress is told between."""
+    """The hub's embedding role, run chunk by chunk inside GPU tasks; progress is told between."""
 
     def embed(self, texts, progress=None) -> np.ndarray:
         # Chunks, the measured rate, the estimate and the budget checks: backend.search.chunked_build.
-        vectors, self.plan = bounds.embed_in_chunks(texts, lambda chunk: _embed_chunk(chunk, self.batch_size),
+        role = EMBEDDER_ROLES[self.choice]
+        vectors, self.plan = bounds.embed_in_chunks(texts, lambda chunk: _embed_chunk(chunk, self.batch_size, role),
                                                     EMBED_CHUNK, progress, getattr(self, "say", None))
         return vectors
 
 
-def load_embedder(progress: ProgressFn | None = None) -> Embedder:
-    """The `embedder` role from the hub, keyed by its checkpoint (for scripts and benchmarks).
+def load_embedder(progress: ProgressFn | None = None, embedder: str = ENGLISH) -> Embedder:
+    """The chosen embedding role from the hub ("minilm": `embedder`, "multilingual": the e5 encoder),
+    keyed by its checkpoint (for scripts and benchmarks).
 
     Loaded here, in the app's process, so that every GPU worker forked later inherits it."""
-    lm = hub.load("embedder", progress=progress)
-    return HubEmbedder(lm.model, lm.tokenizer, lm.checkpoint, lm.describe())
+    choice = one_of("embedder", embedder, tuple(EMBEDDER_ROLES), default=ENGLISH)
+    lm = hub.load(EMBEDDER_ROLES[choice], progress=progress)
+    return HubEmbedder(lm.model, lm.tokenizer, lm.checkpoint, lm.describe(), choice=choice)
 
 
 # ----------------------------------------------------------------------------- model-free
@@ -246,7 +250,7 @@ def held_index(session_id: str) -> dict | None:
     else:
         source = "paste" if name == corpora.PASTE_NAME else "upload"
     return {"source": source, "corpus": name, "count": len(entry.corpus),
-            "index_type": entry.stats.get("index_type", "")}
+            "index_type": entry.stats.get("index_type", ""), "embedder": entry.embedder}
 
 
 def drop_session(session_id: str) -> None:
@@ -276,9 +280,11 @@ def build_index(session_id: str, corpus: str = "glossary", file: str | None = No
                 keep_good: bool = False, max_words: int = corpora.DEFAULT_CHUNK_WORDS,
                 overlap: int = corpora.DEFAULT_OVERLAP_WORDS,
                 settings: IndexSettings | dict | None = None,
-                progress: ProgressFn | None = None) -> dict:
+                progress: ProgressFn | None = None, embedder: str = ENGLISH) -> dict:
     """Embed + index a corpus and make it the session's current index -> its stats.
 
+    `embedder`: "minilm" (English, the default) or "multilingual" (multilingual-e5-small: a German,
+    French or Italian question finds an English passage); each has its own cached index.
     The corpus is read before the embedder loads, so a bad upload fails fast. A private corpus
     is de-duplicated and held to the public passage cap; the build runs under the request's
     time budget and tells the estimated time first (backend.search.chunked_build)."""
@@ -289,7 +295,7 @@ def build_index(session_id: str, corpus: str = "glossary", file: str | None = No
                                      max_words, overlap, progress=progress, session_id=session_id)
         source = bounds.prepare(source, shared)
         index_settings = _index_settings(settings)
-        emb = load_embedder(progress)
+        emb = load_embedder(progress, embedder)
         teller = bounds.Teller(progress)
         emb.say = teller.say
         stats = get_service().build(session_id, source, index_settings, emb, shared=shared,
@@ -301,7 +307,7 @@ def build_index(session_id: str, corpus: str = "glossary", file: str | None = No
 AUTO_CORPUS = "glossary"  # what a first search with no index searches (built in ~0.3 s)
 
 
-def ensure_index(session_id: str, progress: ProgressFn | None = None) -> dict | None:
+def ensure_index(session_id: str, progress: ProgressFn | None = None, embedder: str = ENGLISH) -> dict | None:
     """Give a session with no index the glossary (auto engine) -> its build stats, or None
     when the session already has an index (which is left as it is)."""
     service = get_service()
@@ -310,20 +316,22 @@ def ensure_index(session_id: str, progress: ProgressFn | None = None) -> dict | 
     gone = service.gone_message(session_id)
     if gone:  # their own index was evicted: say so, never answer silently from the glossary
         raise InputError(gone)
-    return build_index(session_id, AUTO_CORPUS, progress=progress)
+    return build_index(session_id, AUTO_CORPUS, progress=progress, embedder=embedder)
 
 
-def search(session_id: str, query: str, k: int = 5) -> dict:
+def search(session_id: str, query: str, k: int = 5, embedder: str | None = None) -> dict:
     """Top-k passages of the session's index, best first, plus the corpus map (PCA) for them.
 
-    A session with no index yet gets the glossary (auto engine) built first, so a first search
+    The query is embedded by the model that built the index. A session with no index yet gets the
+    glossary (auto engine) built first, with `embedder` (default "minilm"), so a first search
     answers instead of asking for a build; the result's notes say so."""
     service = get_service()
     if service.current(session_id) is None:
         check_text(query, "query")  # a bad query fails before any build
         as_int("k", k, lo=1)
-    built = ensure_index(session_id)
-    emb = load_embedder()
+    asked = None if embedder in (None, "") else one_of("embedder", embedder, tuple(EMBEDDER_ROLES))
+    built = ensure_index(session_id, embedder=asked or ENGLISH)
+    emb = load_embedder(embedder=_index_embedder(session_id, asked))
     res = service.search(session_id, query, k, emb)
     out = {key: v for key, v in res.items() if not key.startswith("_")}
     if built is not None:
@@ -336,13 +344,23 @@ def search(session_id: str, query: str, k: int = 5) -> dict:
     return out
 
 
+def _index_embedder(session_id: str, asked: str | None = None) -> str:
+    """The embedder that built the session's index: its queries must be embedded by the same model."""
+    entry = get_service().current(session_id)
+    held = entry.embedder if entry is not None else ENGLISH
+    if asked not in (None, "", held):
+        raise InputError(f"This session's index was built with embedder '{held}'; search it with that one, "
+                         f"or build the index again with embedder='{asked}'.")
+    return held
+
+
 def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None = None) -> dict:
     """Retriever-reader: the embedder finds up to 5 passages, the `qa` role answers from them."""
     say = progress or _quiet
     question = check_question(question)
     k = as_int("k", k, lo=1, hi=MAX_K)
     say(0.1, "Retrieving passages")
-    emb = load_embedder()
+    emb = load_embedder(embedder=_index_embedder(session_id))
     passages = get_service().search(session_id, question, min(k, ASK_MAX_PASSAGES),
                                     emb)["results"]
     out = _read_on_server(question, passages, say)

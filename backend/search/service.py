@@ -14,13 +14,11 @@ Model-level: it takes an `Embedder`; `backend.search.api` gets one from the hub.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -29,10 +27,10 @@ from backend.runtime.client_store import ClientStore
 from backend.runtime import memory
 from backend.runtime.config import SearchLimits, get_settings, store_settings
 from backend.runtime.singleton import ProcessWide
-from backend.engines.embedding.vectors import embed_texts
 from backend.runtime.errors import InputError
 from backend.search import index as si
 from backend.search import room
+from backend.search.embedders import ENGLISH, Embedder
 from backend.search.corpora import Corpus, load_glossary
 from backend.search.index import IndexSettings
 from backend.search.persistence import clean_stale_temp_files, read_json
@@ -47,26 +45,6 @@ ProgressFn = Callable[[float, str], None]  # (fraction 0..1, description)
 
 
 @dataclass
-class Embedder:
-    """The embedding model plus a name that keys the cache (checkpoint id)."""
-
-    model: Any
-    tokenizer: Any
-    name: str
-    describe: dict = field(default_factory=dict)
-    batch_size: int = 64
-
-    def embed(self, texts, progress=None) -> np.ndarray:
-        return embed_texts(texts, self.model, self.tokenizer, batch_size=self.batch_size,
-                           progress=progress)
-
-    @property
-    def slug(self) -> str:
-        s = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)[-60:]
-        return f"{s}-{hashlib.sha256(self.name.encode()).hexdigest()[:8]}"
-
-
-@dataclass
 class IndexEntry:
     """One built index over one corpus: everything a search or the map needs."""
 
@@ -76,6 +54,7 @@ class IndexEntry:
     stats: dict
     key: str
     shared: bool
+    embedder: str = ENGLISH  # which choice of backend.search.embedders embedded it
     pca: dict | None = None
     stats_by_query: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -224,6 +203,7 @@ class SearchService:
         stats["shared"] = shared
         stats["corpus_notes"] = list(corpus.notes)
         stats["model"] = embedder.describe
+        stats["embedder"] = entry.embedder
         return stats
 
     def _build_entry(self, corpus: Corpus, settings: IndexSettings, embedder: Embedder, key: str,
@@ -249,7 +229,7 @@ class SearchService:
             if progress is not None:
                 def cb(done, total):
                     progress(0.9 * done / max(total, 1), f"Embedding passages {done}/{total}")
-            vectors = embedder.embed(corpus.texts_for_embedding(), progress=cb)
+            vectors = embedder.embed(embedder.passages(corpus.texts_for_embedding()), progress=cb)
             embed_s = time.perf_counter() - t0
             if persist:
                 si.save_vectors(vectors, paths["vectors"])
@@ -282,7 +262,7 @@ class SearchService:
         if progress is not None:
             progress(0.97, "Measuring latency and recall")
         entry = IndexEntry(corpus=corpus, vectors=vectors, built=built, stats={}, key=key,
-                           shared=shared)
+                           shared=shared, embedder=embedder.choice)
         stats = si.measure(built, vectors)
         stats.update({"embed_s": round(embed_s, 3), "embeddings_from_cache": emb_cached,
                       "index_from_cache": idx_cached, "load_s": round(load_s, 4)})
@@ -317,7 +297,7 @@ class SearchService:
         if n_tokens > 256:
             notes.append(f"The query has {n_tokens} tokens; the embedder reads the first 256.")
         t0 = time.perf_counter()
-        qv = embedder.embed([query])
+        qv = embedder.embed(embedder.queries([query]))
         t1 = time.perf_counter()
         with entry.lock:
             _apply(entry, self._session(session_id).query_params)
@@ -348,6 +328,7 @@ class SearchService:
                           "format": round((t3 - t2) * 1000, 3),
                           "total": round((t3 - t_start) * 1000, 2)},
             "model": embedder.describe,
+            "embedder": entry.embedder,
             "_query_vector": qv[0],
         }
 

@@ -224,6 +224,10 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "cross-lingual transfer": ("A model fine-tuned on labelled data in one language doing the task in others, "
                                "through the representations its multilingual pretraining shares across "
                                "languages.", _I(r"cross-lingual transfer")),
+    "cross-lingual retrieval": ("Searching passages in one language with a question in another: a multilingual "
+                                "embedder (multilingual-e5-small in Semantic search) puts a German question near "
+                                "the English passage that answers it; an English-only embedder mostly does not.",
+                                _I(r"cross-lingual (?:retrieval|search)")),
     "zero-shot transfer": ("Cross-lingual transfer to a language of which the fine-tuning saw no labelled "
                            "example: in the Multilingual tab, the German-trained model scored on French, "
                            "Italian and English.", _I(r"zero-shot (?:cross-lingual )?transfer")),

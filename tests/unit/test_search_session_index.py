@@ -45,7 +45,8 @@ def test_held_index_names_the_source_of_the_current_index(service):
     assert held["count"] == len(service.current("s1").corpus) and held["index_type"]
     search.build_index("s1", "paste", paste=PASTE)
     assert search.held_index("s1") == {"source": "paste", "corpus": "pasted text", "count": 4,
-                                       "index_type": service.current("s1").stats["index_type"]}
+                                       "index_type": service.current("s1").stats["index_type"],
+                                       "embedder": "minilm"}
 
 
 def test_a_refused_build_keeps_the_old_index_and_the_selector_goes_back_to_it(service, monkeypatch):
