@@ -40,7 +40,7 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/engines/compression/perf_bench.py backend/engines/compression/onnx_ort.py \
 	backend/engines/compression/prune.py backend/engines/compression/quantize.py \
 	backend/hub/e5s1.py backend/hub/multilingual_builder.py backend/engines/ner/transfer.py backend/engines/ner/languages.py \
-	backend/scratch/scaling.py backend/scratch/tiny_gpt.py
+	backend/scratch/scaling.py backend/scratch/tiny_gpt.py backend/search/prebuild.py backend/search/embedders.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \
@@ -102,6 +102,7 @@ chromium:
 $(BUILD_STAMP): | $(RUNTIME_STAMP)
 	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.hub build
 	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.scratch.scaling_build  # chapter 11's tiny-GPT family, ~80 s once
+	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.search.prebuild  # the glossary in both embedders' vectors
 	mkdir -p $(CACHE_DIR) && rm -f $(CACHE_DIR)/.stamp-build-* && touch $@
 
 build: install $(BUILD_STAMP)
