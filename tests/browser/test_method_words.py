@@ -12,9 +12,11 @@ from playwright.sync_api import expect
 from tests.browser.conftest import shot
 from tests.browser.test_pipelines_tab import open_subtab
 
+TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
-def test_the_intro_says_what_the_results_say(page, app_url):
-    open_subtab(page, app_url, "Text classification")
+
+def test_the_intro_says_what_the_results_say(page, tab_url):
+    open_subtab(page, tab_url, "Text classification")
     intro = page.get_by_text(re.compile(r"On this app, sentiment, NER and QA: fine-tuned here")).first
     expect(intro).to_be_visible()
     text = intro.inner_text()
@@ -28,8 +30,8 @@ def test_the_intro_says_what_the_results_say(page, app_url):
     shot(page, "method_words_intro_and_badge")
 
 
-def test_an_error_toast_does_not_outlive_its_error(page, app_url):
-    open_subtab(page, app_url, "Fill-mask")
+def test_an_error_toast_does_not_outlive_its_error(page, tab_url):
+    open_subtab(page, tab_url, "Fill-mask")
     box = page.locator("#pl-fill_mask-text textarea")
     for text in ("", "No mask in this sentence."):  # two errors in a row
         box.fill(text)

@@ -12,6 +12,8 @@ from components.pipelines.plots import NO_ANSWER
 from tests.browser.conftest import shot
 from tests.browser.test_pipelines_tab import open_subtab
 
+TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 
 def _marked(page) -> list[list[str]]:
     """[text, label] of each mark in the highlight (Gradio 6: a `.token.highlighted` holds `.text`, `.label`)."""
@@ -19,8 +21,8 @@ def _marked(page) -> list[list[str]]:
         .map(e => [e.querySelector('.text')?.textContent ?? '', e.querySelector('.label')?.textContent ?? ''])""")
 
 
-def _run(page, app_url, label):
-    open_subtab(page, app_url, "Question answering")
+def _run(page, tab_url, label):
+    open_subtab(page, tab_url, "Question answering")
     page.get_by_role("button", name=label, exact=True).first.click()
     expect(page.locator("#pl-qa-context textarea")).to_have_value(RHINE)
     page.locator("#pl-qa-model textarea, #pl-qa-model input").first.fill("span-decoding")  # the reader serves qa
@@ -30,8 +32,8 @@ def _run(page, app_url, label):
     return badge
 
 
-def test_the_rhine_answer_is_a_span_marked_in_the_context(page, app_url):
-    badge = _run(page, app_url, RHINE_LABELS[0])
+def test_the_rhine_answer_is_a_span_marked_in_the_context(page, tab_url):
+    badge = _run(page, tab_url, RHINE_LABELS[0])
     expect(badge).to_contain_text("fallback: small chat model, English")
     answer = page.locator("#pl-qa-answer h3")
     expect(answer).to_contain_text("1,230 km", timeout=30_000)
@@ -44,8 +46,8 @@ def test_the_rhine_answer_is_a_span_marked_in_the_context(page, app_url):
     shot(page, "pipelines_qa_spans_rhine")
 
 
-def test_an_unanswerable_question_shows_no_answer(page, app_url):
-    badge = _run(page, app_url, RHINE_LABELS[1])
+def test_an_unanswerable_question_shows_no_answer(page, tab_url):
+    badge = _run(page, tab_url, RHINE_LABELS[1])
     expect(page.locator("#pl-qa-answer h3")).to_have_text(NO_ANSWER, timeout=30_000)
     expect(badge).to_contain_text("No answer in this text")
     assert _marked(page) == []

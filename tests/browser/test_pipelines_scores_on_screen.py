@@ -12,13 +12,15 @@ from playwright.sync_api import expect
 from tests.browser.conftest import press_again, shot
 from tests.browser.test_pipelines_tab import open_subtab
 
+TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 RUN_TIMEOUT = 180_000
 OWN_TEXT = ("The museum opened a new wing on Monday. It shows paintings from the 1920s. Visitors queued for "
             "hours. The director said more rooms will open next year.")
 
 
-def test_summary_scores_only_against_its_own_reference(page, app_url):
-    open_subtab(page, app_url, "Summarization")
+def test_summary_scores_only_against_its_own_reference(page, tab_url):
+    open_subtab(page, tab_url, "Summarization")
     page.get_by_role("button", name="The Eiffel Tower", exact=True).first.click()
     reference = page.locator("#pl-summarize-reference textarea")
     expect(reference).to_have_value(re.compile("Eiffel Tower in Paris"))
@@ -54,8 +56,8 @@ def test_summary_scores_only_against_its_own_reference(page, app_url):
     shot(page, "pipelines_truth_summarize_reference_cleared")
 
 
-def test_translation_is_labelled_and_scored_only_against_its_own_reference(page, app_url):
-    open_subtab(page, app_url, "Translation")
+def test_translation_is_labelled_and_scored_only_against_its_own_reference(page, tab_url):
+    open_subtab(page, tab_url, "Translation")
     page.get_by_role("button", name="The letter's first sentence", exact=True).first.click()
     page.locator("#pl-translate-run").click()
     pair = page.locator("#pl-translate-pair")
@@ -77,8 +79,8 @@ def test_translation_is_labelled_and_scored_only_against_its_own_reference(page,
     shot(page, "pipelines_translate_own_text")
 
 
-def test_generation_knobs_follow_the_strategy(page, app_url):
-    open_subtab(page, app_url, "Text generation")
+def test_generation_knobs_follow_the_strategy(page, tab_url):
+    open_subtab(page, tab_url, "Text generation")
     knobs = {name: page.locator(f"#pl-generate_text-{name} input").first
              for name in ("temperature", "top_k", "top_p", "beams", "seed")}
 

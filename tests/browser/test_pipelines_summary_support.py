@@ -12,11 +12,13 @@ from tests.browser.conftest import shot
 from tests.browser.test_pipelines_tab import open_subtab
 from tests.integration.test_summary_support_real import NEWS, REFERENCE
 
+TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 RUN_TIMEOUT = 180_000
 
 
-def test_unsupported_items_are_highlighted_and_counted(page, app_url):
-    open_subtab(page, app_url, "Summarization")
+def test_unsupported_items_are_highlighted_and_counted(page, tab_url):
+    open_subtab(page, tab_url, "Summarization")
     page.locator("#pl-summarize-text textarea").fill(NEWS)
     page.locator("#pl-summarize-reference textarea").fill(REFERENCE)
     page.locator("#pl-summarize-run").click()

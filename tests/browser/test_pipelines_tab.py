@@ -17,6 +17,8 @@ from playwright.sync_api import expect
 from backend.runtime import config
 from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 
+TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 # sub-tab name, task id, first example's label, what must show after the run
 SUBTABS = [
     ("Text classification", "classify", "The complaint letter", "#pl-classify-plot .js-plotly-plot"),
@@ -31,14 +33,14 @@ SUBTABS = [
 FALLBACKS = {"summarize", "translate"}  # qa: the reader fine-tuned here
 
 
-def open_pipelines(page, app_url):
-    page.goto(app_url)
+def open_pipelines(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\s*Pipelines", re.I)).first.click()
     expect(page.locator("#pl-classify-run")).to_be_visible(timeout=30_000)
 
 
-def open_subtab(page, app_url, tab):
-    open_pipelines(page, app_url)
+def open_subtab(page, tab_url, tab):
+    open_pipelines(page, tab_url)
     page.get_by_role("tab", name=tab, exact=True).click()
 
 
@@ -54,8 +56,8 @@ def set_number(page, elem_id, value):
 
 
 @pytest.mark.parametrize("tab,task,example,result", SUBTABS, ids=[s[1] for s in SUBTABS])
-def test_subtab_runs_first_example(page, app_url, tab, task, example, result):
-    open_subtab(page, app_url, tab)
+def test_subtab_runs_first_example(page, tab_url, tab, task, example, result):
+    open_subtab(page, tab_url, tab)
     run = page.locator(f"#pl-{task}-run")
     expect(run).to_be_visible(timeout=10_000)
     page.get_by_role("button", name=example, exact=True).first.click()
@@ -101,9 +103,9 @@ def test_subtab_runs_first_example(page, app_url, tab, task, example, result):
     assert not page.blocked_requests, page.blocked_requests
 
 
-def test_error_clears_the_old_result(page, app_url):
+def test_error_clears_the_old_result(page, tab_url):
     """A good fill-mask, then one with no mask: the old result is gone, one inline message shows."""
-    open_subtab(page, app_url, "Fill-mask")
+    open_subtab(page, tab_url, "Fill-mask")
     page.locator("#pl-fill_mask-run").click()
     badge = page.locator("#pl-fill_mask-badge")
     expect(badge).to_contain_text("decoder fill-mask", timeout=180_000)
@@ -123,8 +125,8 @@ def test_error_clears_the_old_result(page, app_url):
     expect(box).to_be_hidden()
 
 
-def test_text_generation_streams_and_stop_stops_it(page, app_url):
-    open_subtab(page, app_url, "Text generation")
+def test_text_generation_streams_and_stop_stops_it(page, tab_url):
+    open_subtab(page, tab_url, "Text generation")
     set_number(page, "pl-generate_text-max", 256)
     output = page.locator("#pl-generate_text-output textarea")
     counter = page.locator("#pl-generate_text-counter")
@@ -149,8 +151,8 @@ def test_text_generation_streams_and_stop_stops_it(page, app_url):
     assert page.locator("#pl-generate_text-error").is_hidden()  # a Stop is not an error
 
 
-def test_text_generation_error_is_inline_and_clears_the_old_text(page, app_url):
-    open_subtab(page, app_url, "Text generation")
+def test_text_generation_error_is_inline_and_clears_the_old_text(page, tab_url):
+    open_subtab(page, tab_url, "Text generation")
     set_number(page, "pl-generate_text-max", 3)
     output = page.locator("#pl-generate_text-output textarea")
     page.locator("#pl-generate_text-run").click()
