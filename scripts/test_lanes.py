@@ -29,9 +29,12 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"]
 # Each lane's torch teams keep every core: one thread per lane (OMP_NUM_THREADS=1, which budget.py honours)
 # measured slower on this subset side by side (5 browser modules beside tests/integration, 2 cores):
 # 463 s with every core, 523 s with one thread each; a lane waiting on its app or Chromium leaves a core idle.
+# The Space and generation-server tiers run beside the browser tier (CI, 2,539 s: browser 1,717 s, the rest
+# 2,308 s with them): the browser tier's pages now load one tab each, and those two tiers are mostly waits
+# on apps and a vLLM server starting.
 LANES = {
-    "browser": ["tests/browser"],
-    "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz", "tests/space", "tests/server"],
+    "browser": ["tests/browser", "tests/server", "tests/space"],
+    "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz"],
 }
 # Tier folders no lane runs, and why: every tier folder is in exactly one lane or here (tests/unit/test_lanes.py).
 OFF_LANES = {
