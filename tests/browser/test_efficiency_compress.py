@@ -11,11 +11,13 @@ from playwright.sync_api import expect
 from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, settled, shot
 from tests.conftest import new_page
 
+TAB = "efficiency"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 SCOPE = "#compress-panel"
 
 
-def _open(page, app_url):
-    page.goto(app_url + "?tab=efficiency")
+def _open(page, tab_url):
+    page.goto(tab_url + "?tab=efficiency")
     expect(page.locator("#compress-next")).to_be_visible(timeout=30_000)
     # the section's first view (the default run whole, its settings in the controls) has landed: a press
     # before it would be overwritten by it on a loaded box (the dropdown went back to "all")
@@ -25,8 +27,8 @@ def _open(page, app_url):
     page.locator("#compress-next").scroll_into_view_if_needed()
 
 
-def test_the_pipeline_step_by_step_then_whole(page, app_url):
-    _open(page, app_url)
+def test_the_pipeline_step_by_step_then_whole(page, tab_url):
+    _open(page, tab_url)
     page.locator("#compress-next").click()  # step 1: the distilled student joins the baseline
     table = page.locator("#compress-table")
     expect(table).to_contain_text("Distilled student", timeout=60_000)
@@ -58,8 +60,8 @@ def test_the_pipeline_step_by_step_then_whole(page, app_url):
     shot(page, "efficiency_compress")
 
 
-def test_the_sentence_box_and_a_download(page, app_url):
-    _open(page, app_url)
+def test_the_sentence_box_and_a_download(page, tab_url):
+    _open(page, tab_url)
     page.locator("#compress-text textarea").fill("I miss my grandmother so much.")
     page.locator("#compress-predict-btn").click()
     note = page.locator("#compress-predict-note")
@@ -75,10 +77,10 @@ def test_the_sentence_box_and_a_download(page, app_url):
     expect(page.locator("#compress-predict-error")).to_contain_text("empty", timeout=30_000)
 
 
-def test_the_section_fits_a_phone(browser, app_url):
+def test_the_section_fits_a_phone(browser, tab_url):
     page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
-        _open(page, app_url)
+        _open(page, tab_url)
         page.locator("#compress-run-btn").click()  # the baseline alone: instant
         expect(page.locator("#compress-table")).to_contain_text("Fine-tuned baseline", timeout=60_000)
         shot(page, "efficiency_compress_phone")

@@ -8,9 +8,11 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import press_again, shot
 
+TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 
 def test_tabs_present_and_tokenizer_explorer_shows_tokens(page, app_url):
-    page.goto(app_url)
+    page.goto(app_url)  # the whole page: it checks every main tab is there
     for name in ("Pipelines", "Tokenizers", "Attention", "Decoding", "Semantic search"):
         expect(page.get_by_role("tab", name=re.compile(rf"^\W*{name}\W*$"))).to_be_visible()
     page.get_by_role("tab", name=re.compile(r"^\W*Tokenizers\W*$")).click()
@@ -39,16 +41,16 @@ def _chip_colours(page, elem_id: str) -> dict:
     )
 
 
-def _tokenizers(page, app_url):
-    page.goto(app_url)
+def _tokenizers(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\W*Tokenizers\W*$")).first.click()
     page.locator("#tok-go").wait_for()
 
 
-def test_tokenizer_explains_byte_level_pieces_and_colours_every_label(page, app_url):
+def test_tokenizer_explains_byte_level_pieces_and_colours_every_label(page, tab_url):
     from tests.browser.conftest import open_raw_json, overflowing_tables
 
-    _tokenizers(page, app_url)
+    _tokenizers(page, tab_url)
     expect(page.locator("#tok-byte-note")).to_contain_text("Byte-level BPE")
     page.locator("#tok-text textarea").fill("I 🤗 Bänke — ok")
     page.locator("#tok-go").click()
@@ -70,8 +72,8 @@ def test_tokenizer_explains_byte_level_pieces_and_colours_every_label(page, app_
     shot(page, "tokenizers_bytes_decoded")
 
 
-def test_tokenizer_long_paragraph_scrolls_and_errors_clear_the_result(page, app_url):
-    _tokenizers(page, app_url)
+def test_tokenizer_long_paragraph_scrolls_and_errors_clear_the_result(page, tab_url):
+    _tokenizers(page, tab_url)
     paragraph = " ".join(["Transformers read tokens, not characters; a paragraph of this size makes"] * 40)
     page.locator("#tok-text textarea").fill(paragraph)
     page.locator("#tok-go").click()

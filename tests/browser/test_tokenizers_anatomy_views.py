@@ -10,6 +10,8 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import press_again, shot
 
+TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 TIMEOUT = 120_000  # first use loads the models
 
 
@@ -17,15 +19,15 @@ def _headers(page, elem_id: str) -> list[str]:
     return [h.strip() for h in page.locator(f"#{elem_id} thead th").all_inner_texts() if h.strip()]
 
 
-def _tokenizers(page, app_url):
+def _tokenizers(page, tab_url):
     # By its address, not a click: a click before the page's load event has answered can be undone
     # by it on a busy machine (CI saw the tab go back to Start after #tok-go showed).
-    page.goto(app_url + "?tab=tokenizers")
+    page.goto(tab_url + "?tab=tokenizers")
     expect(page.locator("#tok-go")).to_be_visible(timeout=60_000)
 
 
-def test_wordpiece_has_no_bytes_column_and_an_empty_text_says_so(page, app_url):
-    _tokenizers(page, app_url)
+def test_wordpiece_has_no_bytes_column_and_an_empty_text_says_so(page, tab_url):
+    _tokenizers(page, tab_url)
     page.locator("#tok-text textarea").fill("Unbelievably tokenizable 🤗")
     page.locator("#tok-go").click()
     expect(page.locator("#tok-dec")).to_contain_text("ðŁ", timeout=60_000)
