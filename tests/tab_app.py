@@ -40,7 +40,9 @@ def served_tab(build: Callable[[], None], themed: bool = False) -> Iterator[str]
 def served_page(tabs: list[str]) -> Iterator[str]:
     """The URL of app.py's own page holding only `tabs` (app.build_app's keys), served in this process as
     main() serves it (app.served_app, app.launch_options) on the local profile, offline; closed on the way
-    out. Its models load in this process once, shared by every page the tests serve after it."""
+    out. Its models load in this process once, shared by every page the tests serve after it. One page at
+    a time: building a page resets the shell's link and life-cycle registries, which a page being served
+    reads at request time (hence one tab per test module, the module's `TAB`)."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # as tests/conftest.py's running_app starts app.py
     os.environ["TLAB_PROFILE"] = "local"
     from app import launch_options, served_app
