@@ -16,6 +16,8 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import press_again, shot
 
+TAB = "decoding"  # the page of its own-tab tests (tab_url, tests/conftest.py)
+
 HOLD_S = 3.0
 
 # The browser's own measurement: the click's time, and the time this run's own text first shows in the
@@ -82,8 +84,8 @@ def _text(page) -> str:
     return page.locator("#decoding-text textarea").input_value()
 
 
-def test_a_sampled_decoding_link_reopens_the_same_text(page, app_url):
-    page.goto(f"{app_url}?tab=decoding&prompt=The+weather+today+is&strategy=sample&max_new=8&top_k=50")
+def test_a_sampled_decoding_link_reopens_the_same_text(page, tab_url):
+    page.goto(f"{tab_url}?tab=decoding&prompt=The+weather+today+is&strategy=sample&max_new=8&top_k=50")
     page.wait_for_function("() => window.__tlabWait")
     # the page's load event applies the link (on a loaded box it may take a while to answer)
     expect(page.locator("#decoding-tab-button")).to_have_attribute("aria-selected", "true", timeout=180_000)
@@ -100,7 +102,7 @@ def test_a_sampled_decoding_link_reopens_the_same_text(page, app_url):
     expect(link).to_have_attribute("href", re.compile(rf"[?&]seed={seed}(&|$)"))
     href = link.get_attribute("href")
     assert seed_box.input_value() == ""  # the box stays empty: Generate again draws anew
-    page.goto(app_url + href)  # the link, opened: the seed it carries is in the box
+    page.goto(tab_url + href)  # the link, opened: the seed it carries is in the box
     seed_box = page.locator("#decoding-seed textarea, #decoding-seed input").first
     expect(seed_box).to_have_value(seed, timeout=180_000)
     press_again(page, "#decoding-run")

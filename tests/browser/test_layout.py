@@ -10,6 +10,8 @@ import app
 from tests.browser.conftest import shot
 from tests.conftest import new_page
 
+TAB = "attention"  # the page of its own-tab tests (tab_url, tests/conftest.py)
+
 MAIN_TABS = ("Start",) + tuple(title for title, *_ in app.TABS)  # every tab there is, the Start page first
 
 
@@ -36,9 +38,9 @@ def test_a_phone_shows_every_main_tab_label(browser, app_url):
         page.context.close()
 
 
-def test_models_panel_follows_the_hub_without_refresh(page, app_url):
+def test_models_panel_follows_the_hub_without_refresh(page, tab_url):
     """Open the panel, use a model from a tab: the panel says it is loaded, no Refresh pressed."""
-    page.goto(app_url)
+    page.goto(tab_url)
     page.locator("#status-panel").get_by_text("Models and device").click()
     table = page.locator("#status-table")
     expect(table).to_contain_text("encoder")
