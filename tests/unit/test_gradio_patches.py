@@ -90,6 +90,26 @@ def test_the_local_context_still_carries_blocks_event_and_request():
         assert hasattr(getattr(LocalContext, name), "get"), name
 
 
+def test_the_page_url_is_the_address_the_request_reached_a_proxys_first():
+    import gradio as gr
+    from gradio.context import LocalContext
+    from starlette.requests import Request
+
+    def url_for(headers: list[tuple[bytes, bytes]]) -> str | None:
+        scope = {"type": "http", "method": "POST", "path": "/gradio_api/queue/join", "headers": headers,
+                 "scheme": "http", "server": ("10.0.0.5", 7860), "query_string": b""}
+        token = LocalContext.request.set(gr.Request(request=Request(scope)))
+        try:
+            return gp.current_page_url()
+        finally:
+            LocalContext.request.reset(token)
+
+    assert gp.current_page_url() is None  # outside a request
+    assert url_for([(b"host", b"127.0.0.1:7993")]) == "http://127.0.0.1:7993/"
+    assert url_for([(b"host", b"10.0.0.5:7860"), (b"x-forwarded-host", b"lab.example.org"),
+                    (b"x-forwarded-proto", b"https")]) == "https://lab.example.org/"
+
+
 def test_an_event_is_gone_when_gradio_forgets_it_or_its_session_closes():
     event = SimpleNamespace(alive=True)
     queue = SimpleNamespace(event_ids_to_events={"e": event})
@@ -207,7 +227,7 @@ def test_the_upload_parser_is_capped_at_our_file_count():
     gp.limit_upload_files(UPLOAD_MAX_FILES)  # leave the process as app.py sets it
 
 
-@pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash",
+@pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash", "current_page_url",
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files",
                                   "special_arguments", "order_lane", "wrap_handlers", "parameter_names",
                                   "components_by_elem_id", "lane_of", "readable_file_model",

