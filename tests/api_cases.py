@@ -7,7 +7,7 @@ endpoint exists that has no case here, so a new tab cannot skip them.
 from __future__ import annotations
 
 LETTER = "Dear Amazon, I ordered a Megatron figure from Germany but got Optimus Prime. Please send Megatron."
-SEARCH = ("glossary", None, "", None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8)
+SEARCH = ("glossary", None, "", None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8, "minilm")
 
 # api_name -> positional args of one cheap, valid call.
 CASES: dict[str, tuple] = {

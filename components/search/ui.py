@@ -205,6 +205,8 @@ SOURCE_NAMES = {"glossary": "the glossary", "docstrings": "the API docs", "uploa
 
 
 def _source_name(source: str, held: dict | None = None) -> str:
+    if not isinstance(source, str):  # a stranger's value for the corpus (a dict, a list): named, never a crash
+        source = str(source)
     if held is not None and source in ("upload", "paste"):
         return md_text(held["corpus"])
     return SOURCE_NAMES.get(source, md_text(source))
