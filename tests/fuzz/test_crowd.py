@@ -19,7 +19,7 @@ from tests.fuzz.raw import UNREADABLE, call
 
 PASTE = "\n\n".join(f"Megatron note {i}: the decepticon leader wants his figure back, number {i}."
                     for i in range(12))
-BUILD_PASTE = ["paste", None, PASTE, None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8]
+BUILD_PASTE = ["paste", None, PASTE, None, "", False, 120, 30, "flat", 32, 40, 16, 100, 8, 16, 8, "minilm"]
 
 
 def _join(url: str, api: str, data: list, session: str) -> tuple[int, str]:
