@@ -7,23 +7,16 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import settled, shot
-from tests.tab_app import served_tab
 
 
-@pytest.fixture(scope="module")
-def tokenizers_url():
-    from components.tokenizers import ui as tokenizers
-
-    with served_tab(tokenizers.build, themed=True) as url:
-        yield url
+TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py): the real shell around it
 
 
-def test_the_code_view_shows_the_run_and_its_notebook(page, tokenizers_url):
-    page.goto(tokenizers_url)
+def test_the_code_view_shows_the_run_and_its_notebook(page, tab_url):
+    page.goto(tab_url)
     page.locator("#tok-text textarea").fill("Snippets are naïve.")
     page.locator("#tok-go").click()
     expect(page.locator("#tok-enc-summary")).to_contain_text("tokens", timeout=240_000)
