@@ -6,8 +6,9 @@ import gradio as gr
 
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
-from components.shell import code_view, lifecycle, links, runs
-from components.shell import Checkbox, Textbox, clear_on_error, error_box, notice_line, raw_json, user_errors
+from components.shell import code_view, links, runs
+from components.shell import Checkbox, Textbox, error_box, notice_line, raw_json
+from components.shell.endpoint import Endpoint, Link, Notice, Runs, declare
 
 EXAMPLES = [
     "Tokenizing text is a core task of NLP.",
@@ -78,7 +79,6 @@ def _column(role: str, result: dict | None) -> tuple:
     return _summary(role, result), _pieces(result, False), _table(result)
 
 
-@user_errors
 def run(text: str, special: bool = True):
     """/tokenize: each tokenizer's tokens, ids, offsets (and bytes for byte-level BPE)."""
     data = tokenize(text, add_special_tokens=as_bool("special", special))
@@ -188,17 +188,11 @@ def build() -> None:
     code = code_view.view("tok")  # "The same in Python", under the raw result
     outputs = [enc_md, enc_hl, enc_df, dec_md, dec_hl, dec_df, ml_md, ml_hl, ml_df, out_json]
     chips = dict(fn=redraw, inputs=[out_json, show_bytes], outputs=[enc_hl, dec_hl, ml_hl], api_visibility="private")
-    events = (go.click(run, [text, special], outputs, api_name="tokenize"),
-              text.submit(run, [text, special], outputs, api_visibility="private"))
-    for ev in events:
-        clear_on_error(ev, outputs, box)
-        ev.success(**chips)  # keep the chips as the toggle says
-        lifecycle.after(ev, "success", notice, [out_json], [notice_md])
-        lifecycle.after(ev, "failure", lambda: "", None, [notice_md])
-    for ev, trigger in zip(events, (go, text.submit)):
-        code_view.attach(code, ev, "tokenize", {"text": text, "special": special}, out_json, trigger=trigger)
-    links.register("tokenizers", {"text": text, "special": special}, events, link_bar, run=go)
     kept = runs.panel("tokenizers")
+    events = declare(Endpoint(
+        "tokenize", run, {"text": text, "special": special}, outputs, trigger=go, also=[text.submit], errors=box,
+        notice=Notice(notice, [out_json], [notice_md]), result=out_json, code=code,
+        link=Link("tokenizers", link_bar, run=go), runs=Runs(kept, [enc_md, dec_md, ml_md])))
     for ev in events:
-        runs.track(kept, ev, [enc_md, dec_md, ml_md])
+        ev.success(**chips)  # keep the chips as the toggle says
     show_bytes.change(**chips)
