@@ -16,6 +16,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `special_arguments` | `gradio.helpers.special_args` | a folded life-cycle job gets its gr.Request where Gradio would put it |
 | `order_lane` | `_queue.get_events`, `event_queue_per_concurrency_id`, `active_jobs`, `Event.concurrency_id` | the long lane starts an address's job before a second job of an address that already runs one |
 | `wrap_handlers`, `parameter_names` | `Blocks.fns`, `BlockFunction.fn`, `input_parameter_names`, `gradio.utils.get_function_params` | the guard around every handler, and the argument a refusal names |
+| `page_being_built`, `enclosing_block`, `event_output_ids`, `event_components`, `fn_inputs` | `gradio.context.Context.root_block` / `.block`, an event's dependency dict (`outputs`, `show_progress_on`), `Blocks.blocks`, `BlockFunction.inputs` | the shell wires a page's life cycle, runs and links while the page is built, and the guard names an event's inputs; Gradio 6 has no public way to ask which page or tab is being built or what an event writes |
 | `components_by_elem_id`, `lane_of` | `Blocks.blocks`, `BlockFunction.concurrency_id` / `Event.concurrency_id` | links adopt a tab's components by elem_id; admission reads a request's lane |
 | `readable_file_model` | `Component.data_model`, `gradio.data_classes.FileData` | a file argument that is not an upload is refused in words, not a pydantic dump |
 | `patient_startup_check` | `gradio.networking.url_ok` | launch's one 3-second look at its own page killed the app on a loaded box |
@@ -247,6 +248,47 @@ def current_page_url() -> str | None:
     scheme = headers.get("x-forwarded-proto") or getattr(getattr(getattr(request, "request", None), "url", None),
                                                          "scheme", None) or "http"
     return f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/"
+
+
+# ------------------------------------------------------------------ the page being built
+def page_being_built():
+    """The gr.Blocks whose `with` block is open in this thread (`Context.root_block`), or None."""
+    import gradio as gr
+
+    return gr.context.Context.root_block
+
+
+def enclosing_block():
+    """The block (a gr.Tab, a gr.Column...) whose `with` is innermost now (`Context.block`), or None."""
+    import gradio as gr
+
+    return gr.context.Context.block
+
+
+def event_output_ids(event, progress: bool = False) -> list:
+    """The component ids an event (a `.click(...)`'s return value, its dependency dict) writes; with
+    `progress`, the ids its progress shows on (`show_progress_on`), else its outputs."""
+    if not isinstance(event, dict):
+        return []
+    found = event.get("show_progress_on") if progress else None
+    return list(found if found is not None else (event.get("outputs") or []))
+
+
+def event_components(event) -> list:
+    """The components an event writes, looked up in the page being built (`Blocks.blocks`)."""
+    root = page_being_built()
+    blocks = getattr(root, "blocks", {}) if root is not None else {}
+    return [blocks.get(i) for i in event_output_ids(event) if isinstance(i, int)]
+
+
+def component_id(component) -> int | None:
+    """A component's id in its page (`Block._id`), what an event's dependency dict names it by."""
+    return getattr(component, "_id", None)
+
+
+def fn_inputs(block_fn) -> list:
+    """An event function's input components (`BlockFunction.inputs`)."""
+    return list(getattr(block_fn, "inputs", None) or [])
 
 
 # ------------------------------------------------------------------ a handler's special arguments

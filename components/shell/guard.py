@@ -91,8 +91,9 @@ def _processing_message(block_fn, index, block, value, is_input, original_error)
 
 def _too_few(block_fn, inputs) -> None:
     """Gradio listed the components' reprs (`<components.shell.Textbox object at 0x...>`)."""
-    if len(inputs) < len(block_fn.inputs):
-        raise gr.Error(f"This action takes {len(block_fn.inputs)} values and got {len(inputs)}: "
+    expected = len(gradio_patches.fn_inputs(block_fn))
+    if len(inputs) < expected:
+        raise gr.Error(f"This action takes {expected} values and got {len(inputs)}: "
                        "/gradio_api/info lists them, in order.", print_exception=False)
 
 
@@ -138,7 +139,7 @@ def _file_refusal(block_fn, inputs, urls_only: bool) -> gr.Error | None:
 
 def _shape_refusal(block_fn, inputs, exc: Exception) -> gr.Error:
     """A value that is not the shape its component's data model takes (a plot, a table): named."""
-    for i, block in enumerate(getattr(block_fn, "inputs", None) or []):
+    for i, block in enumerate(gradio_patches.fn_inputs(block_fn)):
         model = getattr(block, "data_model", None)
         value = inputs[i] if i < len(inputs or []) else None
         if model is None or value is None:

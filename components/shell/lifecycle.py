@@ -65,7 +65,7 @@ def after(event, outcome: str, fn: Callable, inputs=None, outputs=None) -> None:
         if held.event is event:
             held.parts[outcome].append(part)
             return
-    held = _Event(event, gr.context.Context.root_block)
+    held = _Event(event, gradio_patches.page_being_built())
     held.parts[outcome].append(part)
     _EVENTS.append(held)
 
@@ -137,16 +137,13 @@ def _event_targets(event, outputs: list) -> tuple:
     """The handler's outputs that are also the event's own progress targets. The handler's status messages
     on them replace the status the event left there (Gradio draws "Error" over each target of a failed
     event, beside the one inline message); it adds no other component to what the page keeps a status for."""
-    targets = event.get("show_progress_on") if isinstance(event, dict) else None
-    if targets is None:
-        targets = event.get("outputs", []) if isinstance(event, dict) else []
-    ids = set(targets or [])
-    return tuple(o for o in outputs if getattr(o, "_id", None) in ids)
+    ids = set(gradio_patches.event_output_ids(event, progress=True))
+    return tuple(o for o in outputs if gradio_patches.component_id(o) in ids)
 
 
 def wire() -> None:
     """Fold and attach every event's parts: call once, inside the Blocks, after every tab is built."""
-    root = gr.context.Context.root_block
+    root = gradio_patches.page_being_built()
     for held in _EVENTS:
         if held.root is not root:
             continue  # a page built elsewhere (a test's Blocks) that never called wire

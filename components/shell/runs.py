@@ -28,7 +28,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from components.shell import lifecycle, links
+from components.shell import gradio_patches, lifecycle, links
 from components.shell.figures import NOTICE_PREFIX
 from components.shell.widgets import CheckboxGroup, Textbox
 
@@ -254,9 +254,7 @@ SUMMARY_KINDS = (gr.Markdown, gr.Textbox, gr.Plot, gr.Dataframe)  # what a run's
 
 def outputs_of(event) -> list:
     """The event's outputs a summary can read (text, markdown, plots' notice lines, tables), in order."""
-    root = gr.context.Context.root_block
-    blocks = getattr(root, "blocks", {}) if root is not None else {}
-    found = [blocks.get(i) for i in (event.get("outputs") or []) if isinstance(i, int)]
+    found = gradio_patches.event_components(event)
     return [b for b in found if isinstance(b, SUMMARY_KINDS) and getattr(b, "visible", True) is not False]
 
 
@@ -269,7 +267,7 @@ def track(p: Panel, event, parts: list | None = None, title=None) -> None:
     if p.link in links.registered():
         _track(p, event, parts, title)
     else:
-        _PENDING.append((gr.context.Context.root_block, (p, event, parts, title)))
+        _PENDING.append((gradio_patches.page_being_built(), (p, event, parts, title)))
 
 
 def _track(p: Panel, event, parts: list, title) -> None:
@@ -297,7 +295,7 @@ def wire() -> None:
     """Wire the tracks that waited for their tab's link; place the script that opens a link marked
     `tlab-open-here` in this page (runs.js, once per page, with the panels' style; page_query opens it).
     Call once every tab registered its link (app.py)."""
-    root = gr.context.Context.root_block
+    root = gradio_patches.page_being_built()
     for page, pending in _PENDING:
         if page is root:  # a track of a page built elsewhere (a test's Blocks) is not this page's
             _track(*pending)

@@ -231,6 +231,8 @@ def test_the_upload_parser_is_capped_at_our_file_count():
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files",
                                   "special_arguments", "order_lane", "wrap_handlers", "parameter_names",
                                   "components_by_elem_id", "lane_of", "readable_file_model",
+                                  "page_being_built", "enclosing_block", "event_output_ids", "event_components",
+                                  "fn_inputs",
                                   "patient_startup_check"])
 def test_each_patch_is_listed_in_the_module_table(name):
     assert f"`{name}`" in gp.__doc__
@@ -367,6 +369,20 @@ def test_components_by_elem_id_and_lane_of():
         box.submit(lambda x: x, box, box, concurrency_id="long")
     assert gp.components_by_elem_id(demo)["the-box"] is box
     assert gp.lane_of(next(iter(demo.fns.values()))) == "long"
+
+
+def test_the_page_being_built_and_what_an_event_writes():
+    assert gp.page_being_built() is None and gp.enclosing_block() is None
+    with gr.Blocks() as demo:
+        with gr.Tab("t") as tab:
+            assert gp.page_being_built() is demo and gp.enclosing_block() is tab
+            a, b, c = gr.Textbox(), gr.Textbox(), gr.Markdown()
+            ev = a.submit(lambda x: (x, x), a, [b, c], show_progress_on=[c])
+            assert gp.event_components(ev) == [b, c]
+    assert gp.event_output_ids(ev) == [gp.component_id(b), gp.component_id(c)]
+    assert gp.event_output_ids(ev, progress=True) == [gp.component_id(c)]
+    assert gp.event_output_ids("not an event") == []
+    assert gp.fn_inputs(next(iter(demo.fns.values()))) == [a]
 
 
 def test_readable_file_model_refuses_a_non_upload_in_words():
