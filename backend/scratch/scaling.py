@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from backend.runtime.device import gpu_task
-from backend.scratch import corpora, tiny_gpt
+from backend.scratch import corpora, loop, tiny_gpt
 
 KAPLAN_ALPHA_N = 0.076  # Kaplan et al. 2020, L(N) for non-embedding parameters
 # Two-sided 95 % Student t quantiles by degrees of freedom (scipy.stats.t.ppf(0.975, dof); checked in the tests).
@@ -138,7 +138,7 @@ def choose_fit(n, loss) -> dict:
 
 @gpu_task(duration=60)
 def val_task(model, windows) -> float:
-    with tiny_gpt.one_thread():
+    with loop.one_thread():
         return tiny_gpt.val_loss(model, windows)
 
 
@@ -151,15 +151,16 @@ def train_size_iter(layers: int, width: int, recipe: Recipe | None = None, data:
                     check=None) -> Iterator[dict]:
     """Train one size with the recipe, yielding its validation loss every `eval_every` steps against
     the tokens seen and the compute spent (C = 6 N D, Kaplan's estimate), then {"run": ...}.
-    `check(label)` may raise to stop (the request's budget)."""
+    `check(label)` may raise to stop (the request's budget). Not `loop.run`: no pass at step 0, one
+    after every chunk with its tokens and compute, and no Stop flag; the steps are loop.train_chunk's."""
     recipe = recipe or RECIPE
     data = data or data_for(recipe)
     model = tiny_gpt.build_model(256, layers, recipe.heads, width, recipe.context, recipe.seed)
     n = non_embedding(model)
     gen = torch.Generator().manual_seed(recipe.seed)
     windows = data.windows(data.val, recipe.val_windows, torch.Generator().manual_seed(recipe.seed + 1))
-    bundle = (model, torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=0.01))
-    factor = tiny_gpt.schedule(recipe.steps)
+    bundle = (model, loop.optimizer(model, recipe.learning_rate))
+    factor = loop.schedule(recipe.steps)
     per_step = recipe.batch * recipe.context
     evals, step, t0 = [], 0, time.perf_counter()
     while step < recipe.steps:

@@ -22,7 +22,7 @@ from backend.hub import conversion
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
-from backend.scratch import corpora, scaling, tiny_gpt
+from backend.scratch import corpora, loop, scaling, tiny_gpt
 
 RECIPE_NAME = "scaling-family"
 FILE = "family.json"
@@ -36,10 +36,10 @@ def _identity() -> dict:
 
 
 def build_key() -> str:
-    """Changes with the recipe, the sizes, the text and the tiny GPT's code (any of them rebuilds)."""
+    """Changes with the recipe, the sizes, the text and the tiny GPT's code and loop (any of them rebuilds)."""
     text = "\n".join(corpora.shipped(name) for name in scaling.RECIPE.corpus)
     settings = json.dumps(_identity(), sort_keys=True).encode() + hashlib.sha256(text.encode()).digest() + \
-        inspect.getsource(tiny_gpt).encode()
+        inspect.getsource(tiny_gpt).encode() + inspect.getsource(loop).encode()
     return conversion.build_key(RECIPE_NAME, [], Path(corpora.SCRATCH_DIR), settings)
 
 

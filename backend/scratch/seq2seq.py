@@ -10,10 +10,10 @@ spaces and punctuation ("twenty-third" -> "twenty", "-", "third") and splits dig
 ("2004" -> "2", "0", "0", "4"); its decoder fuses tokens, so "2 0 0 4 - 0 3 - 2 3" decodes to
 "2004-03-23". Both sides end with "</s>"; the decoder starts from "<s>".
 
-`train_steps` is a generator like the tiny GPT's (backend/scratch/tiny_gpt.py, whose one-thread,
-stop and schedule helpers it reuses): "step" events with the new losses, "eval" events with the
-validation loss, exact match and a few greedy translations, stopping cooperatively. The model
-work is in stateless GPU tasks (state in, state out).
+`train_steps` is the tiny GPT's generator (the one from-scratch loop, backend/scratch/loop.py):
+"step" events with the new losses, "eval" events with the validation loss, exact match and a
+few greedy translations, stopping cooperatively. The model work is in stateless GPU tasks
+(state in, state out).
 
 `cross_attention_check` recomputes one layer/head's cross-attention from the weights: Q from the
 decoder's hidden state entering that cross-attention block (captured with a hook), K from the
@@ -23,19 +23,19 @@ returns its max abs difference from what the model returned.
 
 from __future__ import annotations
 
-import math
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from backend.engines.attention.math import scaled_dot_product_attention
-from backend.runtime import stops
 from backend.runtime.device import gpu_task
-from backend.scratch.tiny_gpt import _stopped, device_of, one_thread, schedule
+from backend.scratch import loop
+from backend.scratch.loop import Outcome, one_thread
+from backend.scratch.tiny_gpt import device_of
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
@@ -183,28 +183,10 @@ def eval_chunk(model, tok, val_batch: Batch, val_pairs, shown: int) -> tuple[flo
     return loss, ev
 
 
-@gpu_task(duration=120)
 def train_chunk(bundle: tuple, batches: list[Batch], lrs: list[float],
                 stop_key: str | None = None) -> tuple[tuple, list[float]]:
-    """A few AdamW steps on (model, optimizer): state travels in and out (ZeroGPU keeps nothing)."""
-    model, opt = bundle
-    losses = []
-    model.train()
-    with one_thread():
-        for b, lr in zip(batches, lrs):
-            if losses and stops.asked(stop_key):  # Stop, checked per step (backend/runtime/stops.py)
-                break
-            for group in opt.param_groups:
-                group["lr"] = lr
-            loss = _loss(model, b)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(float(loss.detach()))
-            if not math.isfinite(losses[-1]):
-                break
-    return (model, opt), losses
+    """A few AdamW steps on (model, optimizer) (loop.train_chunk, a GPU task: state in, state out)."""
+    return loop.train_chunk(bundle, batches, lrs, _loss, stop_key)
 
 
 @dataclass
@@ -218,16 +200,6 @@ class Settings:
     shown: int = 4  # validation translations printed at each evaluation
 
 
-@dataclass
-class Outcome:
-    losses: list[float] = field(default_factory=list)
-    evals: list[dict] = field(default_factory=list)
-    steps_run: int = 0
-    seconds: float = 0.0
-    stopped: str | None = None
-    model: Any = None
-
-
 def _eval(model, tok, val_batch, val_pairs, s: Settings, step: int) -> dict:
     t0 = time.perf_counter()
     loss, ev = eval_chunk(model, tok, val_batch, val_pairs, s.shown)
@@ -238,45 +210,15 @@ def _eval(model, tok, val_batch, val_pairs, s: Settings, step: int) -> dict:
 
 def train_steps(model, tok: Tokenizer, train_pairs, val_pairs, s: Settings, stop=None,
                 outcome: Outcome | None = None) -> Iterator[dict]:
-    """Train on random batches of `train_pairs` (drawn from a generator seeded by `s.seed`), yielding
-    events; `outcome` holds the losses and the current model even if the caller stops early."""
-    out = outcome if outcome is not None else Outcome()
-    out.model = model
+    """Train (loop.run) on random batches of `train_pairs` (drawn from a generator seeded by `s.seed`),
+    yielding events; `outcome` holds the losses and the current model even if the caller stops early."""
     rng = random.Random(s.seed)
     val_pairs = list(val_pairs)
     val_batch = make_batch(tok, val_pairs)
-    bundle = (model, torch.optim.AdamW(model.parameters(), lr=s.learning_rate, weight_decay=0.01))
-    factor = schedule(s.steps)
-    start = time.perf_counter()
-    out.evals.append(_eval(model, tok, val_batch, val_pairs, s, 0))
-    yield {"event": "eval", **out.evals[-1]}
-    step = 0
-    while step < s.steps:
-        out.stopped = _stopped(stop)
-        if out.stopped:
-            break
-        n = min(s.report_every, s.steps - step, s.eval_every - step % s.eval_every)
-        batches = [make_batch(tok, rng.sample(train_pairs, min(s.batch, len(train_pairs)))) for _ in range(n)]
-        with stops.named(stop) as key:
-            bundle, losses = train_chunk(bundle, batches, [s.learning_rate * factor(step + i) for i in range(n)], key)
-        out.model = bundle[0]
-        if not all(math.isfinite(v) for v in losses):
-            out.stopped = "diverged (loss is not finite: use a smaller learning rate)"
-            break
-        step += len(losses)  # fewer than n after a Stop
-        out.losses += [round(v, 4) for v in losses]
-        out.steps_run = step
-        yield {"event": "step", "step": step, "losses": out.losses[-len(losses):]}
-        if (step % s.eval_every == 0 or step == s.steps) and _stopped(stop) != "stopped":  # none after Stop
-            out.evals.append(_eval(out.model, tok, val_batch, val_pairs, s, step))
-            yield {"event": "eval", **out.evals[-1]}
-    if not out.stopped and _stopped(stop) == "stopped":  # Stop (or a cancel) during the last chunk
-        out.stopped = "stopped"
-    if out.steps_run and out.evals[-1]["step"] != out.steps_run and out.stopped != "stopped":  # Stop: no final pass
-        out.evals.append(_eval(out.model, tok, val_batch, val_pairs, s, out.steps_run))
-        yield {"event": "eval", **out.evals[-1]}
-    out.seconds = time.perf_counter() - start
-    out.model.eval()
+    yield from loop.run(
+        model, loop.Steps(s.steps, s.learning_rate, s.eval_every, s.report_every), _loss,
+        lambda n: [make_batch(tok, rng.sample(train_pairs, min(s.batch, len(train_pairs)))) for _ in range(n)],
+        lambda m, step: _eval(m, tok, val_batch, val_pairs, s, step), stop, outcome)
 
 
 # ---- one input, looked at closely ---------------------------------------------------------------

@@ -8,9 +8,10 @@ vocabulary size (same library, same settings as /train_tokenizer). Both are one
 with `AutoTokenizer`. The text is split into train (the first 90 %) and validation (the last
 10 %); a step samples `batch` random windows of `context` tokens from the train part.
 
-`train_steps` is a generator: a "step" event every few steps (the new losses), an "eval" event
-every `eval_every` steps (validation loss and a sample), then "done". Dropout is off and every
-random draw comes from generators seeded by `seed`, so a seed gives the same run. Stopping
+`train_steps` is a generator (the one from-scratch loop, loop.py): a "step" event every few
+steps (the new losses), an "eval" event every `eval_every` steps (validation loss and a sample).
+Dropout is off and every random draw comes from generators seeded by `seed`, so a seed gives
+the same run. Stopping
 (the stop flag or the request's time budget) ends the loop after the current step and keeps
 the model trained so far. The model work (`train_chunk`, `eval_chunk`, `sample_task`) is in
 stateless GPU tasks whose state goes in and comes back (on ZeroGPU a worker keeps nothing); the
@@ -19,20 +20,17 @@ model stays on the CPU, on one thread: a model this small gains nothing from mor
 
 from __future__ import annotations
 
-import contextlib
-import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Iterator
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-from backend.runtime import budget
-from backend.runtime import stops
 from backend.runtime.device import gpu_task
-from backend.scratch import train as tok_train
+from backend.scratch import loop, train as tok_train
+from backend.scratch.loop import Outcome, one_thread, schedule, stopped as _stopped  # noqa: F401  (their old home)
 
 SCHEMES = ("bytes", "bpe")
 VAL_FRACTION = 0.1
@@ -169,16 +167,6 @@ class Settings:
     report_every: int = 5
 
 
-@dataclass
-class Outcome:
-    losses: list[float] = field(default_factory=list)
-    evals: list[dict] = field(default_factory=list)
-    steps_run: int = 0
-    seconds: float = 0.0
-    stopped: str | None = None
-    model: Any = None  # the model as trained so far (a GPU task hands back a new object)
-
-
 @gpu_task(duration=60)
 def eval_chunk(model, windows, prompt_ids: list[int], n: int, temperature: float, seed: int) -> tuple[float, list[int]]:
     """The validation loss on fixed windows and a sample: a stateless GPU task (plain values in and out)."""
@@ -192,30 +180,14 @@ def sample_task(model, prompt_ids: list[int], n: int, temperature: float, seed: 
         return sample(model, prompt_ids, n, temperature, seed)
 
 
-@gpu_task(duration=120)
+def batch_loss(model, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    return _shifted_loss(model, *batch)
+
+
 def train_chunk(bundle: tuple, batches: list[tuple], lrs: list[float],
                 stop_key: str | None = None) -> tuple[tuple, list[float]]:
-    """A few AdamW steps on (model, optimizer), given the batches and learning rates: a GPU task
-    whose state travels in and out (on ZeroGPU a worker keeps nothing, so the caller keeps the
-    bundle it gets back)."""
-    model, opt = bundle
-    losses = []
-    model.train()
-    with one_thread():
-        for (x, y), lr in zip(batches, lrs):
-            if losses and stops.asked(stop_key):  # Stop, checked per step (backend/runtime/stops.py)
-                break
-            for group in opt.param_groups:
-                group["lr"] = lr
-            loss = _shifted_loss(model, x, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(float(loss.detach()))
-            if not math.isfinite(losses[-1]):
-                break
-    return (model, opt), losses
+    """A few AdamW steps on (model, optimizer) over (x, y) windows (loop.train_chunk, a GPU task)."""
+    return loop.train_chunk(bundle, batches, lrs, batch_loss, stop_key)
 
 
 def _eval(model, tok, data, val_windows, prompt_ids, s: Settings, step: int) -> dict:
@@ -225,82 +197,13 @@ def _eval(model, tok, data, val_windows, prompt_ids, s: Settings, step: int) -> 
             "seconds": round(time.perf_counter() - t0, 3)}
 
 
-@contextlib.contextmanager
-def one_thread():
-    """Run a block on one torch thread, then give the thread back its count. A model this small
-    gains nothing from more: on this 2-core box, busy with other work, a step took 0.06 s on one
-    thread and 1.2 s on two (the threads wait for each other)."""
-    before = torch.get_num_threads()
-    if before != 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if before != 1:
-            torch.set_num_threads(before)
-
-
-def _stopped(stop) -> str | None:
-    if stop is not None and stop.is_set():
-        return "stopped"
-    b = budget.current()
-    if b is not None and b.expired():
-        return "stopped" if b.cancelled else "time budget"
-    return None
-
-
-def schedule(steps: int) -> Callable[[int], float]:
-    """The learning rate's factor per step: a linear warm-up over the first 10 % (at most 100 steps;
-    without it Adam's first big steps can throw the model off), then a cosine down to 10 %."""
-    warm = max(1, min(100, steps // 10))
-
-    def factor(i: int) -> float:
-        if i < warm:
-            return (i + 1) / warm
-        done = (i - warm) / max(1, steps - warm)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, done)))
-
-    return factor
-
-
 def train_steps(model, tok: Tokenizer, data: Data, s: Settings, stop=None,
                 outcome: Outcome | None = None) -> Iterator[dict]:
-    """Train, yielding events; `outcome` (filled as it goes) holds the losses and the current
-    model (`outcome.model`) even if the caller stops iterating early."""
-    out = outcome if outcome is not None else Outcome()
-    out.model = model
+    """Train (loop.run), yielding events; `outcome` (filled as it goes) holds the losses and the
+    current model (`outcome.model`) even if the caller stops iterating early."""
     gen = torch.Generator().manual_seed(s.seed)
     val_windows = data.windows(data.val, EVAL_BATCHES * s.batch, torch.Generator().manual_seed(s.seed + 1))
     prompt_ids = tok.encode(s.prompt).ids if s.prompt else data.val[:1].tolist()
-    bundle = (model, torch.optim.AdamW(model.parameters(), lr=s.learning_rate, weight_decay=0.01))
-    factor = schedule(s.steps)
-    start = time.perf_counter()
-    out.evals.append(_eval(model, tok, data, val_windows, prompt_ids, s, 0))
-    yield {"event": "eval", **out.evals[-1]}
-    step = 0
-    while step < s.steps:
-        out.stopped = _stopped(stop)
-        if out.stopped:
-            break
-        n = min(s.report_every, s.steps - step, s.eval_every - step % s.eval_every)
-        batches = [data.windows(data.train, s.batch, gen) for _ in range(n)]
-        with stops.named(stop) as key:
-            bundle, losses = train_chunk(bundle, batches, [s.learning_rate * factor(step + i) for i in range(n)], key)
-        out.model = bundle[0]
-        if not all(math.isfinite(v) for v in losses):
-            out.stopped = "diverged (loss is not finite: use a smaller learning rate)"
-            break
-        step += len(losses)  # fewer than n after a Stop
-        out.losses += [round(v, 4) for v in losses]
-        out.steps_run = step
-        yield {"event": "step", "step": step, "losses": out.losses[-len(losses):]}
-        if (step % s.eval_every == 0 or step == s.steps) and _stopped(stop) != "stopped":  # none after Stop
-            out.evals.append(_eval(out.model, tok, data, val_windows, prompt_ids, s, step))
-            yield {"event": "eval", **out.evals[-1]}
-    if not out.stopped and _stopped(stop) == "stopped":  # Stop (or a cancel) during the last chunk
-        out.stopped = "stopped"
-    if out.steps_run and out.evals[-1]["step"] != out.steps_run and out.stopped != "stopped":  # Stop: no final pass
-        out.evals.append(_eval(out.model, tok, data, val_windows, prompt_ids, s, out.steps_run))  # the final numbers
-        yield {"event": "eval", **out.evals[-1]}
-    out.seconds = time.perf_counter() - start
-    out.model.eval()
+    yield from loop.run(model, loop.Steps(s.steps, s.learning_rate, s.eval_every, s.report_every), batch_loss,
+                        lambda n: [data.windows(data.train, s.batch, gen) for _ in range(n)],
+                        lambda m, step: _eval(m, tok, data, val_windows, prompt_ids, s, step), stop, outcome)
