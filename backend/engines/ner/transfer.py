@@ -115,3 +115,21 @@ def predict(model: tc.TokenClassifier, tokenizer, words: list[list[str]], labels
 def split_words(text: str) -> list[str]:
     """A learner's sentence as words, the way the shipped set is split (punctuation apart)."""
     return [w for w, _, _ in ner_data.words_with_offsets(text)]
+
+
+def tag_texts(model: tc.TokenClassifier, tokenizer, texts: list[str], labels: list[str],
+              max_length: int = 96) -> list[list[dict]]:
+    """Entities of each raw text with character offsets, as the token-classification pipeline gives them
+    ({entity_group, word (as written), start, end (exclusive), score}): the text split into words the way
+    the shipped set is, tagged per word (`predict`), each entity mapped back to its characters."""
+    spans = [ner_data.words_with_offsets(t) for t in texts]
+    found = predict(model, tokenizer, [[w for w, _, _ in s] for s in spans], labels, max_length) if texts else []
+    out = []
+    for text, s, res in zip(texts, spans, found):
+        rows = []
+        for ent in res["entities"]:
+            start, end = s[ent["start"]][1], s[ent["end"] - 1][2]
+            rows.append({"entity_group": ent["type"], "word": text[start:end], "start": start, "end": end,
+                         "score": ent["score"]})
+        out.append(rows)
+    return out
