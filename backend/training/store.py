@@ -1,4 +1,5 @@
-"""Trained classifiers per session, bounded like the search indexes: idle eviction, a session
+"""Trained classifiers per session, in the one store of trained models
+(backend/runtime/trained_store.py), bounded like the search indexes: idle eviction, a session
 cap and a memory budget for all sessions together (TLAB_TRAIN_SESSION_MB, default 1024), shared
 fairly (backend/runtime/sessions.py): a model used in the last `keep_s` (TLAB_KEEP_ITEMS_S) is
 never evicted for a newcomer; a run starts only when a model's room can be found, else it is
@@ -12,18 +13,12 @@ is deleted with the session. Everything lives in the app's process (ZeroGPU work
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from backend.runtime.client_store import ClientStore
-from backend.runtime import clients, config, memory
+from backend.runtime import config, memory, trained_store
 from backend.runtime.singleton import ProcessWide
-from backend.runtime.errors import InputError
 
 MODEL_BYTES_GUESS = 100 * 1024 * 1024  # a fine-tuned MiniLM (~90 MB): the room a run must find before it starts
 
@@ -54,18 +49,10 @@ class Trained:
 
 
 @dataclass
-class Session:
+class Session(trained_store.Session):
     trained: Trained | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
-    running: bool = False
     last_used: float = field(default_factory=time.monotonic)
     use_in_pipelines: str | None = None  # the trained method Pipelines' Classify uses, None = the profile's
-    files: Path | None = None  # private temp folder (downloads), deleted with the session
-
-    def forget_files(self) -> None:
-        if self.files is not None:
-            shutil.rmtree(self.files, ignore_errors=True)
-            self.files = None
 
 
 def _budget_bytes() -> int:
@@ -81,95 +68,36 @@ def _describe(s: Session) -> str:
     return f"{what} trained on '{t.dataset.get('name', '?')}'"
 
 
-def _forget_model(s: Session) -> bool:
-    """Memory pressure: a session loses its trained model (and its files), not its place."""
-    if s.trained is None:
-        return False
-    s.trained = None
-    s.forget_files()
-    return True
+class TrainStore(trained_store.TrainedStore):
+    """The sessions of the Train tab."""
 
-
-class TrainStore:
-    """The sessions of the Train tab, bounded by the one `SessionStore`."""
+    SESSION = Session
 
     def __init__(self, idle_s: float = 3600.0, max_sessions: int = 32, max_bytes: int | None = None,
                  keep_s: float = 0.0, share: float = 1.0, max_age_s: float | None = None):
-        self._sessions: ClientStore[Session] = ClientStore(
-            Session, share=share, max_age_s=max_age_s, idle_s=idle_s, max_entries=max_sessions,
-            max_bytes=_budget_bytes() if max_bytes is None else max_bytes,
-            size_of=lambda s: s.trained.nbytes if s.trained is not None else 0,
-            busy=lambda s: s.running, release=Session.forget_files, shrink=_forget_model,
-            keep_s=keep_s, describe=_describe)
-        self._lock = self._sessions.lock
+        super().__init__(idle_s=idle_s, max_sessions=max_sessions,
+                         max_bytes=_budget_bytes() if max_bytes is None else max_bytes, keep_s=keep_s, share=share,
+                         max_age_s=max_age_s, describe=_describe)
 
-    @property
-    def max_bytes(self) -> int | None:
-        return self._sessions.max_bytes
-
-    def session(self, session_id: str) -> Session:
-        if not session_id or not isinstance(session_id, str):
-            raise InputError("No session id: trained models are kept per session.")
-        s = self._sessions.get(session_id)
+    def _touched(self, s: Session) -> None:
         s.last_used = time.monotonic()
-        return s
 
     def begin(self, session_id: str) -> Session:
         """Mark a run as started (one at a time per session) and clear its stop flag."""
-        with self._lock:
-            s = self.session(session_id)
-            if s.running:
-                raise InputError("A training run is already going in this session: wait for it, "
-                                 "or press Stop.")
-            guess = min(MODEL_BYTES_GUESS, (self.max_bytes or 8 * MODEL_BYTES_GUESS) // 8)  # small test budgets
-            refusal = self._sessions.client_refusal(session_id, guess, "trained model", "the memory for trained models")
-            if refusal is not None:
-                raise InputError(refusal)
-            if not self._sessions.could_fit(session_id, guess):
-                raise InputError(self._sessions.full_message(session_id, "trained model",
-                                                             "memory for trained models"))
-            s.running = True
-            s.stop.clear()
-            return s
+        guess = min(MODEL_BYTES_GUESS, (self.max_bytes or 8 * MODEL_BYTES_GUESS) // 8)  # small test budgets
+        return self._begin(session_id, guess, "A training run is already going in this session: wait for it, "
+                                              "or press Stop.")
+
+    def _took(self, s: Session) -> None:
+        s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
 
     def end(self, session_id: str, trained: Trained | None) -> None:
-        with self._lock:
-            s = self._sessions.get(session_id)  # evicted while it ran: a new one keeps the result anyway
-            s.running = False
-            if trained is not None:
-                self._sessions.forget_gone(session_id)
-                self._sessions.renew(session_id)  # a new model: its reservation's age starts now
-                s.trained = trained
-                s.use_in_pipelines = None  # a new model: Pipelines goes back to the profile's until asked
-                s.forget_files()
-            self._sessions.get(session_id)  # evict again, now that the result counts
+        super().end(session_id, trained)
         memory.give_back()  # the run's thread freed its blocks into its malloc arena: return them
 
-    def request_stop(self, session_id: str) -> bool:
-        """Set the session's stop flag; True if a run was going."""
-        with self._lock:
-            s = self._sessions.peek(session_id)
-            if s is None:
-                return False
-            s.stop.set()
-            return s.running
-
-    def wait_ended(self, session_id: str, wait_s: float) -> bool:
-        """Wait up to `wait_s` for the session's run to end -> has it? (Its last result is out by then.)"""
-        return not session_id or self._sessions.wait_idle(session_id, wait_s)
-
-    def trained(self, session_id: str) -> Trained:
-        """The session's model (marked used); never makes a session, so asking evicts nobody."""
-        if not session_id or not isinstance(session_id, str):
-            raise InputError("No session id: trained models are kept per session.")
-        s = self._sessions.peek(session_id)
-        if s is None or s.trained is None:
-            raise InputError(self._gone_message(session_id) or
-                             "No trained model in this session yet: build one first by training "
-                             "(the Train tab, or /train with the same client).")
-        self._sessions.touch(session_id)
-        s.last_used = time.monotonic()
-        return s.trained
+    def _missing_message(self) -> str:
+        return ("No trained model in this session yet: build one first by training "
+                "(the Train tab, or /train with the same client).")
 
     def _gone_message(self, session_id: str) -> str | None:
         found = self._sessions.why_gone(session_id)
@@ -179,41 +107,6 @@ class TrainStore:
                "to make room for other visitors (the server keeps the models used most recently)")
         return (f"No trained model in this session now: your {found[1] or 'model'} was removed {why}. "
                 "Train it again (the Train tab, or /train with the same client).")
-
-    def peek(self, session_id: str) -> Session | None:
-        """The session if it exists (never creates one, never evicts)."""
-        return self._sessions.peek(session_id)
-
-    def files_dir(self, session_id: str, root: str | Path | None = None) -> Path:
-        """The session's private temp folder (under `root`, e.g. the web server's file cache, so
-        the file it serves is this one and not a copy), made on first use; deleted with the session."""
-        with self._lock:
-            s = self.session(session_id)
-            if s.files is None or not s.files.is_dir():
-                if root is not None:
-                    Path(root).mkdir(parents=True, exist_ok=True)
-                s.files = Path(tempfile.mkdtemp(prefix="tlab-train-", dir=root))
-                clients.own(s.files, session_id)  # its zip is served to this client only
-            return s.files
-
-    def drop(self, session_id: str) -> None:
-        s = self._sessions.drop(session_id)
-        if s is not None:
-            s.stop.set()
-            del s
-            memory.give_back()  # a model's small blocks sat in malloc arenas after its page closed
-
-    def bytes_used(self) -> int:
-        return self._sessions.total_bytes()
-
-    def evict(self, keep: str | None = None, now: float | None = None) -> list[str]:
-        """Idle sessions, then the oldest beyond max_sessions, then the least recently used
-        trained models while all of them together exceed the memory budget (never `keep`,
-        never a running session)."""
-        return self._sessions.evict(keep=keep, now=now)
-
-    def __contains__(self, session_id: str) -> bool:
-        return session_id in self._sessions
 
 
 STORE = ProcessWide(lambda: TrainStore(**config.store_settings()))
