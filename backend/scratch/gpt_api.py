@@ -4,21 +4,19 @@
 this process, or a rough guess that says so) and refuses a run that cannot fit one request's
 time budget, naming the most steps that would. `train_gpt_iter` yields events ("plan",
 "step", "eval", "done") and leaves the model in the session, also when stopped early.
-`export_gpt` zips a `save_pretrained` folder with its tokenizer and a model card.
+`export_gpt` zips a `save_pretrained` folder with its tokenizer and a model card. The plan, the
+session's run, Stop and the zip are the encoder-decoder's too (trained_run.py).
 """
 
 from __future__ import annotations
 
 import time
-import zipfile
 from typing import Iterator
 
 from backend.hub import session_models
-from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.runtime.rates import RATES
 from backend.runtime.validation import as_float, as_int, one_of
-from backend.scratch import corpora, fit, tiny_gpt
+from backend.scratch import corpora, fit, tiny_gpt, trained_run
 from backend.scratch.gpt_store import Model, get_store
 
 DEFAULTS = dict(steps=300, layers=3, heads=4, width=96, context=64, batch=16, learning_rate=2e-3, eval_every=50,
@@ -28,7 +26,7 @@ LIMITS = dict(steps=(1, 5000), layers=(1, 6), heads=(1, 8), width=(16, 256), con
 STEP_WORK, EVAL_WORK = "tiny-GPT steps", "tiny-GPT evaluations"  # measured per model shape (rates.py)
 GUESS_PER_S = 1.5e9  # parameters x tokens a second: a busy 2-core CPU did 1.9e9 (0.37M parameters x 1,024 tokens)
 STEP_OVERHEAD_S = 0.01  # a step's fixed cost, whatever the size (it dominates a very small model)
-HEADROOM = 0.8  # the plan may use this share of the request's budget (the rest: tokenizer, encoding)
+HEADROOM = trained_run.HEADROOM  # the plan may use this share of the request's budget
 
 
 def _settings(steps, layers, heads, width, context, batch, learning_rate, eval_every, temperature, seed) -> dict:
@@ -55,29 +53,12 @@ def _shape(s: dict, vocab: int) -> tuple:
 
 def _plan(s: dict, vocab: int) -> dict:
     params = estimate_params(vocab, s["layers"], s["width"], s["context"])
-    steps_per_s, evals_per_s = RATES.per_s((STEP_WORK, *_shape(s, vocab))), RATES.per_s((EVAL_WORK, *_shape(s, vocab)))
-    measured = steps_per_s is not None and evals_per_s is not None
+    steps_per_s, evals_per_s, measured = trained_run.rates((STEP_WORK, *_shape(s, vocab)), (EVAL_WORK, *_shape(s, vocab)))
     per_step = 1 / steps_per_s if steps_per_s else STEP_OVERHEAD_S + params * s["batch"] * s["context"] / GUESS_PER_S
     per_eval = 1 / evals_per_s if evals_per_s else (
         (tiny_gpt.SAMPLE_TOKENS + 1) * STEP_OVERHEAD_S / 3
         + params * s["context"] * (tiny_gpt.EVAL_BATCHES * s["batch"] + tiny_gpt.SAMPLE_TOKENS) / 3 / GUESS_PER_S)
-
-    def seconds(steps: int) -> float:  # the evaluations: at step 0, every eval_every, and the last step
-        return steps * per_step + (steps // s["eval_every"] + 2) * per_eval
-
-    limit = budget.default_seconds()
-    allowed = limit * HEADROOM if limit > 0 else float("inf")
-    top = LIMITS["steps"][1]
-    most = top if limit <= 0 else int(max(0.0, allowed - 2 * per_eval) // (per_step + per_eval / s["eval_every"]))
-    most = min(most, top)
-    while most > 0 and seconds(most) > allowed:
-        most -= 1
-    while most < top and seconds(most + 1) <= allowed:  # the evaluations come in steps: land on the exact most
-        most += 1
-    return {"steps": s["steps"], "parameters": params, "seconds": round(seconds(s["steps"]), 1),
-            "seconds_per_step": round(per_step, 4), "evals": s["steps"] // s["eval_every"] + 2, "measured": measured,
-            "basis": "measured in this process" if measured else "rough guess: nothing measured yet in this process",
-            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most,
+    return {**trained_run.timed_plan(s, params, per_step, per_eval, measured, LIMITS["steps"][1]),
             "device": tiny_gpt.DEVICE, "device_note": tiny_gpt.DEVICE_NOTE}
 
 
@@ -102,12 +83,7 @@ def plan_gpt(scheme="bytes", vocab_size=DEFAULTS["vocab_size"], steps=DEFAULTS["
 
 
 def _refuse_unless_fits(plan: dict) -> None:
-    if plan["fits"]:
-        return
-    raise InputError(f"This run does not fit one request: {plan['steps']:,} steps of a {plan['parameters']:,}-parameter "
-                     f"model take about {plan['seconds']:.0f} s ({plan['basis']}), over {HEADROOM:.0%} of this "
-                     f"server's {plan['budget_s']:g} s budget per request. Ask for at most {plan['max_steps']:,} "
-                     "steps, or a smaller model (fewer layers, a smaller width or context).")
+    trained_run.refuse_unless_fits(plan, "model", "fewer layers, a smaller width or context")
 
 
 def _data(scheme: str, vocab: int, corpus, text, upload, context: int):
@@ -134,10 +110,8 @@ def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, 
                     temperature, seed)
     _refuse_unless_fits(plan)
     s, scheme = plan["settings"], plan["settings"]["tokens"]
-    store = get_store()
-    session = store.begin(session_id, plan["parameters"] * 4)
-    trained, out, described = None, tiny_gpt.Outcome(), None
-    try:
+    with trained_run.session_run(get_store(), session_id, plan["parameters"] * 4) as run:
+        out = run.outcome
         t0 = time.perf_counter()
         planned_vocab = _vocab(scheme, vocab_size)  # the rate's key (a BPE may learn fewer tokens than asked)
         what, body, tok, data = _data(scheme, planned_vocab, corpus, text, upload, s["context"])
@@ -148,27 +122,25 @@ def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, 
         settings = tiny_gpt.Settings(steps=s["steps"], batch=s["batch"], learning_rate=s["learning_rate"],
                                      eval_every=s["eval_every"], temperature=s["temperature"], seed=s["seed"],
                                      prompt=str(prompt or "")[:200], report_every=max(1, min(10, s["steps"] // 30)))
-        trained = Model(model, tok, {"corpus": what, "tokens": scheme, "settings": s})
+        trained = run.trained = Model(model, tok, {"corpus": what, "tokens": scheme, "settings": s})
 
         def finish():  # also when the caller stops iterating: the model so far is described and kept
             return {**_result(plan, s, scheme, what, body, data, tok, params, out, time.perf_counter() - t0),
                     "model_box": trained.name}
 
-        described = finish
-
-        yield from tiny_gpt.train_steps(model, tok, data, settings, stop=session.stop, outcome=out)
+        run.describe = finish
+        yield from tiny_gpt.train_steps(model, tok, data, settings, stop=run.session.stop, outcome=out)
         trained.model = out.model
         result = finish()
         trained.info.update(result)
-        if out.steps_run:  # the next plan of this shape says "measured"
-            RATES.add((STEP_WORK, *_shape(s, planned_vocab)), out.steps_run, result["train_seconds"])
-            RATES.add((EVAL_WORK, *_shape(s, planned_vocab)), len(out.evals), sum(e["seconds"] for e in out.evals))
+        trained_run.measured((STEP_WORK, *_shape(s, planned_vocab)), (EVAL_WORK, *_shape(s, planned_vocab)), out,
+                             result["train_seconds"])
         yield {"event": "done", "result": result}
-    finally:  # on Stop, the time budget, an error or a closed page: the steps that ran stay in the session
-        if trained is not None and out.steps_run and "steps_run" not in trained.info and described is not None:
-            trained.model = out.model.eval()
-            trained.info.update(described())
-        store.end(session_id, trained if trained is not None and out.steps_run else None)
+
+
+def _tokenizer_kwargs(m) -> dict:
+    """The transformers wrapper's settings for the session's tokenizer (a BPE has an unknown token)."""
+    return {"unk_token": "[UNK]" if m.info["tokens"] == "bpe" else None}
 
 
 def _offered(name: str) -> dict | None:
@@ -179,8 +151,7 @@ def _offered(name: str) -> dict | None:
     if m.hf_tokenizer is None:
         from transformers import PreTrainedTokenizerFast
 
-        m.hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=m.tokenizer,
-                                                 unk_token="[UNK]" if m.info["tokens"] == "bpe" else None)
+        m.hf_tokenizer = PreTrainedTokenizerFast(tokenizer_object=m.tokenizer, **_tokenizer_kwargs(m))
     if getattr(m.model.config, "_attn_implementation", "eager") != "eager":
         m.model.set_attn_implementation("eager")  # the tabs read its attention weights (SDPA returns none)
     steps, corpus = m.info.get("steps_run", 0), m.info["corpus"]
@@ -218,23 +189,17 @@ def _result(plan, s, scheme, what, body, data, tok, params, out, total_s) -> dic
 
 def train_gpt(session_id: str, *args, **kwargs) -> dict:
     """`train_gpt_iter` run to the end -> its result."""
-    result = None
-    for ev in train_gpt_iter(session_id, *args, **kwargs):
-        if ev["event"] == "done":
-            result = ev["result"]
-    return result
+    return trained_run.to_the_end(train_gpt_iter(session_id, *args, **kwargs))
 
 
 def stop_gpt(session_id: str, wait_s: float = 0.0) -> dict:
     """Ask the session's tiny-GPT run to stop after its current step (the model so far is kept).
     `wait_s`: wait that long for it to end; "ended": it has, its result is out."""
-    stopping = get_store().request_stop(session_id)
-    return {"stopping": stopping, "ended": stopping and get_store().wait_ended(session_id, wait_s)}
+    return trained_run.stop(get_store(), session_id, wait_s)
 
 
 def drop_gpt_session(session_id: str) -> None:
-    if session_id:
-        get_store().drop(session_id)
+    trained_run.drop(get_store(), session_id)
 
 
 def generate_gpt(session_id: str, prompt: str = "", max_new_tokens=80, temperature=0.0, seed=0) -> dict:
@@ -274,31 +239,17 @@ TOKEN_NOTES = {
 }
 
 
-def export_gpt(session_id: str, root: str | None = None) -> dict:
-    """The session's tiny GPT as a zip of a `save_pretrained` folder + tokenizer + model card."""
-    import shutil
-
-    from transformers import PreTrainedTokenizerFast
-
-    store = get_store()
-    m = store.trained(session_id)
-    base = store.files_dir(session_id, root)
-    stem = f"tiny-gpt-{m.info['tokens']}-{m.info['steps_run']}-steps"
-    folder = base / stem
-    m.model.save_pretrained(folder)
-    PreTrainedTokenizerFast(tokenizer_object=m.tokenizer,
-                            unk_token="[UNK]" if m.info["tokens"] == "bpe" else None).save_pretrained(folder)
+def _card(m, stem: str) -> str:
     s, f = m.info["settings"], m.info["final"]
-    (folder / "README.md").write_text(CARD.format(
+    return CARD.format(
         layers=s["layers"], heads=s["heads"], width=s["width"], context=s["context"], params=m.info["parameters"],
         steps_run=m.info["steps_run"], batch=s["batch"], lr=s["learning_rate"], seed=s["seed"],
         corpus=m.info["corpus"]["what"], train=f["train_loss"], val=f["val_loss"], entropy=m.info["unigram_entropy"],
-        tokens=TOKEN_NOTES[m.info["tokens"]], stem=stem), encoding="utf-8")
-    zpath = base / f"{stem}.zip"
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted(folder.iterdir()):
-            z.write(p, f"{stem}/{p.name}")
-    files = sorted(p.name for p in folder.iterdir())
-    shutil.rmtree(folder, ignore_errors=True)
-    return {"path": str(zpath), "files": files, "megabytes": round(zpath.stat().st_size / 1e6, 2),
-            "steps_run": m.info["steps_run"], "parameters": m.info["parameters"]}
+        tokens=TOKEN_NOTES[m.info["tokens"]], stem=stem)
+
+
+def export_gpt(session_id: str, root: str | None = None) -> dict:
+    """The session's tiny GPT as a zip of a `save_pretrained` folder + tokenizer + model card."""
+    return trained_run.export(get_store(), session_id, root,
+                              lambda m: f"tiny-gpt-{m.info['tokens']}-{m.info['steps_run']}-steps",
+                              _tokenizer_kwargs, _card)

@@ -1,7 +1,7 @@
 """The From scratch tab's tiny encoder-decoder (chapter 3's architecture): plan, train (streamed),
 stop, translate one input and look at its three kinds of attention, download.
 
-Same session rules as the tiny GPT (gpt_api.py): the plan says before any training how long the
+Same session rules as the tiny GPT, from the same code (trained_run.py): the plan says before any training how long the
 run should take and refuses one that cannot fit one request's time budget; the model stays in
 the caller's session, also when stopped early (with the steps that ran); the download is a zip
 of a `save_pretrained` folder with its tokenizer and a model card.
@@ -10,17 +10,14 @@ of a `save_pretrained` folder with its tokenizer and a model card.
 from __future__ import annotations
 
 import time
-import zipfile
 from functools import lru_cache
 from typing import Iterator
 
 import numpy as np
 
-from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.runtime.rates import RATES
 from backend.runtime.validation import as_float, as_int, check_text
-from backend.scratch import seq2seq, seq2seq_data, tiny_gpt
+from backend.scratch import seq2seq, seq2seq_data, tiny_gpt, trained_run
 from backend.scratch.seq2seq_store import Model, get_store
 
 DEFAULTS = dict(steps=400, layers=2, heads=4, width=64, batch=64, learning_rate=3e-3, eval_every=50, seed=0)
@@ -30,7 +27,7 @@ STEP_WORK, EVAL_WORK = "seq2seq steps", "seq2seq evaluations"  # measured per mo
 GUESS_PER_S = 3e9  # parameters x tokens a second: a busy 2-core CPU did ~3.3e9 (177k parameters x 64 x 23 tokens)
 STEP_OVERHEAD_S = 0.02
 TOKENS_PER_PAIR = 24  # ~13 source + 11 target tokens
-HEADROOM = 0.8
+HEADROOM = trained_run.HEADROOM
 MAX_INPUT_CHARS = 200
 SHOWN_TEST = 12  # test rows in the result: the first ones, then mistakes
 
@@ -72,40 +69,17 @@ def plan_seq2seq(steps=DEFAULTS["steps"], layers=DEFAULTS["layers"], heads=DEFAU
     """The run's plan (no model built): parameters, seconds (steps, validation checks, the test), whether it fits."""
     s = _settings(steps, layers, heads, width, batch, learning_rate, eval_every, seed)
     params = estimate_params(vocab_size(), s["layers"], s["width"])
-    steps_per_s, evals_per_s = RATES.per_s((STEP_WORK, *_shape(s))), RATES.per_s((EVAL_WORK, *_shape(s)))
-    measured = steps_per_s is not None and evals_per_s is not None
+    steps_per_s, evals_per_s, measured = trained_run.rates((STEP_WORK, *_shape(s)), (EVAL_WORK, *_shape(s)))
     per_step = 1 / steps_per_s if steps_per_s else STEP_OVERHEAD_S + params * s["batch"] * TOKENS_PER_PAIR / GUESS_PER_S
     n_val = seq2seq_data.SIZES["validation"]
     per_eval = 1 / evals_per_s if evals_per_s else 0.2 + params * n_val * TOKENS_PER_PAIR * 6 / GUESS_PER_S
-    test_s = per_eval * seq2seq_data.SIZES["test"] / n_val
-
-    def seconds(n: int) -> float:  # evaluations at step 0, every eval_every and the last step; then the test
-        return n * per_step + (n // s["eval_every"] + 2) * per_eval + test_s
-
-    limit = budget.default_seconds()
-    allowed = limit * HEADROOM if limit > 0 else float("inf")
-    top = LIMITS["steps"][1]
-    most = top
-    if limit > 0:
-        most = min(top, int(max(0.0, allowed - 2 * per_eval - test_s) // (per_step + per_eval / s["eval_every"])))
-        while most > 0 and seconds(most) > allowed:
-            most -= 1
-        while most < top and seconds(most + 1) <= allowed:
-            most += 1
-    return {"steps": s["steps"], "parameters": params, "seconds": round(seconds(s["steps"]), 1),
-            "seconds_per_step": round(per_step, 4), "evals": s["steps"] // s["eval_every"] + 2, "measured": measured,
-            "basis": "measured in this process" if measured else "rough guess: nothing measured yet in this process",
-            "budget_s": limit, "fits": seconds(s["steps"]) <= allowed, "max_steps": most, "settings": s,
-            "device": tiny_gpt.DEVICE, "device_note": tiny_gpt.DEVICE_NOTE}
+    test_s = per_eval * seq2seq_data.SIZES["test"] / n_val  # the test after the last step
+    return {**trained_run.timed_plan(s, params, per_step, per_eval, measured, LIMITS["steps"][1], test_s),
+            "settings": s, "device": tiny_gpt.DEVICE, "device_note": tiny_gpt.DEVICE_NOTE}
 
 
 def _refuse_unless_fits(plan: dict) -> None:
-    if plan["fits"]:
-        return
-    raise InputError(f"This run does not fit one request: {plan['steps']:,} steps of a {plan['parameters']:,}-parameter "
-                     f"encoder-decoder take about {plan['seconds']:.0f} s ({plan['basis']}), over {HEADROOM:.0%} of "
-                     f"this server's {plan['budget_s']:g} s budget per request. Ask for at most {plan['max_steps']:,} "
-                     "steps, or a smaller model (fewer layers, a smaller width).")
+    trained_run.refuse_unless_fits(plan, "encoder-decoder", "fewer layers, a smaller width")
 
 
 def _data_card() -> dict:
@@ -133,10 +107,8 @@ def train_seq2seq_iter(session_id: str, steps=DEFAULTS["steps"], layers=DEFAULTS
     plan = plan_seq2seq(steps, layers, heads, width, batch, learning_rate, eval_every, seed)
     _refuse_unless_fits(plan)
     s = plan["settings"]
-    store = get_store()
-    session = store.begin(session_id, plan["parameters"] * 4)
-    trained, out = None, seq2seq.Outcome()
-    try:
+    with trained_run.session_run(get_store(), session_id, plan["parameters"] * 4) as run:
+        out = run.outcome
         t0 = time.perf_counter()
         train, val, test = (list(seq2seq_data.load(k)) for k in seq2seq_data.SPLITS)
         tok = seq2seq.build_tokenizer(train)
@@ -147,8 +119,9 @@ def train_seq2seq_iter(session_id: str, steps=DEFAULTS["steps"], layers=DEFAULTS
         settings = seq2seq.Settings(steps=s["steps"], batch=s["batch"], learning_rate=s["learning_rate"],
                                     eval_every=s["eval_every"], seed=s["seed"],
                                     report_every=max(1, min(10, s["steps"] // 30)))
-        trained = Model(model, tok, {"settings": s, "parameters": params, "corpus": "toy dates"})
-        yield from seq2seq.train_steps(model, tok, train, val, settings, stop=session.stop, outcome=out)
+        trained = run.trained = Model(model, tok, {"settings": s, "parameters": params, "corpus": "toy dates"})
+        run.describe = lambda: _result(plan, s, params, out, None, time.perf_counter() - t0, 0.0, 0.0)
+        yield from seq2seq.train_steps(model, tok, train, val, settings, stop=run.session.stop, outcome=out)
         trained.model = out.model
         train_s = max(1e-6, out.seconds - sum(e["seconds"] for e in out.evals))
         t1 = time.perf_counter()
@@ -156,15 +129,8 @@ def train_seq2seq_iter(session_id: str, steps=DEFAULTS["steps"], layers=DEFAULTS
         test_s = time.perf_counter() - t1
         result = _result(plan, s, params, out, ev, time.perf_counter() - t0, train_s, test_s)
         trained.info.update(result)
-        if out.steps_run:
-            RATES.add((STEP_WORK, *_shape(s)), out.steps_run, train_s)
-            RATES.add((EVAL_WORK, *_shape(s)), len(out.evals), sum(e["seconds"] for e in out.evals))
+        trained_run.measured((STEP_WORK, *_shape(s)), (EVAL_WORK, *_shape(s)), out, train_s)
         yield {"event": "done", "result": result}
-    finally:  # on Stop, the time budget, an error or a closed page: the steps that ran stay in the session
-        if trained is not None and out.steps_run and "steps_run" not in trained.info:
-            trained.model = out.model.eval()
-            trained.info.update(_result(plan, s, params, out, None, time.perf_counter() - t0, 0.0, 0.0))
-        store.end(session_id, trained if trained is not None and out.steps_run else None)
 
 
 def _result(plan, s, params, out, ev, total_s, train_s, test_s) -> dict:
@@ -185,22 +151,16 @@ def _result(plan, s, params, out, ev, total_s, train_s, test_s) -> dict:
 
 def train_seq2seq(session_id: str, *args, **kwargs) -> dict:
     """`train_seq2seq_iter` run to the end -> its result."""
-    result = None
-    for ev in train_seq2seq_iter(session_id, *args, **kwargs):
-        if ev["event"] == "done":
-            result = ev["result"]
-    return result
+    return trained_run.to_the_end(train_seq2seq_iter(session_id, *args, **kwargs))
 
 
 def stop_seq2seq(session_id: str, wait_s: float = 0.0) -> dict:
     """As stop_gpt, for the session's tiny encoder-decoder."""
-    stopping = get_store().request_stop(session_id)
-    return {"stopping": stopping, "ended": stopping and get_store().wait_ended(session_id, wait_s)}
+    return trained_run.stop(get_store(), session_id, wait_s)
 
 
 def drop_seq2seq_session(session_id: str) -> None:
-    if session_id:
-        get_store().drop(session_id)
+    trained_run.drop(get_store(), session_id)
 
 
 def _text(text) -> str:
@@ -316,31 +276,16 @@ tokens, so the output decodes with no spaces.
 """
 
 
-def export_seq2seq(session_id: str, root: str | None = None) -> dict:
-    """The session's encoder-decoder as a zip of a `save_pretrained` folder + tokenizer + model card."""
-    import shutil
-
-    from transformers import PreTrainedTokenizerFast
-
-    store = get_store()
-    m = store.trained(session_id)
-    base = store.files_dir(session_id, root)
-    stem = f"tiny-seq2seq-dates-{m.info['steps_run']}-steps"
-    folder = base / stem
-    m.model.save_pretrained(folder)
-    PreTrainedTokenizerFast(tokenizer_object=m.tokenizer, pad_token=seq2seq.PAD, bos_token=seq2seq.BOS,
-                            eos_token=seq2seq.EOS, unk_token=seq2seq.UNK).save_pretrained(folder)
+def _card(m, stem: str) -> str:
     s, t = m.info["settings"], m.info.get("test")
-    (folder / "README.md").write_text(CARD.format(
+    return CARD.format(
         layers=s["layers"], heads=s["heads"], width=s["width"], params=m.info["parameters"],
         steps_run=m.info["steps_run"], batch=s["batch"], lr=s["learning_rate"], seed=s["seed"], stem=stem,
-        test=f"{t['exact_match']:.1%} of {t['items']} dates never seen in training" if t else "not measured (stopped)"),
-        encoding="utf-8")
-    zpath = base / f"{stem}.zip"
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted(folder.iterdir()):
-            z.write(p, f"{stem}/{p.name}")
-    files = sorted(p.name for p in folder.iterdir())
-    shutil.rmtree(folder, ignore_errors=True)
-    return {"path": str(zpath), "files": files, "megabytes": round(zpath.stat().st_size / 1e6, 2),
-            "steps_run": m.info["steps_run"], "parameters": m.info["parameters"]}
+        test=f"{t['exact_match']:.1%} of {t['items']} dates never seen in training" if t else "not measured (stopped)")
+
+
+def export_seq2seq(session_id: str, root: str | None = None) -> dict:
+    """The session's encoder-decoder as a zip of a `save_pretrained` folder + tokenizer + model card."""
+    return trained_run.export(get_store(), session_id, root, lambda m: f"tiny-seq2seq-dates-{m.info['steps_run']}-steps",
+                              lambda m: {"pad_token": seq2seq.PAD, "bos_token": seq2seq.BOS, "eos_token": seq2seq.EOS,
+                                         "unk_token": seq2seq.UNK}, _card)
