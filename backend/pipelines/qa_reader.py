@@ -28,6 +28,9 @@ def reader_answer(r: dict, lm, question: str, context: str, top_n: int, stride: 
     r.update(out, answers=answers, scoring=READER_SCORING.format(n=max_answer_tokens), no_answer_reply=NO_ANSWER_CLS,
              no_answer_reason="the [CLS] span wins" if out["no_answer"] else None, absent_terms=[])
     windows_notice(r, out)
+    for a in out["set_aside"][:2]:
+        r["notices"].append(f"The reader's span '{a['answer']}' scored higher but was set aside: {a['reason']} "
+                            "(an answer-type check the span head cannot make).")
     if out["no_answer"]:
         margin = "no span" if out["margin"] is None else f"{out['margin']:+.2f}"
         r["notices"].append(f"No answer in this text: the best span beats the [CLS] 'no answer' span by {margin} "

@@ -87,3 +87,26 @@ def test_the_retriever_reader_evaluation_over_the_glossary(reader_lm):
     assert [r["k"] for r in out["end_to_end"]] == [1, 3, 5]
     for row in out["rows"]:
         assert row["rank_of_gold"] is None or row["rank_of_gold"] >= 1
+
+
+# The answer-type check (backend/engines/qa/answer_type.py) on the reader's own spans: the price of the
+# product for a question about its replacement part is set aside, and the page says why.
+BRAVA = ("The Brava X2 coffee machine costs 249 euros. Its water filters need changing every two months, and the "
+         "machine comes with a two-year warranty.")
+KLEEN = ("The Kleen R9 robot vacuum costs 349 euros in most shops. Spare brushes are sold in packs of three, and the "
+         "battery lasts about two hours.")
+
+
+def test_another_things_price_is_set_aside_and_said(reader_lm):
+    r = P.qa(reader_lm, "What is the price of the water filters?", BRAVA, top_n=3)
+    assert r["no_answer"] and [a["answer"] for a in r["set_aside"]] == ["249 euros"]
+    assert any("'249 euros' scored higher but was set aside" in n and "another thing's" in n for n in r["notices"])
+    kept = P.qa(reader_lm, "How much does the Brava X2 cost?", BRAVA, top_n=3)
+    assert not kept["no_answer"] and kept["answer"] == "249 euros" and kept["set_aside"] == []
+
+
+def test_a_count_is_set_aside_for_a_price(reader_lm):
+    r = P.qa(reader_lm, "What is the price of a pack of spare brushes?", KLEEN, top_n=3)
+    assert r["no_answer"] and r["set_aside"][0]["answer"] == "three"
+    assert "no currency" in r["set_aside"][0]["reason"]
+    assert P.qa(reader_lm, "How long does the battery last?", KLEEN)["answer"] == "about two hours"

@@ -202,14 +202,34 @@ def answer(model, tokenizer, question: str, context: str, top_n: int = 3, thresh
     logits = np.array([v[0] for _, v in ranked] + [null])
     probs = np.exp(logits - logits.max())
     probs /= probs.sum()
-    answers = [{"answer": context[c0:c1], "score": float(p), "start": c0, "end": c1, "logit": round(v[0], 4),
-                "window": v[1]} for ((c0, c1), v), p in zip(ranked[:top_n], probs)]
-    best = ranked[0][1][0] if ranked else -math.inf
+    scored = [{"answer": context[c0:c1], "score": float(p), "start": c0, "end": c1, "logit": round(v[0], 4),
+               "window": v[1]} for ((c0, c1), v), p in zip(ranked, probs)]
+    answers, set_aside = _of_the_asked_kind(question, context, scored, null, threshold)
+    best = answers[0]["logit"] if answers else -math.inf
     margin = best - null
-    return {"answers": answers, "no_answer": not ranked or margin <= threshold, "null_logit": round(null, 4),
-            "null_score": float(probs[-1]), "best_logit": round(best, 4) if ranked else None,
-            "margin": round(margin, 4) if ranked else None, "threshold": threshold, "windows": int(n),
-            "max_length": int(limit), "stride": int(stride)}
+    return {"answers": answers[:top_n], "no_answer": not answers or margin <= threshold, "null_logit": round(null, 4),
+            "null_score": float(probs[-1]), "best_logit": round(best, 4) if answers else None,
+            "margin": round(margin, 4) if answers else None, "threshold": threshold, "windows": int(n),
+            "max_length": int(limit), "stride": int(stride), "set_aside": set_aside}
+
+
+def _of_the_asked_kind(question: str, context: str, scored: list[dict], null: float, threshold: float):
+    """(the spans in rank order without those set aside, the set-aside ones with their reason). Among the
+    spans that beat "no answer", one that is not the kind of thing asked (`answer_type.mismatch`) is set
+    aside with every span overlapping it (its fragments: "about" of "about 200"), and the next one is
+    considered; spans below the threshold are kept as they are (they only explain a refusal)."""
+    from backend.engines.qa import answer_type
+
+    kept, set_aside = [], []
+    for a in scored:
+        if any(a["start"] < r["end"] and r["start"] < a["end"] for r in set_aside):
+            continue
+        why = answer_type.mismatch(question, context, a["start"], a["end"]) if a["logit"] - null > threshold else None
+        if why:
+            set_aside.append({**a, "reason": why})
+        else:
+            kept.append(a)
+    return kept, set_aside
 
 
 def best_threshold(margins: list[float], answerable: list[bool], right: list[float]) -> float:
