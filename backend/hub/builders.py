@@ -12,7 +12,8 @@ of steps, never "as many as fit in N seconds" (a busy box once ran 4 steps in it
 scored 0.49), and outside the request's budget, so a slow box only waits longer for the same
 model and a cancelled request never leaves half a model in the cache.
 
-It is trained on first use, or by `python -m backend.hub pull --profile local`, and cached with `conversion.write_once` (temp folder, rename) under
+It is trained on first use, or by `python -m backend.hub pull --profile local`, and cached (the one
+builder shape, cache_build.py: `conversion.write_once`, temp folder, rename) under
 `<cache>/trained/<RECIPE>-<key>` in the Train tab's Download layout (`finetune.save_folder`).
 The key covers the data, the base encoder's weights and this recipe, so a change retrains.
 `Served` wraps it like any sequence classifier: `model(**enc).logits`, `config.id2label`.
@@ -35,7 +36,9 @@ from backend.engines.classify import metrics
 from backend.engines.classify import datasets
 from backend.engines.classify import finetune
 from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH
-from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
+from backend.hub import cache_build
+from backend.hub.cache_build import CacheBuild
+from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
 from backend.runtime import budget as request_budget
 
 RECIPE = "sentiment-finetune-v1"  # bump when the recipe changes
@@ -45,12 +48,11 @@ RECIPE_BUDGET = finetune.Budget(epochs=3, max_examples=datasets.MAX_ROWS, max_se
 CLASSIFIER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden states"
 
 
-def _key(location: Path) -> str:
-    return build_key(RECIPE, [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS], location)
+BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS])
 
 
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return trained_dir(RECIPE, _key(Path(location)), root)
+    return BUILD.folder(location, root)
 
 
 def train(base, progress: Callable[[float, str], None] | None = None) -> tuple[dict, dict]:
@@ -60,18 +62,9 @@ def train(base, progress: Callable[[float, str], None] | None = None) -> tuple[d
     ds = datasets.load_shipped(DATASET)
     with request_budget.detached():
         worker = finetune.LocalWorker(base)
-        events = finetune.run(ds.train, ds.validation, len(ds.labels), RECIPE_BUDGET, worker)
-        try:
-            while True:
-                event = next(events)
-                if progress is not None and event["event"] == "step":
-                    progress(event["step"] / event["total_steps"], "Training the offline sentiment classifier "
-                             f"(first use only): step {event['step']} of {event['total_steps']}")
-        except StopIteration as done:
-            out: finetune.Outcome = done.value
-        if out.weights is None or out.steps < out.total_steps:
-            raise RuntimeError(f"the offline sentiment fine-tune stopped after {out.steps} of "
-                               f"{out.total_steps} steps ({out.stopped}); nothing was cached")
+        out: finetune.Outcome = cache_build.fine_tune(
+            finetune.run(ds.train, ds.validation, len(ds.labels), RECIPE_BUDGET, worker),
+            cache_build.first_use(progress, "the offline sentiment classifier"), "the offline sentiment fine-tune")
         probs, _ = finetune.predict_proba(worker, out.weights, [t for t, _ in ds.test], len(ds.labels))
         finetune.release_scratch()  # a one-off run: its scratch copy of the encoder need not stay
     ys = np.array([y for _, y in ds.test], dtype=np.int64)
@@ -95,7 +88,7 @@ def ensure(base, location: str | Path, root: Path | None = None,
         finetune.save_folder(tmp, base.model, weights, base.tokenizer, meta["labels"])
         return meta
 
-    return build_trained(cache_dir(location, root), train_and_save)
+    return BUILD.ensure_model(location, root, train_and_save)
 
 
 class Served(nn.Module):

@@ -6,7 +6,7 @@ by the Train tab's own loop (`finetune.run`, a fixed number of steps, best epoch
 validation); the pipeline (`compress_run`) then distils it with a small grid over the
 temperature and alpha (chosen on validation, reported on test), quantizes, exports to ONNX,
 quantizes the graph and prunes, and benchmarks every variant in one run. Everything is written
-atomically (`conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering
+atomically (the one builder shape, cache_build.py: `conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering
 the data, the base weights, this recipe and its settings; built inside `budget.detached()`.
 """
 
@@ -21,8 +21,9 @@ from typing import Callable
 
 from backend.engines.compression import pipeline as compress_run, distill
 from backend.engines.classify import datasets, finetune
-from backend.hub import default_run
-from backend.hub.conversion import META_FILE, build_key, trained_dir
+from backend.hub import cache_build
+from backend.hub.cache_build import CacheBuild
+from backend.hub.conversion import META_FILE
 from backend.runtime import budget as request_budget
 
 RECIPE = "compress-emotion-v1"  # bump when the recipe changes
@@ -41,31 +42,20 @@ DEFAULT = compress_run.Settings(temperatures=(2.0, 6.0), alphas=(0.1, 0.5), laye
 TEACHER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden states, fine-tuned on the six emotions"
 
 
-def _key(location: Path) -> str:
-    data = [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS]
-    settings = json.dumps({"teacher": asdict(TEACHER_BUDGET), "run": asdict(DEFAULT)}, sort_keys=True,
-                          default=str).encode()
-    return build_key(RECIPE, data, location, settings)
+BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS],
+                   lambda: json.dumps({"teacher": asdict(TEACHER_BUDGET), "run": asdict(DEFAULT)}, sort_keys=True,
+                                      default=str).encode())
 
 
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return trained_dir(RECIPE, _key(Path(location)), root)
+    return BUILD.folder(location, root)
 
 
 def _teacher(base, ds, progress: Callable[[float, str], None]) -> tuple[dict, dict]:
-    worker = finetune.LocalWorker(base)
-    events = finetune.run(ds.train, ds.validation, len(ds.labels), TEACHER_BUDGET, worker)
-    try:
-        while True:
-            event = next(events)
-            if event["event"] == "step":
-                progress(0.25 * event["step"] / event["total_steps"],
-                         f"Fine-tuning the teacher: step {event['step']} of {event['total_steps']}")
-    except StopIteration as done:
-        out: finetune.Outcome = done.value
-    if out.weights is None or out.steps < out.total_steps:
-        raise RuntimeError(f"the teacher's fine-tune stopped after {out.steps} of {out.total_steps} steps "
-                           f"({out.stopped}); nothing was cached")
+    out: finetune.Outcome = cache_build.fine_tune(
+        finetune.run(ds.train, ds.validation, len(ds.labels), TEACHER_BUDGET, finetune.LocalWorker(base)),
+        lambda done, total: progress(0.25 * done / total, f"Fine-tuning the teacher: step {done} of {total}"),
+        "the teacher's fine-tune")
     finetune.release_scratch()
     return out.weights, {"steps": out.steps, "epochs": TEACHER_BUDGET.epochs, "best_epoch": out.best_epoch,
                          "validation_accuracy": out.best_val["accuracy"], "train_s": out.seconds}
@@ -95,18 +85,15 @@ def build(base, folder: Path, progress: Callable[[float, str], None] | None = No
 
 def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, bool]:
-    """The default run's folder for the encoder `base` (read from `location`); built now if it is
-    not cached yet. -> (folder, built now)."""
-    return default_run.ensure(cache_dir(location, root), lambda tmp: build(base, tmp, progress))
+    """The chapter 8 run's folder for the encoder `base` (read from `location`), built now if need be."""
+    return BUILD.ensure_run(location, root, lambda tmp: build(base, tmp, progress))
 
 
-def cached(location: str | Path, root: Path | None = None) -> Path | None:
-    """The default run's folder if it is built, else None (a visitor's click never builds it)."""
-    return default_run.cached(cache_dir(location, root))
+cached = BUILD.cached  # (location, root=None) -> the folder if built, else None (a click never builds it)
 
 
 def results(folder: Path) -> dict:
-    return default_run.results(folder, RESULTS_FILE)
+    return cache_build.results(folder, RESULTS_FILE)
 
 
 def base_location() -> Path:

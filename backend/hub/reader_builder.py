@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Callable
 
 from backend.engines.qa import data as qa_data, reader
-from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir  # noqa: F401  (META_FILE: tests read it)
+from backend.hub import cache_build
+from backend.hub.cache_build import CacheBuild
+from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
 from backend.runtime import budget as request_budget
 
 RECIPE = "reader-span-v1"  # bump when the recipe changes
@@ -28,13 +30,12 @@ CLASSIFIER = ("all-MiniLM-L6-v2 with a span head (a start and an end logit per t
               "[CLS] span), fine-tuned SQuAD 2.0 style")
 
 
-def _key(location: Path, recipe: reader.Recipe = RECIPE_SETTINGS) -> str:
-    return build_key(RECIPE, [qa_data.DATA_DIR / f"{split}.jsonl" for split in qa_data.SPLITS], location,
-                     settings=json.dumps(asdict(recipe), sort_keys=True).encode())
+BUILD = CacheBuild(RECIPE, lambda: [qa_data.DATA_DIR / f"{split}.jsonl" for split in qa_data.SPLITS],
+                   lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode())
 
 
 def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return trained_dir(RECIPE, _key(Path(location)), root)
+    return BUILD.folder(location, root)
 
 
 def _rounded(metrics: dict) -> dict:
@@ -49,15 +50,9 @@ def train(base, progress: Callable[[float, str], None] | None = None,
     train_set, validation = qa_data.load("train"), qa_data.load("validation")
     with request_budget.detached():
         model = reader.new_model(base.model, recipe.seed)
-
-        def step(done: int, total: int, loss: float) -> None:
-            if progress is not None:
-                progress(done / total, f"Training the offline QA reader (first use only): step {done} of {total}")
-
-        info = reader.train(model, base.tokenizer, train_set, recipe, step)
-        if info["steps"] < info["total_steps"]:
-            raise RuntimeError(f"the offline reader stopped after {info['steps']} of {info['total_steps']} steps; "
-                               "nothing was cached")
+        info = reader.train(model, base.tokenizer, train_set, recipe,
+                            cache_build.first_use(progress, "the offline QA reader"))
+        cache_build.finished(info["steps"], info["total_steps"], "the offline reader")
         at_zero = reader.evaluate(model, base.tokenizer, validation, threshold=0.0)
         threshold = at_zero["best_threshold"]
         tuned = reader.evaluate(model, base.tokenizer, validation, threshold=threshold)
@@ -86,7 +81,7 @@ def ensure(base, location: str | Path, root: Path | None = None,
         base.tokenizer.save_pretrained(tmp)
         return meta
 
-    return build_trained(cache_dir(location, root), train_and_save)
+    return BUILD.ensure_model(location, root, train_and_save)
 
 
 def serve(folder: str | Path, device: str = "cpu", dtype=None):
