@@ -126,7 +126,12 @@ def _char_of(text: str, word: str) -> int:
 
 @gpu_task(duration=120)
 def _attribute(task: str, args: dict, override, progress) -> dict:
-    lm = _session_model(*args["session"]) if task == "session" else hub.load(ROLES[task], override, progress)
+    if task == "session":
+        lm = _session_model(*args["session"])
+    elif task == "ner" and (override or "").strip().lower() in MULTILINGUAL_NER:
+        lm = _MultilingualNer(MULTILINGUAL_NER[override.strip().lower()], progress)
+    else:
+        lm = hub.load(ROLES[task], override, progress)
     target, info = _target(task, lm, args)
     done = {"methods": []}
     target.on_forward = lambda: budget.check(
@@ -159,6 +164,29 @@ def _attribute(task: str, args: dict, override, progress) -> dict:
     timing["checks"] = round(time.perf_counter() - t0, 4)
     result["timing"] = timing
     return result
+
+
+MULTILINGUAL_NER = {"multilingual": "all", "multilingual-de": "de"}  # the model box's names for chapter 4's runs
+
+
+class _MultilingualNer:
+    """Chapter 4's NER model (the packaged multilingual encoder fine-tuned here on all four languages, or on
+    German only) dressed as a loaded model, so a German, French or Italian sentence's tags are explained."""
+
+    method = config.METHOD_FINETUNED
+
+    def __init__(self, run: str, progress=None):
+        from backend.engines.ner import languages as ner_languages
+        from backend.hub import multilingual_runs
+
+        base = hub.load("multilingual", None, progress)
+        self.model = multilingual_runs.serving_model(run, base, ner_languages.labels())
+        self.tokenizer = base.tokenizer
+        self._describe = {**base.describe(), "role": "ner", "method": config.METHOD_FINETUNED,
+                          "fine_tuned": f"chapter 4's default run, trained on {multilingual_runs.RUN_NAMES[run]}"}
+
+    def describe(self) -> dict:
+        return dict(self._describe)
 
 
 class _Session:

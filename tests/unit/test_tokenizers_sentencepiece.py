@@ -56,3 +56,16 @@ def test_a_missing_multilingual_package_fails_only_its_column(monkeypatch):
     with pytest.raises(ModelLoadError):
         monkeypatch.setattr(api, "OPTIONAL_ROLES", ())
         api.tokenize("Hallo Welt", roles=("multilingual",))
+
+
+def test_sentencepiece_continuations_are_the_pieces_without_the_word_start_mark(sentencepiece):
+    """A token classifier over XLM-R's vocabulary gives every piece after a word's first its word's tag
+    (backend/engines/ner/serving.py): SentencePiece marks starts with ▁, so the rest continue a word."""
+    from backend.engines.ner import serving
+
+    table = serving.continuation_table(sentencepiece)
+    enc = sentencepiece("Angela besuchte München")
+    pieces = sentencepiece.convert_ids_to_tokens(enc["input_ids"])
+    flags = [bool(table[i]) for i in enc["input_ids"]]
+    assert [p for p, f in zip(pieces, flags) if f] == [p for p in pieces[1:-1] if not p.startswith("▁")]
+    assert any(flags) and not flags[0] and not flags[-1]  # <s> and </s> are special, never continuations

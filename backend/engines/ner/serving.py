@@ -24,10 +24,20 @@ class _TokenOutput(dict):
             raise AttributeError(name) from None
 
 
+SENTENCEPIECE_START = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a word
+
+
 def continuation_table(tokenizer) -> torch.Tensor:
-    """True for vocabulary ids that continue a word (WordPiece's `##` pieces)."""
+    """True for vocabulary ids that continue a word: WordPiece's `##` pieces, or, for a SentencePiece
+    vocabulary (XLM-R's, which marks word starts with ▁ instead), every piece without the ▁ that is
+    not a special token."""
     size = max(len(tokenizer), getattr(tokenizer, "vocab_size", 0) or 0)
     pieces = tokenizer.convert_ids_to_tokens(list(range(size)))
+    if not any(isinstance(p, str) and p.startswith("##") for p in pieces[:5000]) and any(
+            isinstance(p, str) and p.startswith(SENTENCEPIECE_START) for p in pieces[:5000]):
+        special = set(getattr(tokenizer, "all_special_ids", []) or [])
+        return torch.tensor([isinstance(p, str) and not p.startswith(SENTENCEPIECE_START) and i not in special
+                             for i, p in enumerate(pieces)], dtype=torch.bool)
     return torch.tensor([isinstance(p, str) and p.startswith("##") for p in pieces], dtype=torch.bool)
 
 
