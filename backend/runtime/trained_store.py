@@ -5,8 +5,8 @@ evicted for a newcomer, a run started only when its model's room can be found, a
 model went is told why.
 
 A session holds its last trained model, a stop flag that the Stop button sets, whether a run is
-going, and a private temp folder for downloads that is deleted with the session (and with the
-model, when memory pressure takes it). The Train tab's classifiers (backend/training/store.py) and
+going, and a private temp folder for downloads (`zipped`) that is deleted with the session (and
+with the model, when memory pressure takes it). The Train tab's classifiers (backend/training/store.py) and
 the From scratch tab's tiny GPT and encoder-decoder (backend/scratch/gpt_store.py) are this store
 with their own words, budget and session fields.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -167,6 +168,23 @@ class TrainedStore:
                 s.files = Path(tempfile.mkdtemp(prefix=self.FILES_PREFIX, dir=root))
                 clients.own(s.files, session_id)  # its zip is served to this client only
             return s.files
+
+    def zipped(self, session_id: str, root: str | Path | None, stem: str, write: Callable[[Path], object],
+               stored: tuple[str, ...] = ()) -> tuple[Path, list[str]]:
+        """The download: `write(folder)` fills a folder named `stem` in the session's private folder,
+        which is zipped beside it (files ending in `stored` uncompressed: weights barely shrink) and
+        removed. -> (the zip, the names of the files in it)."""
+        base = self.files_dir(session_id, root)
+        folder = base / stem
+        write(folder)
+        zpath = base / f"{stem}.zip"
+        with zipfile.ZipFile(zpath, "w") as z:
+            for f in sorted(folder.iterdir()):
+                kind = zipfile.ZIP_STORED if f.suffix in stored else zipfile.ZIP_DEFLATED
+                z.write(f, f"{stem}/{f.name}", compress_type=kind)
+        files = sorted(f.name for f in folder.iterdir())
+        shutil.rmtree(folder, ignore_errors=True)
+        return zpath, files
 
     def drop(self, session_id: str) -> None:
         s = self._sessions.drop(session_id)

@@ -9,8 +9,6 @@ download, a zip of a `save_pretrained` folder with its tokenizer and a model car
 from __future__ import annotations
 
 import contextlib
-import shutil
-import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -131,17 +129,13 @@ def export(store, session_id: str, root: str | None, stem_of: Callable[[Any], st
     from transformers import PreTrainedTokenizerFast
 
     m = store.trained(session_id)
-    base = store.files_dir(session_id, root)
     stem = stem_of(m)
-    folder = base / stem
-    m.model.save_pretrained(folder)
-    PreTrainedTokenizerFast(tokenizer_object=m.tokenizer, **tokenizer_kwargs(m)).save_pretrained(folder)
-    (folder / "README.md").write_text(card_of(m, stem), encoding="utf-8")
-    zpath = base / f"{stem}.zip"
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted(folder.iterdir()):
-            z.write(p, f"{stem}/{p.name}")
-    files = sorted(p.name for p in folder.iterdir())
-    shutil.rmtree(folder, ignore_errors=True)
+
+    def write(folder) -> None:
+        m.model.save_pretrained(folder)
+        PreTrainedTokenizerFast(tokenizer_object=m.tokenizer, **tokenizer_kwargs(m)).save_pretrained(folder)
+        (folder / "README.md").write_text(card_of(m, stem), encoding="utf-8")
+
+    zpath, files = store.zipped(session_id, root, stem, write)
     return {"path": str(zpath), "files": files, "megabytes": round(zpath.stat().st_size / 1e6, 2),
             "steps_run": m.info["steps_run"], "parameters": m.info["parameters"]}

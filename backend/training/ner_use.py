@@ -6,9 +6,7 @@ eviction, the memory budget and the per-session temp folder apply to it too."""
 from __future__ import annotations
 
 import re
-import shutil
 import time
-import zipfile
 from dataclasses import dataclass
 
 from backend import hub
@@ -105,19 +103,14 @@ def export(session_id: str, root: str | None = None) -> dict:
     session's own temp folder under `root` (deleted with the session)."""
     t = trained(session_id)
     start = time.perf_counter()
-    base = get_store().files_dir(session_id, root)
     stem = "ner-" + (re.sub(r"[^A-Za-z0-9]+", "-", t.dataset["name"]).strip("-")[:40] or "model")
-    folder = base / stem
-    lm = hub.load(ROLE, t.override)
-    model = ner_gpu.build(lm, t.labels, t.recipe, t.weights)  # no forward: it is only written
-    tc.save_folder(folder, model, lm.tokenizer, t.labels, t.recipe)
-    (folder / "README.md").write_text(_card(t), encoding="utf-8")
-    zpath = base / f"{stem}.zip"
-    with zipfile.ZipFile(zpath, "w") as z:
-        for f in sorted(folder.iterdir()):
-            kind = zipfile.ZIP_STORED if f.suffix == ".safetensors" else zipfile.ZIP_DEFLATED
-            z.write(f, f"{stem}/{f.name}", compress_type=kind)
-    files = sorted(f.name for f in folder.iterdir())
-    shutil.rmtree(folder, ignore_errors=True)
+
+    def write(folder) -> None:
+        lm = hub.load(ROLE, t.override)
+        model = ner_gpu.build(lm, t.labels, t.recipe, t.weights)  # no forward: it is only written
+        tc.save_folder(folder, model, lm.tokenizer, t.labels, t.recipe)
+        (folder / "README.md").write_text(_card(t), encoding="utf-8")
+
+    zpath, files = get_store().zipped(session_id, root, stem, write, stored=(".safetensors",))
     return {"path": str(zpath), "files": files, "megabytes": round(zpath.stat().st_size / 1e6, 1),
             "seconds": round(time.perf_counter() - start, 2), "model": describe(t)}

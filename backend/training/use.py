@@ -9,9 +9,7 @@ features.py / finetune.py, with the weights passed in; the store stays in the ap
 from __future__ import annotations
 
 import json
-import shutil
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -178,16 +176,8 @@ def export(session_id: str, method: str = "", root: str | None = None) -> dict:
     t = store.trained(session_id)
     method = pick(t, method)
     start = time.perf_counter()
-    base = store.files_dir(session_id, root)
     stem = f"classifier-{''.join(c if c.isalnum() else '-' for c in t.dataset['name'])[:40]}-{method}"
-    folder = base / stem
-    _write_folder(t, method, folder)
-    zpath = base / f"{stem}.zip"
-    with zipfile.ZipFile(zpath, "w") as z:
-        for f in sorted(folder.iterdir()):
-            kind = zipfile.ZIP_STORED if f.suffix == ".safetensors" else zipfile.ZIP_DEFLATED
-            z.write(f, f"{stem}/{f.name}", compress_type=kind)
-    files = sorted(f.name for f in folder.iterdir())
-    shutil.rmtree(folder, ignore_errors=True)
+    zpath, files = store.zipped(session_id, root, stem, lambda folder: _write_folder(t, method, folder),
+                                stored=(".safetensors",))
     return {"path": str(zpath), "files": files, "method": method, "megabytes": round(zpath.stat().st_size / 1e6, 1),
             "seconds": round(time.perf_counter() - start, 2), "model": describe(t, method)}
