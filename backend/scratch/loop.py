@@ -108,18 +108,30 @@ class Outcome:
     model: Any = None  # the model as trained so far (a GPU task hands back a new object)
 
 
-@dataclass
-class Steps:
-    """How long and how the loop runs: its number of steps, the peak learning rate, and how often it
-    reports losses and evaluates."""
+@dataclass(kw_only=True)
+class Settings:
+    """A run: `steps` AdamW steps of `batch` examples at a peak learning rate, a report of the losses
+    every `report_every` steps and an evaluation every `eval_every`; every draw seeded by `seed`. Each
+    model adds its own (the tiny GPT's sampling temperature and prompt, the translations shown)."""
 
     steps: int
+    batch: int
     learning_rate: float
     eval_every: int
-    report_every: int
+    seed: int
+    report_every: int = 5
 
 
-def run(model, s: Steps, loss: Callable, draw: Callable[[int], list], evaluate: Callable[[Any, int], dict],
+def eval_loss(model, loss: Callable, batch) -> float:
+    """`loss(model, batch)` in eval mode, without gradients (the model is left in train mode)."""
+    model.eval()
+    with torch.inference_mode():
+        value = float(loss(model, batch))
+    model.train()
+    return value
+
+
+def run(model, s: Settings, loss: Callable, draw: Callable[[int], list], evaluate: Callable[[Any, int], dict],
         stop=None, outcome: Outcome | None = None) -> Iterator[dict]:
     """Train, yielding events; `draw(n)` gives the next n batches, `evaluate(model, step)` an eval's
     numbers. `outcome` (filled as it goes) holds the losses and the current model (`outcome.model`)

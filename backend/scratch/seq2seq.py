@@ -166,11 +166,7 @@ def evaluate(model, tok: Tokenizer, pairs, batch: int = 256) -> dict:
 
 
 def val_loss(model, b: Batch) -> float:
-    model.eval()
-    with torch.inference_mode():
-        loss = float(_loss(model, b))
-    model.train()
-    return loss
+    return loop.eval_loss(model, _loss, b)
 
 
 @gpu_task(duration=60)
@@ -189,13 +185,8 @@ def train_chunk(bundle: tuple, batches: list[Batch], lrs: list[float],
     return loop.train_chunk(bundle, batches, lrs, _loss, stop_key)
 
 
-@dataclass
-class Settings:
-    steps: int
-    batch: int
-    learning_rate: float
-    eval_every: int
-    seed: int
+@dataclass(kw_only=True)
+class Settings(loop.Settings):
     report_every: int = 10
     shown: int = 4  # validation translations printed at each evaluation
 
@@ -215,10 +206,10 @@ def train_steps(model, tok: Tokenizer, train_pairs, val_pairs, s: Settings, stop
     rng = random.Random(s.seed)
     val_pairs = list(val_pairs)
     val_batch = make_batch(tok, val_pairs)
-    yield from loop.run(
-        model, loop.Steps(s.steps, s.learning_rate, s.eval_every, s.report_every), _loss,
-        lambda n: [make_batch(tok, rng.sample(train_pairs, min(s.batch, len(train_pairs)))) for _ in range(n)],
-        lambda m, step: _eval(m, tok, val_batch, val_pairs, s, step), stop, outcome)
+    yield from loop.run(model, s, _loss,
+                        lambda n: [make_batch(tok, rng.sample(train_pairs, min(s.batch, len(train_pairs))))
+                                   for _ in range(n)],
+                        lambda m, step: _eval(m, tok, val_batch, val_pairs, s, step), stop, outcome)
 
 
 # ---- one input, looked at closely ---------------------------------------------------------------

@@ -148,23 +148,13 @@ def sample(model, prompt_ids: list[int], n: int, temperature: float, seed: int) 
 
 
 def val_loss(model, windows: tuple[torch.Tensor, torch.Tensor]) -> float:
-    model.eval()
-    with torch.inference_mode():
-        loss = float(_shifted_loss(model, *windows))
-    model.train()
-    return loss
+    return loop.eval_loss(model, batch_loss, windows)
 
 
-@dataclass
-class Settings:
-    steps: int
-    batch: int
-    learning_rate: float
-    eval_every: int
+@dataclass(kw_only=True)
+class Settings(loop.Settings):
     temperature: float
-    seed: int
     prompt: str = ""
-    report_every: int = 5
 
 
 @gpu_task(duration=60)
@@ -204,6 +194,6 @@ def train_steps(model, tok: Tokenizer, data: Data, s: Settings, stop=None,
     gen = torch.Generator().manual_seed(s.seed)
     val_windows = data.windows(data.val, EVAL_BATCHES * s.batch, torch.Generator().manual_seed(s.seed + 1))
     prompt_ids = tok.encode(s.prompt).ids if s.prompt else data.val[:1].tolist()
-    yield from loop.run(model, loop.Steps(s.steps, s.learning_rate, s.eval_every, s.report_every), batch_loss,
+    yield from loop.run(model, s, batch_loss,
                         lambda n: [data.windows(data.train, s.batch, gen) for _ in range(n)],
                         lambda m, step: _eval(m, tok, data, val_windows, prompt_ids, s, step), stop, outcome)
