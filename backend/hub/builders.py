@@ -49,10 +49,7 @@ CLASSIFIER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden stat
 
 
 BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS])
-
-
-def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return BUILD.folder(location, root)
+cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
 def train(base, progress: Callable[[float, str], None] | None = None) -> tuple[dict, dict]:

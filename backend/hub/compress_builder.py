@@ -45,10 +45,7 @@ TEACHER = "all-MiniLM-L6-v2 with a linear head on its mean-pooled hidden states,
 BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS],
                    lambda: json.dumps({"teacher": asdict(TEACHER_BUDGET), "run": asdict(DEFAULT)}, sort_keys=True,
                                       default=str).encode())
-
-
-def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return BUILD.folder(location, root)
+cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
 def _teacher(base, ds, progress: Callable[[float, str], None]) -> tuple[dict, dict]:

@@ -49,10 +49,7 @@ def base_location() -> Path:
 
 BUILD = CacheBuild(RECIPE, ner_languages.files,
                    lambda: json.dumps({"recipe": asdict(DEFAULT), "runs": RUNS, "steps": STEPS}, sort_keys=True).encode())
-
-
-def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return BUILD.folder(location, root)
+cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
 def _examples(sentences, pred) -> list[dict]:

@@ -42,10 +42,7 @@ CLASSIFIER = ("all-MiniLM-L6-v2 fine-tuned with a linear head per token (first s
 
 BUILD = CacheBuild(RECIPE, lambda: [ner_data.DATA_DIR / f"{split}.jsonl" for split in ner_data.SPLITS],
                    lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode())
-
-
-def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return BUILD.folder(location, root)
+cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
 def _rounded(report: dict) -> dict:

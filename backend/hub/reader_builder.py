@@ -32,10 +32,7 @@ CLASSIFIER = ("all-MiniLM-L6-v2 with a span head (a start and an end logit per t
 
 BUILD = CacheBuild(RECIPE, lambda: [qa_data.DATA_DIR / f"{split}.jsonl" for split in qa_data.SPLITS],
                    lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode())
-
-
-def cache_dir(location: str | Path, root: Path | None = None) -> Path:
-    return BUILD.folder(location, root)
+cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
 def _rounded(metrics: dict) -> dict:
