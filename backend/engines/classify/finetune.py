@@ -257,12 +257,18 @@ class Outcome:
     eval_s: float = 0.0  # wall time in validation passes
 
 
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    """The order of `n` examples in one epoch, shuffled with a fixed seed (the student's too: distill.py)."""
+    order = list(range(n))
+    random.Random(seed * 1000 + epoch).shuffle(order)
+    return order
+
+
 def schedule(n: int, budget: Budget) -> list[list[int]]:
     """Batches of example indices for every epoch, shuffled per epoch with a fixed seed."""
     out = []
     for epoch in range(budget.epochs):
-        order = list(range(n))
-        random.Random(budget.seed * 1000 + epoch).shuffle(order)
+        order = epoch_order(n, budget.seed, epoch)
         out += [order[s:s + budget.batch_size] for s in range(0, n, budget.batch_size)]
     return out
 

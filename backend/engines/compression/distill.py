@@ -15,7 +15,6 @@ scores best on the validation split. Nothing here asks the hub.
 from __future__ import annotations
 
 import copy
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -24,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from backend.engines.classify.finetune import EncoderClassifier, lr_at
+from backend.engines.classify.finetune import EncoderClassifier, epoch_order, lr_at
 
 EVAL_BATCH = 64
 MAX_LENGTH = 128
@@ -92,6 +91,9 @@ def logits_of(model: nn.Module, tokenizer, texts: list[str],
 
 @dataclass
 class Settings:
+    """A student's distillation (alike finetune.Budget in shape only: no time or example cap, and it
+    is part of the chapter 8 default run's cache key, so its fields stay as they are)."""
+
     temperature: float = 2.0
     alpha: float = 0.5
     layers: tuple[int, ...] = (0, 2, 4)
@@ -133,8 +135,7 @@ def train_student(teacher: EncoderClassifier, tokenizer, train: list[tuple[str, 
     res = Result(weights=None, best_epoch=None, val_accuracy=-1.0)
     step = 0
     for epoch in range(settings.epochs):
-        order = list(range(len(train)))
-        random.Random(settings.seed * 1000 + epoch).shuffle(order)
+        order = epoch_order(len(train), settings.seed, epoch)
         student.train()
         with torch.enable_grad():
             for s in range(0, len(order), settings.batch_size):

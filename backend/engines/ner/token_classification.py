@@ -139,7 +139,8 @@ def _forward(model: TokenClassifier, batch: dict):
 # ----------------------------------------------------------------------------- training
 @dataclass(frozen=True)
 class Recipe:
-    """A fixed amount of training work: epochs x ceil(train / batch_size) steps."""
+    """A fixed amount of training work: epochs x ceil(train / batch_size) steps. (The reader's Recipe,
+    qa/reader.py, is alike in shape only: other fields and defaults, each hashed into its own cache key.)"""
 
     epochs: int = 8
     batch_size: int = 16
