@@ -36,10 +36,9 @@ from backend.engines.classify import metrics
 from backend.engines.classify import datasets
 from backend.engines.classify import finetune
 from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH
-from backend.hub import cache_build
 from backend.hub.cache_build import CacheBuild
 from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
-from backend.runtime import budget as request_budget
+from backend.runtime import budget as request_budget, fixed_work
 
 RECIPE = "sentiment-finetune-v1"  # bump when the recipe changes
 DATASET = "sentiment"
@@ -59,9 +58,9 @@ def train(base, progress: Callable[[float, str], None] | None = None) -> tuple[d
     ds = datasets.load_shipped(DATASET)
     with request_budget.detached():
         worker = finetune.LocalWorker(base)
-        out: finetune.Outcome = cache_build.fine_tune(
+        out: finetune.Outcome = finetune.run_fixed(
             finetune.run(ds.train, ds.validation, len(ds.labels), RECIPE_BUDGET, worker),
-            cache_build.first_use(progress, "the offline sentiment classifier"), "the offline sentiment fine-tune")
+            fixed_work.first_use(progress, "the offline sentiment classifier"), "the offline sentiment fine-tune")
         probs, _ = finetune.predict_proba(worker, out.weights, [t for t, _ in ds.test], len(ds.labels))
         finetune.release_scratch()  # a one-off run: its scratch copy of the encoder need not stay
     ys = np.array([y for _, y in ds.test], dtype=np.int64)

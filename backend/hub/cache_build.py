@@ -7,8 +7,7 @@ weights' folder: `conversion.build_key`), so a change to any of them builds agai
 `<cache>/trained/<recipe>-<key>`, written once, atomically (`conversion.write_once`): a model with
 its meta (`ensure_model`), or a default run (`ensure_run`) that a tab then reads from the cache
 (`cached`: a visitor's click never builds it). The training itself is a fixed amount of work
-inside `budget.detached()`; `finished` refuses to cache a run that stopped short, and
-`first_use` is the progress line of a model trained on first use.
+inside `budget.detached()` (runtime/fixed_work.py).
 """
 
 from __future__ import annotations
@@ -54,38 +53,3 @@ class CacheBuild:
 def results(folder: Path, name: str) -> dict:
     """A default run's results file."""
     return json.loads((Path(folder) / name).read_text())
-
-
-def cut_short(steps: int, total: int, what: str, why: str | None = None) -> RuntimeError:
-    return RuntimeError(f"{what} stopped after {steps} of {total} steps{f' ({why})' if why else ''}; "
-                        "nothing was cached")
-
-
-def finished(steps: int, total: int, what: str) -> None:
-    """Raise unless the training ran all its steps: nothing is cached from a run cut short."""
-    if steps < total:
-        raise cut_short(steps, total, what)
-
-
-def first_use(progress: Callable[[float, str], None] | None, what: str) -> Callable[..., None]:
-    """A training loop's `step(done, total, ...)` that reports "Training <what> (first use only)"."""
-    def step(done: int, total: int, *_) -> None:
-        if progress is not None:
-            progress(done / total, f"Training {what} (first use only): step {done} of {total}")
-
-    return step
-
-
-def fine_tune(events, step: Callable[[int, int], None], what: str):
-    """`finetune.run`'s events to the end, `step(done, total)` after each step -> its Outcome; raises
-    unless it ran all its steps and kept weights."""
-    try:
-        while True:
-            event = next(events)
-            if event["event"] == "step":
-                step(event["step"], event["total_steps"])
-    except StopIteration as done:
-        out = done.value
-    if out.weights is None or out.steps < out.total_steps:
-        raise cut_short(out.steps, out.total_steps, what, out.stopped)
-    return out

@@ -6,8 +6,9 @@ by the Train tab's own loop (`finetune.run`, a fixed number of steps, best epoch
 validation); the pipeline (`compress_run`) then distils it with a small grid over the
 temperature and alpha (chosen on validation, reported on test), quantizes, exports to ONNX,
 quantizes the graph and prunes, and benchmarks every variant in one run. Everything is written
-atomically (the one builder shape, cache_build.py: `conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering
-the data, the base weights, this recipe and its settings; built inside `budget.detached()`.
+atomically (the one builder shape, cache_build.py: `conversion.write_once`) under
+`<cache>/trained/<RECIPE>-<key>`, the key covering the data, the base weights, this recipe and its
+settings; built inside `budget.detached()`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the fol
 
 
 def _teacher(base, ds, progress: Callable[[float, str], None]) -> tuple[dict, dict]:
-    out: finetune.Outcome = cache_build.fine_tune(
+    out: finetune.Outcome = finetune.run_fixed(
         finetune.run(ds.train, ds.validation, len(ds.labels), TEACHER_BUDGET, finetune.LocalWorker(base)),
         lambda done, total: progress(0.25 * done / total, f"Fine-tuning the teacher: step {done} of {total}"),
         "the teacher's fine-tune")

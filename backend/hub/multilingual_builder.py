@@ -6,8 +6,8 @@ token-classification head and is fine-tuned (`ner_transfer.run`: the embeddings 
 layers frozen, a fixed number of steps) on the shipped multilingual NER set, once on German
 only and once on all four languages; each run is scored with entity F1 on every language's
 test set: the book's table of zero-shot cross-lingual transfer. Written atomically (the one
-builder shape, cache_build.py: `conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`, the key covering the data,
-the base weights and the recipe; built inside `budget.detached()`.
+builder shape, cache_build.py: `conversion.write_once`) under `<cache>/trained/<RECIPE>-<key>`,
+the key covering the data, the base weights and the recipe; built inside `budget.detached()`.
 """
 
 from __future__ import annotations

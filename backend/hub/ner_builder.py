@@ -25,10 +25,9 @@ from typing import Callable
 from backend.engines.ner import data as ner_data
 from backend.engines.ner import token_classification as tc
 from backend.engines.ner import serving
-from backend.hub import cache_build
 from backend.hub.cache_build import CacheBuild
 from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
-from backend.runtime import budget as request_budget
+from backend.runtime import budget as request_budget, fixed_work
 
 RECIPE = "ner-shape-v2"  # bump when the recipe changes
 # 6 epochs of 50 batches (300 steps, about 2.3 min on 2 quiet cores), word shapes at the head AND
@@ -62,8 +61,8 @@ def train(base, progress: Callable[[float, str], None] | None = None,
                              recipe.shape_input)
         model.to(getattr(base, "device", None) or "cpu")
         out = tc.train(model, base.tokenizer, data.train, data.validation, data.labels, recipe,
-                       cache_build.first_use(progress, "the offline NER model"))
-        cache_build.finished(out.steps, out.total_steps, "the offline NER fine-tune")
+                       fixed_work.first_use(progress, "the offline NER model"))
+        fixed_work.finished(out.steps, out.total_steps, "the offline NER fine-tune")
         test = tc.evaluate(model, base.tokenizer, data.test, data.labels, recipe.max_length)["report"]
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": "ner (shipped, CoNLL-2003 types)",
             "labels": list(data.labels), "sizes": {s: len(data.split(s)) for s in ner_data.SPLITS},

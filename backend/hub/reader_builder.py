@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Callable
 
 from backend.engines.qa import data as qa_data, reader
-from backend.hub import cache_build
 from backend.hub.cache_build import CacheBuild
 from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
-from backend.runtime import budget as request_budget
+from backend.runtime import budget as request_budget, fixed_work
 
 RECIPE = "reader-span-v1"  # bump when the recipe changes
 RECIPE_SETTINGS = reader.Recipe()
@@ -48,8 +47,8 @@ def train(base, progress: Callable[[float, str], None] | None = None,
     with request_budget.detached():
         model = reader.new_model(base.model, recipe.seed)
         info = reader.train(model, base.tokenizer, train_set, recipe,
-                            cache_build.first_use(progress, "the offline QA reader"))
-        cache_build.finished(info["steps"], info["total_steps"], "the offline reader")
+                            fixed_work.first_use(progress, "the offline QA reader"))
+        fixed_work.finished(info["steps"], info["total_steps"], "the offline reader")
         at_zero = reader.evaluate(model, base.tokenizer, validation, threshold=0.0)
         threshold = at_zero["best_threshold"]
         tuned = reader.evaluate(model, base.tokenizer, validation, threshold=threshold)

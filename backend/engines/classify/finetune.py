@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import math
-import random
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,9 +31,12 @@ from torch import nn
 from backend.engines.classify import metrics
 from backend.engines.embedding.vectors import mean_pool
 from backend.runtime import budget as request_budget
-from backend.runtime import stops
+from backend.runtime import fixed_work, stops
 from backend.runtime.rates import RATES
 from backend.engines.classify.finetune_plan import (  # noqa: F401  (the plan is part of this module's API)
+    Budget,
+    epoch_order,
+    schedule,
     GUESSED,
     GUESS_PER_S,
     MEASURED,
@@ -230,16 +232,6 @@ def predict_proba(worker, weights: dict, texts: list[str], n_labels: int, chunk:
 
 # ----------------------------------------------------------------------------- the loop (app process)
 @dataclass
-class Budget:
-    epochs: int = 3
-    max_examples: int = 2000
-    max_seconds: float = 60.0
-    learning_rate: float = 1e-4
-    batch_size: int = 16
-    seed: int = 0
-
-
-@dataclass
 class Outcome:
     """What a run leaves: the best weights (None if it never stepped) and how it went."""
 
@@ -257,19 +249,18 @@ class Outcome:
     eval_s: float = 0.0  # wall time in validation passes
 
 
-def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
-    """The order of `n` examples in one epoch, shuffled with a fixed seed (the student's too: distill.py)."""
-    order = list(range(n))
-    random.Random(seed * 1000 + epoch).shuffle(order)
-    return order
-
-
-def schedule(n: int, budget: Budget) -> list[list[int]]:
-    """Batches of example indices for every epoch, shuffled per epoch with a fixed seed."""
-    out = []
-    for epoch in range(budget.epochs):
-        order = epoch_order(n, budget.seed, epoch)
-        out += [order[s:s + budget.batch_size] for s in range(0, n, budget.batch_size)]
+def run_fixed(events: Iterator[dict], step, what: str) -> Outcome:
+    """`run`'s events to the end, `step(done, total)` after each step -> its Outcome, for a model built
+    here by a fixed amount of work: raises (nothing may be cached) unless it ran all its steps."""
+    try:
+        while True:
+            event = next(events)
+            if event["event"] == "step":
+                step(event["step"], event["total_steps"])
+    except StopIteration as done:
+        out = done.value
+    if out.weights is None or out.steps < out.total_steps:
+        raise fixed_work.cut_short(out.steps, out.total_steps, what, out.stopped)
     return out
 
 

@@ -1,10 +1,13 @@
 """How long a fine-tuning run will take, said before it starts: rates measured in this process
 (runtime.rates), the plan of steps and validation passes that fit a budget, advice when they do
-not, and the estimate checked against what the run took. No model runs here."""
+not, and the estimate checked against what the run took; the run's Budget and its batches of
+every epoch (`schedule`). No model runs here."""
 
 from __future__ import annotations
 
 import math
+import random
+from dataclasses import dataclass
 
 from backend.runtime.rates import RATES
 
@@ -138,3 +141,27 @@ def compare(estimated_s: float | None, actual_s: float, tolerance: float = 0.25)
     return out
 
 
+@dataclass
+class Budget:
+    epochs: int = 3
+    max_examples: int = 2000
+    max_seconds: float = 60.0
+    learning_rate: float = 1e-4
+    batch_size: int = 16
+    seed: int = 0
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    """The order of `n` examples in one epoch, shuffled with a fixed seed (the student's too: distill.py)."""
+    order = list(range(n))
+    random.Random(seed * 1000 + epoch).shuffle(order)
+    return order
+
+
+def schedule(n: int, budget: Budget) -> list[list[int]]:
+    """Batches of example indices for every epoch, shuffled per epoch with a fixed seed."""
+    out = []
+    for epoch in range(budget.epochs):
+        order = epoch_order(n, budget.seed, epoch)
+        out += [order[s:s + budget.batch_size] for s in range(0, n, budget.batch_size)]
+    return out
