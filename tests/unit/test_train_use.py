@@ -177,7 +177,9 @@ def test_the_offline_fine_tune_ignores_the_requests_budget_and_cancel(tiny, tmp_
 def test_a_fine_tune_that_does_not_finish_caches_nothing(tiny, tmp_path, monkeypatch):
     from dataclasses import replace
 
-    monkeypatch.setattr(offline, "RECIPE_BUDGET", replace(offline.RECIPE_BUDGET, max_seconds=0.0))
+    from backend.engines.classify import sentiment_recipe  # the recipe reads its budget in its own module
+
+    monkeypatch.setattr(sentiment_recipe, "RECIPE_BUDGET", replace(offline.RECIPE_BUDGET, max_seconds=0.0))
     with pytest.raises(RuntimeError, match="stopped after 0 of 72 steps"):
         offline.ensure(hub.load("embedder"), tiny, root=tmp_path)
     assert not [p for p in (tmp_path / "trained").iterdir() if p.is_dir()]
