@@ -13,8 +13,8 @@ import gradio as gr
 from backend import attention
 from components.attention import plots
 from components.shell import links, runs
-from components.shell import (SHORT_LANE, Number, Radio, Slider, Textbox, clear_on_error, error_box, md_text,
-                               model_badge, raw_json, user_errors)
+from components.shell import SHORT_LANE, Number, Radio, Slider, Textbox, error_box, md_text, model_badge, raw_json
+from components.shell.endpoint import Endpoint, Link, Runs, declare
 
 ROLES = attention.ROLES
 TOP_HEADS_HEADERS = ["metric", "head", "value", "what it measures"]
@@ -28,7 +28,6 @@ def _top_heads_rows(top_heads: dict) -> list[list]:
             for name, heads in top_heads.items() for h in heads]
 
 
-@user_errors
 def run_attention(text, text_b, role, layer, progress=gr.Progress()):
     """/attention: tokens, the attention array (layers x heads x T x T, 4 decimals), the views."""
     r = attention.attention(text, text_b, role, layer, progress=progress)
@@ -48,7 +47,6 @@ def run_attention(text, text_b, role, layer, progress=gr.Progress()):
     )
 
 
-@user_errors
 def run_heatmap(text, text_b, role, layer, head):
     r = attention.heatmap(text, text_b, role, layer, head)
     title = f"{r['checkpoint']}: layer {r['layer']}, head {r['head']}" + (
@@ -56,7 +54,6 @@ def run_heatmap(text, text_b, role, layer, head):
     return plots.attention_heatmap(r["matrix"], r["tokens"], title)
 
 
-@user_errors
 def run_math(text, text_b, role, layer, head, query_index, progress=gr.Progress()):
     """/attention_math: one layer/head step by step, and its max abs diff from the model's weights."""
     payload = attention.attention_math(text, text_b, role, layer, head, query_index, progress=progress)
@@ -83,7 +80,6 @@ def run_math(text, text_b, role, layer, head, query_index, progress=gr.Progress(
     return payload, plots.math_matrices(payload), plots.query_bars(payload), md, model_badge(payload["model"])
 
 
-@user_errors
 def run_positions(role, progress=gr.Progress()):
     report = attention.positions(role, progress=progress)
     sim = report["learned_similarity"]
@@ -212,25 +208,27 @@ def build() -> None:
             pos_md, pos_sin, pos_learned, pos_rot, pos_badge = _positions_tab()
         out_json = raw_json(elem_id="attention-json")
 
+        kept = runs.panel("attention")
+
         outputs = [out_json, head_html, model_html, summary_plot, top_df, badge, hm_layer, hm_head]
-        ev = show.click(run_attention, inputs=[text, text_b, role, api_layer], outputs=outputs,
-                        api_name="attention", **SHORT_LANE)
-        math_in = [text, text_b, role, m_layer, m_head, m_query]
+        math_in = {"text": text, "text_b": text_b, "role": role, "layer": m_layer, "head": m_head,
+                   "query_index": m_query}
         math_out = [m_json, m_plot, m_query_plot, m_md, m_badge]
         pos_out = [pos_sin, pos_learned, pos_rot, pos_md, pos_badge]
-        # One press fills every view: the heatmap, the math and the positions follow the main result.
-        ev.success(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
-                   api_visibility="private", **SHORT_LANE)
-        ev.success(run_math, inputs=math_in, outputs=math_out, api_visibility="private", **SHORT_LANE)
-        ev.success(run_positions, inputs=[role], outputs=pos_out, api_visibility="private", **SHORT_LANE)
-        clear_on_error(ev, [out_json, head_html, model_html, summary_plot, top_df, badge, heatmap,
-                            *math_out, *pos_out], box)
-        for slider in (hm_layer, hm_head):
-            slider.release(run_heatmap, inputs=[text, text_b, role, hm_layer, hm_head], outputs=heatmap,
-                           api_visibility="private", **SHORT_LANE)
-        links.register("attention", {"text": text, "text_b": text_b, "role": role,
-                                    "layer": (hm_layer, 0, 99), "head": (hm_head, 0, 99)},
-                       [ev], link_bar, run=show)
-        runs.track(runs.panel("attention"), ev, [badge, summary_plot, top_df])
-        m_ev = m_run.click(run_math, inputs=math_in, outputs=math_out, api_name="attention_math", **SHORT_LANE)
-        clear_on_error(m_ev, math_out, m_box)
+        ev, = declare(Endpoint(
+            "attention", run_attention, {"text": text, "text_b": text_b, "role": role, "layer": api_layer}, outputs,
+            trigger=show, lane=SHORT_LANE, errors=box,
+            cleared=[out_json, head_html, model_html, summary_plot, top_df, badge, heatmap, *math_out, *pos_out],
+            link=Link("attention", link_bar, run=show,
+                      params={"text": text, "text_b": text_b, "role": role,
+                              "layer": (hm_layer, 0, 99), "head": (hm_head, 0, 99)}),
+            runs=Runs(kept, [badge, summary_plot, top_df])))
+        # One press fills every view: the heatmap, the math and the positions follow the main result
+        # (private); the heatmap also redraws when a slider is let go.
+        declare(Endpoint(None, run_heatmap, {"text": text, "text_b": text_b, "role": role, "layer": hm_layer,
+                                             "head": hm_head}, [heatmap], trigger=ev.success,
+                         also=[hm_layer.release, hm_head.release], lane=SHORT_LANE))
+        declare(Endpoint(None, run_math, math_in, math_out, trigger=ev.success, lane=SHORT_LANE))
+        declare(Endpoint(None, run_positions, {"role": role}, pos_out, trigger=ev.success, lane=SHORT_LANE))
+        declare(Endpoint("attention_math", run_math, math_in, math_out, trigger=m_run, lane=SHORT_LANE,
+                         errors=m_box))

@@ -250,5 +250,7 @@ def test_tab_handlers_format_the_backend_results():
     assert learned["visible"] is True and rotary["visible"] is False and "Learned position" in text
     import gradio as gr
 
-    with pytest.raises(gr.Error, match="Role must be"):
-        tab.run_heatmap("hi", "", "gpt9", 0, 0)
+    from components.shell import endpoint
+
+    with pytest.raises(gr.Error, match="Role must be"):  # as the page calls it (the fixture here is `served`)
+        endpoint.served(tab.run_heatmap)("hi", "", "gpt9", 0, 0)
