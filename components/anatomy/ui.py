@@ -15,8 +15,8 @@ import gradio as gr
 from backend import anatomy
 from components.anatomy import plots
 from components.shell import links, runs
-from components.shell import (SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text, model_badge,
-                               raw_json, user_errors)
+from components.shell import SHORT_LANE, Number, Radio, Textbox, error_box, md_text, model_badge, raw_json
+from components.shell.endpoint import Endpoint, Link, Runs, declare
 
 ROLES = anatomy.ROLES
 
@@ -98,7 +98,6 @@ def _masks_why(m: dict) -> str:
             "token (the whole mask is the \"may attend\" colour). Add sentence B to see padding.")
 
 
-@user_errors
 def run_anatomy(text, text_b, role, layer, head, token_index, override, progress=gr.Progress()):
     """/anatomy: every layer recomputed from the weights, checked, and the views built on it."""
     started = time.perf_counter()
@@ -178,15 +177,11 @@ def build() -> None:
 
         outputs = [out_json, badge, verdict, diff_plot, code_md, stream_plot, masks_plot, masks_md,
                    lens_plot, lens_md, pooling_md, budget_plot, budget_md]
-        ev = run.click(
-            run_anatomy,
-            inputs=[text, text_b, role, layer, head, token_index, override],
-            outputs=outputs,
-            api_name="anatomy",
-            **SHORT_LANE,
-        )
-        clear_on_error(ev, outputs, box)
         links.model_box("anatomy", override)
-        links.register("anatomy", {"text": text, "text_b": text_b, "role": role, "layer": layer, "head": head,
-                                   "token": token_index}, [ev], link_bar, run=run)
-        runs.track(runs.panel("anatomy"), ev, [badge, verdict, diff_plot, lens_md, pooling_md])
+        declare(Endpoint(
+            "anatomy", run_anatomy, {"text": text, "text_b": text_b, "role": role, "layer": layer, "head": head,
+                                     "token_index": token_index, "override": override}, outputs,
+            trigger=run, lane=SHORT_LANE, errors=box,
+            link=Link("anatomy", link_bar, run=run, params={"text": text, "text_b": text_b, "role": role,
+                                                            "layer": layer, "head": head, "token": token_index}),
+            runs=Runs(runs.panel("anatomy"), [badge, verdict, diff_plot, lens_md, pooling_md])))
