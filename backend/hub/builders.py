@@ -30,16 +30,15 @@ BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.json
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
+def _saved(tmp: Path, base, weights: dict, meta: dict) -> dict:
+    finetune.save_folder(tmp, base.model, weights, base.tokenizer, meta["labels"])
+    return meta
+
+
 def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
-    """The cached classifier's folder for the encoder `base` (read from `location`), trained now
-    if it is not cached yet."""
-    def train_and_save(tmp: Path) -> dict:
-        weights, meta = train(base, progress)
-        finetune.save_folder(tmp, base.model, weights, base.tokenizer, meta["labels"])
-        return meta
-
-    return BUILD.ensure_model(location, root, train_and_save)
+    """The cached classifier's folder for `base` (read from `location`), trained now if need be."""
+    return BUILD.ensure_model(location, root, lambda tmp: _saved(tmp, base, *train(base, progress)))
 
 
 class Served(nn.Module):

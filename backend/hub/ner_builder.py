@@ -29,16 +29,15 @@ BUILD = CacheBuild(RECIPE, lambda: [ner_data.DATA_DIR / f"{split}.jsonl" for spl
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
+def _saved(tmp: Path, base, model, meta: dict) -> dict:
+    tc.save_folder(tmp, model, base.tokenizer, meta["labels"], RECIPE_SETTINGS)
+    return meta
+
+
 def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
-    """The cached NER model's folder for the encoder `base` (read from `location`), trained now
-    if it is not cached yet."""
-    def train_and_save(tmp: Path) -> dict:
-        model, meta = train(base, progress)
-        tc.save_folder(tmp, model, base.tokenizer, meta["labels"], RECIPE_SETTINGS)
-        return meta
-
-    return BUILD.ensure_model(location, root, train_and_save)
+    """The cached NER model's folder for `base` (read from `location`), trained now if need be."""
+    return BUILD.ensure_model(location, root, lambda tmp: _saved(tmp, base, *train(base, progress)))
 
 
 def serve(folder: str | Path, device: str = "cpu", dtype=None) -> tuple[serving.ForTokenClassification, object]:

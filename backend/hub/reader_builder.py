@@ -24,16 +24,16 @@ BUILD = CacheBuild(RECIPE, lambda: [qa_data.DATA_DIR / f"{split}.jsonl" for spli
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 
+def _saved(tmp: Path, base, model, meta: dict) -> dict:
+    model.save_pretrained(tmp)
+    base.tokenizer.save_pretrained(tmp)
+    return meta
+
+
 def ensure(base, location: str | Path, root: Path | None = None,
            progress: Callable[[float, str], None] | None = None) -> tuple[Path, dict]:
-    """The cached reader's folder for the encoder `base` (read from `location`), trained now if needed."""
-    def train_and_save(tmp: Path) -> dict:
-        model, meta = train(base, progress)
-        model.save_pretrained(tmp)
-        base.tokenizer.save_pretrained(tmp)
-        return meta
-
-    return BUILD.ensure_model(location, root, train_and_save)
+    """The cached reader's folder for `base` (read from `location`), trained now if need be."""
+    return BUILD.ensure_model(location, root, lambda tmp: _saved(tmp, base, *train(base, progress)))
 
 
 def serve(folder: str | Path, device: str = "cpu", dtype=None):
