@@ -15,8 +15,8 @@ from backend.runtime import config
 from components.interventions import plots
 from components.shell import lifecycle, links, runs
 from components.shell.badge import model_time
-from components.shell import (LONG_LANE, SHORT_LANE, Number, Radio, Textbox, clear_on_error, error_box, md_text,
-                               model_badge, raw_json, user_errors)
+from components.shell import LONG_LANE, SHORT_LANE, Number, Radio, Textbox, error_box, md_text, model_badge, raw_json
+from components.shell.endpoint import After, Endpoint, Link, Runs, declare, served
 
 ROLES = interventions.ROLES
 LAYER_HINT, HEAD_HINT = 30, 12  # choices before the first run (SmolLM2: 30 x 9, MiniLM: 6 x 12); a run sets the real ones
@@ -87,14 +87,12 @@ def shape_updates(r: dict | None, layer=0, what="head 0") -> tuple:
             gr.update(choices=heads, value=what if what in heads else "head 0"))
 
 
-@user_errors
 def pick_shape(model, layer=0, what="head 0") -> tuple:
     """Before a run: the pickers offer the chosen model's own layers and heads (a 9-head decoder is
     never offered heads 9-11 that /intervene would refuse)."""
     return shape_updates(interventions.model_shape(model), layer, what)
 
 
-@user_errors
 def run_intervene(model, text, spec, new_tokens, top_k, progress=gr.Progress()):
     """/intervene: the text through the model as it is and with the spec applied."""
     r = interventions.intervene(model, text, spec, new_tokens, top_k, progress=progress)
@@ -111,7 +109,6 @@ def run_intervene(model, text, spec, new_tokens, top_k, progress=gr.Progress()):
             NO_CONTINUATION, NO_CONTINUATION)
 
 
-@user_errors
 def run_sweep(model, text, layer, progress=gr.Progress()):
     """/sweep_heads: every head of one layer removed alone, ranked."""
     r = interventions.sweep_heads(model, text, layer, progress=progress)
@@ -178,15 +175,14 @@ def build() -> None:
         sweep_json = raw_json(elem_id="interventions-sweep-json")
 
         add.click(add_item, [spec, layer_pick, what_pick, action_pick], spec, api_visibility="private", queue=False)
-        gr.on([model.change, layer_pick.focus, what_pick.focus], pick_shape, [model, layer_pick, what_pick],
+        gr.on([model.change, layer_pick.focus, what_pick.focus], served(pick_shape), [model, layer_pick, what_pick],
               [layer_pick, what_pick], **lifecycle.PAGE_ONLY)
         outputs = [out_json, badge, summary, next_plot, flips_plot, cont_before, cont_after]
-        ev = run.click(run_intervene, [model, text, spec, new_tokens, top_k], outputs, api_name="intervene",
-                       **SHORT_LANE)
-        lifecycle.after(ev, "success", shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick])
-        clear_on_error(ev, outputs, box)
-        sweep_outputs = [sweep_json, sweep_md, sweep_plot]
-        sev = sweep_run.click(run_sweep, [model, text, sweep_layer], sweep_outputs, api_name="sweep_heads", **LONG_LANE)
-        clear_on_error(sev, sweep_outputs, sweep_box)
-        links.register("interventions", {"model": model, "text": text, "spec": spec}, [ev], link_bar, run=run)
-        runs.track(kept, ev, [summary, next_plot, cont_before, cont_after, badge])
+        declare(Endpoint(
+            "intervene", run_intervene, {"model": model, "text": text, "spec": spec, "new_tokens": new_tokens,
+                                         "top_k": top_k}, outputs, trigger=run, lane=SHORT_LANE, errors=box,
+            after=[After("success", shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick])],
+            link=Link("interventions", link_bar, run=run, params={"model": model, "text": text, "spec": spec}),
+            runs=Runs(kept, [summary, next_plot, cont_before, cont_after, badge])))
+        declare(Endpoint("sweep_heads", run_sweep, {"model": model, "text": text, "layer": sweep_layer},
+                         [sweep_json, sweep_md, sweep_plot], trigger=sweep_run, lane=LONG_LANE, errors=sweep_box))
