@@ -1,5 +1,6 @@
 """What the Pipelines tab's events call: one handler per task (the API names /classify ... /generate_text), and
-the lane readers that tell admission whether the server will do a request's generation."""
+the lane readers that tell admission whether the server will do a request's generation (the tab declares
+each handler with its planner: components/pipelines/ui.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from backend.runtime.errors import LabError
 from components.pipelines import plots as show
 from components.pipelines import summary_view
 from components.pipelines.references import SUMMARY_PAIRS, TRANSLATION_PAIRS, _own_reference, _say_dropped
-from components.shell import server_or_long_slot, md_text, planned, user_errors
+from components.shell import server_or_long_slot, md_text
 from components.shell.plans import current
 
 
@@ -23,7 +24,6 @@ MODEL_BOX_INFO = ("Empty: the profile's model. Or a Hugging Face Hub id, or a lo
                   "saved with save_pretrained().")
 
 
-@user_errors
 def run_classify(text, batch, label_descriptions, model_box, request: gr.Request = None, progress=gr.Progress()):
     # The session id lets a session that chose "Use in Pipelines" (Train tab) get its own classifier.
     r = pipelines.classify(text, batch, label_descriptions, override=model_box, progress=progress,
@@ -31,7 +31,6 @@ def run_classify(text, batch, label_descriptions, model_box, request: gr.Request
     return show.badge(r), show.label_bars(r["results"], "Label scores"), show.label_table(r["results"]), r
 
 
-@user_errors
 def run_zero_shot(text, labels, multi_label, template, batch, model_box, progress=gr.Progress()):
     r = pipelines.zero_shot(text, labels, multi_label, template, batch, override=model_box, progress=progress)
     title = "Independent label scores (multi-label)" if r["multi_label"] else "Label scores (sum to 1)"
@@ -39,7 +38,6 @@ def run_zero_shot(text, labels, multi_label, template, batch, model_box, progres
             show.label_table(r["results"]), r)
 
 
-@user_errors
 def run_ner(text, aggregation, batch, model_box, progress=gr.Progress()):
     r = pipelines.ner(text, aggregation, batch, override=model_box, progress=progress)
     res = r["results"]
@@ -48,13 +46,11 @@ def run_ner(text, aggregation, batch, model_box, progress=gr.Progress()):
     return show.badge(r), highlight, table, r
 
 
-@user_errors
 def run_qa(context, question, top_n, model_box, progress=gr.Progress()):
     r = pipelines.qa(context, question, top_n, override=model_box, progress=progress)
     return show.badge(r), show.answer_markdown(r), show.answer_highlight(r), show.answer_rows(r), r
 
 
-@user_errors
 def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, SUMMARY_PAIRS)
     plan = current(_summary_plan, (text, max_new_tokens, min_new_tokens, num_beams, reference, model_box))
@@ -70,7 +66,6 @@ def run_summarize(text, max_new_tokens, min_new_tokens, num_beams, reference, mo
             show.rouge_table(r), r)
 
 
-@user_errors
 def run_translate(text, source, target, max_new_tokens, num_beams, reference, model_box, progress=gr.Progress()):
     reference, dropped = _own_reference(text, reference, TRANSLATION_PAIRS)
     plan = current(_translation_plan, (text, source, target, max_new_tokens, num_beams, reference, model_box))
@@ -82,13 +77,11 @@ def run_translate(text, source, target, max_new_tokens, num_beams, reference, mo
     return show.badge(r), translation, show.bleu_line(r), r
 
 
-@user_errors
 def run_fill_mask(text, top_k, model_box, progress=gr.Progress()):
     r = pipelines.fill_mask(text, top_k, override=model_box, progress=progress)
     return show.badge(r), show.mask_bars(r), show.mask_rows(r["candidates"]), r
 
 
-@user_errors
 def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
                  progress=gr.Progress()):
     plan = current(_generation_plan, (prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed,
@@ -99,7 +92,6 @@ def run_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, nu
     return show.badge(r), r["generated_text"], r
 
 
-@user_errors  # a cancel (Stop) closes the generator, which stops generation
 def stream_generate(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, seed, model_box,
                     progress=gr.Progress()):
     """The Generate button: the text grows token by token, with a counter; then the result."""
@@ -155,9 +147,3 @@ def _generation_plan(args: tuple):
 
 def _joined(prompt, completion: str) -> str:
     return (prompt if isinstance(prompt, str) else "") + completion
-
-
-planned(run_summarize, _summary_plan)
-planned(run_translate, _translation_plan)
-planned(run_generate, _generation_plan)
-planned(stream_generate, _generation_plan)

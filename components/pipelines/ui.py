@@ -16,17 +16,20 @@ from backend import pipelines
 from components.shell import code_view, lifecycle, links, runs
 from components.pipelines import plots as show
 from components.shell import (
-    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, server_lane,
-    error_box, model_box, raw_json,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, Number, Radio, Slider, Textbox, server_lane, error_box,
+    model_box, raw_json,
 )
+from components.shell.endpoint import Code, Endpoint, Link, Runs, declare
 from components.pipelines.intro import intro_markdown
 from components.pipelines.examples import (
     LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, MASK_EXAMPLES, NER_EXAMPLE, NER_EXAMPLE_2, PRAISE,
     QA_CONTEXT, QA_QUESTIONS, QUESTION, REPLY_PROMPT, SUMMARY_EXAMPLE, SUMMARY_REFERENCE, EIFFEL, EIFFEL_SUMMARY,
 )
 from components.pipelines.examples import RHINE, RHINE_LABELS, RHINE_QUESTIONS
-from components.pipelines.handlers import (LANGUAGES, MODEL_BOX_INFO, run_classify, run_fill_mask, run_generate, run_ner,
-                                           run_qa, run_summarize, run_translate, run_zero_shot, stream_generate)
+from components.pipelines.handlers import (
+    LANGUAGES, MODEL_BOX_INFO, _generation_plan, _summary_plan, _translation_plan, run_classify, run_fill_mask,
+    run_generate, run_ner, run_qa, run_summarize, run_translate, run_zero_shot, stream_generate,
+)
 from components.pipelines.references import (REFERENCE_NOTE, SUMMARY_PAIRS, TRANSLATION_PAIRS, _link_reference)
 
 
@@ -59,11 +62,6 @@ def _json(task: str):
 _CODE: dict = {}  # each task's code view while build() runs
 
 
-def _code(task: str, event, inputs: dict, out, go_btn) -> None:
-    """The task's code view follows `event` (inputs by their API names: the client call uses them)."""
-    code_view.attach(_CODE.pop(task), event, task, inputs, out, trigger=go_btn)
-
-
 def _batch_box():
     return Checkbox(label="Batch mode: one text per line", value=False)
 
@@ -93,11 +91,8 @@ def _build_classify() -> None:
             out = _json("classify")
             link_bar = _link_bar("classify", go_btn)
             links.handoff("Why? (which words it rests on)", text, "why", "text", task="sentiment")
-    ev = go_btn.click(run_classify, [text, batch, desc, model], [badge, plot, table, out],
-                      api_name="classify", **BATCH_LANE)
-    clear_on_error(ev, [badge, plot, table, out], box)
-    _link("classify", {"text": text, "batch": batch}, ev, link_bar, go_btn)
-    _code("classify", ev, {"text": text, "batch": batch, "label_descriptions": desc, "model_box": model}, out, go_btn)
+    _endpoint("classify", run_classify, {"text": text, "batch": batch, "label_descriptions": desc, "model_box": model},
+              [badge, plot, table, out], go_btn, box, link_bar, {"text": text, "batch": batch}, BATCH_LANE)
 
 
 def _build_zero_shot() -> None:
@@ -125,13 +120,10 @@ def _build_zero_shot() -> None:
             out = _json("zero_shot")
             link_bar = _link_bar("zero_shot", go_btn)
             _why_packed("zero_shot", "Why? (which words the top label rests on)", text, labels)
-    ev = go_btn.click(run_zero_shot, [text, labels, multi, template, batch, model], [badge, plot, table, out],
-                      api_name="zero_shot", **BATCH_LANE)
-    clear_on_error(ev, [badge, plot, table, out], box)
-    _link("zero_shot", {"text": text, "labels": labels, "multi": multi, "template": template, "batch": batch},
-          ev, link_bar, go_btn)
-    _code("zero_shot", ev, {"text": text, "labels": labels, "multi_label": multi, "template": template, "batch": batch,
-                            "model_box": model}, out, go_btn)
+    _endpoint("zero_shot", run_zero_shot, {"text": text, "labels": labels, "multi_label": multi, "template": template,
+                                           "batch": batch, "model_box": model}, [badge, plot, table, out], go_btn, box,
+              link_bar, {"text": text, "labels": labels, "multi": multi, "template": template, "batch": batch},
+              BATCH_LANE)
 
 
 # A Why hand-off that sets several of the Why tab's inputs (zero-shot: the text and the labels; QA: the
@@ -177,10 +169,9 @@ def _build_ner() -> None:
             out = _json("ner")
             link_bar = _link_bar("ner", go_btn)
             _why_packed("ner", "Why? (which words its first entity's tag rests on)", text)
-    ev = go_btn.click(run_ner, [text, agg, batch, model], [badge, hl, table, out], api_name="ner", **LONG_LANE)
-    clear_on_error(ev, [badge, hl, table, out], box)
-    _link("ner", {"text": text, "aggregation": agg, "batch": batch}, ev, link_bar, go_btn)
-    _code("ner", ev, {"text": text, "aggregation": agg, "batch": batch, "model_box": model}, out, go_btn)
+    _endpoint("ner", run_ner, {"text": text, "aggregation": agg, "batch": batch, "model_box": model},
+              [badge, hl, table, out], go_btn, box, link_bar, {"text": text, "aggregation": agg, "batch": batch},
+              LONG_LANE)
 
 
 def _build_qa() -> None:
@@ -212,11 +203,9 @@ def _build_qa() -> None:
             out = _json("qa")
             link_bar = _link_bar("qa", go_btn)
             _why_packed("qa", "Why this span? (which words it rests on)", context, question, name="question")
-    ev = go_btn.click(run_qa, [context, question, top_n, model], [badge, answer, hl, table, out],
-                      api_name="qa", **LONG_LANE)
-    clear_on_error(ev, [badge, answer, hl, table, out], box)
-    _link("qa", {"context": context, "question": question, "top_n": top_n}, ev, link_bar, go_btn)
-    _code("qa", ev, {"context": context, "question": question, "top_n": top_n, "model_box": model}, out, go_btn)
+    _endpoint("qa", run_qa, {"context": context, "question": question, "top_n": top_n, "model_box": model},
+              [badge, answer, hl, table, out], go_btn, box, link_bar,
+              {"context": context, "question": question, "top_n": top_n}, LONG_LANE)
 
 
 def _build_summarize() -> None:
@@ -249,13 +238,10 @@ def _build_summarize() -> None:
             link_bar = _link_bar("summarize", go_btn)
     _link_reference([text], reference, note, SUMMARY_PAIRS)
     outputs = [badge, summary, support, baseline, extractive, plot, scores, out]
-    ev = go_btn.click(run_summarize, [text, max_new, min_new, beams, reference, model], outputs,
-                      api_name="summarize", **server_lane())
-    clear_on_error(ev, outputs, box)
-    _link("summarize", {"text": text, "max_new": max_new, "min_new": min_new, "beams": beams}, ev, link_bar,
-          go_btn)
-    _code("summarize", ev, {"text": text, "max_new_tokens": max_new, "min_new_tokens": min_new, "num_beams": beams,
-                            "reference": reference, "model_box": model}, out, go_btn)
+    _endpoint("summarize", run_summarize, {"text": text, "max_new_tokens": max_new, "min_new_tokens": min_new,
+                                           "num_beams": beams, "reference": reference, "model_box": model},
+              outputs, go_btn, box, link_bar, {"text": text, "max_new": max_new, "min_new": min_new, "beams": beams},
+              server_lane(), planner=_summary_plan)
 
 
 def _build_translate() -> None:
@@ -283,13 +269,11 @@ def _build_translate() -> None:
             out = _json("translate")
             link_bar = _link_bar("translate", go_btn)
     _link_reference([text, src, tgt], reference, note, TRANSLATION_PAIRS)
-    ev = go_btn.click(run_translate, [text, src, tgt, max_new, beams, reference, model],
-                      [badge, translation, pair, out], api_name="translate", **server_lane())
-    clear_on_error(ev, [badge, translation, pair, out], box)
-    _link("translate", {"text": text, "source": src, "target": tgt, "max_new": max_new, "beams": beams}, ev,
-          link_bar, go_btn)
-    _code("translate", ev, {"text": text, "source": src, "target": tgt, "max_new_tokens": max_new, "num_beams": beams,
-                            "reference": reference, "model_box": model}, out, go_btn)
+    _endpoint("translate", run_translate, {"text": text, "source": src, "target": tgt, "max_new_tokens": max_new,
+                                           "num_beams": beams, "reference": reference, "model_box": model},
+              [badge, translation, pair, out], go_btn, box, link_bar,
+              {"text": text, "source": src, "target": tgt, "max_new": max_new, "beams": beams}, server_lane(),
+              planner=_translation_plan)
 
 
 def _build_generate_text() -> None:
@@ -328,24 +312,24 @@ def _build_generate_text() -> None:
                                    elem_id="pl-generate_text-output")
             out = _json("generate_text")
             link_bar = _link_bar("generate_text", go_btn)
-    inputs = [prompt, strategy, max_new, temperature, top_k, top_p, beams, seed, model]
+    inputs = {"prompt": prompt, "strategy": strategy, "max_new_tokens": max_new, "temperature": temperature,
+              "top_k": top_k, "top_p": top_p, "num_beams": beams, "seed": seed, "model_box": model}
     strategy.change(_knobs_for, [strategy], [temperature, top_k, top_p, beams, seed], **lifecycle.PAGE_ONLY)
-    # The button streams (not an API); /generate_text keeps its one-shot result for scripts.
-    # No clear_on_error here: a Stop counts as a failure and would blank the text streamed so far.
-    # The handler blanks the old result itself and puts an input error in the box.
-    ev = go_btn.click(stream_generate, inputs, [badge, generated, counter, out, box], api_visibility="private",
-                      **server_lane())
+    # The button streams (not an API; its code view calls /generate_text, which keeps its one-shot result for
+    # scripts). No error box here: a Stop counts as a failure and would blank the text streamed so far. The
+    # handler blanks the old result itself and puts an input error in the box. A cancel (Stop) closes the
+    # generator, which stops generation.
+    api_btn = gr.Button(visible=False)  # runs /generate_text (before the runs panel, where it always was)
+    ev, = _endpoint("generate_text", stream_generate, inputs, [badge, generated, counter, out, box], go_btn, None,
+                    link_bar, {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
+                               "top_k": top_k, "top_p": top_p, "beams": beams, "seed": seed}, server_lane(),
+                    private=True, planner=_generation_plan, result=out)
     # Cancel first, then say so: a token already on its way must not overwrite the "stopped" line.
     stop_btn.click(None, None, None, cancels=[ev], queue=False, api_visibility="private").then(
         lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
         api_visibility="private")
-    api_btn = gr.Button(visible=False)
-    api_btn.click(run_generate, inputs, [badge, generated, out], api_name="generate_text", **server_lane())
-    _link("generate_text", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
-                            "top_k": top_k, "top_p": top_p, "beams": beams, "seed": seed}, ev, link_bar, go_btn)
-    _code("generate_text", ev, {"prompt": prompt, "strategy": strategy, "max_new_tokens": max_new,
-                                "temperature": temperature, "top_k": top_k, "top_p": top_p, "num_beams": beams,
-                                "seed": seed, "model_box": model}, out, go_btn)
+    declare(Endpoint("generate_text", run_generate, inputs, [badge, generated, out], trigger=api_btn,
+                     lane=server_lane(), planner=_generation_plan))
 
 
 def _build_fill_mask() -> None:
@@ -371,11 +355,8 @@ def _build_fill_mask() -> None:
                                  elem_id="pl-fill_mask-table")
             out = _json("fill_mask")
             link_bar = _link_bar("fill_mask", go_btn)
-    ev = go_btn.click(run_fill_mask, [text, top_k, model], [badge, plot, table, out], api_name="fill_mask",
-                      **SHORT_LANE)
-    clear_on_error(ev, [badge, plot, table, out], box)
-    _link("fill_mask", {"text": text, "top_k": top_k}, ev, link_bar, go_btn)
-    _code("fill_mask", ev, {"text": text, "top_k": top_k, "model_box": model}, out, go_btn)
+    _endpoint("fill_mask", run_fill_mask, {"text": text, "top_k": top_k, "model_box": model}, [badge, plot, table, out],
+              go_btn, box, link_bar, {"text": text, "top_k": top_k}, SHORT_LANE)
 
 
 SUBTABS = [
@@ -405,12 +386,18 @@ def _link_bar(task: str, go_btn):
     return links.bar(f"pipelines-{task}", run=go_btn if task in CHEAP else None)
 
 
-def _link(task: str, inputs: dict, event, link_bar, go_btn) -> None:
-    """Links for one task: ?tab=pipelines-<task> opens Pipelines at that task with these inputs
-    (the model box is left out: a link never chooses which weights a visitor loads)."""
-    links.register(f"pipelines-{task}", inputs, [event], link_bar, run=go_btn if task in CHEAP else None,
-                   parent="pipelines", subtabs=_SUBTABS["tabs"])
-    runs.track(runs.panel(f"pipelines-{task}"), event)  # this task's runs, two side by side
+def _endpoint(task: str, fn, inputs: dict, outputs: list, go_btn, box, link_bar, params: dict, lane: dict,
+              private: bool = False, result=None, **extra) -> list:
+    """Declare one task's endpoint: /<task> run by its button (`private`: the button's event is not the API,
+    its code view still calls /<task>), its error box, its code view, its link ?tab=pipelines-<task> that
+    opens Pipelines at that task with `params` (the model box is left out: a link never chooses which
+    weights a visitor loads), and this task's runs, two side by side (their panel at the sub-tab's end)."""
+    kept = runs.panel(f"pipelines-{task}")
+    return declare(Endpoint(
+        None if private else task, fn, inputs, outputs, trigger=go_btn, lane=lane, errors=box,
+        code=Code(_CODE.pop(task), name=task), result=outputs[-1] if result is None else result, runs=Runs(kept),
+        link=Link(f"pipelines-{task}", link_bar, params, run=go_btn if task in CHEAP else None, parent="pipelines",
+                  subtabs=_SUBTABS["tabs"]), **extra))
 
 
 def build() -> None:

@@ -31,7 +31,7 @@ from components.shell.cancel import user_errors
 from components.shell.errors import clear_on_error
 from components.shell.plans import planned
 
-__all__ = ["After", "Endpoint", "Link", "Notice", "Runs", "declare", "served"]
+__all__ = ["After", "Code", "Endpoint", "Link", "Notice", "Runs", "declare", "served"]
 
 
 @dataclass
@@ -77,6 +77,19 @@ class Runs:
 
 
 @dataclass
+class Code:
+    """A code view (`view`, from `code_view.view`) whose snippet is not simply the endpoint's own: a private
+    event whose API twin is declared apart (a stream; /name keeps the one-shot result for scripts). `name`: the
+    endpoint the snippet calls (default: the endpoint's name); `inputs`: what the snippet and its notebook are
+    written from (default: the endpoint's inputs); `trigger`: what blanks it in the browser as a run starts,
+    when not the endpoint's trigger (a handler chained by `.then` after a page-only step: the button itself)."""
+    view: code_view.CodeView
+    name: str | None = None
+    inputs: dict | None = None
+    trigger: Any = None
+
+
+@dataclass
 class Endpoint:
     """One endpoint of a tab. `name`: its api_name (None: the page's own, private event); `inputs`: API
     argument name -> component, in the handler's order (the names the code view's client call uses);
@@ -100,7 +113,7 @@ class Endpoint:
     after: list = field(default_factory=list)
     link: Link | None = None
     runs: Runs | None = None
-    code: code_view.CodeView | None = None
+    code: code_view.CodeView | Code | None = None
     result: Any = None  # the JSON output the code view writes its snippet from
     wrap: bool = True  # False: the handler handles its own errors and budget (a stream that yields them)
 
@@ -147,8 +160,11 @@ def declare(ep: Endpoint) -> list:
     for ev in events if ep.runs is not None else ():
         runs.track(ep.runs.panel, ev, ep.runs.parts, title=ep.runs.title)
     if ep.code is not None:
+        code = ep.code if isinstance(ep.code, Code) else Code(ep.code)
+        triggers[0] = triggers[0] if code.trigger is None else code.trigger
         for ev, trigger in zip(events, triggers):
-            code_view.attach(ep.code, ev, ep.name or "", ep.inputs, ep.result, trigger=trigger)
+            inputs = ep.inputs if code.inputs is None else code.inputs
+            code_view.attach(code.view, ev, code.name or ep.name or "", inputs, ep.result, trigger=trigger)
     return events
 
 

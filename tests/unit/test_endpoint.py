@@ -10,7 +10,7 @@ import pytest
 from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
 from components.shell import endpoint, lifecycle, links, plans
-from components.shell.endpoint import After, Endpoint, Link, Notice, declare, served
+from components.shell.endpoint import After, Code, Endpoint, Link, Notice, declare, served
 
 
 @pytest.fixture(autouse=True)
@@ -110,3 +110,25 @@ def test_served_wraps_once_per_handler_and_planner():
     assert served(echo) is served(echo)
     assert served(echo, _plan) is not served(echo)
     assert endpoint.served(echo, _plan).__wrapped__ is echo
+
+
+def test_a_private_event_names_its_api_twin_in_its_code_view_and_blanks_it_on_the_button_itself():
+    """A stream chained after a page-only step (`trigger=first.then`) whose API twin is declared apart: its code
+    view calls /echo (`Code.name`) from the prompt alone (`Code.inputs`) and is blanked in the browser by the
+    button's click (`Code.trigger`)."""
+    from components.shell import code_view
+
+    with gr.Blocks() as demo:
+        text, loud, go, said, out = gr.Textbox(), gr.Checkbox(), gr.Button(), gr.Textbox(), gr.JSON()
+        view = code_view.view("echo")
+        first = go.click(lambda: "", None, [said], **lifecycle.PAGE_ONLY)
+        events = declare(Endpoint(None, echo, {"text": text, "loud": loud}, [said, out], trigger=first.then,
+                                  result=out, code=Code(view, name="echo", inputs={"text": text}, trigger=go)))
+    held = next(h for h in lifecycle._EVENTS if h.event is events[0])
+    (part,) = held.parts["success"]
+    assert part.fn.__name__ == "code_echo" and part.inputs == [text, out]  # the snippet's inputs, then the result
+    deps = {d["id"]: d for d in _dependencies(demo)}
+    run = deps[events[0]["id"]]
+    assert run["api_visibility"] == "private" and run["trigger_after"] == first["id"]  # chained after the step
+    blanks = [d for d in deps.values() if d["js"] == code_view.BLANK_JS]
+    assert [[tuple(t) for t in d["targets"]] for d in blanks] == [[(go._id, "click")]]  # on the button, at once

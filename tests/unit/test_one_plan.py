@@ -15,6 +15,7 @@ from backend.runtime.plan import Plan
 from components.pipelines import handlers
 from components.shell import admit_fairly, server_lane
 from components.shell import plans
+from components.shell.endpoint import served
 from components.shell.guard import guard
 from tests.unit.test_remote_chat import TEXT, _no_weights_here
 from tests.unit.test_remote_generation import serving_fake
@@ -55,7 +56,8 @@ def test_a_summarize_request_asks_the_server_gate_once(fake, monkeypatch):
         inputs = [gr.Textbox(), gr.Number(), gr.Number(), gr.Number(), gr.Textbox(), gr.Textbox()]
         out = [gr.Markdown(), gr.Textbox(), gr.HTML(), gr.Textbox(), gr.Textbox(), gr.Plot(), gr.Markdown(),
                gr.JSON()]  # as the Pipelines tab wires them
-        gr.Button().click(handlers.run_summarize, inputs, out, api_name="summarize", **server_lane())
+        gr.Button().click(served(handlers.run_summarize, handlers._summary_plan), inputs, out, api_name="summarize",
+                          **server_lane())  # the handler as the tab declares it (its planner included)
     guard(demo)
     demo.queue()
     admit_fairly(demo)

@@ -17,12 +17,14 @@ from backend.runtime.plan import Plan
 from components.shell import lanes as common
 from components.pipelines import handlers as tab
 from components.search import ui as search_tab
+from components.shell.endpoint import served
 from components.shell.guard import _guarded
 from tests.unit.test_remote_generation import FakeServer, script_for
 
 
 def _event(handler, args):
-    fn = SimpleNamespace(concurrency_id="decode", fn=_guarded(handler))  # as the page wires it, guard included
+    """`handler` as the page serves it (`served(fn, planner)`, as the tab declares it), guard included."""
+    fn = SimpleNamespace(concurrency_id="decode", fn=_guarded(handler))
     return common._event_is_long(fn, list(args))
 
 
@@ -45,11 +47,13 @@ def test_admission_asks_where_each_task_runs(monkeypatch, server_up):
 
     monkeypatch.setattr(pipelines_backend, "plan", plan)
     monkeypatch.setattr(search_backend, "reader_plan", lambda: Plan(on_server=server_up, long=not server_up))
-    assert _event(tab.run_summarize, SUMMARY) is (not server_up)
-    assert _event(tab.run_summarize, SUMMARY[:3] + (4,) + SUMMARY[4:])  # beams: here, long
-    assert _event(tab.run_translate, TRANSLATION[:-1] + ("some/model",))  # a model-box model: here, long
-    assert _event(tab.stream_generate, GENERATION) is (not server_up)
-    assert _event(tab.run_generate, GENERATION) is (not server_up)
+    summarize = served(tab.run_summarize, tab._summary_plan)
+    translate = served(tab.run_translate, tab._translation_plan)
+    assert _event(summarize, SUMMARY) is (not server_up)
+    assert _event(summarize, SUMMARY[:3] + (4,) + SUMMARY[4:])  # beams: here, long
+    assert _event(translate, TRANSLATION[:-1] + ("some/model",))  # a model-box model: here, long
+    assert _event(served(tab.stream_generate, tab._generation_plan), GENERATION) is (not server_up)
+    assert _event(served(tab.run_generate, tab._generation_plan), GENERATION) is (not server_up)
     assert _event(search_tab.ask, ("What is a token?", 5)) is (not server_up)
     assert asked[0] == ("summarize", "", {"num_beams": 0}) and asked[2][1] == "some/model"
     assert asked[3][2]["strategy"] == "greedy" and asked[3][2]["max_new_tokens"] == 48
