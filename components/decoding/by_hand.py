@@ -15,9 +15,8 @@ import pandas as pd
 from backend import decoding
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_int
-from components.shell import (
-    SHORT_LANE, Slider, Textbox, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
-)
+from components.shell import SHORT_LANE, Slider, Textbox, error_box, md_text, model_badge, raw_json
+from components.shell.endpoint import Endpoint, declare
 from components.decoding.plots import growth_figure, show_token
 
 INTRO = """
@@ -117,13 +116,11 @@ def _show(data: dict, by: list[str], prompt, chat, model=None) -> list:
 # ----------------------------------------------------------------------------- handlers
 
 
-@user_errors
 def start(prompt, chat, top_k, model=""):
     data = decoding.decode_by_hand(prompt, [], top_k, "step", chat_template=chat, model=_model(model))
     return _show(data, [], prompt, chat, model)
 
 
-@user_errors
 def take(state, prompt, chat, top_k, choice, typed, model=""):
     ids, by = _path(state, prompt, chat, model)
     typed = typed if isinstance(typed, str) else ""
@@ -138,7 +135,6 @@ def take(state, prompt, chat, top_k, choice, typed, model=""):
 
 
 def _go(action: str):
-    @user_errors
     def go(state, prompt, chat, top_k, n, seed, model=""):
         ids, by = _path(state, prompt, chat, model)
         data = decoding.decode_by_hand(prompt, ids, top_k, action, n, seed if action == "sample" else None,
@@ -149,14 +145,12 @@ def _go(action: str):
     return go
 
 
-@user_errors
 def undo(state, prompt, chat, top_k, model=""):
     ids, by = _path(state, prompt, chat, model)
     data = decoding.decode_by_hand(prompt, ids[:-1], top_k, "step", chat_template=chat, model=_model(model))
     return _show(data, by[:-1], prompt, chat, model)
 
 
-@user_errors
 def decode_by_hand_api(prompt: str, path: list | str | None = None, top_k: int = 10, action: str = "step",
                        n: int = 8, seed: int | None = None, chat_template: bool = False) -> dict:
     """Decode by hand. path: the tokens chosen so far after the prompt, a JSON list of token ids
@@ -167,7 +161,6 @@ def decode_by_hand_api(prompt: str, path: list | str | None = None, top_k: int =
     return decoding.decode_by_hand(prompt, path, top_k, action, n, seed, chat_template)
 
 
-@user_errors
 def growth(state, prompt, chat, n, layer, head, use_path, model=""):
     """Attention while generating: greedy for n tokens, or the decode-by-hand path shown above."""
     ids, _ = _path(state, prompt, chat, model) if use_path else ([], [])
@@ -181,7 +174,6 @@ def growth(state, prompt, chat, n, layer, head, use_path, model=""):
     return growth_figure(data), line, data
 
 
-@user_errors
 def generation_attention_api(prompt: str, n: int = 16, layer: int = -1, head: int | str | None = None,
                              path: list | str | None = None, chat_template: bool = False) -> dict:
     """Attention while generating: greedy for n (<= 32) tokens, or the given path (token ids or
@@ -243,25 +235,22 @@ def build(prompt, chat, model_box=None) -> None:
         g_line = gr.Markdown(elem_id="decoding-growth-line")
         g_plot = gr.Plot(label="Attention while generating", elem_id="decoding-growth-plot")
         g_json = raw_json("Raw result (JSON: what /generation_attention returns)")
-    g_ins = [state, prompt, chat, g_n, g_layer, g_head]
+    g_ins = {"state": state, "prompt": prompt, "chat": chat, "n": g_n, "layer": g_layer, "head": g_head}
     for btn, use_path in ((g_greedy, False), (g_path, True)):
-        ev = btn.click(growth, [*g_ins, gr.State(use_path), model_box], [g_plot, g_line, g_json], api_visibility="private",
-                       **SHORT_LANE)
-        clear_on_error(ev, [g_plot, g_line, g_json], g_box)
+        declare(Endpoint(None, growth, {**g_ins, "use_path": gr.State(use_path), "model": model_box},
+                         [g_plot, g_line, g_json], trigger=btn, lane=SHORT_LANE, errors=g_box))
 
     outs = [text, summary, cands, steps, pick, typed, result, badge, state]
     shown = [text, summary, cands, steps, result, badge]
-    for event in (
-        start_btn.click(start, [prompt, chat, top_k, model_box], outs, api_visibility="private", **SHORT_LANE),
-        take_btn.click(take, [state, prompt, chat, top_k, pick, typed, model_box], outs, api_visibility="private",
-                       **SHORT_LANE),
-        greedy_btn.click(_go("greedy"), [state, prompt, chat, top_k, n, seed, model_box], outs,
-                         api_visibility="private", **SHORT_LANE),
-        sample_btn.click(_go("sample"), [state, prompt, chat, top_k, n, seed, model_box], outs,
-                         api_visibility="private", **SHORT_LANE),
-        undo_btn.click(undo, [state, prompt, chat, top_k, model_box], outs, api_visibility="private", **SHORT_LANE),
+    path = {"state": state, "prompt": prompt, "chat": chat, "top_k": top_k}
+    for fn, btn, inputs in (
+        (start, start_btn, {"prompt": prompt, "chat": chat, "top_k": top_k, "model": model_box}),
+        (take, take_btn, {**path, "choice": pick, "typed": typed, "model": model_box}),
+        (_go("greedy"), greedy_btn, {**path, "n": n, "seed": seed, "model": model_box}),
+        (_go("sample"), sample_btn, {**path, "n": n, "seed": seed, "model": model_box}),
+        (undo, undo_btn, {**path, "model": model_box}),
     ):
-        clear_on_error(event, shown, box)
+        declare(Endpoint(None, fn, inputs, outs, trigger=btn, lane=SHORT_LANE, errors=box, cleared=shown))
     lane = {k: v for k, v in SHORT_LANE.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
-    gr.api(decode_by_hand_api, api_name="decode_by_hand", **lane)
-    gr.api(generation_attention_api, api_name="generation_attention", **lane)
+    declare(Endpoint("decode_by_hand", decode_by_hand_api, {}, [], lane=lane))
+    declare(Endpoint("generation_attention", generation_attention_api, {}, [], lane=lane))

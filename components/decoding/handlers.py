@@ -1,5 +1,6 @@
 """What the Decoding tab's events call: the streamed run, the step inspector, the comparison, the
-presets, and the /decode and /compare_decoding API handlers."""
+presets, and the /decode and /compare_decoding API handlers (the tab declares each with its planner:
+components/decoding/ui.py; served, each runs under its request's time budget, and a cancel (Stop) stops it)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ import pandas as pd
 from backend import decoding
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
-from components.shell import (
-    server_or_long_slot, md_text, model_badge, planned, readable_error, user_errors,
-)
+from components.shell import server_or_long_slot, md_text, model_badge, readable_error
 from components.shell.plans import current
 from components.decoding.plots import (
     beam_tree_figure,
@@ -142,7 +141,6 @@ def knob_updates(strategy) -> list:
     ]
 
 
-@user_errors  # the run's time budget, and a cancel (Stop) that stops generation
 def run(prompt, strategy, max_new_tokens, temperature, top_k, top_p, num_beams, length_penalty,
         no_repeat_ngram_size, early_stopping, num_return_sequences, repetition_penalty, seed, chat_template,
         top_n, precision, temps_text, model=""):
@@ -219,10 +217,6 @@ def _decode_plan(args: tuple):
     return decoding.plan(_settings(*args[1:16]), model if isinstance(model, str) else "")
 
 
-planned(run, _decode_plan)
-
-
-@user_errors
 def show_step(state, step, temps_text):
     """Redraw the distribution plots for the context before generated token `step`."""
     if not state:
@@ -233,7 +227,6 @@ def show_step(state, step, temps_text):
     return _dist_plots(ids, temps, state["settings"], step, state.get("survivors"), state.get("model"))
 
 
-@user_errors
 def compare_ui(prompt, strategies_text, model="", progress=gr.Progress()):
     out = decoding.compare(prompt, strategies_text, progress=progress, model=(model or "").strip() or None)
     rows = [[r["strategy"], r["sequence_logprob"], r["perplexity"], r["distinct_2"], r["distinct_3"],
@@ -280,7 +273,6 @@ def apply_preset(name):
             s.repetition_penalty, "" if s.seed is None else str(s.seed), s.chat_template, s.top_n]
 
 
-@user_errors
 def decode_api(prompt: str, settings: dict | str | None = None) -> dict:
     """One generation. settings: a dict like {"strategy": "beam", "num_beams": 4, "max_new_tokens": 64}
     (keys: strategy greedy|beam|sample, max_new_tokens, temperature, top_k, top_p, num_beams,
@@ -295,7 +287,6 @@ def _decode_api_plan(args: tuple):
     return decoding.plan(args[1] if len(args) > 1 else None)
 
 
-@user_errors
 def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
     """2-4 strategies on one prompt, side by side. strategies: a list of settings dicts (as
     /decode takes) or its JSON text; left out, the book's greedy / beam / sampling trio.
@@ -303,6 +294,3 @@ def _compare_api(prompt: str, strategies: list | str | None = None) -> dict:
     sequence_logprob, perplexity, distinct_2, distinct_3, n_new_tokens, tokens_per_s, settings},
     "model"}."""
     return decoding.compare(prompt, decoding.COMPARE_DEFAULT if strategies is None else strategies)
-
-
-planned(decode_api, _decode_api_plan, shell_slot=True)

@@ -15,13 +15,16 @@ from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
 from components.shell import code_view, lifecycle, links, runs
 from components.shell import (
-    DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, server_lane,
-    error_box, raw_json,
+    DECODE_LANE, LONG_LANE, SHORT_LANE, Checkbox, CheckboxGroup, Radio, Slider, Textbox, server_lane, error_box,
+    raw_json,
 )
+from components.shell.endpoint import Code, Endpoint, Link, Runs, declare
 from components.decoding.plots import empty_figure
-from components.decoding.handlers import (COMPARE_CHOICES, COMPARE_PICKED, PRESET_PROMPT, apply_preset, blank_results,
-                                          compare_ui, decode_api, _compare_api, knob_updates, picked_strategies, run,
-                                          running_line, seed_from_link, show_step, stopped_line)
+from components.decoding.handlers import (
+    COMPARE_CHOICES, COMPARE_PICKED, PRESET_PROMPT, _compare_api, _decode_api_plan, _decode_plan, apply_preset,
+    blank_results, compare_ui, decode_api, knob_updates, picked_strategies, run, running_line, seed_from_link,
+    show_step, stopped_line,
+)
 from components.decoding.tables import (COMPARE_HEADERS, COMPARE_WIDTHS, OUTPUT_HEADERS, OUTPUT_WIDTHS, SAMPLING_HEADERS,
                                         STEP_HEADERS, step_widths)
 
@@ -175,34 +178,47 @@ def build() -> None:
     # opened, it puts that seed in the seed box.
     seed_link = gr.Textbox(value="", visible="hidden", elem_id="decoding-seed-used")
     seed_link.change(seed_from_link, [seed_link, state], [seed], **lifecycle.PAGE_ONLY)
-    run_event = run_btn.click(
-        lambda: blank_results(running_line()), None, [*results, state, step], **lifecycle.PAGE_ONLY,
-    ).then(run, [prompt, *knobs, precision, temps, model_box], [*results, state, step, seed_link],
-           api_visibility="private", **server_lane())  # without a server the long lane; with one, the decode lane
-    clear_on_error(run_event, results, box)
-    code_view.attach(code, run_event, "decode", {"prompt": prompt}, result_json, trigger=run_btn)
+    blanked = run_btn.click(lambda: blank_results(running_line()), None, [*results, state, step],
+                            **lifecycle.PAGE_ONLY)
+    # The run (not an API: /decode is its twin for scripts; its code view calls /decode with the prompt and the
+    # run's own settings, blanked as Generate is pressed); without a server the long lane, with one the decode
+    # lane. Its link carries the seed the run used (the hidden holder), not the seed box.
+    run_event, = declare(Endpoint(
+        None, run, {"prompt": prompt, "strategy": strategy, "max_new_tokens": max_new, "temperature": temperature,
+                    "top_k": top_k, "top_p": top_p, "num_beams": num_beams, "length_penalty": length_penalty,
+                    "no_repeat_ngram_size": no_repeat, "early_stopping": early_stopping,
+                    "num_return_sequences": n_return, "repetition_penalty": rep_pen, "seed": seed,
+                    "chat_template": chat, "top_n": top_n, "precision": precision, "temps_text": temps,
+                    "model": model_box},
+        [*results, state, step, seed_link], trigger=blanked.then, lane=server_lane(), errors=box, cleared=results,
+        planner=_decode_plan, result=result_json,
+        code=Code(code, name="decode", inputs={"prompt": prompt}, trigger=run_btn),
+        link=Link("decoding", link_bar, {
+            "prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature, "top_k": top_k,
+            "top_p": top_p, "num_beams": num_beams, "length_penalty": length_penalty, "no_repeat": no_repeat,
+            "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen, "seed": seed_link,
+            "chat": chat, "top_n": top_n, "precision": precision},
+            results=[*results, state, *code.outputs]),  # a reopened link: not the run shown
+        runs=Runs(kept, [text, stats, badge])))
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
     # the number box fires `input` as it is typed in (its `release` only on blur); the slider on a drag
-    step.input(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private",
-               trigger_mode="always_last", **SHORT_LANE)
-    temps.submit(show_step, [state, step, temps], [temp_plot, cum_plot], api_visibility="private", **SHORT_LANE)
-    picker.input(picked_strategies, [picker], [strategies], api_visibility="private", queue=False)
-    cmp_event = cmp_btn.click(compare_ui, [prompt, strategies, model_box], [cmp_df, cmp_plot, cmp_json, cmp_badge],
-                              api_visibility="private", **LONG_LANE)
-    clear_on_error(cmp_event, [cmp_df, cmp_plot, cmp_json, cmp_badge], cmp_box)
+    shown = {"state": state, "step": step, "temps_text": temps}
+    declare(Endpoint(None, show_step, shown, [temp_plot, cum_plot], trigger=step.input, lane=SHORT_LANE,
+                     options={"trigger_mode": "always_last"}))
+    declare(Endpoint(None, show_step, shown, [temp_plot, cum_plot], trigger=temps.submit, lane=SHORT_LANE))
+    # A second tick while the first is on its way runs after it (Gradio's default for `input` dropped it: the
+    # JSON then missed the strategy ticked last).
+    picker.input(picked_strategies, [picker], [strategies], api_visibility="private", queue=False,
+                 trigger_mode="always_last")
+    declare(Endpoint(None, compare_ui, {"prompt": prompt, "strategies_text": strategies, "model": model_box},
+                     [cmp_df, cmp_plot, cmp_json, cmp_badge], trigger=cmp_btn, lane=LONG_LANE, errors=cmp_box))
 
     # gr.api takes only the queue/concurrency part of the shared event settings
     def lane(q: dict) -> dict:
         return {k: v for k, v in q.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
 
     links.model_box("decoding", model_box)
-    links.register("decoding", {"prompt": prompt, "strategy": strategy, "max_new": max_new, "temperature": temperature,
-                                "top_k": top_k, "top_p": top_p, "num_beams": num_beams,
-                                "length_penalty": length_penalty, "no_repeat": no_repeat,
-                                "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen,
-                                "seed": seed_link, "chat": chat, "top_n": top_n, "precision": precision},
-                   [run_event], link_bar, results=[*results, state, *code.outputs])  # a reopened link: not the run shown
-    runs.track(kept, run_event, [text, stats, badge])
-    gr.api(decode_api, api_name="decode", **lane(DECODE_LANE))  # long decodes also take the long lane's slot
-    gr.api(_compare_api, api_name="compare_decoding", **lane(LONG_LANE))
+    declare(Endpoint("decode", decode_api, {}, [], lane=lane(DECODE_LANE), planner=_decode_api_plan,
+                     shell_slot=True))  # long decodes also take the long lane's slot
+    declare(Endpoint("compare_decoding", _compare_api, {}, [], lane=lane(LONG_LANE)))

@@ -12,6 +12,7 @@ import pytest
 from backend.runtime.errors import InputError
 from components.shell import lanes as common
 from components.decoding import handlers as tab
+from components.shell.endpoint import served
 from components.shell.guard import _guarded
 
 
@@ -22,7 +23,8 @@ def _args(strategy="greedy", max_new=32, beams=4, n_return=1, model=""):
 
 
 def _event(args):
-    fn = SimpleNamespace(concurrency_id="decode", fn=_guarded(tab.run))  # as the page wires it, guard included
+    # as the page wires it: the handler as the tab declares it (its planner), guard included
+    fn = SimpleNamespace(concurrency_id="decode", fn=_guarded(served(tab.run, tab._decode_plan)))
     return common._event_is_long(fn, list(args))
 
 

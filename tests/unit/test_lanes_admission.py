@@ -9,12 +9,14 @@ import pytest
 
 from components.shell import lanes as common
 from components.shell.lanes import LONG_WAITING_MAX, lane_refusal
-from components.decoding.handlers import decode_api
+from components.decoding.handlers import _decode_api_plan, decode_api
 from components.pipelines.plots import label_bars
+from components.shell.endpoint import served
 
 LONG = types.SimpleNamespace(concurrency_id="long")
 SHORT = types.SimpleNamespace(concurrency_id="model")
-DECODE = types.SimpleNamespace(concurrency_id="decode", fn=decode_api)  # planned: long from its settings
+# /decode as the tab declares it: planned, long from its settings
+DECODE = types.SimpleNamespace(concurrency_id="decode", fn=served(decode_api, _decode_api_plan, shell_slot=True))
 LONG_DECODE = ["a prompt", {"strategy": "beam", "num_beams": 4, "max_new_tokens": 32}]
 SHORT_DECODE = ["a prompt", {"strategy": "greedy", "max_new_tokens": 8}]
 

@@ -113,7 +113,8 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
     try:
         remote.server()  # the health check admission's plan reads (the app's first request makes it)
         with gr.Blocks() as demo:
-            gr.api(decoding_handlers.decode_api, api_name="decode",
+            gr.api(served(decoding_handlers.decode_api, decoding_handlers._decode_api_plan, shell_slot=True),
+                   api_name="decode",  # as the tab declares it
                    **{k: v for k, v in DECODE_LANE.items() if k in ("concurrency_limit", "concurrency_id", "queue")})
         guard(demo)
         demo.queue()
