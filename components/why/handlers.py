@@ -7,7 +7,7 @@ import json
 import gradio as gr
 
 from backend import attribution
-from components.shell import md_text, model_badge, user_errors
+from components.shell import md_text, model_badge
 from components.shell.badge import model_time
 from components.why import plots
 
@@ -77,7 +77,6 @@ def _prediction(r: dict) -> str:
     return f" · label {md_text(p['label'])}"
 
 
-@user_errors
 def run_attribute(text, task, labels, label, target, contrast, word, methods, steps, random_orders,
                   question=None, request: gr.Request = None, progress=gr.Progress()):
     """/attribute: per-token scores by several methods for one prediction, and the checks of them.

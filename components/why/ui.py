@@ -12,9 +12,8 @@ import gradio as gr
 
 from backend import attribution
 from components.shell import lifecycle, links, runs
-from components.shell import (
-    LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, clear_on_error, error_box, raw_json,
-)
+from components.shell import LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, error_box, raw_json
+from components.shell.endpoint import After, Endpoint, Link, Runs, declare
 from components.why import handlers, plots
 
 KEY = "why"
@@ -77,17 +76,16 @@ def build() -> None:
         handed = Textbox(value="", visible="hidden", label="handed over", elem_id="why-handed")
         out_json = raw_json("Raw result (JSON: what /attribute returns)")
         outputs = [out_json, badge, summary, strip, table, deletion, agreement]
-        event = run.click(handlers.run_attribute,
-                          inputs=[text, task, labels, label, target, contrast, word, methods, steps, orders,
-                                  question],
-                          outputs=outputs, api_name="attribute", show_progress_on=[summary], **LONG_LANE)
-        clear_on_error(event, outputs, box)
-        lifecycle.after(event, "failure", lambda: gr.update(visible=False), None, [table])
+        declare(Endpoint(
+            "attribute", handlers.run_attribute,
+            {"text": text, "task": task, "labels": labels, "label": label, "target": target, "contrast": contrast,
+             "word": word, "methods": methods, "steps": steps, "random_orders": orders, "question": question},
+            outputs, trigger=run, lane=LONG_LANE, options={"show_progress_on": [summary]}, errors=box,
+            after=[After("failure", lambda: gr.update(visible=False), None, [table])],
+            link=Link(KEY, link_bar, params={"text": text, "task": task, "labels": labels, "label": label,
+                                             "word": word, "target": target, "contrast": contrast, "steps": steps,
+                                             "orders": orders, "question": question, "handed": handed}),
+            runs=Runs(runs.panel(KEY), [badge, summary, deletion, agreement])))
         # a hand-off that carries more than one input (zero-shot: text and labels) hands over one
         # packed value here; it is unpacked into the inputs (handlers.unpack)
         handed.change(handlers.unpack, handed, [text, labels, word, question, label, handed], **lifecycle.PAGE_ONLY)
-        links.register(KEY, {"text": text, "task": task, "labels": labels, "label": label, "word": word,
-                             "target": target, "contrast": contrast, "steps": steps, "orders": orders,
-                             "question": question, "handed": handed},
-                       [event], link_bar)
-        runs.track(runs.panel(KEY), event, [badge, summary, deletion, agreement])
