@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 
 from backend import search
 from components.shell.figures import legend_below
-from components.shell import LONG_LANE, clear_on_error, error_box, md_text, model_badge, notice, raw_json, user_errors
+from components.shell import LONG_LANE, error_box, md_text, model_badge, notice, raw_json
+from components.shell.endpoint import Endpoint, declare
 
 TERMS = ("*recall@k*: the share of questions whose gold passage (the one the answer was written from) is "
          "among the k passages closest to the question. *Exact match (EM)*: the answer equals one of the "
@@ -95,7 +96,6 @@ def rows_markdown(out: dict) -> str:
     return head + body
 
 
-@user_errors
 def evaluate(progress=gr.Progress()):
     out = search.evaluate_reader(progress=progress)
     badges = (f"Reader: {model_badge(out['reader_model'])}\n\n"
@@ -119,5 +119,4 @@ def build_evaluation() -> None:
         badge = gr.Markdown(elem_id="search-evaluate-badge")
         out_json = raw_json("Evaluation (JSON: what /evaluate_reader returns)", elem_id="search-evaluate-json")
     outputs = [summary, plot, table, badge, out_json]
-    ev = run.click(evaluate, None, outputs, api_name="evaluate_reader", **LONG_LANE)
-    clear_on_error(ev, outputs, box)
+    declare(Endpoint("evaluate_reader", evaluate, {}, outputs, trigger=run, lane=LONG_LANE, errors=box))

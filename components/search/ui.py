@@ -13,10 +13,11 @@ import gradio as gr
 
 from backend import search
 from components.shell import (
-    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, clear_on_error, server_lane,
-    server_or_long_slot, planned, error_box, file_path, md_text, model_badge, raw_json, user_errors,
+    BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, server_lane,
+    server_or_long_slot, error_box, file_path, md_text, model_badge, raw_json,
 )
-from components.shell import lifecycle, runs
+from components.shell import runs
+from components.shell.endpoint import After, Endpoint, Runs, declare
 from components.search.answer import answer_markdown
 from components.search.evaluate import build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
@@ -127,7 +128,6 @@ def results_html(res: dict) -> str:
 
 
 # ------------------------------------------------------------------------- handlers
-@user_errors
 def build_index(choice="glossary", file=None, paste="", text_field="", title_field="", keep_good=False,
                 max_words=search.DEFAULT_CHUNK_WORDS, overlap=search.DEFAULT_OVERLAP_WORDS,
                 index_type=search.AUTO, m=32, efc=40, efs=16, nlist=100, nprobe=8, pq_m=16, pq_bits=8,
@@ -142,7 +142,6 @@ def build_index(choice="glossary", file=None, paste="", text_field="", title_fie
 AUTO_HOW = " (built for you: change the corpus or index and press Build to replace it)"
 
 
-@user_errors
 def open_tab(request: gr.Request = None):
     """The tab opened: a session with no index gets the glossary (so Search works at once)."""
     stats = search.ensure_index(_session(request))
@@ -151,7 +150,6 @@ def open_tab(request: gr.Request = None):
     return stats_markdown(stats, AUTO_HOW), stats, model_badge(stats["model"])
 
 
-@user_errors
 def run_search(query, k=5, request: gr.Request = None):
     sid = _session(request)
     res = search.search(sid, query, k)
@@ -173,7 +171,6 @@ def after_search(res):
     return map_caption(res["map"]), stats
 
 
-@user_errors
 def ask(question, k=5, request: gr.Request = None, progress=gr.Progress()):
     with server_or_long_slot(not current(_reader_plan, ()).long, "reader"):
         out = search.ask(_session(request), question, k, progress=progress)
@@ -187,10 +184,6 @@ def _reader_plan(args: tuple):
     return search.reader_plan()
 
 
-planned(ask, _reader_plan)
-
-
-@user_errors
 def compare(k=5, request: gr.Request = None, progress=gr.Progress()):
     rows = search.compare_indexes(_session(request), k, progress=progress)
     recall_k = rows[0]["recall_k"] if rows and "recall_k" in rows[0] else k
@@ -353,32 +346,31 @@ def build() -> None:
                   api_visibility="private", queue=False)
     file.change(inspect_upload, [file], [text_field, title_field], api_visibility="private")
     file.upload(lambda: "upload", None, [corpus], api_visibility="private")
-    build_inputs = [corpus, file, paste, text_field, title_field, keep_good, max_words, overlap,
-                    index_type, m, efc, efs, nlist, nprobe, pq_m, pq_bits, embedder]
-    ev = build_btn.click(build_index, build_inputs, [stats_md, stats_json, badge],
-                         api_name="build_index", **LONG_LANE)
-    clear_on_error(ev, [stats_md, stats_json, badge], box)
+    build_inputs = {"choice": corpus, "file": file, "paste": paste, "text_field": text_field,
+                    "title_field": title_field, "keep_good": keep_good, "max_words": max_words, "overlap": overlap,
+                    "index_type": index_type, "m": m, "efc": efc, "efs": efs, "nlist": nlist, "nprobe": nprobe,
+                    "pq_m": pq_m, "pq_bits": pq_bits, "embedder": embedder}
     # A refused or failed build leaves the old index: the selector goes back to what it holds. A new
     # index makes the hits, map and caption of the old one stale: they go.
-    lifecycle.after(ev, "failure", corpus_after_failure, [corpus], [corpus, corpus_note])
-    lifecycle.after(ev, "success", lambda: [gr.update(value="", visible=False), "", None, "", None], None,
-                    [corpus_note, results, plot, caption, results_json])
+    declare(Endpoint("build_index", build_index, build_inputs, [stats_md, stats_json, badge], trigger=build_btn,
+                     lane=LONG_LANE, errors=box, after=[
+                         After("failure", corpus_after_failure, [corpus], [corpus, corpus_note]),
+                         After("success", lambda: [gr.update(value="", visible=False), "", None, "", None], None,
+                               [corpus_note, results, plot, caption, results_json])]))
     corpus.input(lambda: gr.update(value="", visible=False), None, [corpus_note], queue=False,
                  api_visibility="private")
-    search_outputs = [results, plot, results_json, badge]
-    for ev in (search_btn.click(run_search, [query, k], search_outputs, api_name="search", **BATCH_LANE),
-               query.submit(run_search, [query, k], search_outputs, api_visibility="private", **BATCH_LANE)):
-        clear_on_error(ev, [results, plot, results_json, badge, caption], box)
-        lifecycle.after(ev, "success", after_search, [results_json], [caption, stats_md])
-        runs.track(kept, ev, [badge, results, plot])  # wired by runs.wire: this tab's link is adopted (app.py)
-    ev = ask_btn.click(ask, [question, k], [answer_md, answer_json, reader_badge],
-                       api_name="ask_corpus", **server_lane())
-    clear_on_error(ev, [answer_md, answer_json, reader_badge], ask_box)
-    ev = cmp_btn.click(compare, [k], [cmp_plot, cmp_md, cmp_json], api_name="compare_indexes",
-                       **LONG_LANE)
-    clear_on_error(ev, [cmp_plot, cmp_md, cmp_json], cmp_box)
+    # The map's caption follows; its runs are wired by runs.wire (this tab's link is adopted: app.py).
+    declare(Endpoint("search", run_search, {"query": query, "k": k}, [results, plot, results_json, badge],
+                     trigger=search_btn, also=[query.submit], lane=BATCH_LANE, errors=box,
+                     cleared=[results, plot, results_json, badge, caption],
+                     after=[After("success", after_search, [results_json], [caption, stats_md])],
+                     runs=Runs(kept, [badge, results, plot])))
+    declare(Endpoint("ask_corpus", ask, {"question": question, "k": k}, [answer_md, answer_json, reader_badge],
+                     trigger=ask_btn, lane=server_lane(), errors=ask_box, planner=_reader_plan))
+    declare(Endpoint("compare_indexes", compare, {"k": k}, [cmp_plot, cmp_md, cmp_json], trigger=cmp_btn,
+                     lane=LONG_LANE, errors=cmp_box))
     if isinstance(tab, gr.Tab):  # opening the tab readies the glossary (shared: built once)
-        tab.select(open_tab, None, [stats_md, stats_json, badge], api_visibility="private", **SHORT_LANE)
+        declare(Endpoint(None, open_tab, {}, [stats_md, stats_json, badge], trigger=tab.select, lane=SHORT_LANE))
     search.prepare_cache()  # start-up: leftovers of crashed cache writes removed
     root = gr.context.Context.root_block
     if root is not None:

@@ -54,7 +54,7 @@ def test_admission_asks_where_each_task_runs(monkeypatch, server_up):
     assert _event(translate, TRANSLATION[:-1] + ("some/model",))  # a model-box model: here, long
     assert _event(served(tab.stream_generate, tab._generation_plan), GENERATION) is (not server_up)
     assert _event(served(tab.run_generate, tab._generation_plan), GENERATION) is (not server_up)
-    assert _event(search_tab.ask, ("What is a token?", 5)) is (not server_up)
+    assert _event(served(search_tab.ask, search_tab._reader_plan), ("What is a token?", 5)) is (not server_up)
     assert asked[0] == ("summarize", "", {"num_beams": 0}) and asked[2][1] == "some/model"
     assert asked[3][2]["strategy"] == "greedy" and asked[3][2]["max_new_tokens"] == 48
 
