@@ -8,7 +8,7 @@ import threading
 import gradio as gr
 
 from backend import anatomy, attention, decoding, pipelines, search, tokenizers
-from components.shell import DECODE_LANE, SHORT_LANE, user_errors
+from components.shell import DECODE_LANE, SHORT_LANE
 from components.shell.session import session_of
 from components.start import route
 
@@ -40,9 +40,9 @@ LANES = {"decoding": DECODE_LANE}
 
 
 def reveal(key: str):
-    """The handler of one step's Reveal button: (card markdown, what the card found for the Open button)."""
+    """The handler of one step's Reveal button: (card markdown, what the card found for the Open button); the
+    page declares it (components/start/ui.py), which runs it under its request's budget."""
 
-    @user_errors
     def go(request: gr.Request = None):
         with _KEPT_LOCK:
             kept = _KEPT.get(key)

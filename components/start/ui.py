@@ -12,6 +12,7 @@ import gradio as gr
 
 from components.shell import course
 from components.shell import links
+from components.shell.endpoint import Endpoint, declare
 from components.start import handlers, route
 
 INTRO = (
@@ -55,7 +56,7 @@ def _route(titles: dict[str, str]) -> list[tuple]:
             card = gr.Markdown(elem_id=f"start-card-{i}")
             found = gr.State({})
         fn, lane = handlers.reveal(step.key)
-        show.click(fn, None, [card, found], api_visibility="private", **lane)
+        declare(Endpoint(None, fn, {}, [card, found], trigger=show, lane=lane))
         opens.append((opener, step, found, card))
     return opens
 
@@ -108,8 +109,8 @@ def wire(buttons: list[tuple], tabs) -> None:
             go.__name__ = f"start_step_{step.key}"
             if step.key in route.FINDS:  # the card's findings first (a reloaded page has none), then the tab
                 fill, lane = handlers.findings(step.key)
-                opener.click(fill, [found], [card, found], api_visibility="private", **lane).success(
-                    go, [found], out, **links.PAGE_ONLY)
+                filled, = declare(Endpoint(None, fill, {"found": found}, [card, found], trigger=opener, lane=lane))
+                filled.success(go, [found], out, **links.PAGE_ONLY)
             else:
                 opener.click(go, [found], out, **links.PAGE_ONLY)
             continue
