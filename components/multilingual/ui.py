@@ -8,9 +8,9 @@ import gradio as gr
 from backend import multilingual
 from backend.runtime.errors import InputError
 from components.multilingual import plots
-from components.shell import (SHORT_LANE, Radio, Textbox, clear_on_error, error_box, md_text, notice_line,
-                              raw_json, user_errors)
-from components.shell import lifecycle, links
+from components.shell import SHORT_LANE, Radio, Textbox, error_box, md_text, notice_line, raw_json
+from components.shell import links
+from components.shell.endpoint import After, Endpoint, Link, declare
 
 INTRO = (
     "The book's chapter 4: a **multilingual encoder** (here multilingual-e5-small, XLM-R's 250,002-piece "
@@ -90,13 +90,11 @@ def _outputs(r: dict) -> tuple:
     return (r, summary_md(r), table_rows(r), fig, error_rows(r), examples_md(r))
 
 
-@user_errors
 def show_transfer():
     """/multilingual_ner_transfer: the default run's table, plot, per-entity errors."""
     return _outputs(multilingual.transfer())
 
 
-@user_errors
 def tag(text: str, run: str = "all"):
     """/multilingual_ner: your sentence tagged by the German-only or the all-languages model."""
     r = multilingual.ner(text, run)
@@ -129,8 +127,7 @@ def build() -> None:
     examples = gr.Markdown(first[5], elem_id="ml-examples")
     out_json = raw_json("Raw result (JSON: what /multilingual_ner_transfer returns)", value=first[0])
     outputs = [out_json, summary, table, plot, errors, examples]
-    ev = go.click(show_transfer, None, outputs, api_name="multilingual_ner_transfer", **SHORT_LANE)
-    clear_on_error(ev, outputs, box)
+    declare(Endpoint("multilingual_ner_transfer", show_transfer, {}, outputs, trigger=go, lane=SHORT_LANE, errors=box))
     _sentence()
 
 
@@ -147,7 +144,7 @@ def _sentence() -> None:
     chips = gr.HighlightedText(label="entities", color_map=COLORS, show_legend=True, elem_id="ml-chips")
     note = gr.Markdown(elem_id="ml-ner-notice", elem_classes=["tlab-notice-md"])
     out_json = raw_json("Raw result (JSON: what /multilingual_ner returns)")
-    ev = go.click(tag, [text, run], [out_json, chips, note], api_name="multilingual_ner", **SHORT_LANE)
-    clear_on_error(ev, [out_json, chips, note], box)
-    lifecycle.after(ev, "failure", lambda: "", None, [note])
-    links.register("multilingual", {"text": text, "run": run}, [ev], link_bar, run=go, results=[out_json, chips, note])
+    outputs = [out_json, chips, note]
+    declare(Endpoint("multilingual_ner", tag, {"text": text, "run": run}, outputs, trigger=go, lane=SHORT_LANE,
+                     errors=box, after=[After("failure", lambda: "", None, [note])],
+                     link=Link("multilingual", link_bar, run=go, results=outputs)))
