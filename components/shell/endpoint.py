@@ -189,3 +189,22 @@ def _link(ep: Endpoint, events: list) -> None:
     params = spec.params if spec.params is not None else ep.inputs
     links.register(spec.key, params, events, spec.bar, run=spec.run, parent=spec.parent, subtabs=spec.subtabs,
                    results=spec.results)
+
+
+def declare_link(spec: Link, events: list, more: list = ()) -> None:
+    """A tab's link declared apart from its endpoints, once every setting it carries is built (the Train tab: one
+    link for both tasks, whose NER settings are built after the classifier's /train is declared). `events` (from
+    `declare`) write it into `spec.bar` after success and blank it after a failure, as an Endpoint's `link` does;
+    each (event, bar) of `more` writes the same link into a bar of its own after success (a second task's column,
+    whose bar shows while the first's is hidden)."""
+    links.register(spec.key, spec.params or {}, events, spec.bar, run=spec.run, parent=spec.parent,
+                   subtabs=spec.subtabs, results=spec.results)
+    params = links.registered()[spec.key].params
+
+    def written(*values):
+        query, omitted = links.encode(spec.key, params, list(values))
+        return links.bar_html(query, omitted)
+
+    written.__name__ = f"link_{spec.key}_more"
+    for event, bar in more:
+        lifecycle.after(event, "success", written, [p.component for p in params], [bar])

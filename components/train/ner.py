@@ -15,9 +15,10 @@ import gradio as gr
 from backend import training
 from backend.runtime.errors import LabError
 from components import shell as common
-from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, clear_on_error,
-                               error_box, file_path, md_text, model_badge, raw_json, user_errors)
-from components.shell import lifecycle, links, runs
+from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, error_box, file_path,
+                               md_text, model_badge, raw_json)
+from components.shell import links, runs
+from components.shell.endpoint import After, Endpoint, Runs, declare
 from components.shell.badge import model_time
 from components.shell.session_memory import download_root, served
 from components.train.ner_plots import (SCORE_HEADERS, confusion_figure, entities_html, errors_html, loss_figure,
@@ -28,6 +29,7 @@ LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 SOURCE_CHOICES = [("NER set (shipped): PER / ORG / LOC / MISC, news, letters, sport, science, history", "shipped"),
                   ("Upload CoNLL columns (.conll / .txt) or JSONL (tokens + tags, or text + entity spans)", "upload")]
 LINK_SOURCES = tuple(value for _, value in SOURCE_CHOICES if value != "upload")  # a link never carries a file
+NER_NAMES = ("source", "file", "epochs", "max_sentences", "learning_rate", "batch_size", "word_shapes", "seed")
 UPLOAD_TYPES = [".conll", ".txt", ".iob", ".bio", ".tsv", ".jsonl", ".json"]
 EXAMPLES = ["Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus.",
             "Serena Williams won the US Open in New York after beating Naomi Osaka.",
@@ -72,7 +74,6 @@ def summary_markdown(r: dict) -> str:
 
 
 # ------------------------------------------------------------------------- handlers
-@user_errors
 def run_ner(source, file, epochs, max_sentences, learning_rate, batch_size, word_shapes, seed,
             request: gr.Request, progress=gr.Progress()):
     sid = _session(request)
@@ -105,13 +106,11 @@ def stop_ner(request: gr.Request):
                      "*Stopping after the current step (no model is kept)...*")
 
 
-@user_errors
 def tag(text, request: gr.Request):
     p = training.predict_ner(_session(request), text)
     return entities_html(p), p
 
 
-@user_errors
 def download(request: gr.Request):
 
     r = training.export_ner(_session(request), root=download_root())
@@ -190,19 +189,16 @@ def build() -> tuple:
         widget.change(show_estimate, inputs, [estimate_md], api_visibility="private")
     file.upload(lambda: "upload", None, [source], api_visibility="private")
     outputs = [status, summary, table, bars, loss, confusion, errors, result_json]
-    ev = train_ev = go.click(run_ner, inputs, outputs, api_name="train_ner", **LANE)
-    clear_on_error(ev, outputs, box)
-    runs.track(kept, ev, [status, summary, table, bars])  # wired once train.ui registers the tab's link
-    lifecycle.after(ev, "success", lambda: (gr.update(value=None, visible=False), ""), None,
-                    [download_file, download_md])
-    ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
+    (train_ev,) = declare(Endpoint(  # the tab's link: written by train.ui once it is registered, as are the runs
+        "train_ner", run_ner, dict(zip(NER_NAMES, inputs)), outputs, trigger=go, lane=LANE, errors=box,
+        after=[After("success", lambda: (gr.update(value=None, visible=False), ""), None, [download_file, download_md])],
+        runs=Runs(kept, [status, summary, table, bars])))
+    train_ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
     stop.click(stop_ner, None, [status], api_visibility="private", queue=False)
-    ev = tag_btn.click(tag, [text], [tagged, tagged_json], api_name="predict_ner", **SHORT_LANE)
-    clear_on_error(ev, [tagged, tagged_json], tag_box)
-    ev = text.submit(tag, [text], [tagged, tagged_json], api_visibility="private", **SHORT_LANE)
-    clear_on_error(ev, [tagged, tagged_json], tag_box)
-    ev = download_btn.click(download, None, [download_file, download_md], api_name="download_ner", **SHORT_LANE)
-    clear_on_error(ev, [download_file, download_md], tag_box)
+    declare(Endpoint("predict_ner", tag, {"text": text}, [tagged, tagged_json], trigger=tag_btn, also=[text.submit],
+                     lane=SHORT_LANE, errors=tag_box))
+    declare(Endpoint("download_ner", download, {}, [download_file, download_md], trigger=download_btn,
+                     lane=SHORT_LANE, errors=tag_box))
     link_params = {"ner_source": (source, LINK_SOURCES), "ner_epochs": epochs, "ner_max_sentences": max_sentences,
                    "ner_batch_size": batch_size, "ner_word_shapes": word_shapes, "ner_seed": seed}
     return show_estimate, inputs, estimate_md, (train_ev, link_params, link_bar)

@@ -19,8 +19,9 @@ from backend.runtime import config
 from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
-                               clear_on_error, error_box, file_path, md_text, model_badge, raw_json, user_errors)
+                               error_box, file_path, md_text, model_badge, raw_json)
 from components.shell import lifecycle, links, runs
+from components.shell.endpoint import After, Endpoint, Link, Runs, declare, declare_link
 from components.shell.badge import model_time
 from components.train import ner as train_ner
 from components.train.plots import METHOD_LABELS, confusion_figure, curve_figure, loss_figure, map_figure
@@ -120,7 +121,6 @@ def hardest_rows(result: dict) -> list[list]:
 
 
 # ------------------------------------------------------------------------- handlers
-@user_errors
 def run_training(dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds,
                  learning_rate, batch_size, learning_curve, curve_finetune, seed,
                  request: gr.Request, progress=gr.Progress()):
@@ -171,14 +171,12 @@ def stop_training(request: gr.Request):
                      "*Stopping after the current chunk; the best checkpoint so far is kept...*")
 
 
-@user_errors
 def hardest_text(evt: Selection):
     """A click on a highest-loss validation row puts its text in the try box ("Why?" then explains it)."""
     row = evt.row_value or []
     return row[-1] if row else gr.skip()
 
 
-@user_errors
 def predict(text, method, request: gr.Request):
     r = training.predict_trained(_session(request), text, method or "")
     m = r["model"]
@@ -194,7 +192,6 @@ def predict(text, method, request: gr.Request):
     return md, r
 
 
-@user_errors
 def use_in_pipelines(on, method, request: gr.Request):
     """Make (or stop making) this session's trained classifier its Pipelines' Classify model."""
     r = training.use_trained(_session(request), on, method or "")
@@ -204,7 +201,6 @@ def use_in_pipelines(on, method, request: gr.Request):
     return note, r
 
 
-@user_errors
 def download(method, request: gr.Request):
     """The session's classifier as a zip: a save_pretrained folder and a model card."""
     # Written inside Gradio's file cache, so Gradio serves this file instead of keeping a copy
@@ -254,6 +250,9 @@ TASK_CHOICES = [("Sentence classification (chapters 2 and 9)", "classify"),
 LINK_NOTE = ("A link to this tab (after a run, above) reopens it with the same data and settings but does not "
              "train: training takes a while, so press **Train** yourself. An uploaded file is never in a link.")
 LINK_DATASETS = tuple(value for _, value in DATASET_CHOICES if value != "upload")
+TRAIN_NAMES = ("dataset", "file", "text_column", "label_column", "methods", "epochs", "max_examples", "max_seconds",
+               "learning_rate", "batch_size", "learning_curve", "curve_finetune", "seed")  # /train's arguments
+_PAGE = {k: v for k, v in lifecycle.PAGE_ONLY.items() if k != "api_visibility"}  # a private declaration's own
 
 
 def build() -> None:
@@ -272,14 +271,7 @@ def build() -> None:
 def register_links(inputs: dict, train_ev, link_bar, ner_ev, ner_params: dict, ner_bar) -> None:
     """One link for the tab (task, data, settings of both tasks). Training a classifier writes it
     into the classifier's bar; training NER into the NER column's own bar (the other is hidden)."""
-    links.register("train", {**inputs, **ner_params}, [train_ev], link_bar)
-    params = links.registered()["train"].params
-
-    def link_ner(*values):
-        query, omitted = links.encode("train", params, list(values))
-        return links.bar_html(query, omitted)
-
-    lifecycle.after(ner_ev, "success", link_ner, [p.component for p in params], [ner_bar])
+    declare_link(Link("train", link_bar, params={**inputs, **ner_params}), [train_ev], more=[(ner_ev, ner_bar)])
 
 
 def _use_and_download():
@@ -380,32 +372,28 @@ def _build_classify(task) -> tuple:
                     learning_rate, batch_size, learning_curve, curve_finetune, seed]
     train_outputs = [status, summary, loss_plot, confusion_plot, map_plot, map_ft_plot, curve_plot, hardest,
                      result_json]
-    ev = train_btn.click(run_training, train_inputs, train_outputs, api_name="train", **LANE)
-    clear_on_error(ev, train_outputs, train_box)
-    runs.track(kept, ev, [status, summary, confusion_plot, curve_plot])  # wired once build registers the link
+    # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
+    reset = After("success", lambda: (False, "", gr.update(value=None, visible=False), ""), None,
+                  [use_box, use_md, download_file, download_md])
+    (ev,) = declare(Endpoint(  # its link is declared by build, with NER's settings; runs wired once it is
+        "train", run_training, dict(zip(TRAIN_NAMES, train_inputs)), train_outputs, trigger=train_btn, lane=LANE,
+        errors=train_box, after=[reset], runs=Runs(kept, [status, summary, confusion_plot, curve_plot])))
     link = ({"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
              "label_column": label_column, "methods": methods, "epochs": epochs,
              "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
              "batch_size": batch_size, "learning_curve": learning_curve,
              "curve_finetune": curve_finetune, "seed": seed}, ev, link_bar)  # registered by build, with NER's
-    # A new model: Pipelines goes back to the profile's (the backend did), and the old zip is gone.
-    lifecycle.after(ev, "success", lambda: (False, "", gr.update(value=None, visible=False), ""), None,
-                    [use_box, use_md, download_file, download_md])
     ev.then(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")  # now from the rates just measured
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
-    hardest.select(hardest_text, None, text, **lifecycle.PAGE_ONLY)
-    ev = predict_btn.click(predict, [text, method], [prediction, prediction_json], api_name="predict_trained",
-                           **SHORT_LANE)
-    clear_on_error(ev, [prediction, prediction_json], predict_box)
-    ev = text.submit(predict, [text, method], [prediction, prediction_json], api_visibility="private", **SHORT_LANE)
-    clear_on_error(ev, [prediction, prediction_json], predict_box)
-    ev = use_box.input(use_in_pipelines, [use_box, method], [use_md, use_json], api_name="use_trained")
-    lifecycle.after(ev, "failure", lambda: False, None, [use_box])
-    clear_on_error(ev, [use_md], predict_box)
-    ev = download_btn.click(download, [method], [download_file, download_md], api_name="download_trained",
-                            **SHORT_LANE)
-    clear_on_error(ev, [download_file, download_md], predict_box)
-    lifecycle.after(ev, "success", lambda: gr.update(visible=True), None, [download_file])
+    declare(Endpoint(None, hardest_text, {}, [text], trigger=hardest.select, options=_PAGE))
+    declare(Endpoint("predict_trained", predict, {"text": text, "method": method}, [prediction, prediction_json],
+                     trigger=predict_btn, also=[text.submit], lane=SHORT_LANE, errors=predict_box))
+    declare(Endpoint("use_trained", use_in_pipelines, {"on": use_box, "method": method}, [use_md, use_json],
+                     trigger=use_box.input, errors=predict_box, cleared=[use_md],
+                     after=[After("failure", lambda: False, None, [use_box])]))
+    declare(Endpoint("download_trained", download, {"method": method}, [download_file, download_md],
+                     trigger=download_btn, lane=SHORT_LANE, errors=predict_box,
+                     after=[After("success", lambda: gr.update(visible=True), None, [download_file])]))
     root = gr.context.Context.root_block
     if root is not None:
         root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")

@@ -132,3 +132,25 @@ def test_a_private_event_names_its_api_twin_in_its_code_view_and_blanks_it_on_th
     assert run["api_visibility"] == "private" and run["trigger_after"] == first["id"]  # chained after the step
     blanks = [d for d in deps.values() if d["js"] == code_view.BLANK_JS]
     assert [[tuple(t) for t in d["targets"]] for d in blanks] == [[(go._id, "click")]]  # on the button, at once
+
+
+def test_a_link_declared_apart_writes_its_bar_and_a_second_columns_bar():
+    """`declare_link`: one link for two endpoints whose settings are built one after the other (the Train tab's
+    two tasks): registered once with every setting and the first bar; the second endpoint writes it into its own."""
+    from components.shell.endpoint import declare_link
+
+    with gr.Blocks():
+        text, loud, go, go2, box, said, out = gr.Textbox(), gr.Checkbox(), gr.Button(), gr.Button(), gr.Markdown(), \
+            gr.Textbox(), gr.JSON()
+        bar, bar2 = links.bar("echo"), links.bar("echo-two")
+        first = declare(Endpoint("echo", echo, {"text": text}, [said, out], trigger=go, errors=box))
+        second = declare(Endpoint("echo_loud", echo, {"text": text, "loud": loud}, [said, out], trigger=go2))
+        declare_link(Link("echo", bar, params={"text": text, "loud": loud}), first, more=[(second[0], bar2)])
+    link = links.registered()["echo"]
+    assert [p.name for p in link.params] == ["text", "loud"] and link.bar is bar
+    held = {id(h.event): h for h in lifecycle._EVENTS}
+    one, two = held[id(first[0])], held[id(second[0])]
+    assert any(bar in p.outputs for p in one.parts["success"]) and any(bar in p.outputs for p in one.parts["failure"])
+    (part,) = two.parts["success"]
+    assert part.outputs == [bar2] and part.inputs == [text, loud] and not two.parts["failure"]
+    assert "tab=echo" in part.fn("hi", True) and "loud=1" in part.fn("hi", True)
