@@ -156,7 +156,7 @@ def test_tab_headings_are_one_size_and_json_accordions_are_never_stacked(page, a
 
 
 def test_tables_keep_whole_words_and_plots_fit_on_a_phone(browser, app_url):
-    from tests.browser.test_course_phone import CRUSHED
+    from tests.browser.test_decoding_phone_table import CRUSHED
 
     page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
