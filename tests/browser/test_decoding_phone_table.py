@@ -1,6 +1,6 @@
 """On a 420-px phone the Decoding step table is readable: no cell narrower than its longest
 word (the issue saw "entropy" printed one letter per line); the table scrolls inside itself,
-never the page."""
+never the page. On the Decoding tab's own page (tab_url)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from playwright.sync_api import expect
 from tests.browser.conftest import shot
 from tests.browser.test_decoding_tab import pick_strategy, set_number
 from tests.conftest import new_page
+
+TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 # Cells whose longest word does not fit their width: (column header, cell text, word px, cell px).
 CRUSHED = """(id) => {
@@ -32,10 +34,10 @@ CRUSHED = """(id) => {
 }"""
 
 
-def test_the_decoding_step_table_is_readable_on_a_phone(browser, app_url):
+def test_the_decoding_step_table_is_readable_on_a_phone(browser, tab_url):
     page = new_page(browser, viewport={"width": 420, "height": 900})
     try:
-        page.goto(app_url + "?tab=decoding")
+        page.goto(tab_url + "?tab=decoding")
         expect(page.locator("#decoding-run")).to_be_visible(timeout=30_000)
         pick_strategy(page, "sample")  # the widest table: the sampling columns too
         set_number(page, "decoding-max-new", 4)

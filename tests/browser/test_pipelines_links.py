@@ -1,6 +1,7 @@
-"""Pipelines' tasks have links too: a link opens the Pipelines tab at its task with its inputs
-(and runs a quick task at once), a run writes the link, and the Start page's chapter 4 button
-opens NER with a news sentence found by the model trained here."""
+"""Pipelines' tasks have links too, on the Pipelines tab's own page (tab_url): a link opens the tab at its
+task with its inputs (and runs a quick task at once), and a run writes the link. (The Start page's
+chapter 4 button opening NER on a news sentence is walked on the whole page:
+tests/browser/test_start_page_flow.py.)"""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from playwright.sync_api import expect
 from tests.browser.conftest import shot
 from tests.conftest import new_page
 
+TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
+
 SENTENCE = "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus."
 
 
-def test_a_link_opens_the_ner_task_with_its_text_and_runs_it(page, app_url):
-    page.goto(f"{app_url}?tab=pipelines-ner&text={quote(SENTENCE)}&aggregation=first")
+def test_a_link_opens_the_ner_task_with_its_text_and_runs_it(page, tab_url):
+    page.goto(f"{tab_url}?tab=pipelines-ner&text={quote(SENTENCE)}&aggregation=first")
     expect(page.locator("#pl-ner-run")).to_be_visible(timeout=60_000)  # Pipelines, at the NER task
     expect(page.locator("#pl-ner-tab textarea").first).to_have_value(SENTENCE)
     expect(page.locator("#pl-ner-tab input[value=first]")).to_be_checked()
@@ -24,11 +27,11 @@ def test_a_link_opens_the_ner_task_with_its_text_and_runs_it(page, app_url):
     highlight = page.locator("#pl-ner-highlight")
     expect(highlight).to_contain_text("Emmanuel Macron", timeout=120_000)
     expect(page.locator("#pl-ner-table")).to_contain_text("Airbus")
-    shot(page, "course_link_pipelines_ner")
+    shot(page, "pipelines_link_ner")
 
 
-def test_a_run_writes_a_link_that_reopens_the_task(page, browser, app_url):
-    page.goto(app_url)
+def test_a_run_writes_a_link_that_reopens_the_task(page, browser, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\s*Pipelines", re.I)).first.click()
     page.get_by_role("tab", name="Fill-mask", exact=True).click()
     page.locator("#pl-fill_mask-tab textarea").first.fill("The cat sat on the [MASK].")
@@ -47,10 +50,3 @@ def test_a_run_writes_a_link_that_reopens_the_task(page, browser, app_url):
     finally:
         fresh.context.close()
 
-
-def test_the_start_page_opens_ner_on_a_news_sentence(page, app_url):
-    page.goto(app_url)
-    page.locator("#start-try-4").click()
-    expect(page.locator("#pl-ner-tab textarea").first).to_have_value(SENTENCE, timeout=60_000)
-    expect(page.locator("#pl-ner-highlight")).to_contain_text("Angela Merkel", timeout=120_000)
-    shot(page, "course_start_try_ner")
