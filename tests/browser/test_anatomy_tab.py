@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import shot
+
 TAB = "anatomy"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
@@ -108,3 +110,49 @@ def test_a_good_result_then_an_error_leaves_no_stale_result(tab):
     _run(page)
     page.locator("#anatomy-verdict").get_by_text(re.compile("every layer under")).wait_for(timeout=TIMEOUT)
     expect(error).to_be_hidden(timeout=10_000)  # a success hides the message again
+
+
+def _mask_zeros(page) -> tuple[int, int]:
+    """(zeros, cells) of the mask heatmap the browser drew (its second trace)."""
+    return tuple(page.evaluate("""() => {
+        const z = document.querySelector('#anatomy-masks .js-plotly-plot').data[1].z.flat();
+        return [z.filter(v => v === 0).length, z.length];
+    }"""))
+
+
+def _open_masks(page, ui):
+    ui.get_by_role("button", name="Take it apart").click()
+    page.locator("#anatomy-verdict").get_by_text(re.compile("every layer under")).wait_for(timeout=TIMEOUT)
+    ui.get_by_role("tab", name="Masked attention").click()
+    page.locator("#anatomy-masks .main-svg").first.wait_for(timeout=TIMEOUT)
+
+
+def test_one_sentence_mask_has_a_legend_and_says_nothing_is_masked(tab):
+    """The mask view says what is true for this input: its legend and caption say what its colours mean
+    and how many positions are masked."""
+    page, ui = tab, tab.ui
+    _open_masks(page, ui)
+    caption = page.locator("#anatomy-masks-caption")
+    expect(caption).to_contain_text("query-key pairs masked")
+    zeros, cells = _mask_zeros(page)
+    assert zeros == 0 and cells > 0
+    expect(caption).to_contain_text(f"0 of {cells} query-key pairs masked")
+    expect(caption).to_contain_text("nothing to mask")
+    legend = page.locator("#anatomy-masks .legend")
+    expect(legend).to_contain_text("may attend")
+    expect(legend).to_contain_text("masked")
+    colours = page.evaluate("""() => [...document.querySelectorAll('#anatomy-masks .legend .traces')].map(
+        t => [t.textContent.trim(), t.querySelector('.scatterpts, path.point').style.fill])""")
+    assert len({fill for _, fill in colours}) == 2, colours  # two different colours, one per meaning
+    page.locator("#anatomy-masks").scroll_into_view_if_needed()
+    shot(page, "anatomy_mask_one_sentence")
+    # With sentence B, the shorter sentence's padding keys are masked: the caption counts them.
+    ui.get_by_label("Sentence B (optional: the encoder shows its padding mask)").fill(
+        "a much longer second sentence that needs no padding at all here")
+    _open_masks(page, ui)
+    expect(caption).to_contain_text(re.compile(r"^\s*[1-9]\d* of \d+ query-key pairs masked"), timeout=TIMEOUT)
+    zeros, cells = _mask_zeros(page)
+    assert 0 < zeros < cells
+    expect(caption).to_contain_text(f"{zeros} of {cells} query-key pairs masked")
+    page.locator("#anatomy-masks").scroll_into_view_if_needed()
+    shot(page, "anatomy_mask_padding")

@@ -1,27 +1,35 @@
-"""Search tab, from the learner's side: a refused API-docs build switches the corpus selector back to
-the index the session holds and says why in one line; the searches after it run on that index."""
+"""Search tab, from the learner's side, on its own page (tab_url): a refused API-docs build switches the
+corpus selector back to the index the session holds and says why in one line; the searches after it run
+on that index. The page is served in this process, so the limit is set on the search service itself for
+the test (no app process of its own)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 from playwright.sync_api import expect
 
 from backend.search.corpora import load_glossary
+from backend.search.service import get_service
 from tests.browser.conftest import press_again, shot
 from tests.browser.test_search_tab import open_tab
-from tests.conftest import running_app
+
+TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 
-@pytest.fixture(scope="module")
-def small_app_url():
-    """An app that refuses any corpus over 300 passages: the glossary fits, the API docs do not
-    (the same refusal path as the time budget on a slow box, without waiting for it)."""
-    with running_app("app_search_truth.log", extra_env={"TLAB_SEARCH_MAX_PASSAGES": "300"}) as url:
-        yield url
+@pytest.fixture
+def small_url(tab_url, monkeypatch):
+    """The Search page, whose service refuses any corpus over 300 passages: the glossary fits, the API
+    docs do not (the same refusal path as the time budget on a slow box, without waiting for it). As
+    TLAB_SEARCH_MAX_PASSAGES=300 would at start-up; put back after the test."""
+    service = get_service()
+    monkeypatch.setattr(service, "limits", dataclasses.replace(service.limits, max_passages=300))
+    yield tab_url
 
 
-def test_a_refused_corpus_switches_the_selector_back_and_says_why(page, small_app_url):
-    open_tab(page, small_app_url)
+def test_a_refused_corpus_switches_the_selector_back_and_says_why(page, small_url):
+    open_tab(page, small_url)
     stats = page.locator("#search-stats")
     expect(stats).to_contain_text("glossary", timeout=120_000)  # the tab opened with the glossary
     count = f"{len(load_glossary()):,}"
