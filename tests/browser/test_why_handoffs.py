@@ -1,6 +1,6 @@
 """The Why tab opened from Pipelines' zero-shot (text and labels arrive together), NER and QA (context
-and question) results, and its QA task run in the tab: what a person sees. The table stays hidden
-until the first run."""
+and question) results: what a person sees. The table stays hidden until the first run. (Its QA task run
+in the tab itself is checked on the Why tab's own page: tests/browser/test_why_qa_span.py.)"""
 
 from __future__ import annotations
 
@@ -65,21 +65,6 @@ def test_why_from_ner_explains_the_first_entity(page, app_url):
     _only(page, QUICK)
     _run(page)
     expect(page.locator("#why-summary")).to_contain_text(re.compile(r"token '\w+' tagged [BI]-PER"))
-
-
-def test_why_explains_a_qa_span_in_the_tab(page, app_url):
-    page.goto(app_url + "?tab=why")  # by address: the page's load event selects the tab (slow on a busy box)
-    expect(page.locator("#why-run")).to_be_visible(timeout=120_000)
-    expect(page.locator("#why-table")).to_be_hidden()
-    page.locator("#why-task input[value=qa]").check()
-    page.locator("#why-text textarea").fill("The Eiffel Tower is in Paris. It was built in 1889 by Gustave Eiffel.")
-    page.locator("#why-question textarea, #why-question input").first.fill("When was the Eiffel Tower built?")
-    _only(page, QUICK)
-    _run(page)
-    expect(page.locator("#why-summary")).to_contain_text("1889")
-    expect(page.locator("#why-strip .why-part").first).to_contain_text("question")
-    expect(page.locator("#why-table")).to_contain_text("context")
-    shot(page, "why_qa_span")
 
 
 def test_why_from_a_qa_answer_carries_context_and_question(page, app_url):
