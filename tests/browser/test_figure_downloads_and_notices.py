@@ -1,9 +1,8 @@
 """Issue #24's remaining course items, as a visitor sees them: every plot downloads as PNG and SVG
 from a visible control (no network), every main figure says what to notice (and the line is true
-for the figure), titles do not run into axes or each other, the Decoding inspector follows its
-number box as it is typed in, a comparison needs no JSON, the presets say what they are before
-they are opened, the Train tab's link restores its settings without training, tab headings are
-one size, and no two JSON accordions are stacked."""
+for the figure), titles do not run into axes or each other, the Train tab's link restores its settings without training, tab headings are
+one size, and no two JSON accordions are stacked. (The Decoding inspector, picker and presets are
+checked on the Decoding tab's own page: tests/browser/test_decoding_picker_and_inspector.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
-from tests.browser.test_decoding_tab import open_tab, set_number
 from tests.conftest import ARTIFACTS, new_page
 
 # Visible plots under `scope`: (elem id of its block, the notice shown, the notice the figure carries,
@@ -85,33 +83,6 @@ def test_every_anatomy_figure_has_its_line_and_no_title_overlaps(page, app_url):
             assert buttons == 2 and carried and shown == "What to notice: " + carried, (plot_id, shown)
         assert page.evaluate(OVERLAPS, "#anatomy-tab") == []
     shot(page, "course_polish_anatomy_notices")
-
-
-def test_decoding_presets_picker_and_inspector(page, app_url):
-    open_tab(page, app_url)
-    expect(page.locator("#decoding-preset input")).to_have_value(re.compile("Choose one of the book's examples"))
-    page.locator("#decoding-compare").get_by_text("Compare 2-4 strategies").click()
-    picker = page.locator("#decoding-compare-pick")
-    picker.get_by_label("sample, top-p 0.9 (seed 42)").uncheck()
-    picker.get_by_label("sample, T = 0.7 (seed 42)").check()
-    code = page.locator("#decoding-strategies .cm-content")
-    expect(code).to_contain_text('"temperature": 0.7')
-    expect(code).not_to_contain_text('"top_p"')
-    page.locator("#decoding-compare").get_by_text("Compare 2-4 strategies").click()  # closed again
-
-    set_number(page, "decoding-max-new", 4)
-    page.locator("#decoding-run").click()
-    expect(page.locator("#decoding-stats")).to_contain_text(re.compile(r"sequence log-prob"), timeout=240_000)
-    temp = page.locator("#decoding-temp-plot")
-    expect(temp.locator(".tlab-notice")).to_contain_text("flattens the distribution", timeout=60_000)
-    box = page.locator("#decoding-step input[type=number]")
-    box.click()
-    box.press("Control+A")
-    box.type("2")  # no blur: the plot follows the box as it is typed in
-    expect(temp.locator(".gtitle")).to_contain_text("before generated token #2", timeout=60_000)
-    assert page.evaluate("document.activeElement.type") == "number"  # still typing in the box
-    assert page.evaluate(OVERLAPS, "#decoding-tab") == []
-    shot(page, "course_polish_decoding")
 
 
 def test_a_train_link_restores_the_settings_without_training(page, app_url):
