@@ -37,7 +37,7 @@ def test_a_count_of_people_does_not_answer_what_the_land_will_become():
 
 def test_the_products_price_does_not_answer_the_replacement_parts_price():
     why = at.mismatch("How much does a replacement brush cost?", VACUUM, *_span(VACUUM, "349 euros"))
-    assert why and "'replacement' is not in the sentence" in why
+    assert why and "'replacement' is not near '349 euros'" in why
     assert at.mismatch("How much does the Kleen R9 cost?", VACUUM, *_span(VACUUM, "349 euros")) is None
 
 
@@ -45,7 +45,7 @@ def test_a_count_of_another_unit_or_a_bare_count_for_money_does_not_answer():
     reef = "The reef lies eleven miles off the coast."
     assert "counts ships" in at.mismatch("How many ships sank on the reef?", reef, *_span(reef, "eleven miles"))
     text = "The bakery bakes about 200 loaves a day."
-    assert "no currency" in at.mismatch("How much does a loaf cost?", text, *_span(text, "about 200"))
+    assert "names none" in at.mismatch("How much does a loaf cost?", text, *_span(text, "about 200"))
     assert at.mismatch("How long does the battery last?", VACUUM, *_span(VACUUM, "about two hours")) is None
 
 
@@ -53,3 +53,12 @@ def test_a_thing_answers_a_what_question_and_a_quantity_a_quantity_question():
     text = "It contained two ceramic vases. The race was won in 2 hours 16 minutes."
     assert at.mismatch("What did the parcel contain?", text, *_span(text, "two ceramic vases")) is None
     assert at.mismatch("What was the winning time?", text, *_span(text, "2 hours 16 minutes")) is None
+
+
+def test_the_subject_named_sentences_before_still_owns_its_price():
+    """A review names its product first and says "it" after: the price two sentences on is the product's."""
+    review = ("I bought the Vortex Pro 900 blender in May. It crushes ice in a minute. The jug is easy to rinse. "
+              "At 129 euros it is not cheap.")
+    assert at.mismatch("How much did the Vortex Pro 900 cost?", review, *_span(review, "129 euros")) is None
+    assert at.asks_money("What do students pay for admission?") and at.asks_quantity("What is the order worth?")
+    assert not at.asks_money("Which optional extra costs 49 pounds?")
