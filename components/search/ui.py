@@ -16,7 +16,7 @@ from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, server_lane,
     server_or_long_slot, error_box, file_path, md_text, model_badge, raw_json,
 )
-from components.shell import runs
+from components.shell import gradio_patches, runs
 from components.shell.endpoint import After, Endpoint, Runs, declare
 from components.search.answer import answer_markdown
 from components.search.evaluate import build_evaluation
@@ -314,7 +314,7 @@ def _ask_and_compare():
 
 
 def build() -> None:
-    tab = gr.context.Context.block  # the gr.Tab app.py opened around this call (if any)
+    tab = gradio_patches.enclosing_block()  # the gr.Tab app.py opened around this call (if any)
     gr.Markdown(
         "## Semantic search with FAISS\n"
         "Embed a corpus with the **embedder** (mean pooling + L2 normalisation, so inner "
@@ -372,6 +372,6 @@ def build() -> None:
     if isinstance(tab, gr.Tab):  # opening the tab readies the glossary (shared: built once)
         declare(Endpoint(None, open_tab, {}, [stats_md, stats_json, badge], trigger=tab.select, lane=SHORT_LANE))
     search.prepare_cache()  # start-up: leftovers of crashed cache writes removed
-    root = gr.context.Context.root_block
+    root = gradio_patches.page_being_built()
     if root is not None:
         root.unload(drop_session)

@@ -20,7 +20,7 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
                                error_box, file_path, md_text, model_badge, raw_json)
-from components.shell import lifecycle, links, runs
+from components.shell import gradio_patches, lifecycle, links, runs
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare, declare_link
 from components.shell.badge import model_time
 from components.train import ner as train_ner
@@ -394,7 +394,7 @@ def _build_classify(task) -> tuple:
     declare(Endpoint("download_trained", download, {"method": method}, [download_file, download_md],
                      trigger=download_btn, lane=SHORT_LANE, errors=predict_box,
                      after=[After("success", lambda: gr.update(visible=True), None, [download_file])]))
-    root = gr.context.Context.root_block
+    root = gradio_patches.page_being_built()
     if root is not None:
         root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
         root.unload(drop_session)
