@@ -1,12 +1,12 @@
-"""Issue #24's remaining course items, as a visitor sees them: every plot downloads as PNG and SVG
-from a visible control (no network), every main figure says what to notice (and the line is true
-for the figure), titles do not run into axes or each other, the Train tab's link restores its settings without training, tab headings are
-one size, and no two JSON accordions are stacked. (The Decoding inspector, picker and presets are
-checked on the Decoding tab's own page: tests/browser/test_decoding_picker_and_inspector.py.)"""
+"""Figures and layout across tabs, as a visitor sees them on the whole page: tab headings are one size,
+no two JSON accordions are stacked, and on a phone tables keep whole words and plots fit. The helpers
+(PLOTS, OVERLAPS, _download) serve the tabs' own pages, which check that every plot downloads as PNG
+and SVG from a visible control (no network), every main figure says what to notice (and the line is
+true for the figure), titles do not run into axes or each other, and the Train tab's link restores its
+settings without training (test_pipelines_figure_download, test_anatomy_figure_notices, test_train_link;
+the Decoding inspector, picker and presets: test_decoding_picker_and_inspector)."""
 
 from __future__ import annotations
-
-import re
 
 from playwright.sync_api import expect
 
@@ -50,64 +50,6 @@ def _download(page, plot_id: str, fmt: str) -> bytes:
     path = ARTIFACTS / f"course_figure_{plot_id}.{fmt}"
     download.save_as(str(path))
     return path.read_bytes()
-
-
-def test_a_plot_downloads_as_png_and_svg_offline_and_says_what_to_notice(page, app_url):
-    page.goto(app_url + "?tab=pipelines-classify&text=I+loved+this+film%2C+every+minute+of+it.")
-    note = page.locator("#pl-classify-plot .tlab-notice")
-    expect(note).to_contain_text("What to notice:", timeout=120_000)
-    (plot_id, shown, carried, buttons), = page.evaluate(PLOTS, "#pl-classify-plot")
-    assert plot_id == "pl-classify-plot" and buttons == 2
-    assert shown == "What to notice: " + carried
-    # the line is true for the figure: its winner and score are the longest bar's
-    bars = page.evaluate("""() => { const d = document.querySelector('#pl-classify-plot .js-plotly-plot').data[0];
-        const i = d.x.indexOf(Math.max(...d.x)); return [d.y[i], d.x[i]]; }""")
-    assert f"'{bars[0]}' wins with {bars[1]:.2f}" in shown, (bars, shown)
-    png = _download(page, "pl-classify-plot", "png")
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
-    svg = _download(page, "pl-classify-plot", "svg")
-    assert svg.lstrip()[:4] == b"<svg" and b"wins" not in svg  # the figure itself, not the page
-    assert page.blocked_requests == []
-    shot(page, "course_polish_classify_notice")
-
-
-def test_every_anatomy_figure_has_its_line_and_no_title_overlaps(page, app_url):
-    page.goto(app_url + "?tab=anatomy&text=The+cat+sat+on+the+mat+because+it+was&role=decoder")
-    expect(page.locator("#anatomy-diffs .tlab-notice")).to_contain_text("hidden states", timeout=180_000)
-    for tab in ("Layer by layer", "Residual stream", "Masked attention", "Logit lens", "Parameter budget"):
-        page.locator("#anatomy-tab").get_by_role("tab", name=tab, exact=True).click()
-        page.wait_for_timeout(800)
-        plots = page.evaluate(PLOTS, "#anatomy-tab")
-        assert plots, tab
-        for plot_id, shown, carried, buttons in plots:
-            assert buttons == 2 and carried and shown == "What to notice: " + carried, (plot_id, shown)
-        assert page.evaluate(OVERLAPS, "#anatomy-tab") == []
-    shot(page, "course_polish_anatomy_notices")
-
-
-def test_a_train_link_restores_the_settings_without_training(page, app_url):
-    page.goto(app_url + "?tab=train&dataset=sentiment&methods=probe%2Czero_shot&epochs=5&seed=3"
-              "&learning_curve=0&dataset_file=/etc/passwd")
-    expect(page.locator("#train-dataset input[value=sentiment]")).to_be_checked(timeout=60_000)
-    page.locator("#train-tab").get_by_text("Fine-tuning budget").click()  # a closed accordion draws nothing
-    expect(page.locator("#train-epochs input[type=number]")).to_have_value("5")
-    methods = page.locator("#train-methods")
-    expect(methods.get_by_label("zero-shot (similarity)")).to_be_checked()
-    expect(methods.get_by_label("features + logistic regression")).to_be_checked()
-    expect(methods.get_by_label("fine-tuning")).not_to_be_checked()
-    expect(page.locator("#train-link-note")).to_contain_text("does not train")
-    page.wait_for_timeout(2_000)
-    assert page.locator("#train-confusion .js-plotly-plot").count() == 0  # nothing ran on open
-    expect(page.locator("#train-status")).not_to_contain_text(re.compile("[Tt]rain"))
-
-    page.locator("#train-go").click()  # zero-shot + features: seconds, no fine-tuning
-    plot = page.locator("#train-confusion")
-    expect(plot.locator(".tlab-notice")).to_contain_text("most accurate", timeout=240_000)
-    page.wait_for_function("location.search.includes('tab=train') && location.search.includes('methods=')")
-    link = page.evaluate("location.search")
-    assert "methods=zero_shot%2Cprobe" in link and "dataset=sentiment" in link and "epochs=5" in link, link
-    assert page.evaluate(OVERLAPS, "#train-tab") == []  # "acc 0.67atures + logistic..." no more
-    shot(page, "course_polish_train_link")
 
 
 def test_tab_headings_are_one_size_and_json_accordions_are_never_stacked(page, app_url):
