@@ -1,7 +1,7 @@
 """Runs kept side by side, from the learner's side (issue #34): two sampled Decoding runs with different
 seeds are kept in "Your runs", open side by side with their differences marked, and each run's link
 reopens that run in the same page (the runs stay), its seed in the box: Generate gives its text again.
-One page load, 6-token generations."""
+One load of the Decoding tab's own page (tab_url), 6-token generations."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
+
+TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 LINK = "?tab=decoding&prompt=The+weather+today+is&strategy=sample&max_new=6&top_k=50"
 
@@ -33,8 +35,8 @@ def _run(page, seed: str, n: int) -> str:
     return text
 
 
-def test_two_decoding_runs_open_side_by_side_and_each_link_reopens_its_text(page, app_url):
-    page.goto(app_url + LINK)
+def test_two_decoding_runs_open_side_by_side_and_each_link_reopens_its_text(page, tab_url):
+    page.goto(tab_url + LINK)
     expect(page.locator("#decoding-tab-button")).to_have_attribute("aria-selected", "true", timeout=180_000)
     seed_box = page.locator("#decoding-seed textarea, #decoding-seed input").first
     expect(seed_box).to_be_editable(timeout=60_000)
