@@ -49,6 +49,13 @@ def _knobs_for(strategy):
 
 # ------------------------------------------------------------------------------- build
 
+MULTILINGUAL_NER_INFO = ("Type 'multilingual' (or 'multilingual-de': trained on German only) for chapter 4's model: "
+                         "the multilingual encoder fine-tuned here for NER in German, French, Italian and English.")
+MULTILINGUAL_EXAMPLES = ["Angela Merkel besuchte am Montag die Firma Siemens in München.",
+                         "Emmanuel Macron a rencontré les dirigeants de Renault à Lyon.",
+                         "Il presidente Sergio Mattarella ha visitato la FIAT a Torino."]
+
+
 def _model_box(task: str):
     return model_box(elem_id=f"pl-{task}-model", info=MODEL_BOX_INFO)
 
@@ -152,13 +159,15 @@ def _build_ner() -> None:
             agg = Radio(["simple", "first", "average", "max", "none"], value="simple",
                            label="Aggregation of sub-word tokens (dedicated models)")
             batch = _batch_box()
-            model = _model_box("ner")
+            model = model_box(elem_id="pl-ner-model", info=MODEL_BOX_INFO + " " + MULTILINGUAL_NER_INFO)
             go_btn = gr.Button("Find entities", variant="primary", elem_id="pl-ner-run")
             _see_it_elsewhere(text)
-            gr.Examples([[NER_EXAMPLE, False], [NER_EXAMPLE_2, False], [LETTER, False],
-                         ["\n".join([NER_EXAMPLE, NER_EXAMPLE_2]), True]], [text, batch],
+            gr.Examples([[NER_EXAMPLE, False, ""], [NER_EXAMPLE_2, False, ""], [LETTER, False, ""],
+                         ["\n".join([NER_EXAMPLE, NER_EXAMPLE_2]), True, ""],
+                         ["\n".join(MULTILINGUAL_EXAMPLES), True, "multilingual"]], [text, batch, model],
                         example_labels=["Tim Cook at Apple", "Marie Curie", "The book's complaint letter",
-                                        "Batch: two sentences"], cache_examples=False)
+                                        "Batch: two sentences", "German, French, Italian (chapter 4's model)"],
+                        cache_examples=False)
         with gr.Column():
             box = error_box("pl-ner-error")
             badge = gr.Markdown(elem_id="pl-ner-badge")
