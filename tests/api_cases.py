@@ -77,6 +77,8 @@ CASES["/compress_predict"] = ("I was so scared of the dark.", "default")
 CASES["/compress_download"] = ("student_onnx_int8", "default")
 # /attribute gained a last input, question (QA: the question whose answer span is explained; empty otherwise).
 CASES["/attribute"] = (*CASES["/attribute"], "")
+# ... and then model_box (empty: the profile's model; NER: "multilingual" for chapter 4's model).
+CASES["/attribute"] = (*CASES["/attribute"], "")
 # Chapter 7's evaluation of the retriever-reader on the glossary's questions (computed once per process).
 CASES["/evaluate_reader"] = ()
 # Chapter 11 in From scratch: the scaling-law family built at set-up (or its shipped copy) and its fit; one more

@@ -78,14 +78,15 @@ def _prediction(r: dict) -> str:
 
 
 def run_attribute(text, task, labels, label, target, contrast, word, methods, steps, random_orders,
-                  question=None, request: gr.Request = None, progress=gr.Progress()):
+                  question=None, model_box=None, request: gr.Request = None, progress=gr.Progress()):
     """/attribute: per-token scores by several methods for one prediction, and the checks of them.
-    `question`: QA's question (`text` is then the context)."""
+    `question`: QA's question (`text` is then the context); `model_box`: another model for the prediction
+    (NER: "multilingual" for chapter 4's model)."""
     session = getattr(request, "session_hash", None) if request is not None else None
     r = attribution.attribute(text, task=task, label=label or None, target=target or None,
                               contrast=contrast or None, labels=labels or None, word=word or None,
                               methods=methods, steps=steps, random_orders=random_orders, session_id=session,
-                              question=question or None, progress=progress)
+                              question=question or None, override=model_box or None, progress=progress)
     headers, rows = plots.table_rows(r)
     return (r, model_badge(r["model"]), summary_md(r), plots.heat_strip(r),
             gr.update(value=rows, headers=headers, visible=True), plots.deletion_figure(r), plots.agreement_figure(r))

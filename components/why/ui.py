@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import attribution
 from components.shell import lifecycle, links, runs
-from components.shell import LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, error_box, raw_json
+from components.shell import LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, error_box, model_box, raw_json
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare
 from components.why import handlers, plots
 
@@ -33,6 +33,11 @@ LIMITS = ("Inputs up to 128 tokens (question and context together for QA), the d
           "before); a busy server can still run out of time: then choose fewer methods.")
 
 
+MODEL_INFO = ("Empty: the profile's model for the prediction chosen. NER: 'multilingual' (or 'multilingual-de', "
+              "trained on German only) explains chapter 4's model, the multilingual encoder fine-tuned here, on a "
+              "German, French or Italian sentence. Never part of a link.")
+
+
 def build() -> None:
     with gr.Column(elem_id="why-panel"):
         gr.Markdown(INTRO)
@@ -47,6 +52,7 @@ def build() -> None:
             label = Textbox(label="Explain this label (QA: this span of the context; empty: the predicted one)",
                             value="", elem_id="why-label")
             word = Textbox(label="NER: the word whose tag is explained (empty: the first entity)", value="", elem_id="why-word")
+        model = model_box(elem_id="why-model", info=MODEL_INFO)
         with gr.Row():
             target = Textbox(label="Decoder: target token (empty: the most likely)", placeholder="Paris",
                              value="", elem_id="why-target")
@@ -79,7 +85,8 @@ def build() -> None:
         declare(Endpoint(
             "attribute", handlers.run_attribute,
             {"text": text, "task": task, "labels": labels, "label": label, "target": target, "contrast": contrast,
-             "word": word, "methods": methods, "steps": steps, "random_orders": orders, "question": question},
+             "word": word, "methods": methods, "steps": steps, "random_orders": orders, "question": question,
+             "model_box": model},
             outputs, trigger=run, lane=LONG_LANE, options={"show_progress_on": [summary]}, errors=box,
             after=[After("failure", lambda: gr.update(visible=False), None, [table])],
             link=Link(KEY, link_bar, params={"text": text, "task": task, "labels": labels, "label": label,
