@@ -8,8 +8,8 @@ import gradio as gr
 
 from backend.scratch import attention_cost_api as api
 from components import shell as common
-from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, Textbox, clear_on_error, error_box,
-                               md_text, raw_json, user_errors)
+from components.shell import SHORT_LANE, Dropdown, Number, Radio, Slider, Textbox, error_box, md_text, raw_json
+from components.shell.endpoint import Endpoint, declare
 from components.scratch.ch11_plots import cost_figure, errors_figure, fmt_ms, patterns_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
@@ -71,7 +71,6 @@ def cost_table(data: dict) -> dict:
     return gr.update(value={"data": rows, "headers": COST_HEADERS}, column_widths=COST_WIDTHS)
 
 
-@user_errors
 def measure(role="encoder", max_tokens=1024, window=64):
     """/attention_cost: time and memory of one attention layer at 64 ... max_tokens tokens, four ways."""
     data = api.attention_cost(role, max_tokens, window)
@@ -96,7 +95,6 @@ def pairs_table(data: dict) -> dict:
     return gr.update(value={"data": rows, "headers": PAIR_HEADERS}, column_widths=PAIR_WIDTHS)
 
 
-@user_errors
 def compare(text="", role="encoder", layer=0, head=0, window=16, block=16, global_tokens=2, random_blocks=1, seed=0):
     """/sparse_attention: full, sliding-window, block-sparse and linear attention on the model's own q, k, v."""
     data = api.sparse_attention(text, role, layer, head, window, block, global_tokens, random_blocks, seed)
@@ -135,8 +133,8 @@ def build() -> None:
                          elem_id="cost-table")
     cost_json = raw_json("Raw result (JSON: what /attention_cost returns)", elem_id="cost-json")
     outs = [summary, time_plot, mem_plot, table, cost_json]
-    ev = go.click(measure, [role, max_tokens, window], outs, api_name="attention_cost", **LANE)
-    clear_on_error(ev, outs, box)
+    declare(Endpoint("attention_cost", measure, {"role": role, "max_tokens": max_tokens, "window": window}, outs,
+                     trigger=go, lane=LANE, errors=box))
     gr.Markdown(SPARSE_INTRO, elem_id="sparse-intro")
     inputs = _sparse_controls()
     go2 = gr.Button("Compare on the model's own attention", variant="primary", elem_id="sparse-go")
@@ -148,6 +146,6 @@ def build() -> None:
     errors = gr.Plot(label="Error per layer and head", elem_id="sparse-errors")
     sparse_json = raw_json("Raw result (JSON: what /sparse_attention returns)", elem_id="sparse-json")
     outs2 = [summary2, patterns, errors, pairs, sparse_json]
-    ev2 = go2.click(compare, inputs, outs2, api_name="sparse_attention", **LANE)
-    clear_on_error(ev2, outs2, box2)
+    names = ("text", "role", "layer", "head", "window", "block", "global_tokens", "random_blocks")
+    declare(Endpoint("sparse_attention", compare, dict(zip(names, inputs)), outs2, trigger=go2, lane=LANE, errors=box2))
     gr.Markdown(UNAVAILABLE, elem_id="future-unavailable")

@@ -13,20 +13,20 @@ import html
 
 import gradio as gr
 
-from backend.runtime.errors import LabError
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
 from components import shell as common
-from components.shell import lifecycle, links, runs
-from components.shell.badge import model_time
-from components.shell import (SHORT_LANE, Dropdown, Number, Radio, Slider, clear_on_error, error_box, file_path,
-                               md_text, raw_json, user_errors)
-from components.scratch.plots import gpt_loss_figure, zip_line
-from components.shell.session_memory import download_root, served
-from components.shell.session import session_of, stop_said
+from components.shell import links, runs
+from components.shell import SHORT_LANE, Radio, file_path, md_text, raw_json
+from components.shell.endpoint import After, Endpoint, Runs, declare
+from components.scratch import trained
+from components.scratch.plots import gpt_loss_figure
+from components.scratch.trained import after_stop
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 TOKENS = [("Bytes (256 tokens: every UTF-8 byte)", "bytes"), ("The BPE above (retrained at its vocabulary size)", "bpe")]
 WIDTHS = [32, 64, 96, 128, 192, 256]
+TRAIN_NAMES = ("steps", "layers", "width", "heads", "learning_rate", "seed", "tokens", "corpus", "text", "upload",
+               "vocab_size")  # /train_gpt's arguments
 INTRO = (
     "### Chapter 10: a tiny GPT trained from scratch\n"
     "The book's last step: a GPT-2 architecture with **random weights**, trained on the text above to predict the "
@@ -36,8 +36,7 @@ INTRO = (
     "uses what came before.")
 
 
-def _session(request: gr.Request | None) -> str:
-    return session_of(request, 'the tiny GPT')
+MODEL = trained.SessionModel("the tiny GPT", stop_gpt, export_gpt, drop_gpt_session)
 
 
 def _samples_md(evals: list[dict]) -> str:
@@ -49,31 +48,22 @@ def _samples_md(evals: list[dict]) -> str:
 
 
 def plan_line(p: dict) -> str:
-    fits = ("fits" if p["fits"] else f"**does not fit**: at most {p['max_steps']:,} steps at this size")
-    return (f"Plan: **{p['steps']:,} steps** of a **{p['parameters']:,}-parameter** GPT "
-            f"(~{p['seconds_per_step']:.2f} s a step) plus {p['evals']} validation checks and samples ≈ "
-            f"**{p['seconds']:.0f} s** ({md_text(p['basis'])}); this server's budget per request is "
-            f"{p['budget_s']:g} s: it {fits}. {p['device_note']}")
+    return trained.plan_line(p, "GPT", "and samples")
 
 
 def show_plan(steps, layers, width, heads, learning_rate, seed, tokens, vocab):
     """Before training: the plan, from the settings alone (no model runs); an error is shown, not raised."""
-    try:
-        return plan_line(plan_gpt(tokens, vocab, steps, layers, heads, width, learning_rate=learning_rate, seed=seed))
-    except LabError as exc:
-        return f"**Cannot train with these settings:** {html.escape(str(exc))}"
+    return trained.said_plan(lambda: plan_gpt(tokens, vocab, steps, layers, heads, width, learning_rate=learning_rate,
+                                              seed=seed), plan_line)
 
 
 def final_md(r: dict) -> str:
     f = r["final"]
-    how = f"all {r['steps_run']:,} steps" if not r["stopped"] else \
-        f"**{r['steps_run']:,} of {r['steps']:,} steps** ({md_text(r['stopped'])}; the model so far is kept)"
     below = ("below" if f["val_loss"] is not None and f["val_loss"] < r["unigram_entropy"] else "not yet below")
-    return (f"Trained {how}: **{model_time(r['seconds'])}** ({r['train_seconds']:.1f} s of steps, "
-            f"**{r['tokens_per_s']:,.0f} tokens/s**): {r['parameters']:,} parameters, {r['vocab_size']:,} tokens "
-            f"({md_text(r['tokens'])}). Final train loss **{f['train_loss']}**, validation loss **{f['val_loss']}**, "
-            f"{below} the unigram entropy {r['unigram_entropy']} (plan said {r['plan']['seconds']:.0f} s, "
-            f"{md_text(r['plan']['basis'])}).{after_stop(r)}{overfit_line(r)}")
+    return (trained.trained_line(r, f"**{r['tokens_per_s']:,.0f} tokens/s**")
+            + f", {r['vocab_size']:,} tokens ({md_text(r['tokens'])}). Final train loss **{f['train_loss']}**, "
+            f"validation loss **{f['val_loss']}**, {below} the unigram entropy {r['unigram_entropy']} "
+            f"{trained.plan_said(r)}.{after_stop(r)}{overfit_line(r)}")
 
 
 def overfit_line(r: dict) -> str:
@@ -86,70 +76,39 @@ def overfit_line(r: dict) -> str:
             "more text would help.")
 
 
-def after_stop(r: dict) -> str:
-    """What Stop skipped (issue #39: no validation or test pass runs after it), said rather than hidden."""
-    step = (r.get("final") or {}).get("val_step")
-    if r.get("stopped") != "stopped" or step is None or step == r["steps_run"]:
-        return ""
-    return f" The validation figures are from step {step:,}: no validation pass runs after Stop."
-
-
-@user_errors
 def run_gpt(steps=GPT_DEFAULTS["steps"], layers=GPT_DEFAULTS["layers"], width=GPT_DEFAULTS["width"],
             heads=GPT_DEFAULTS["heads"], learning_rate=GPT_DEFAULTS["learning_rate"], seed=GPT_DEFAULTS["seed"],
             tokens="bytes", corpus="glossary", text="", upload=None, vocab_size=GPT_DEFAULTS["vocab_size"],
             request: gr.Request = None):
     """/train_gpt: train a tiny GPT from scratch; streams the loss and samples; returns JSON at the end."""
-    sid = _session(request)
-    losses, evals, total, entropy = [], [], None, None
-    skip = gr.update()
-    for ev in train_gpt_iter(sid, corpus, text, file_path(upload), tokens, vocab_size, steps, layers, heads, width,
-                             learning_rate=learning_rate, seed=seed):
-        kind = ev["event"]
-        if kind == "plan":
-            total, entropy = ev["steps"], ev["unigram_entropy"]
-            yield (f"*Training: {ev['parameters']:,} parameters on {md_text(ev['corpus'])} ({ev['tokens']:,} tokens); "
-                   "press Stop to keep the model trained so far.*", skip, skip, skip, skip)
-            continue
-        if kind == "step":
-            losses += ev["losses"]
-        elif kind == "eval":
-            evals.append(ev)
-        elif kind == "done":
-            r = ev["result"]
-            yield (final_md(r), gpt_loss_figure(r["losses"], r["evals"], total, r["unigram_entropy"]),
-                   _samples_md(r["evals"]), gr.update(interactive=True), r)
-            return
-        status = (f"*Step {len(losses):,}/{total:,}, loss {losses[-1]:.3f}*" if losses else "*Step 0*")
-        yield (status, gpt_loss_figure(losses, evals, total, entropy), _samples_md(evals) if kind == "eval" else skip,
-               skip, skip)
+    events = train_gpt_iter(MODEL.session(request), corpus, text, file_path(upload), tokens, vocab_size, steps, layers,
+                            heads, width, learning_rate=learning_rate, seed=seed)
+    yield from trained.stream(events, _trained_on, _figure, _samples_md, _done, 5)
 
 
-def stop(request: gr.Request):
-    return stop_said(stop_gpt, getattr(request, "session_hash", None),
-                     "*Stopping after the current step; the model trained so far is kept...*")
+def _trained_on(plan: dict) -> str:
+    return f"{md_text(plan['corpus'])} ({plan['tokens']:,} tokens)"
 
 
-@user_errors
+def _figure(losses: list, evals: list, plan: dict):
+    return gpt_loss_figure(losses, evals, plan.get("steps"), plan.get("unigram_entropy"))
+
+
+def _done(r: dict, plan: dict) -> tuple:
+    return (final_md(r), gpt_loss_figure(r["losses"], r["evals"], plan.get("steps"), r["unigram_entropy"]),
+            _samples_md(r["evals"]), gr.update(interactive=True), r)
+
+
 def download(request: gr.Request = None):
     """/download_gpt: the session's tiny GPT as a zip of a save_pretrained folder (+ tokenizer, model card)."""
-    r = export_gpt(_session(request), root=download_root())
-    return served(r["path"]), zip_line(r)
-
-
-def drop_session(request: gr.Request):
-    drop_gpt_session(getattr(request, "session_hash", None) if request is not None else None)
+    return MODEL.zipped(request)
 
 
 def _controls():
     with gr.Row():
-        steps = Slider(10, 2000, value=GPT_DEFAULTS["steps"], step=10, label="Training steps", elem_id="scratch-gpt-steps")
-        layers = Slider(1, 6, value=GPT_DEFAULTS["layers"], step=1, label="Layers", elem_id="scratch-gpt-layers")
-        width = Dropdown(WIDTHS, value=GPT_DEFAULTS["width"], label="Width (embedding size)", elem_id="scratch-gpt-width")
-        heads = Dropdown([1, 2, 4, 8], value=GPT_DEFAULTS["heads"], label="Heads", elem_id="scratch-gpt-heads")
+        steps, layers, width, heads = trained.size_controls("gpt", GPT_DEFAULTS, 6, "Layers", WIDTHS)
     with gr.Row():
-        lr = Number(GPT_DEFAULTS["learning_rate"], label="Learning rate (AdamW)", elem_id="scratch-gpt-lr")
-        seed = Number(GPT_DEFAULTS["seed"], label="Seed", precision=0, elem_id="scratch-gpt-seed")
+        lr, seed = trained.optimiser_controls("gpt", GPT_DEFAULTS)
         tokens = Radio(TOKENS, value="bytes", label="Tokens", elem_id="scratch-gpt-tokens")
     return [steps, layers, width, heads, lr, seed, tokens]
 
@@ -159,21 +118,13 @@ def build(corpus, text, upload, vocab) -> None:
     gr.Markdown(INTRO, elem_id="scratch-gpt-intro")
     controls = _controls()
     plan_md = gr.Markdown(show_plan(*[c.value for c in controls], vocab.value), elem_id="scratch-gpt-plan")
-    with gr.Row():
-        go = gr.Button("Train tiny GPT", variant="primary", elem_id="scratch-gpt-go")
-        stop_btn = gr.Button("Stop", variant="stop", elem_id="scratch-gpt-stop")
-    box = error_box(elem_id="scratch-gpt-error")
-    status = gr.Markdown(elem_id="scratch-gpt-status")
+    go, stop_btn, box, status = trained.train_row("gpt", "Train tiny GPT")
     with gr.Row():
         plot = gr.Plot(label="Loss", elem_id="scratch-gpt-loss")
         with gr.Column():
             gr.Markdown("**Samples** (newest first; 80 tokens after the validation text's first token)")
             samples = gr.HTML(elem_id="scratch-gpt-samples")
-    with gr.Row():
-        dl_btn = gr.Button("Download (zip: save_pretrained folder + tokenizer + model card)", interactive=False,
-                           elem_id="scratch-gpt-download")
-        dl_file = gr.File(label="Your tiny GPT", visible=False, interactive=False, elem_id="scratch-gpt-file")
-    dl_md = gr.Markdown(elem_id="scratch-gpt-download-status")
+    dl = trained.download_row("gpt", "Your tiny GPT")
     gr.Markdown("**Look inside it.** The same tabs that take apart the real models take this one: Anatomy "
                 "recomputes each block from its weights, Decoding shows each step's candidates. They open with "
                 "the model box holding this session's tiny GPT (it works only in this page, as long as the model "
@@ -191,16 +142,12 @@ def build(corpus, text, upload, vocab) -> None:
     plan_inputs = controls + [vocab]
     for widget in plan_inputs:
         widget.change(show_plan, plan_inputs, [plan_md], api_visibility="private", queue=False)
-    outputs = [status, plot, samples, dl_btn, out_json]
-    ev = go.click(run_gpt, controls + [corpus, text, upload, vocab], outputs, api_name="train_gpt", **LANE)
-    clear_on_error(ev, [plot, samples, out_json], box)
-    runs.track(runs.panel("scratch-gpt", link="scratch"), ev, [status, plot, samples])  # the tab has no link yet
+    outputs = [status, plot, samples, dl[0], out_json]
+    kept = runs.panel("scratch-gpt", link="scratch")  # the tab has no link yet
+    model_box = After("success", lambda r: (r or {}).get("model_box", ""), [out_json], [model_name])
+    (ev,) = declare(Endpoint(
+        "train_gpt", run_gpt, dict(zip(TRAIN_NAMES, controls + [corpus, text, upload, vocab])), outputs, trigger=go,
+        lane=LANE, errors=box, cleared=[plot, samples, out_json], after=[model_box],
+        runs=Runs(kept, [status, plot, samples])))
     ev.then(show_plan, plan_inputs, [plan_md], api_visibility="private")  # now from the rate just measured
-    lifecycle.after(ev, "success", lambda r: (r or {}).get("model_box", ""), [out_json], [model_name])
-    stop_btn.click(stop, None, [status], api_visibility="private", queue=False)
-    ev = dl_btn.click(download, None, [dl_file, dl_md], api_name="download_gpt")
-    clear_on_error(ev, [dl_file, dl_md], box)
-    lifecycle.after(ev, "success", lambda: gr.update(visible=True), None, [dl_file])
-    root = gr.context.Context.root_block
-    if root is not None:
-        root.unload(drop_session)
+    trained.wire(MODEL, "download_gpt", download, stop_btn, status, dl, box)

@@ -8,7 +8,8 @@ import gradio as gr
 
 from backend.scratch import scaling, scaling_api
 from components import shell as common
-from components.shell import SHORT_LANE, Dropdown, Slider, clear_on_error, error_box, md_text, raw_json, user_errors
+from components.shell import SHORT_LANE, Dropdown, Slider, error_box, md_text, raw_json
+from components.shell.endpoint import Endpoint, declare
 from components.scratch.ch11_plots import compute_figure, scaling_figure
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
@@ -68,7 +69,6 @@ def runs_table(law: dict) -> dict:
     return gr.update(value={"data": rows, "headers": TABLE_HEADERS}, column_widths=TABLE_WIDTHS)
 
 
-@user_errors
 def show_law():
     """/scaling_law: the default family's runs and the fitted power law (JSON)."""
     law = scaling_api.scaling_law()
@@ -94,7 +94,6 @@ def placed_md(result: dict) -> str:
             f"({p['low']:.4f} to {p['high']:.4f}). It landed {verdict}{where}")
 
 
-@user_errors
 def add_size(layers=3, width=64):
     """/scaling_add: train one more size with the family's recipe and place it against the fitted line."""
     skip = gr.update()
@@ -120,8 +119,8 @@ def build() -> None:
     table = gr.Dataframe(headers=TABLE_HEADERS, column_widths=TABLE_WIDTHS, wrap=True, label="The family's runs",
                          elem_id="scaling-runs")
     law_json = raw_json("Raw result (JSON: what /scaling_law returns)", elem_id="scaling-json")
-    ev = show.click(show_law, None, [summary, by_size, by_compute, table, law_json], api_name="scaling_law")
-    clear_on_error(ev, [summary, by_size, by_compute, table, law_json], box)
+    declare(Endpoint("scaling_law", show_law, {}, [summary, by_size, by_compute, table, law_json], trigger=show,
+                     errors=box))
     gr.Markdown("**Add a size.** Same recipe, your layers and width; its point lands on the plot with the "
                 "interval the fit predicted for it.", elem_id="scaling-add-intro")
     with gr.Row():
@@ -132,6 +131,6 @@ def build() -> None:
     add_box = error_box(elem_id="scaling-add-error")
     placed = gr.Markdown(elem_id="scaling-placed")
     add_json = raw_json("Raw result (JSON: what /scaling_add returns)", elem_id="scaling-add-json")
-    ev = add.click(add_size, [layers, width], [placed, by_size, add_json], api_name="scaling_add", **LANE)
-    clear_on_error(ev, [placed, add_json], add_box)
+    (ev,) = declare(Endpoint("scaling_add", add_size, {"layers": layers, "width": width}, [placed, by_size, add_json],
+                             trigger=add, lane=LANE, errors=add_box, cleared=[placed, add_json]))
     stop.click(None, None, None, cancels=[ev], queue=False, api_visibility="private")

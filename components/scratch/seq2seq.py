@@ -16,21 +16,19 @@ import html
 import gradio as gr
 
 from backend.attention.views import encoder_decoder_views, iframe
-from backend.runtime.errors import LabError
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
 from components import shell as common
-from components.shell import lifecycle, runs
-from components.shell.badge import model_time
-from components.shell import (SHORT_LANE, Dropdown, Number, Slider, Textbox, clear_on_error, error_box, md_text,
-                               raw_json, user_errors)
-from components.scratch.gpt import after_stop
-from components.scratch.plots import attention_heatmap, seq2seq_loss_figure, zip_line
-from components.shell.session_memory import download_root, served
-from components.shell.session import session_of, stop_said
+from components.shell import runs
+from components.shell import SHORT_LANE, Slider, Textbox, error_box, md_text, raw_json
+from components.shell.endpoint import Endpoint, Runs, declare
+from components.scratch import trained
+from components.scratch.plots import attention_heatmap, seq2seq_loss_figure
+from components.scratch.trained import after_stop
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 WIDTHS = [32, 64, 96, 128]
+TRAIN_NAMES = ("steps", "layers", "width", "heads", "learning_rate", "seed")  # /train_seq2seq's arguments
 EXAMPLE = "the twenty-third of march , two thousand and four"
 TEST_HEADERS, TEST_WIDTHS = ["input (words)", "reference", "model output", "right?"], ["46%", "18%", "18%", "18%"]
 INTRO = (
@@ -42,23 +40,16 @@ INTRO = (
     "The output says the **year first**, the input says it **last**: watch the alignment heatmap show it.")
 
 
-def _session(request: gr.Request | None) -> str:
-    return session_of(request, 'the encoder-decoder')
+MODEL = trained.SessionModel("the encoder-decoder", stop_seq2seq, export_seq2seq, drop_seq2seq_session)
 
 
 def plan_line(p: dict) -> str:
-    fits = "fits" if p["fits"] else f"**does not fit**: at most {p['max_steps']:,} steps at this size"
-    return (f"Plan: **{p['steps']:,} steps** of a **{p['parameters']:,}-parameter** encoder-decoder "
-            f"(~{p['seconds_per_step']:.2f} s a step) plus {p['evals']} validation checks and the 500-date test ≈ "
-            f"**{p['seconds']:.0f} s** ({md_text(p['basis'])}); this server's budget per request is {p['budget_s']:g} s: "
-            f"it {fits}. {p['device_note']}")
+    return trained.plan_line(p, "encoder-decoder", "and the 500-date test")
 
 
 def show_plan(steps, layers, width, heads, learning_rate, seed):
-    try:
-        return plan_line(plan_seq2seq(steps, layers, heads, width, learning_rate=learning_rate, seed=seed))
-    except LabError as exc:
-        return f"**Cannot train with these settings:** {html.escape(str(exc))}"
+    return trained.said_plan(lambda: plan_seq2seq(steps, layers, heads, width, learning_rate=learning_rate, seed=seed),
+                             plan_line)
 
 
 def _samples_html(evals: list[dict]) -> str:
@@ -73,13 +64,10 @@ def _samples_html(evals: list[dict]) -> str:
 
 
 def final_md(r: dict) -> str:
-    how = f"all {r['steps_run']:,} steps" if not r["stopped"] else \
-        f"**{r['steps_run']:,} of {r['steps']:,} steps** ({md_text(r['stopped'])}; the model so far is kept)"
     f, t = r["final"], r["test"]
-    text = (f"Trained {how}: **{model_time(r['seconds'])}** ({r['train_seconds']:.1f} s of steps, {r['steps_per_s']} steps/s): "
-            f"{r['parameters']:,} parameters. Final train loss **{f['train_loss']}**, validation loss "
-            f"**{f['val_loss']}**, validation exact match **{f['val_exact_match']:.0%}** (plan said "
-            f"{r['plan']['seconds']:.0f} s, {md_text(r['plan']['basis'])}).")
+    text = (trained.trained_line(r, f"{r['steps_per_s']} steps/s") + f". Final train loss **{f['train_loss']}**, "
+            f"validation loss **{f['val_loss']}**, validation exact match **{f['val_exact_match']:.0%}** "
+            f"{trained.plan_said(r)}.")
     text += after_stop(r)
     if t:
         text += (f"\n\n**Held-out test: {t['right']} of {t['items']} dates translated exactly right "
@@ -100,39 +88,23 @@ def _picker(n: int, value: int) -> dict:
     return gr.update(maximum=max(1, n - 1), value=value, interactive=n > 1)
 
 
-@user_errors
 def run_train(steps=D["steps"], layers=D["layers"], width=D["width"], heads=D["heads"],
               learning_rate=D["learning_rate"], seed=D["seed"], request: gr.Request = None):
     """/train_seq2seq: train the tiny encoder-decoder; streams the loss; returns JSON at the end."""
-    sid = _session(request)
-    losses, evals, total = [], [], None
-    skip = gr.update()
-    for ev in train_seq2seq_iter(sid, steps, layers, heads, width, learning_rate, seed):
-        kind = ev["event"]
-        if kind == "plan":
-            total = ev["steps"]
-            yield (f"*Training: {ev['parameters']:,} parameters on {ev['data']['train_pairs']:,} pairs; press Stop to "
-                   "keep the model trained so far.*", skip, skip, skip, skip, skip, skip, skip)
-            continue
-        if kind == "step":
-            losses += ev["losses"]
-        elif kind == "eval":
-            evals.append(ev)
-        elif kind == "done":
-            r = ev["result"]
-            s = r["settings"]
-            yield (final_md(r), seq2seq_loss_figure(r["losses"], r["evals"], total), _samples_html(r["evals"]),
-                   _test_table(r), gr.update(interactive=True),
-                   _picker(s["layers"], s["layers"] - 1), _picker(s["heads"], 0), r)
-            return
-        status = f"*Step {len(losses):,}/{total:,}, loss {losses[-1]:.3f}*" if losses else "*Step 0: first check...*"
-        yield (status, seq2seq_loss_figure(losses, evals, total), _samples_html(evals) if kind == "eval" else skip,
-               skip, skip, skip, skip, skip)
+    events = train_seq2seq_iter(MODEL.session(request), steps, layers, heads, width, learning_rate, seed)
+    yield from trained.stream(events, lambda p: f"{p['data']['train_pairs']:,} pairs", _figure, _samples_html, _done, 8,
+                              first="*Step 0: first check...*")
 
 
-def stop(request: gr.Request):
-    return stop_said(stop_seq2seq, getattr(request, "session_hash", None),
-                     "*Stopping after the current step; the model trained so far is kept...*")
+def _figure(losses: list, evals: list, plan: dict):
+    return seq2seq_loss_figure(losses, evals, plan.get("steps"))
+
+
+def _done(r: dict, plan: dict) -> tuple:
+    s = r["settings"]
+    return (final_md(r), seq2seq_loss_figure(r["losses"], r["evals"], plan.get("steps")), _samples_html(r["evals"]),
+            _test_table(r), gr.update(interactive=True), _picker(s["layers"], s["layers"] - 1), _picker(s["heads"], 0),
+            r)
 
 
 def _cross_notice(fx: dict) -> str:
@@ -185,10 +157,9 @@ def _check_md(j: dict) -> str:
             f"by at most **{d:.2e}** ({'bit for bit: the same float32 operations; ' if d == 0 else ''}computed now).")
 
 
-@user_errors
 def run_translate(text=EXAMPLE, layer=-1, head=0, request: gr.Request = None):
     """/translate_toy: translate a date in words and return its attentions for one layer/head (JSON)."""
-    sid = _session(request)
+    sid = MODEL.session(request)
     r = inspect_toy(sid, text, layer, head)
     j = toy_json(r)
     cross, enc, dec = _figures(r, j["facts"])
@@ -201,27 +172,15 @@ def run_translate(text=EXAMPLE, layer=-1, head=0, request: gr.Request = None):
             iframe(model_doc, height=720, title="bertviz model view"), j)
 
 
-@user_errors
 def download(request: gr.Request = None):
     """/download_seq2seq: the session's encoder-decoder as a zip of a save_pretrained folder + tokenizer."""
-    r = export_seq2seq(_session(request), root=download_root())
-    return served(r["path"]), zip_line(r)
-
-
-def drop_session(request: gr.Request):
-    drop_seq2seq_session(getattr(request, "session_hash", None) if request is not None else None)
+    return MODEL.zipped(request)
 
 
 def _controls():
     with gr.Row():
-        steps = Slider(10, 2000, value=D["steps"], step=10, label="Training steps", elem_id="scratch-s2s-steps")
-        layers = Slider(1, 4, value=D["layers"], step=1, label="Layers (each side)",
-                        elem_id="scratch-s2s-layers")
-        width = Dropdown(WIDTHS, value=D["width"], label="Width (embedding size)", elem_id="scratch-s2s-width")
-        heads = Dropdown([1, 2, 4, 8], value=D["heads"], label="Heads", elem_id="scratch-s2s-heads")
-        lr = Number(D["learning_rate"], label="Learning rate (AdamW)", elem_id="scratch-s2s-lr")
-        seed = Number(D["seed"], label="Seed", precision=0, elem_id="scratch-s2s-seed")
-    return [steps, layers, width, heads, lr, seed]
+        return (trained.size_controls("s2s", D, 4, "Layers (each side)", WIDTHS)
+                + trained.optimiser_controls("s2s", D))
 
 
 def _look_inside():
@@ -251,11 +210,7 @@ def build() -> None:
     gr.Markdown(INTRO, elem_id="scratch-s2s-intro")
     controls = _controls()
     plan_md = gr.Markdown(show_plan(*[c.value for c in controls]), elem_id="scratch-s2s-plan")
-    with gr.Row():
-        go = gr.Button("Train the encoder-decoder", variant="primary", elem_id="scratch-s2s-go")
-        stop_btn = gr.Button("Stop", variant="stop", elem_id="scratch-s2s-stop")
-    box = error_box(elem_id="scratch-s2s-error")
-    status = gr.Markdown(elem_id="scratch-s2s-status")
+    go, stop_btn, box, status = trained.train_row("s2s", "Train the encoder-decoder")
     with gr.Row():
         plot = gr.Plot(label="Loss and exact match", elem_id="scratch-s2s-loss")
         with gr.Column():
@@ -263,33 +218,22 @@ def build() -> None:
             samples = gr.HTML(max_height=460, elem_id="scratch-s2s-samples")
     test = gr.Dataframe(headers=TEST_HEADERS, label="Held-out test dates (the first 12, then mistakes)", wrap=True,
                         column_widths=TEST_WIDTHS, max_height=420, elem_id="scratch-s2s-test")
-    with gr.Row():
-        dl_btn = gr.Button("Download (zip: save_pretrained folder + tokenizer + model card)", interactive=False,
-                           elem_id="scratch-s2s-download")
-        dl_file = gr.File(label="Your encoder-decoder", visible=False, interactive=False, elem_id="scratch-s2s-file")
-    dl_md = gr.Markdown(elem_id="scratch-s2s-download-status")
+    dl = trained.download_row("s2s", "Your encoder-decoder")
     train_json = raw_json("Raw result (JSON: what /train_seq2seq returns)", elem_id="scratch-s2s-json")
     t_go, t_inputs, t_outputs = _look_inside()
     t_box = error_box(elem_id="scratch-s2s-translate-error")
     _, layer, head = t_inputs
     for widget in controls:
         widget.change(show_plan, controls, [plan_md], api_visibility="private", queue=False)
-    outputs = [status, plot, samples, test, dl_btn, layer, head, train_json]
-    ev = go.click(run_train, controls, outputs, api_name="train_seq2seq", **LANE)
-    clear_on_error(ev, [plot, samples, test, train_json], box)
-    runs.track(runs.panel("scratch-s2s", link="scratch"), ev, [status, plot, samples])  # the tab has no link yet
+    outputs = [status, plot, samples, test, dl[0], layer, head, train_json]
+    kept = runs.panel("scratch-s2s", link="scratch")  # the tab has no link yet
+    (ev,) = declare(Endpoint("train_seq2seq", run_train, dict(zip(TRAIN_NAMES, controls)), outputs, trigger=go,
+                             lane=LANE, errors=box, cleared=[plot, samples, test, train_json],
+                             runs=Runs(kept, [status, plot, samples])))
     ev.then(show_plan, controls, [plan_md], api_visibility="private")
-    ev.success(run_translate, t_inputs, t_outputs, api_visibility="private", **SHORT_LANE)
-    stop_btn.click(stop, None, [status], api_visibility="private", queue=False)
-    tev = t_go.click(run_translate, t_inputs, t_outputs, api_name="translate_toy", **SHORT_LANE)
-    clear_on_error(tev, t_outputs, t_box)
-    for slider in (layer, head):
-        sev = slider.input(run_translate, t_inputs, t_outputs, api_visibility="private", trigger_mode="always_last",
-                           **SHORT_LANE)
-        clear_on_error(sev, t_outputs, t_box)
-    ev = dl_btn.click(download, None, [dl_file, dl_md], api_name="download_seq2seq")
-    clear_on_error(ev, [dl_file, dl_md], box)
-    lifecycle.after(ev, "success", lambda: gr.update(visible=True), None, [dl_file])
-    root = gr.context.Context.root_block
-    if root is not None:
-        root.unload(drop_session)
+    t_names = dict(zip(("text", "layer", "head"), t_inputs))
+    declare(Endpoint(None, run_translate, t_names, t_outputs, trigger=ev.success, lane=SHORT_LANE))
+    declare(Endpoint("translate_toy", run_translate, t_names, t_outputs, trigger=t_go, lane=SHORT_LANE, errors=t_box))
+    declare(Endpoint(None, run_translate, t_names, t_outputs, trigger=layer.input, also=[head.input], lane=SHORT_LANE,
+                     options=dict(trigger_mode="always_last"), errors=t_box))
+    trained.wire(MODEL, "download_seq2seq", download, stop_btn, status, dl, box)

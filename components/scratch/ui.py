@@ -1,6 +1,6 @@
 """From scratch tab (the book's chapter 10): train a tokenizer and watch its merges, then a tiny
-GPT on the same text (components/scratch_gpt.py), then a tiny encoder-decoder on toy dates and its
-cross-attention (components/scratch_seq2seq.py); last, chapter 11: a scaling law measured on a family of
+GPT on the same text (gpt.py), then a tiny encoder-decoder on toy dates and its
+cross-attention (seq2seq.py; what the two share: trained.py); last, chapter 11: a scaling law measured on a family of
 tiny GPTs (scaling_ui.py) and the cost of attention with sparse and linear attention (attention_cost_ui.py)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from backend.scratch.corpora import MAX_CHARS
 from components import shell as common
 from components.shell import runs
 from components.shell.badge import model_time
-from components.shell import (SHORT_LANE, File, Radio, Slider, Textbox, clear_on_error, error_box, file_path,
-                               md_text, raw_json, user_errors)
+from components.shell import SHORT_LANE, File, Radio, Slider, Textbox, error_box, file_path, md_text, raw_json
+from components.shell.endpoint import Endpoint, Runs, declare
 from components.scratch import gpt as scratch_gpt
 from components.scratch import seq2seq as scratch_seq2seq
 from components.scratch import attention_cost_ui, scaling_ui
@@ -92,7 +92,6 @@ def _tpw_table(rows: list[dict]) -> dict:
     return gr.update(value={"data": data, "headers": TPW_HEADERS}, column_widths=TPW_WIDTHS)
 
 
-@user_errors
 def run(algorithm: str = "BPE", vocab_size: float = 1000, corpus: str = "tokenizers", text: str = "",
         upload=None, sentence: str = DEFAULT_SENTENCE):
     """/train_tokenizer: train BPE, WordPiece or Unigram and return what it learned (JSON)."""
@@ -164,9 +163,11 @@ def build() -> None:
     state = gr.State()
     out_json = raw_json("Raw result (JSON: what /train_tokenizer returns)", elem_id="scratch-json")
     outputs = [summary, merges, lengths, steps, chips, caption, tpw, tpw_plot, check, state, out_json]
-    ev = go.click(run, inputs, outputs, api_name="train_tokenizer", **LANE)
-    clear_on_error(ev, outputs, box)  # the slider goes back to 0 and, with no timeline, replays nothing
-    runs.track(runs.panel("scratch-tokenizer", link="scratch"), ev, [summary, tpw, check])  # the tab has no link yet
+    kept = runs.panel("scratch-tokenizer", link="scratch")  # the tab has no link yet
+    names = ("algorithm", "vocab_size", "corpus", "text", "upload", "sentence")
+    declare(Endpoint("train_tokenizer", run, dict(zip(names, inputs)), outputs, trigger=go, lane=LANE,
+                     errors=box,  # the slider goes back to 0 and, with no timeline, replays nothing
+                     runs=Runs(kept, [summary, tpw, check])))
     steps.input(replay, [state, steps], [chips, caption], api_visibility="private", trigger_mode="always_last",
                 queue=False)
     _, vocab, corpus, text, upload, _ = inputs
