@@ -191,7 +191,8 @@ def build() -> tuple:
     outputs = [status, summary, table, bars, loss, confusion, errors, result_json]
     (train_ev,) = declare(Endpoint(  # the tab's link: written by train.ui once it is registered, as are the runs
         "train_ner", run_ner, dict(zip(NER_NAMES, inputs)), outputs, trigger=go, lane=LANE, errors=box,
-        after=[After("success", lambda: (gr.update(value=None, visible=False), ""), None, [download_file, download_md])],
+        after=[After("success", lambda: (gr.update(value=None, visible=False), ""), None,
+                     [download_file, download_md])],
         runs=Runs(kept, [status, summary, table, bars])))
     train_ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
     stop.click(stop_ner, None, [status], api_visibility="private", queue=False)
