@@ -14,9 +14,9 @@ import gradio as gr
 
 from backend import compress
 from components.efficiency import compress_plots as plots
-from components.shell import (LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, clear_on_error, error_box,
-                              md_text, raw_json, user_errors)
+from components.shell import LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, error_box, md_text, raw_json
 from components.shell import links, runs
+from components.shell.endpoint import Endpoint, Link, Runs, declare
 from components.shell.session_memory import download_root, served
 from backend.runtime.errors import InputError
 
@@ -100,21 +100,18 @@ def _run(run, temperature, alpha, layers, sparsity, through, epochs, progress) -
     return _outputs(compress.compress(run, temperature, alpha, layers, sparsity, through, epochs, progress=progress))
 
 
-@user_errors
 def run_compress(run, temperature, alpha, layers, sparsity, through, epochs=compress.LIVE_EPOCHS,
                  progress=gr.Progress()):
     """/compress: the chapter 8 benchmark, default (built at set-up) or your settings (live)."""
     return _run(run, temperature, alpha, layers, sparsity, through, epochs, progress)
 
 
-@user_errors
 def next_step(run, temperature, alpha, layers, sparsity, through, epochs, progress=gr.Progress()):
     """The step after the chosen one (the dropdown follows), run like /compress."""
     step = _next(through)
     return (*_run(run, temperature, alpha, layers, sparsity, step, epochs, progress), step)
 
 
-@user_errors
 def predict(text, run_id):
     """/compress_predict: every variant of the run on your sentence; where they disagree."""
     r = compress.compress_predict(text, run_id)
@@ -128,7 +125,6 @@ def predict(text, run_id):
     return r, rows, note
 
 
-@user_errors
 def download(variant, run_id):
     """/compress_download: one variant's files as a zip."""
     r = compress.compress_download(variant, run_id, root=download_root())
@@ -195,21 +191,20 @@ def build() -> None:
                          interactive=False, elem_id="compress-run-id")
         out_json = raw_json("Raw result (JSON: what /compress returns)", value=first.get("json"))
         outputs = [out_json, badge, summary, table, scatter, pruning, run_id]
-        ev = run_btn.click(run_compress, inputs, outputs, api_name="compress", show_progress_on=[summary],
-                           **LONG_LANE)
-        clear_on_error(ev, outputs, box)
-        ev2 = step_btn.click(next_step, inputs, outputs + [inputs[5]], api_visibility="private",
-                             show_progress_on=[summary], **LONG_LANE)
-        clear_on_error(ev2, outputs, box)
+        named = dict(zip(("run", "temperature", "alpha", "layers", "sparsity", "through", "epochs"), inputs))
+        # Both runs write the section's link and are kept; a link restores the settings, never runs.
+        link = Link("efficiency-compress", link_bar, parent="efficiency",
+                    params={k: named[k] for k in ("run", "through", "temperature", "alpha", "layers", "sparsity",
+                                                  "epochs")},
+                    results=[out_json, badge, summary, table, scatter, pruning])
+        kept = Runs(runs.panel("efficiency-compress"), [badge, summary, table, scatter])
+        progress = {"show_progress_on": [summary]}
+        ev, = declare(Endpoint("compress", run_compress, named, outputs, trigger=run_btn, lane=LONG_LANE,
+                               options=progress, errors=box, link=link, runs=kept))
+        # Next step also moves the step dropdown; a failure blanks the result, not the dropdown.
+        ev2, = declare(Endpoint(None, next_step, named, outputs + [named["through"]], trigger=step_btn,
+                                lane=LONG_LANE, options=progress, errors=box, cleared=outputs, link=link, runs=kept))
         stop_btn.click(None, None, None, cancels=[ev, ev2], queue=False, api_visibility="private")
-        run, temperature, alpha, layers, sparsity, through, epochs = inputs
-        links.register("efficiency-compress", {"run": run, "through": through, "temperature": temperature,
-                                               "alpha": alpha, "layers": layers, "sparsity": sparsity,
-                                               "epochs": epochs}, [ev, ev2], link_bar, parent="efficiency",
-                       results=[out_json, badge, summary, table, scatter, pruning])
-        kept = runs.panel("efficiency-compress")
-        for event in (ev, ev2):
-            runs.track(kept, event, [badge, summary, table, scatter])
         _use(run_id)
 
 
@@ -223,13 +218,13 @@ def _use(run_id) -> None:
     note = gr.Markdown(elem_id="compress-predict-note")
     table = gr.Dataframe(headers=PREDICT_HEADERS, interactive=False, wrap=True, elem_id="compress-predict-table")
     pred_json = raw_json("Raw result (JSON: what /compress_predict returns)")
-    ev = go_btn.click(predict, [text, run_id], [pred_json, table, note], api_name="compress_predict", **SHORT_LANE)
-    clear_on_error(ev, [pred_json, table, note], box)
+    declare(Endpoint("compress_predict", predict, {"text": text, "run_id": run_id}, [pred_json, table, note],
+                     trigger=go_btn, lane=SHORT_LANE, errors=box))
     with gr.Row():
         variant = Textbox(value="student_onnx_int8", label="variant to download (key from the raw JSON)",
                           elem_id="compress-variant")
         dl_btn = gr.Button("Download the model (zip)", elem_id="compress-download")
     dl_file = gr.File(label="model files", interactive=False, elem_id="compress-download-file")
     dl_note = gr.Markdown(elem_id="compress-download-note")
-    ev = dl_btn.click(download, [variant, run_id], [dl_file, dl_note], api_name="compress_download", **SHORT_LANE)
-    clear_on_error(ev, [dl_file, dl_note], box)
+    declare(Endpoint("compress_download", download, {"variant": variant, "run_id": run_id}, [dl_file, dl_note],
+                     trigger=dl_btn, lane=SHORT_LANE, errors=box))

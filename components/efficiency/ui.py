@@ -14,9 +14,8 @@ from backend import efficiency
 from components.efficiency import compress_ui, plots
 from components.shell import links, runs
 from components.shell.badge import model_time
-from components.shell import (
-    LONG_LANE, Checkbox, Slider, clear_on_error, error_box, md_text, model_badge, raw_json, user_errors,
-)
+from components.shell import LONG_LANE, Checkbox, Slider, error_box, md_text, model_badge, raw_json
+from components.shell.endpoint import Endpoint, Link, Runs, declare
 
 # Key columns first (speed and quality), sizes after; short headers, explained in the table labels.
 DECODER_HEADERS = ["model", "tok/s", "perplexity", "same greedy", "memory MB", "disk MB"]
@@ -89,7 +88,6 @@ def badges(r: dict) -> str:
     return "\n\n".join(out)
 
 
-@user_errors
 def run_efficiency(prompts, texts, new_tokens, encoder, progress=gr.Progress()):
     """/efficiency: fp32 vs int8 for the decoder (and the encoder): sizes, speed, perplexity, agreement."""
     r = efficiency.efficiency(prompts, texts, new_tokens, encoder, progress=progress)
@@ -137,16 +135,10 @@ def build() -> None:
                                     elem_id="efficiency-prompts-table")
         out_json = raw_json("Raw result (JSON: what /efficiency returns)")
         outputs = [out_json, badge, summary, dec_table, dec_plot, enc_table, enc_plot, prompt_table]
-        event = run.click(
-            run_efficiency,
-            inputs=[prompts, texts, new_tokens, encoder],
-            outputs=outputs,
-            api_name="efficiency",
-            show_progress_on=[summary],  # one progress bar, where the result's first line appears
-            **LONG_LANE,
-        )
-        clear_on_error(event, outputs, box)
-        links.register("efficiency", {"prompts": prompts, "texts": texts, "new_tokens": new_tokens,
-                                      "encoder": encoder}, [event], link_bar)
-        runs.track(runs.panel("efficiency"), event, [badge, summary, dec_table, enc_table])
+        declare(Endpoint(
+            "efficiency", run_efficiency, {"prompts": prompts, "texts": texts, "new_tokens": new_tokens,
+                                           "encoder": encoder}, outputs, trigger=run, lane=LONG_LANE,
+            options={"show_progress_on": [summary]},  # one progress bar, where the result's first line appears
+            errors=box, link=Link("efficiency", link_bar),
+            runs=Runs(runs.panel("efficiency"), [badge, summary, dec_table, enc_table])))
     compress_ui.build()  # the chapter's whole benchmark: distil, quantize, ONNX Runtime, prune
