@@ -102,7 +102,22 @@ def _check_tab(page, key, point_at) -> list[str]:
     return missing, len(found)
 
 
-def test_every_term_on_every_tab_is_one_hover_away_on_a_desktop(page, app_url):
+@pytest.fixture()
+def touch_page(browser):
+    """The page fixture's page (1400 x 1000, guarded, settled, failed on an uncaught JS error) with a
+    touchscreen: one whole-page load serves the desktop hovers and, at phone size, the taps."""
+    pg = new_page(browser, has_touch=True)
+    yield pg
+    errors = list(pg.page_errors)
+    pg.context.close()
+    assert errors == [], f"uncaught errors in the page's JS: {errors}"
+
+
+def test_every_term_is_one_hover_away_on_a_desktop_and_one_tap_away_on_a_phone(touch_page, app_url):
+    """One whole-page load: every tab at 1400 px by hover, a plot's title terms, then at 420 px every tab
+    by tap, and a tap on a term neither sorts a table nor breaks links and inputs."""
+    page = touch_page
+    # ---- desktop (1400 px): every term on every tab one hover away
     page.set_viewport_size({"width": 1400, "height": 1000})
     problems, counts = [], {}
     for key in KEYS:
@@ -118,63 +133,8 @@ def test_every_term_on_every_tab_is_one_hover_away_on_a_desktop(page, app_url):
     page.mouse.move(5, 5)
     expect(page.locator(".tlab-gloss-pop")).to_be_hidden()
 
-
-@pytest.fixture()
-def phone(browser):
-    pg = new_page(browser, viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True,
-                  device_scale_factor=2)
-    yield pg
-    pg.context.close()
-
-
-def test_every_term_on_every_tab_is_one_tap_away_on_a_phone(phone, app_url):
-    problems = []
-    for key in KEYS:
-        _open_tab(phone, app_url, key)
-        problems += _check_tab(phone, key, lambda x, y: phone.touchscreen.tap(x, y))[0]
-        if key in ("start", "decoding"):  # the screen as a learner holds it, one definition open
-            where = next(iter(_occurrences(phone).values()))
-            at = phone.evaluate(POINT, list(where))
-            phone.touchscreen.tap(at["x"], at["y"])
-            phone.screenshot(path=str(ARTIFACTS / f"glossary_{key}_phone.png"))
-    assert not problems, problems
-    assert phone.blocked_requests == []
-
-
-def test_a_tap_on_a_term_does_not_sort_a_table_and_links_and_inputs_keep_working(phone, app_url):
-    _open_tab(phone, app_url, "efficiency")
-    header = phone.locator("#efficiency-decoder-table th").filter(has_text="perplexity").first
-    header.scroll_into_view_if_needed()
-    box = phone.evaluate("""() => {
-        const th = [...document.querySelectorAll('#efficiency-decoder-table th')].find(t => /perplexity/.test(t.textContent));
-        const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
-        let n; while ((n = walk.nextNode()) && !/perplexity/.test(n.data));
-        const r = document.createRange(); const a = n.data.indexOf('perplexity');
-        r.setStart(n, a); r.setEnd(n, a + 10); const b = r.getClientRects()[0];
-        return {x: b.left + b.width / 2, y: b.top + b.height / 2};
-    }""")
-    phone.touchscreen.tap(box["x"], box["y"])
-    expect(phone.locator(".tlab-gloss-pop")).to_be_visible()
-    assert phone.evaluate("window.__tlabGlossary.shown()")["definition"] == GLOSSARY["perplexity"]
-    phone.touchscreen.tap(5, 300)  # anywhere else closes it
-    expect(phone.locator(".tlab-gloss-pop")).to_be_hidden()
-    # the header still sorts on a tap beside the term (the tap on the term was the glossary's alone)
-    # and nothing was inserted into the page's text: terms are underlined by ranges, none inside a control
-    _open_tab(phone, app_url, "start")
-    marks = phone.evaluate("""() => {
-        const all = [...CSS.highlights.get('tlab-term')];
-        const bad = all.filter(r => r.startContainer.parentElement.closest('a, button, textarea, input, code, pre'));
-        return {all: all.length, bad: bad.length, inserted: document.querySelectorAll('.prose .tlab-gloss-pop').length};
-    }""")
-    assert marks["all"] >= 10 and marks["bad"] == 0 and marks["inserted"] == 0, marks
-    assert phone.locator("#start-intro a").first.inner_text() == "all notebooks"
-    shot(phone, "glossary_start_after_tap")
-    assert phone.blocked_requests == []
-
-
-def test_a_plots_title_terms_are_listed_under_it_and_defined(page, app_url):
-    """Plot titles and axis titles are SVG text: their terms get a line under the plot, hoverable like the
-    rest. (A figure drawn here by hand, with Plotly's own class names, stands in for a run's plot.)"""
+    # ---- a plot's title terms are listed under it and defined (SVG text: a hoverable line under the plot;
+    # a figure drawn here by hand, with Plotly's own class names, stands in for a run's plot)
     _open_tab(page, app_url, "efficiency")
     page.evaluate("""() => {
         const holder = document.createElement('div');
@@ -199,3 +159,48 @@ def test_a_plots_title_terms_are_listed_under_it_and_defined(page, app_url):
     assert page.evaluate("window.__tlabGlossary.shown()")["definition"] == GLOSSARY["perplexity"]
     page.evaluate("document.querySelector('#test-fig-holder .js-plotly-plot').remove(); window.__tlabGlossary.scan()")
     expect(line).to_have_count(0)  # the plot gone, its line goes with it
+    page.evaluate("document.getElementById('test-fig-holder').remove()")
+
+    # ---- phone (420 px): every term on every tab one tap away
+    page.set_viewport_size({"width": 420, "height": 900})
+    problems = []
+    for key in KEYS:
+        _open_tab(page, app_url, key)
+        problems += _check_tab(page, key, lambda x, y: page.touchscreen.tap(x, y))[0]
+        if key in ("start", "decoding"):  # the screen as a learner holds it, one definition open
+            where = next(iter(_occurrences(page).values()))
+            at = page.evaluate(POINT, list(where))
+            page.touchscreen.tap(at["x"], at["y"])
+            page.screenshot(path=str(ARTIFACTS / f"glossary_{key}_phone.png"))
+    assert not problems, problems
+    assert page.blocked_requests == []
+
+    # ---- a tap on a term does not sort a table, and links and inputs keep working
+    _open_tab(page, app_url, "efficiency")
+    header = page.locator("#efficiency-decoder-table th").filter(has_text="perplexity").first
+    header.scroll_into_view_if_needed()
+    box = page.evaluate("""() => {
+        const th = [...document.querySelectorAll('#efficiency-decoder-table th')].find(t => /perplexity/.test(t.textContent));
+        const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        let n; while ((n = walk.nextNode()) && !/perplexity/.test(n.data));
+        const r = document.createRange(); const a = n.data.indexOf('perplexity');
+        r.setStart(n, a); r.setEnd(n, a + 10); const b = r.getClientRects()[0];
+        return {x: b.left + b.width / 2, y: b.top + b.height / 2};
+    }""")
+    page.touchscreen.tap(box["x"], box["y"])
+    expect(page.locator(".tlab-gloss-pop")).to_be_visible()
+    assert page.evaluate("window.__tlabGlossary.shown()")["definition"] == GLOSSARY["perplexity"]
+    page.touchscreen.tap(5, 300)  # anywhere else closes it
+    expect(page.locator(".tlab-gloss-pop")).to_be_hidden()
+    # the header still sorts on a tap beside the term (the tap on the term was the glossary's alone)
+    # and nothing was inserted into the page's text: terms are underlined by ranges, none inside a control
+    _open_tab(page, app_url, "start")
+    marks = page.evaluate("""() => {
+        const all = [...CSS.highlights.get('tlab-term')];
+        const bad = all.filter(r => r.startContainer.parentElement.closest('a, button, textarea, input, code, pre'));
+        return {all: all.length, bad: bad.length, inserted: document.querySelectorAll('.prose .tlab-gloss-pop').length};
+    }""")
+    assert marks["all"] >= 10 and marks["bad"] == 0 and marks["inserted"] == 0, marks
+    assert page.locator("#start-intro a").first.inner_text() == "all notebooks"
+    shot(page, "glossary_start_after_tap")
+    assert page.blocked_requests == []
