@@ -12,7 +12,7 @@ from typing import Callable
 import gradio as gr
 
 from backend.runtime.errors import LabError
-from components.shell import Dropdown, Number, Slider, error_box, md_text
+from components.shell import Dropdown, Number, Slider, error_box, gradio_patches, md_text
 from components.shell.badge import model_time
 from components.shell.endpoint import After, Endpoint, declare
 from components.shell.session import session_of, stop_said
@@ -147,6 +147,6 @@ def wire(model: SessionModel, name: str, download: Callable, stop_btn, status, r
     button, file, line = row
     declare(Endpoint(name, download, {}, [file, line], trigger=button, errors=box,
                      after=[After("success", lambda: gr.update(visible=True), None, [file])]))
-    root = gr.context.Context.root_block
+    root = gradio_patches.page_being_built()
     if root is not None:
         root.unload(model.drop_session)

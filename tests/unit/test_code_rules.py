@@ -318,7 +318,9 @@ def test_the_component_check_fails_on_planted_violations(tmp_path):
 # Gradio's private internals are touched in one module, each patch tested (test_gradio_patches.py).
 GRADIO_INTERNALS = re.compile(r"\._queue\b|event_ids_to_events|active_jobs|SessionState|LocalContext|"
                               r"GradioMultiPartParser|_format_processing_error|\.validate_inputs\b|"
-                              r"\.preprocess_data\b|event_queue_per_concurrency_id")
+                              r"\.preprocess_data\b|event_queue_per_concurrency_id|gr\.context\b|gradio\.context\b|"
+                              r"\.fns\b|get_function_params|\bspecial_args\b|\._id\b|"
+                              r"gradio\.(utils|helpers|data_classes|networking|route_utils)\b")
 PATCHES = "components/shell/gradio_patches.py"
 
 
@@ -337,3 +339,30 @@ def test_the_gradio_internals_check_fails_on_a_planted_use(tmp_path):
     root = _plant(tmp_path, {"app.py": "", "components/shell/gradio_patches.py": "q = demo._queue\n",
                              "components/train/ui.py": "x = 1\nevents = demo._queue.event_ids_to_events\n"})
     assert gradio_internal_uses(root) == ["components/train/ui.py:2"]
+
+
+def test_the_gradio_internals_check_sees_the_page_being_built_and_event_internals(tmp_path):
+    root = _plant(tmp_path, {"app.py": "", "components/search/ui.py": "tab = gr.context.Context.block\n",
+                             "components/why/ui.py": "ok = 1\nids = [b._id for b in demo.fns]\n"})
+    assert gradio_internal_uses(root) == ["components/search/ui.py:1", "components/why/ui.py:2"]
+
+
+# An endpoint is one declaration (components/shell/endpoint.py): a tab declares, the shell wires.
+WIRING = re.compile(r"api_name=|\buser_errors\b|\bclear_on_error\b|lifecycle\.after\(|runs\.track\(|links\.register\(|"
+                    r"\bplanned\(|code_view\.attach\(|\bgr\.api\(")
+
+
+def tab_wiring_calls(root: Path) -> list[str]:
+    paths = sorted(p for p in (root / "components").rglob("*.py") if p.parent.name != "shell")
+    return [f"{p.relative_to(root)}:{i}" for p in paths
+            for i, line in enumerate(p.read_text().splitlines(), 1) if WIRING.search(line.split("#")[0])]
+
+
+def test_tabs_declare_their_endpoints_and_never_wire_them():
+    assert tab_wiring_calls(ROOT) == []
+
+
+def test_the_wiring_check_fails_on_a_planted_call(tmp_path):
+    root = _plant(tmp_path, {"components/shell/endpoint.py": "clear_on_error(ev, outs, box)\n",
+                             "components/train/ui.py": "x = 1\nev = go.click(f, [a], [b], api_name='train')\n"})
+    assert tab_wiring_calls(root) == ["components/train/ui.py:2"]
