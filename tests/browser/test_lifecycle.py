@@ -32,7 +32,40 @@ def _wait_address(page, part: str) -> None:
     page.wait_for_function("(part) => location.search.includes(part)", arg=part, timeout=10_000)
 
 
-def test_errors_tab_changes_and_hand_offs_leave_nothing_of_an_earlier_run(page, app_url):
+def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
+    """Start (a good run draws), then an error: one inline message, and nothing of the good run left."""
+    _tab(page, tab)
+    page.locator(f"#{run}").click()
+    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("", timeout=RUN_S)  # its progress, then its result
+    settled(page, RUN_S)
+    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("")  # the good run's own result, not its progress
+    for plot in plots:
+        page.locator(f"#{plot} .main-svg").first.wait_for(timeout=RUN_S)
+    an_error_leaves_nothing(page, run, box, outputs, plots, spoil)
+
+
+def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
+    """After a good run on screen: spoil the input, run again; one inline message, and nothing of the good
+    run left (its outputs blank, its figures and their "What to notice" lines gone)."""
+    settled(page)  # the good run has ended: a press before that is dropped, not queued
+    spoil(page)
+    page.locator(f"#{run}").click()
+    expect(page.locator(f"#{box}")).to_be_visible(timeout=RUN_S)
+    assert page.locator(f"#{box}").inner_text().count("⚠️") == 1
+    for elem_id in outputs:
+        expect(page.locator(f"#{elem_id}")).to_have_text("")
+    page.wait_for_timeout(500)  # the figure script's tidy pass
+    for plot in plots:
+        assert page.locator(f"#{plot} .main-svg").count() == 0, plot
+        assert _visible_notices(page, plot) == [], plot
+
+
+def test_errors_tab_changes_hand_offs_and_the_address_on_one_page(page, app_url):
+    """One whole-page load walks the life cycle: a failed Pipelines run, the address following the tab,
+    a hand-off into Decoding; then an error after a good run leaves nothing of it in Why, Interventions,
+    Semantic search and (the quick tabs) Anatomy and Attention (Tokenizers': test_shell); then tab change,
+    on every tab: the address bar names the tab on screen, whichever tab was before (the issue saw Train,
+    Efficiency and Semantic search keep `?tab=interventions...`)."""
     page.goto(app_url)
     _tab(page, "Pipelines")
     page.locator("#pl-classify-run").click()
@@ -76,54 +109,7 @@ def test_errors_tab_changes_and_hand_offs_leave_nothing_of_an_earlier_run(page, 
     shot(page, "lifecycle_handoff")
     assert not page.blocked_requests, page.blocked_requests
 
-
-def test_the_address_names_every_tab_it_shows(page, app_url):
-    """Tab change, on every tab: the address bar names the tab on screen, whichever tab was before
-    (the issue saw Train, Efficiency and Semantic search keep `?tab=interventions...`)."""
-    import app
-
-    tabs = [(title, key) for title, _, key, _ in app.TABS]
-    page.goto(app_url + "?tab=interventions")
-    _wait_address(page, "tab=interventions")
-    order = tabs + [("Start", "start")] + list(reversed(tabs))  # every tab, reached from two different tabs
-    for title, key in order:
-        _tab(page, title)
-        page.wait_for_function("(key) => new URLSearchParams(location.search).get('tab')?.split('-')[0] === key",
-                               arg=key.split("-")[0], timeout=10_000)
-        tab = page.evaluate("() => new URLSearchParams(location.search).get('tab')")
-        assert tab.split("-")[0] == key.split("-")[0], (title, tab)
-
-
-def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
-    """Start (a good run draws), then an error: one inline message, and nothing of the good run left."""
-    _tab(page, tab)
-    page.locator(f"#{run}").click()
-    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("", timeout=RUN_S)  # its progress, then its result
-    settled(page, RUN_S)
-    expect(page.locator(f"#{outputs[0]}")).not_to_have_text("")  # the good run's own result, not its progress
-    for plot in plots:
-        page.locator(f"#{plot} .main-svg").first.wait_for(timeout=RUN_S)
-    an_error_leaves_nothing(page, run, box, outputs, plots, spoil)
-
-
-def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
-    """After a good run on screen: spoil the input, run again; one inline message, and nothing of the good
-    run left (its outputs blank, its figures and their "What to notice" lines gone)."""
-    settled(page)  # the good run has ended: a press before that is dropped, not queued
-    spoil(page)
-    page.locator(f"#{run}").click()
-    expect(page.locator(f"#{box}")).to_be_visible(timeout=RUN_S)
-    assert page.locator(f"#{box}").inner_text().count("⚠️") == 1
-    for elem_id in outputs:
-        expect(page.locator(f"#{elem_id}")).to_have_text("")
-    page.wait_for_timeout(500)  # the figure script's tidy pass
-    for plot in plots:
-        assert page.locator(f"#{plot} .main-svg").count() == 0, plot
-        assert _visible_notices(page, plot) == [], plot
-
-
-def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_interventions_and_search(page, app_url):
-    page.goto(app_url)
+    # ---- an error after a good run leaves nothing of it: Why, Interventions, Semantic search
     _error_after_a_good_run(page, "Why", "why-run", "why-error", ["why-summary", "why-badge"],
                             ["why-deletion-plot"], lambda p: p.locator("#why-text textarea").fill(""))
     _error_after_a_good_run(page, "Interventions", "interventions-run", "interventions-error",
@@ -133,11 +119,7 @@ def test_an_error_after_a_good_run_leaves_nothing_of_it_in_why_interventions_and
     _error_after_a_good_run(page, "Semantic search", "search-go", "search-error", ["search-results", "search-badge"],
                             ["search-map"], lambda p: p.locator("#search-query textarea").fill(""))
 
-
-def test_an_error_after_a_good_run_leaves_nothing_of_it_in_anatomy_and_attention(page, app_url):
-    """The quick tabs, on one page: the error path the other tests walk for Pipelines, Decoding, Why,
-    Interventions and Semantic search (Tokenizers': test_shell)."""
-    page.goto(app_url)
+    # ---- the quick tabs: Anatomy and Attention
     first_text = "xpath=(.//textarea)[1]"
     _error_after_a_good_run(page, "Anatomy", "anatomy-run", "anatomy-error", ["anatomy-badge", "anatomy-verdict"],
                             ["anatomy-diffs"], lambda p: p.locator("#anatomy-panel").locator(first_text).fill(""))
@@ -145,3 +127,17 @@ def test_an_error_after_a_good_run_leaves_nothing_of_it_in_anatomy_and_attention
     _error_after_a_good_run(page, "Attention", "attention-run", "attention-error", ["attention-badge"], [],
                             lambda p: p.locator("#attention-tab").locator(first_text).fill(""))
     expect(page.locator("#attention-link a")).to_have_count(0)  # no link to the result that is gone
+
+    # ---- the address names every tab it shows
+    import app
+
+    tabs = [(title, key) for title, _, key, _ in app.TABS]
+    _tab(page, "Interventions")  # the old test loaded ?tab=interventions: here the same tab is reached by a click
+    _wait_address(page, "tab=interventions")
+    order = tabs + [("Start", "start")] + list(reversed(tabs))  # every tab, reached from two different tabs
+    for title, key in order:
+        _tab(page, title)
+        page.wait_for_function("(key) => new URLSearchParams(location.search).get('tab')?.split('-')[0] === key",
+                               arg=key.split("-")[0], timeout=10_000)
+        tab = page.evaluate("() => new URLSearchParams(location.search).get('tab')")
+        assert tab.split("-")[0] == key.split("-")[0], (title, tab)
