@@ -53,7 +53,7 @@ MULTILINGUAL_NER_INFO = ("Type 'multilingual' (or 'multilingual-de': trained on 
                          "the multilingual encoder fine-tuned here for NER in German, French, Italian and English.")
 MULTILINGUAL_EXAMPLES = ["Angela Merkel besuchte am Montag die Firma Siemens in München.",
                          "Emmanuel Macron a rencontré les dirigeants de Renault à Lyon.",
-                         "Il presidente Sergio Mattarella ha visitato la FIAT a Torino."]
+                         "Il presidente Sergio Mattarella ha visitato la Barilla a Parma."]
 
 
 def _model_box(task: str):
