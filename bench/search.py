@@ -186,13 +186,13 @@ def bench_single(include_100k: bool = True) -> tuple[str, list[dict]]:
         built = si.build_index(x, IndexSettings("auto"))
         ours_ms = _single_ms(lambda r: si.search(built.index, r, K), q)
         rec = si.recall_at_k(np.vstack([si.search(built.index, r[None, :], K)[1] for r in q]), exact, K)
-        r = {"corpus": name, "n": n, "engine": si.INDEX_LABELS[built.settings.kind], "build_s": built.build_s,
+        r = {"corpus": name, "n": n, "index_choice": si.INDEX_LABELS[built.settings.kind], "build_s": built.build_s,
              "ours_ms": ours_ms, "plain_ms": plain_ms, "plain_1t_ms": plain_1t_ms, "recall": rec,
-             "reason": built.engine["reason"]}
+             "reason": built.index_choice["reason"]}
         out.append(r)
-        rows.append([name, f"{n:,}", r["engine"], f"{built.build_s:.2f}", f"**{ours_ms:.3f}**",
+        rows.append([name, f"{n:,}", r["index_choice"], f"{built.build_s:.2f}", f"**{ours_ms:.3f}**",
                      f"{plain_ms:.3f}", f"{plain_1t_ms:.3f}", f"**{plain_ms / ours_ms:.1f}x**", f"{rec:.3f}"])
-    md = table(["corpus", "vectors", "auto engine", "build s", "ours ms/query (one thread)",
+    md = table(["corpus", "vectors", "auto index choice", "build s", "ours ms/query (one thread)",
                 "plain Flat ms/query (default threads)", "plain Flat ms/query (1 thread)",
                 "speed-up vs plain Flat", f"recall@{K}"], rows)
     md += ("\n\nOne query at a time, vector search alone (queries embedded beforehand: the "
@@ -284,7 +284,7 @@ def main(argv=None) -> int:
     faiss.omp_set_num_threads(os.cpu_count() or 1)
     if args.single or args.million:  # one section, appended to the results file
         md = bench_single() if args.single else (bench_million(), None)
-        title = ("## 2b. Single queries: the auto engine vs plain Flat" if args.single
+        title = ("## 2b. Single queries: the auto index choice vs plain Flat" if args.single
                  else "## 2c. One million vectors (--full)")
         text = title + "\n\n" + md[0]
         print(text, flush=True)
@@ -302,7 +302,7 @@ def main(argv=None) -> int:
     parts.append(f"## 2. FAISS indexes on clustered synthetic 384-d vectors (1000 queries, recall@{K} vs exact)\n\n" + md)
     print(parts[-1], "\n", flush=True)
     md, _ = bench_single()
-    parts.append("## 2b. Single queries: the auto engine vs plain Flat\n\n" + md)
+    parts.append("## 2b. Single queries: the auto index choice vs plain Flat\n\n" + md)
     print(parts[-1], "\n", flush=True)
     if args.full:
         parts.append("## 2c. One million vectors (--full)\n\n" + bench_million())

@@ -196,7 +196,7 @@ def index_settings(index_type=AUTO, m=32, efc=40, efs=16, nlist=100, nprobe=8, p
                    pq_bits=8) -> IndexSettings:
     """The index knobs as `/build_index` names them -> IndexSettings; FAISS's ranges sized for a
     CPU box (an HNSW of M=256 or 65,536 IVF lists would only burn the shared machine).
-    "auto" (the default) picks Flat or HNSW by corpus size (index.choose_engine)."""
+    "auto" (the default) picks Flat or HNSW by corpus size (index.choose_index)."""
     kind = one_of("index_type", index_type, (AUTO,) + tuple(INDEX_KINDS), default=AUTO)
     return IndexSettings(kind=kind, hnsw_m=as_int("m", m, lo=2, hi=128),
                          ef_construction=as_int("efc", efc, lo=1, hi=1024),
@@ -308,7 +308,7 @@ AUTO_CORPUS = "glossary"  # what a first search with no index searches (built in
 
 
 def ensure_index(session_id: str, progress: ProgressFn | None = None, embedder: str = ENGLISH) -> dict | None:
-    """Give a session with no index the glossary (auto engine) -> its build stats, or None
+    """Give a session with no index the glossary (auto index choice) -> its build stats, or None
     when the session already has an index (which is left as it is)."""
     service = get_service()
     if service.current(session_id) is not None:
@@ -323,7 +323,7 @@ def search(session_id: str, query: str, k: int = 5, embedder: str | None = None)
     """Top-k passages of the session's index, best first, plus the corpus map (PCA) for them.
 
     The query is embedded by the model that built the index. A session with no index yet gets the
-    glossary (auto engine) built first, with `embedder` (default "minilm"), so a first search
+    glossary (auto index choice) built first, with `embedder` (default "minilm"), so a first search
     answers instead of asking for a build; the result's notes say so."""
     service = get_service()
     if service.current(session_id) is None:
@@ -335,7 +335,7 @@ def search(session_id: str, query: str, k: int = 5, embedder: str | None = None)
     res = service.search(session_id, query, k, emb)
     out = {key: v for key, v in res.items() if not key.startswith("_")}
     if built is not None:
-        out["auto_built"] = {key: built[key] for key in ("corpus", "count", "index_type", "engine",
+        out["auto_built"] = {key: built[key] for key in ("corpus", "count", "index_type", "index_choice",
                                                          "build_s", "embed_s")}
         out["notes"] = [f"No index in this session yet: built the {AUTO_CORPUS} index "
                         f"({built['count']:,} passages, {built['index_type']}) first."] + out["notes"]

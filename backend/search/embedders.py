@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from backend.engines.embedding.vectors import embed_texts
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH, embed_texts
 
 ENGLISH, MULTILINGUAL = "minilm", "multilingual"
 EMBEDDER_ROLES = {ENGLISH: "embedder", MULTILINGUAL: "multilingual"}  # choice -> hub role
@@ -55,6 +55,16 @@ class Embedder:
     def passages(self, texts: list[str]) -> list[str]:
         """Passages as the model was trained to read them (e5: "passage: ...")."""
         return [prefixes_for(self.name)[1] + t for t in texts]
+
+    def settings(self) -> dict:
+        """How the texts became vectors, as a notebook would redo it: the checkpoint, e5's prefixes,
+        the token limit `embed_texts` truncates at, mean pooling over the real tokens, L2 norm."""
+        query, passage = prefixes_for(self.name)
+        config = getattr(self.model, "config", None)
+        limits = (DEFAULT_MAX_LENGTH, getattr(self.tokenizer, "model_max_length", None) or DEFAULT_MAX_LENGTH,
+                  getattr(config, "max_position_embeddings", DEFAULT_MAX_LENGTH))
+        return {"embedder": self.name, "query_prefix": query, "passage_prefix": passage,
+                "max_length": int(min(limits)), "pooling": "mean", "normalization": "l2"}
 
     @property
     def slug(self) -> str:

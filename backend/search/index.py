@@ -25,12 +25,12 @@ from backend.runtime.errors import InputError
 INDEX_KINDS = ("flat", "sq8", "hnsw", "ivf_flat", "ivf_pq")
 INDEX_LABELS = {"flat": "Flat (exact)", "sq8": "SQ8 (8-bit scalar)", "hnsw": "HNSW",
                 "ivf_flat": "IVF-Flat", "ivf_pq": "IVF-PQ"}
-AUTO = "auto"  # not an index: "pick one for this corpus size" (choose_engine)
+AUTO = "auto"  # not an index: "pick one for this corpus size" (choose_index)
 
 # The auto choice. One exact query (one thread) reads every float once; measured on the 2-core
 # box (bench/search.py, "single query" section): ~0.1 ns per float while the vectors fit in
 # cache, 0.33 ms at 10k x 384 and 1.5 ms at 30k x 384, 14 ms at 100k x 384. Exact search stays
-# the engine up to 8 M floats (~21k vectors of 384 dims, about 1 ms); above it an HNSW graph
+# the choice up to 8 M floats (~21k vectors of 384 dims, about 1 ms); above it an HNSW graph
 # answers in ~0.3 ms at recall@10 >= 0.95 (efSearch 96: 0.985 at 100k on queries near corpus
 # vectors, where efSearch 64 gave 0.94-0.95).
 AUTO_FLAT_MAX_FLOATS = 8_000_000
@@ -90,10 +90,10 @@ class BuiltIndex:
     settings: IndexSettings  # effective settings (after adapting to the data)
     notes: list[str] = field(default_factory=list)
     build_s: float = 0.0
-    engine: dict = field(default_factory=dict)  # {"auto", "kind", "reason"}: who chose the index and why
+    index_choice: dict = field(default_factory=dict)  # {"auto", "kind", "reason"}: who chose the index and why
 
 
-def choose_engine(n: int, d: int) -> tuple[str, str]:
+def choose_index(n: int, d: int) -> tuple[str, str]:
     """The index kind for n vectors of d dims, and one line saying why (the "auto" choice).
 
     Exact search costs n x d multiply-adds per query; while that is cheap (<= ~1 ms) nothing
@@ -111,12 +111,12 @@ def choose_engine(n: int, d: int) -> tuple[str, str]:
 
 
 def resolve_auto(settings: "IndexSettings", n: int, d: int) -> tuple["IndexSettings", dict]:
-    """Settings with "auto" replaced by the chosen kind (and its knobs) -> (settings, engine)."""
+    """Settings with "auto" replaced by the chosen kind (and its knobs) -> (settings, index choice)."""
     s = IndexSettings(**asdict(settings)).validate()
     if s.kind != AUTO:
         return s, {"auto": False, "kind": s.kind,
                    "reason": f"{INDEX_LABELS[s.kind]}: chosen in the settings."}
-    kind, reason = choose_engine(n, d)
+    kind, reason = choose_index(n, d)
     s.kind = kind
     if kind == "hnsw":
         for name, value in AUTO_HNSW.items():
@@ -167,7 +167,7 @@ def build_index(vectors: np.ndarray, settings: IndexSettings) -> BuiltIndex:
     if vectors.ndim != 2 or len(vectors) == 0:
         raise InputError("There are no vectors to index: the corpus is empty.")
     n, d = vectors.shape
-    _, engine = resolve_auto(settings, n, d)
+    _, index_choice = resolve_auto(settings, n, d)
     s, notes = adapt_settings(settings, n, d)
     t0 = time.perf_counter()
     ip = faiss.METRIC_INNER_PRODUCT
@@ -187,7 +187,25 @@ def build_index(vectors: np.ndarray, settings: IndexSettings) -> BuiltIndex:
     index.add(vectors)
     build_s = time.perf_counter() - t0
     apply_query_params(index, s)
-    return BuiltIndex(index=index, settings=s, notes=notes, build_s=build_s, engine=engine)
+    return BuiltIndex(index=index, settings=s, notes=notes, build_s=build_s, index_choice=index_choice)
+
+
+def faiss_settings(s: IndexSettings) -> dict:
+    """The index a run used, in FAISS's own names (what a notebook passes to build the same index):
+    its kind, the class, the metric (inner product on L2-normalised vectors = cosine) and its knobs,
+    query-time ones (efSearch, nprobe) included."""
+    out = {"kind": s.kind, "metric": "inner_product", "normalized": True}
+    if s.kind == "flat":
+        out["faiss_class"] = "IndexFlatIP"
+    elif s.kind == "sq8":
+        out.update(faiss_class="IndexScalarQuantizer", qtype="QT_8bit")
+    elif s.kind == "hnsw":
+        out.update(faiss_class="IndexHNSWFlat", M=s.hnsw_m, efConstruction=s.ef_construction, efSearch=s.ef_search)
+    elif s.kind == "ivf_flat":
+        out.update(faiss_class="IndexIVFFlat", nlist=s.nlist, nprobe=s.nprobe)
+    else:
+        out.update(faiss_class="IndexIVFPQ", nlist=s.nlist, nprobe=s.nprobe, M=s.pq_m, nbits=s.pq_bits)
+    return out
 
 
 def apply_query_params(index: faiss.Index, s: IndexSettings) -> None:
@@ -291,7 +309,7 @@ def measure(built: BuiltIndex, vectors: np.ndarray, k: int = 10, n_queries: int 
         "recall_at_k": round(recall_at_k(approx, exact, k), 4),
         "recall_queries": int(len(q)),
         "notes": list(built.notes),
-        "engine": dict(built.engine),
+        "index_choice": dict(built.index_choice),
     }
 
 

@@ -64,7 +64,7 @@ class IndexEntry:
 class SessionState:
     entry: IndexEntry | None = None
     query_params: tuple = (16, 8)
-    engine: dict | None = None  # the current index's engine choice and why (index.resolve_auto)
+    index_choice: dict | None = None  # the current index's kind, who chose it and why (index.resolve_auto)
     upload: tuple[str, bytes] | None = None  # the last uploaded file (its temp copy is deleted once read)
 
 
@@ -164,7 +164,7 @@ class SearchService:
               recall_k: int = 10) -> dict:
         """Embed + index `corpus` and make it the session's current index. -> stats dict."""
         settings = IndexSettings(**asdict(settings)).validate()
-        settings, engine = si.resolve_auto(settings, len(corpus), embedding_dim(embedder))
+        settings, index_choice = si.resolve_auto(settings, len(corpus), embedding_dim(embedder))
         st = self._session(session_id)
         key = f"{corpus.content_hash}|{embedder.name}|{settings.key()}"
         if shared:
@@ -192,18 +192,19 @@ class SearchService:
         with self._lock:
             st.entry = entry
             st.query_params = q
-            st.engine = engine
+            st.index_choice = index_choice
         self._sessions.touch(session_id)
         self._sessions.forget_gone(session_id)
         self._sessions.evict(keep=session_id)  # the new index counts against the memory budget
         stats = dict(stats)
         stats["settings"] = {**stats["settings"], "ef_search": q[0], "nprobe": q[1]}
-        stats["engine"] = engine  # per call: auto and an explicit choice share one built index
+        stats["index_choice"] = index_choice  # per call: auto and an explicit choice share one built index
         stats["corpus"] = corpus.name
         stats["shared"] = shared
         stats["corpus_notes"] = list(corpus.notes)
         stats["model"] = embedder.describe
         stats["embedder"] = entry.embedder
+        stats["index_settings"] = {**si.faiss_settings(entry.built.settings), **embedder.settings()}
         return stats
 
     def _build_entry(self, corpus: Corpus, settings: IndexSettings, embedder: Embedder, key: str,
@@ -321,7 +322,7 @@ class SearchService:
             "corpus": entry.corpus.name,
             "count": n,
             "index_type": entry.stats["index_type"],
-            "engine": self._session(session_id).engine,
+            "index_choice": self._session(session_id).index_choice,
             "results": results,
             "notes": notes,
             "timing_ms": {"encode": round((t1 - t0) * 1000, 2), "search": round((t2 - t1) * 1000, 3),
@@ -329,6 +330,7 @@ class SearchService:
                           "total": round((t3 - t_start) * 1000, 2)},
             "model": embedder.describe,
             "embedder": entry.embedder,
+            "index_settings": {**si.faiss_settings(entry.built.settings), **embedder.settings()},
             "_query_vector": qv[0],
         }
 
@@ -413,7 +415,7 @@ class SearchService:
 
 
 def embedding_dim(embedder: Embedder) -> int:
-    """The embedder's output size, known before embedding (for the auto engine choice)."""
+    """The embedder's output size, known before embedding (for the auto index choice)."""
     config = getattr(embedder.model, "config", None)
     return int(getattr(config, "hidden_size", 0) or 384)
 

@@ -80,8 +80,8 @@ def stats_markdown(st: dict, how: str = "") -> str:
     if st.get("embedder") in search.EMBEDDER_LABELS:  # which model's vectors: queries are embedded by the same
         lines.append(f"**Embedder:** {md_text(search.EMBEDDER_LABELS[st['embedder']])} "
                      f"(`{md_text(st['model'].get('checkpoint', ''))}`)\n")
-    if st.get("engine"):
-        lines.append(f"**Engine:** {md_text(st['engine']['reason'])}\n")
+    if st.get("index_choice"):
+        lines.append(f"**Index choice:** {md_text(st['index_choice']['reason'])}\n")
     lines += [
         # Two narrow tables, not one wide one: this column is ~500 px, and 8 headers wrapped mid-word.
         "| passages | dims | embed | build |",
@@ -120,9 +120,9 @@ def results_html(res: dict) -> str:
     head = (f"<div><i>{len(res['results'])} of {res['count']:,} passages in "
             f"{html.escape(res['corpus'])} ({html.escape(res['index_type'])}); "
             f"encode {t['encode']:.1f} ms, search {t['search']:.2f} ms, total {t['total']:.1f} ms</i></div>")
-    engine = res.get("engine") or {}
-    if engine.get("auto"):
-        head += f"<div class='tlab-engine'><i>{html.escape(engine['reason'])}</i></div>"
+    choice = res.get("index_choice") or {}
+    if choice.get("auto"):
+        head += f"<div class='tlab-index-choice'><i>{html.escape(choice['reason'])}</i></div>"
     notes = "".join(f"<div><i>{html.escape(n)}</i></div>" for n in res["notes"])
     return f"<div id='tlab-search-results'>{head}{notes}{''.join(rows)}</div>"
 
@@ -167,7 +167,7 @@ def after_search(res):
     if res.get("auto_built"):
         a = res["auto_built"]
         stats = (f"### {md_text(a['index_type'])} index over **{md_text(a['corpus'])}**{AUTO_HOW}\n\n"
-                 f"**Engine:** {md_text(a['engine']['reason'])}")
+                 f"**Index choice:** {md_text(a['index_choice']['reason'])}")
     return map_caption(res["map"]), stats
 
 

@@ -150,13 +150,13 @@ def test_auto_index_type_picks_flat_for_the_glossary_and_says_why(app_url):
     n = len(load_glossary())
     md, stats, _ = build(c, "glossary", index_type="auto")
     assert stats["index_type"] == "Flat (exact)" and stats["settings"]["kind"] == "flat"
-    assert stats["engine"]["auto"] is True and stats["engine"]["kind"] == "flat"
-    assert stats["engine"]["reason"].startswith(f"auto -> Flat (exact): {n:,} vectors x 384 dims")
-    assert "**Engine:** auto -&gt; Flat \\(exact\\)" in md
+    assert stats["index_choice"]["auto"] is True and stats["index_choice"]["kind"] == "flat"
+    assert stats["index_choice"]["reason"].startswith(f"auto -> Flat (exact): {n:,} vectors x 384 dims")
+    assert "**Index choice:** auto -&gt; Flat \\(exact\\)" in md
     res = search(c, "split words into pieces", 3)
-    assert res["engine"] == stats["engine"] and len(res["results"]) == 3
+    assert res["index_choice"] == stats["index_choice"] and len(res["results"]) == 3
     _, sq8, _ = build(c, "glossary", index_type="sq8")
-    assert sq8["index_type"] == "SQ8 (8-bit scalar)" and sq8["engine"]["auto"] is False
+    assert sq8["index_type"] == "SQ8 (8-bit scalar)" and sq8["index_choice"]["auto"] is False
     assert sq8["memory_bytes"] * 3.5 < stats["memory_bytes"]
     assert sq8["recall_at_k"] >= 0.9
 
@@ -168,6 +168,6 @@ def test_first_search_without_a_build_uses_the_glossary(app_url):
     res = out[2]
     assert res["corpus"] == "glossary" and res["results"][0]["title"] == "Knowledge distillation"
     assert res["notes"][0].startswith("No index in this session yet: built the glossary index")
-    assert res["auto_built"]["engine"]["kind"] == "flat"
+    assert res["auto_built"]["index_choice"]["kind"] == "flat"
     assert len(out) == 4  # /search keeps its outputs: html, map, JSON, badge
     assert res["map"]["dims"] == 384 and len(res["map"]["explained_variance"]) == 2

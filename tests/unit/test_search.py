@@ -234,29 +234,29 @@ def test_index_factory_each_type_inner_product(kind):
         np.testing.assert_allclose(scores[:, 0], 1.0, atol=1e-2 if kind == "sq8" else 1e-4)
 
 
-# ------------------------------------------------------------------ auto engine, SQ8, one thread
-def test_choose_engine_threshold_and_explanation():
+# ------------------------------------------------------------------ auto index choice, SQ8, one thread
+def test_choose_index_threshold_and_explanation():
     # 8 M floats is the line: 20,833 x 384 = 7,999,872 stays exact, 20,834 x 384 goes to HNSW.
     assert si.AUTO_FLAT_MAX_FLOATS == 8_000_000
-    kind, why = si.choose_engine(20_833, 384)
+    kind, why = si.choose_index(20_833, 384)
     assert kind == "flat"
     assert why == ("auto -> Flat (exact): 20,833 vectors x 384 dims = 8.0 M floats <= 8 M, so one "
                    "exact query costs ~0.80 ms on one thread.")
-    kind, why = si.choose_engine(20_834, 384)
+    kind, why = si.choose_index(20_834, 384)
     assert kind == "hnsw" and why.startswith("auto -> HNSW (M=32, efSearch=96): 20,834 vectors x 384 dims")
     assert "> 8 M" in why and "recall@10" in why
-    assert si.choose_engine(100_000, 384)[0] == "hnsw"
-    assert si.choose_engine(3_364, 384)[0] == "flat" and si.choose_engine(1, 1)[0] == "flat"
+    assert si.choose_index(100_000, 384)[0] == "hnsw"
+    assert si.choose_index(3_364, 384)[0] == "flat" and si.choose_index(1, 1)[0] == "flat"
 
 
 def test_resolve_auto_sets_the_chosen_knobs_and_keeps_explicit_choices():
-    s, engine = si.resolve_auto(IndexSettings("auto", ef_search=16), 100_000, 384)
+    s, choice = si.resolve_auto(IndexSettings("auto", ef_search=16), 100_000, 384)
     assert (s.kind, s.hnsw_m, s.ef_construction, s.ef_search) == ("hnsw", 32, 40, 96)
-    assert engine["auto"] is True and engine["kind"] == "hnsw"
-    s, engine = si.resolve_auto(IndexSettings("auto"), 300, 384)
-    assert s.kind == "flat" and engine == {"auto": True, "kind": "flat", "reason": si.choose_engine(300, 384)[1]}
-    s, engine = si.resolve_auto(IndexSettings("ivf_flat"), 100_000, 384)
-    assert s.kind == "ivf_flat" and engine == {"auto": False, "kind": "ivf_flat",
+    assert choice["auto"] is True and choice["kind"] == "hnsw"
+    s, choice = si.resolve_auto(IndexSettings("auto"), 300, 384)
+    assert s.kind == "flat" and choice == {"auto": True, "kind": "flat", "reason": si.choose_index(300, 384)[1]}
+    s, choice = si.resolve_auto(IndexSettings("ivf_flat"), 100_000, 384)
+    assert s.kind == "ivf_flat" and choice == {"auto": False, "kind": "ivf_flat",
                                                "reason": "IVF-Flat: chosen in the settings."}
     assert IndexSettings().kind == "auto" and IndexSettings("AUTO").validate().kind == "auto"
 
@@ -265,8 +265,8 @@ def test_build_index_auto_small_is_exact_flat_and_says_why():
     x = clustered(n=500, d=32)
     b = si.build_index(x, IndexSettings())
     assert isinstance(b.index, faiss.IndexFlatIP) and b.settings.kind == "flat"
-    assert b.engine["auto"] and b.engine["reason"].startswith("auto -> Flat (exact): 500 vectors x 32 dims")
-    assert si.measure(b, x)["engine"] == b.engine
+    assert b.index_choice["auto"] and b.index_choice["reason"].startswith("auto -> Flat (exact): 500 vectors x 32 dims")
+    assert si.measure(b, x)["index_choice"] == b.index_choice
 
 
 def test_sq8_is_a_quarter_of_flat_and_near_exact():

@@ -137,14 +137,19 @@ def test_search_finds_a_passage_by_its_own_text(service):
 
 
 def test_first_search_builds_the_glossary_itself(service):
-    # No index in the session: the glossary is built (auto engine) and searched, and it says so.
+    # No index in the session: the glossary is built (auto index choice) and searched, and it says so.
     res = search.search("nobody", "anything", 3)
     n = len(load_glossary())
     assert res["corpus"] == "glossary" and res["count"] == n and len(res["results"]) == 3
     assert res["notes"][0] == (f"No index in this session yet: built the glossary index "
                                f"({n:,} passages, Flat (exact)) first.")
-    assert res["auto_built"]["engine"]["auto"] is True and res["engine"]["kind"] == "flat"
-    assert res["engine"]["reason"].startswith(f"auto -> Flat (exact): {n:,} vectors x 32 dims")
+    assert res["auto_built"]["index_choice"]["auto"] is True and res["index_choice"]["kind"] == "flat"
+    assert res["index_choice"]["reason"].startswith(f"auto -> Flat (exact): {n:,} vectors x 32 dims")
+    # what a notebook needs to build the same index (the code view's snippet is written from it)
+    held = res["index_settings"]
+    assert (held["kind"], held["faiss_class"], held["metric"], held["normalization"]) == (
+        "flat", "IndexFlatIP", "inner_product", "l2")
+    assert held["embedder"] and held["query_prefix"] == held["passage_prefix"] == "" and held["pooling"] == "mean"
     # The next search uses that index: no second build, no note.
     again = search.search("nobody", "tokens", 2)
     assert "auto_built" not in again and again["notes"] == []
@@ -154,13 +159,16 @@ def test_first_search_builds_the_glossary_itself(service):
     assert S.get_service().current("nobody2") is None
 
 
-def test_build_index_reports_the_auto_engine_choice(service):
+def test_build_index_reports_the_auto_index_choice(service):
     st = build_paste()  # default index type: auto
-    assert st["index_type"] == "Flat (exact)" and st["engine"]["auto"] is True
-    assert st["engine"]["reason"] == ("auto -> Flat (exact): 7 vectors x 32 dims = 0.0 M floats <= 8 M, "
-                                      "so one exact query costs ~0.00 ms on one thread.")
+    assert st["index_type"] == "Flat (exact)" and st["index_choice"]["auto"] is True
+    assert st["index_choice"]["reason"] == ("auto -> Flat (exact): 7 vectors x 32 dims = 0.0 M floats <= 8 M, "
+                                            "so one exact query costs ~0.00 ms on one thread.")
+    st = build_paste("s3", settings=search.index_settings("hnsw", 8, 20, 50))
+    assert {k: st["index_settings"][k] for k in ("kind", "faiss_class", "M", "efConstruction", "efSearch")} == {
+        "kind": "hnsw", "faiss_class": "IndexHNSWFlat", "M": 8, "efConstruction": 20, "efSearch": 50}
     st = build_paste("s2", settings=search.index_settings("flat"))
-    assert st["engine"] == {"auto": False, "kind": "flat", "reason": "Flat (exact): chosen in the settings."}
+    assert st["index_choice"] == {"auto": False, "kind": "flat", "reason": "Flat (exact): chosen in the settings."}
     assert search.index_settings().kind == "auto"
     assert search.index_settings("sq8").kind == "sq8"
     with pytest.raises(InputError, match="index_type"):
