@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.snippets import decoding, pipelines, tokenizers
+from backend.snippets import anatomy, attention, decoding, pipelines, search, tokenizers
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
-from backend.snippets.text import DEFAULT_URL, client_call
+from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
 __all__ = ["FAMILIES", "for_result", "client_arguments", "notebook", "notebook_file"]
 
@@ -28,6 +28,10 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "generate_text": (pipelines.generate_text, 5),
     "decode": (decoding.decode, 5),
     "tokenize": (tokenizers.tokenize, 2),
+    "build_index": (search.build_index, 7),
+    "search": (search.search, 7),
+    "attention": (attention.attention, 3),
+    "anatomy": (anatomy.anatomy, 3),
 }
 
 
@@ -37,6 +41,8 @@ def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
     if endpoint == "decode":
         settings = decoding.client_settings(result.get("settings") or {})
         return {"prompt": inputs.get("prompt") or result.get("prompt_text", ""), "settings": settings}
+    if inputs.get("file"):  # an upload: the learner's own file by its name, never the server's copy of it
+        inputs = {**inputs, "file": Code(f"handle_file({file_name(inputs['file'])!r})")}
     return {k: v for k, v in (inputs or {}).items() if not (k in ("model_box", "model") and not v)}
 
 

@@ -86,9 +86,17 @@ def _gguf_lines(spec: ModelSpec, auto_class: str, what: str) -> list[str]:
             f"    {what} = {auto_class}.from_pretrained(folder, {gguf}, dtype=torch.float32)"]
 
 
-def loading(model: dict, auto_class: str, what: str = "model") -> Loading:
-    """Lines that define `tokenizer` and `<what>` (an `auto_class` from_pretrained) for this result's model."""
-    model = model or {}
+def loading(model: dict, auto_class: str, what: str = "model", options: str = "") -> Loading:
+    """Lines that define `tokenizer` and `<what>` (an `auto_class` from_pretrained) for this result's model;
+    `options` (e.g. 'attn_implementation="eager"') is added to each of the model's from_pretrained calls."""
+    load = _loading(model or {}, auto_class, what)
+    if options:
+        call = f"{what} = {auto_class}.from_pretrained("
+        load.lines = [l[:-1] + f", {options})" if call in l and l.endswith(")") else l for l in load.lines]
+    return load
+
+
+def _loading(model: dict, auto_class: str, what: str) -> Loading:
     spec = packaged_spec(model)
     imports = [f"from transformers import AutoTokenizer, {auto_class}"]
     if spec is not None and spec.gguf_file and not spec.gguf_file.endswith(".gguf"):

@@ -13,6 +13,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from backend.runtime import downloads
+from backend.snippets.text import file_name
 
 KIND = "notebook"
 
@@ -23,7 +24,7 @@ def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: 
             "This notebook reproduces one run of Transformers Lab with the library's own calls."]
     if chapter_url:
         head.append(f"The book's chapter: [{chapter_title or chapter_url}]({chapter_url}) (its notebook).")
-    shown = {k: v for k, v in (inputs or {}).items() if v not in (None, "")}
+    shown = {k: file_name(v) if k == "file" else v for k, v in (inputs or {}).items() if v not in (None, "")}
     cells = [new_markdown_cell("\n\n".join(head)),
              new_markdown_cell("The inputs of the run (for reference; the code below already holds them):"),
              new_code_cell("inputs = " + json.dumps(shown, indent=2, ensure_ascii=False, default=str)),

@@ -16,6 +16,18 @@ def script(imports: list[str], *blocks: list[str]) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
+class Code(str):
+    """An argument written as code, not as a string literal (e.g. `handle_file('reviews.csv')`)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def file_name(path) -> str:
+    """An uploaded file by its own name: the server's copy of it (a temp path) is never shown."""
+    return str(path).replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def literal(value) -> str:
     """A Python literal for a learner's input (repr: quotes, newlines and non-ASCII escaped safely)."""
     return repr(value)
@@ -35,7 +47,9 @@ def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL) -> str:
     """The same endpoint through gradio_client, every argument by keyword (as the README documents)."""
     kwargs = {k: v for k, v in arguments.items() if v is not None}
     body = call("client.predict", [], {**kwargs, "api_name": f"/{api_name}"})
-    return "\n".join(["from gradio_client import Client", "", f"client = Client({url!r})",
+    files = any(isinstance(v, Code) and v.startswith("handle_file(") for v in kwargs.values())
+    head = "from gradio_client import Client, handle_file" if files else "from gradio_client import Client"
+    return "\n".join([head, "", f"client = Client({url!r})",
                       f"result = {body}"]) + "\n"
 
 

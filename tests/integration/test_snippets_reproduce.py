@@ -11,15 +11,18 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
-from backend import decoding, pipelines, snippets, tokenizers
+from backend import anatomy, attention, decoding, pipelines, search, snippets, tokenizers
+from backend.search.service import get_service
 
 # Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint
 # is read from disk once per interpreter (from_pretrained memoised on its arguments: a loaded model is left
 # as loaded, since no snippet changes its model in place), so the module costs one load per checkpoint.
 DRIVER = textwrap.dedent('''
-    import contextlib, io, json, sys
+    import contextlib, io, json, os, sys
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # a snippet run from a checkout still cannot import the app
     import transformers
     loaded = {}
     for name in ("AutoTokenizer", "AutoModel", "AutoModelForCausalLM"):
@@ -33,9 +36,12 @@ DRIVER = textwrap.dedent('''
     cases, found = json.load(open(sys.argv[1])), {}
     for case in cases:
         ns = {"__name__": "__snippet__"}
+        os.chdir(case.get("cwd") or "/")  # the glossary's snippet reads the file it ships, from a checkout
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(case["python"], case["name"], "exec"), ns)
-        if "out" in ns and "prompt_len" in ns:  # generation: each returned row's new tokens and text
+        if case.get("take"):  # what to read back: name -> an expression over the snippet's variables
+            found[case["name"]] = {k: eval(e, ns) for k, e in case["take"].items()}
+        elif "out" in ns and "prompt_len" in ns:  # generation: each returned row's new tokens and text
             rows = [r[ns["prompt_len"]:].tolist() for r in ns["out"]]
             texts = [ns["tokenizer"].decode(r, skip_special_tokens=True) for r in rows]
             eos = ns["model"].generation_config.eos_token_id
@@ -50,6 +56,16 @@ DRIVER = textwrap.dedent('''
 ''')
 
 TEXTS = ["The parcel arrived broken and late.", "Thank you, the books are wonderful!"]
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# What each endpoint's case reads back from its snippet's variables (name -> expression)
+TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
+        "build_index": {"vectors": "vectors.tolist()", "ntotal": "index.ntotal", "faiss_class": "type(index).__name__"},
+        "attention": {"attention": "attentions.tolist()"},
+        "anatomy": {"norms": "norms", "lens": "[t.values[:, 0].tolist() for t in globals().get('lens', [])]",
+                    "next_id": "int(out.logits[0, -1].argmax()) if hasattr(out, 'logits') else None"}}
+PASTE = ("Der Hund schläft im Garten.\nThe cat sits on the mat.\nTransformers use self-attention.\n"
+         "Beam search keeps several candidates.")
+APP_VECTORS: dict = {}  # a build's vectors as the app stored them, by case name
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +91,45 @@ def runs():
     for special in (True, False):
         made.append((f"tokenize_{special}", "tokenize", {"text": "Tokenizing naïve text!", "special": special},
                      tokenizers.tokenize("Tokenizing naïve text!", add_special_tokens=special)))
+    made += _search_runs()
+    return made + _model_inside_runs()
+
+
+def _model_inside_runs() -> list:
+    """Attention (an encoder pair, all layers; a decoder pair, one layer) and Anatomy (the decoder with its
+    logit lens, the encoder at a middle token), as the tabs call them."""
+    made = []
+    for name, args in [("attention_encoder", dict(text="time flies like an arrow", text_b="fruit flies like a banana",
+                                                  role="encoder", layer=-1)),
+                       ("attention_decoder", dict(text="The book teaches attention", text_b="and then decoding",
+                                                  role="decoder", layer=2))]:
+        made.append((name, "attention", args, attention.attention(**args)["payload"]))
+    for name, args in [("anatomy_decoder", dict(text="The cat sat on the mat", text_b="", role="decoder", layer=1,
+                                                head=0, token_index=-1, override="")),
+                       ("anatomy_encoder", dict(text="time flies like an arrow", text_b="", role="encoder", layer=1,
+                                                head=0, token_index=2, override=""))]:
+        made.append((name, "anatomy", args, anatomy.anatomy(**{**args, "override": None})))
     return made
+
+
+def _search_runs() -> list:
+    """The glossary in an HNSW index with knobs off FAISS's defaults, searched; a paste embedded by the
+    multilingual e5 model ("passage: " prefix) into an 8-bit scalar quantizer (a trained index)."""
+    search.build_index("snippets-glossary", "glossary", settings=search.index_settings("hnsw", 16, 64, 32))
+    query = {"query": "how do I stop repetitive generations?", "k": 5}
+    made = [("search_hnsw", "search", query, search.search("snippets-glossary", **query))]
+    build = {"choice": "paste", "paste": PASTE, "index_type": "sq8", "embedder": "multilingual"}
+    stats = search.build_index("snippets-paste", "paste", paste=PASTE, settings=search.index_settings("sq8"),
+                               embedder="multilingual")
+    APP_VECTORS["build_paste"] = get_service().current("snippets-paste").vectors
+    return made + [("build_paste", "build_index", build, stats)]
 
 
 @pytest.fixture(scope="module")
 def reproduced(runs, tmp_path_factory):
     """Every snippet run in one fresh, offline interpreter."""
-    cases = [{"name": name, "python": snippets.for_result(endpoint, inputs, result)["python"]}
+    cases = [{"name": name, "python": snippets.for_result(endpoint, inputs, result)["python"], "take": TAKE.get(endpoint),
+              "cwd": REPO if endpoint == "search" else None}
              for name, endpoint, inputs, result in runs]
     path = tmp_path_factory.mktemp("snippets") / "cases.json"
     path.write_text(json.dumps(cases))
@@ -156,3 +204,59 @@ def test_zero_shot_snippets_give_the_same_cosines(runs, reproduced):
                 assert abs(by_label[label] - cosine) < 1e-4, (name, label, by_label[label], cosine)
                 checked += 1
     assert checked == 2 * len(TEXTS) * 3
+
+
+def test_search_snippet_finds_the_same_neighbours(runs, reproduced):
+    """The glossary embedded and indexed as the snippet writes it (HNSW, M=16, efConstruction=64, efSearch=32):
+    the same passages, in the same order, with the same scores."""
+    (result,) = [r for n, e, _, r in runs if e == "search"]
+    got = reproduced["search_hnsw"]
+    assert got["ids"] == [r["id"] for r in result["results"]] and len(got["ids"]) == 5
+    for mine, theirs in zip(got["scores"], result["results"]):
+        assert abs(mine - theirs["score"]) < 1e-4, (mine, theirs)
+
+
+def test_build_index_snippet_embeds_the_same_vectors(runs, reproduced):
+    """A pasted corpus embedded by multilingual-e5-small with its "passage: " prefix, mean pooling and L2
+    norm: the app's stored vectors, row by row; the same FAISS class, as many passages."""
+    (stats,) = [r for n, e, _, r in runs if e == "build_index"]
+    got = reproduced["build_paste"]
+    assert got["ntotal"] == stats["count"] == 4 and got["faiss_class"] == stats["index_settings"]["faiss_class"]
+    mine, theirs = np.asarray(got["vectors"]), APP_VECTORS["build_paste"]
+    assert mine.shape == theirs.shape and float(abs(mine - theirs).max()) < 1e-4
+
+
+def test_attention_snippets_give_the_same_weights(runs, reproduced):
+    """output_attentions=True on the same tokens: every returned layer's weights within 1e-4 (the endpoint
+    rounds them to 4 decimals)."""
+    checked = 0
+    for name, endpoint, _, payload in runs:
+        if endpoint != "attention":
+            continue
+        mine = np.asarray(reproduced[name]["attention"])[payload["layers"]]
+        theirs = np.asarray(payload["attention"])
+        assert mine.shape == theirs.shape == tuple(payload["shape"]), name
+        assert float(abs(mine - theirs).max()) < 1e-4, name
+        checked += 1
+    assert checked == 2
+
+
+def test_anatomy_snippets_give_the_same_stream_and_lens(runs, reproduced):
+    """output_hidden_states=True: the stream's norm at the token after each layer (the decoder's last state
+    is after its final norm there, before it in the app's stream); the decoder's logit lens: each layer's
+    top-1 probability within 1e-4, and the last layer's guess is the model's greedy next token."""
+    for name, endpoint, _, result in runs:
+        if endpoint != "anatomy":
+            continue
+        got, stream = reproduced[name], result["stream"]["norm"]
+        compared = len(stream) - 1 if result["last_compared_after_final_norm"] else len(stream)
+        assert len(got["norms"]) == len(stream) and compared >= 6, name
+        for mine, theirs in zip(got["norms"][:compared], stream[:compared]):
+            assert abs(mine - theirs) <= 1e-5 * max(1.0, abs(theirs)), (name, mine, theirs)
+        if result["lens"] is None:
+            assert got["lens"] == [] and result["family"] == "bert", name
+            continue
+        assert len(got["lens"]) == len(result["lens"]["top1_prob"]), name
+        for mine, theirs in zip(got["lens"], result["lens"]["top1_prob"]):
+            assert max(abs(a - b) for a, b in zip(mine, theirs)) < 1e-4, name
+        assert got["next_id"] == result["lens"]["greedy_next_id"], name

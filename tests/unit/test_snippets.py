@@ -153,3 +153,114 @@ def test_the_notebook_validates_and_holds_the_run(tmp_path):
 def test_an_unknown_endpoint_is_refused():
     with pytest.raises(KeyError):
         snippets.for_result("no_such_endpoint", {}, {})
+
+
+# ------------------------------------------------------------------ semantic search (FAISS)
+MINILM = {"role": "embedder", "checkpoint": config.LOCAL["embedder"].checkpoint, "source": "package", "method": "model"}
+E5 = {"role": "multilingual", "checkpoint": "intfloat/multilingual-e5-small", "source": "hub", "method": "model"}
+
+
+def _index_settings(kind="hnsw", e5=False, **knobs) -> dict:
+    prefixes = ("query: ", "passage: ") if e5 else ("", "")
+    return {"kind": kind, "metric": "inner_product", "normalized": True, **knobs,
+            "embedder": (E5 if e5 else MINILM)["checkpoint"], "query_prefix": prefixes[0],
+            "passage_prefix": prefixes[1], "max_length": 256, "pooling": "mean", "normalization": "l2"}
+
+
+def _search(index_settings: dict, corpus="glossary", model=MINILM) -> dict:
+    return {"query": "what is beam search?", "k": 3, "corpus": corpus, "index_settings": index_settings,
+            "model": model, "results": []}
+
+
+def test_search_names_the_hnsw_knobs_that_differ_from_faiss_defaults():
+    tuned = snippets.for_result("search", {"query": "what is beam search?", "k": 3},
+                                _search(_index_settings(M=16, efConstruction=64, efSearch=32)))["python"]
+    assert "faiss.IndexHNSWFlat(d, 16, faiss.METRIC_INNER_PRODUCT)" in tuned
+    assert "index.hnsw.efConstruction = 64" in tuned and "index.hnsw.efSearch = 32" in tuned
+    assert tuned.index("efConstruction = 64") < tuned.index("index.add(") < tuned.index("efSearch = 32")
+    assert "index.search(embed([query]), 3)" in tuned and "assets/corpus/glossary.jsonl" in tuned
+    assert "normalize(pooled, dim=1)" in tuned and "max_length=256" in tuned and "mask.sum(1)" in tuned
+    plain = snippets.for_result("search", {"query": "q", "k": 3},
+                                _search(_index_settings(M=32, efConstruction=40, efSearch=16)))["python"]
+    assert "efConstruction" not in plain and "efSearch" not in plain  # FAISS's own defaults: not named
+    for python in (tuned, plain):
+        compile(python, "snippet", "exec")
+        assert "backend" not in python and "import gradio" not in python  # the library calls, not the app's
+
+
+def test_search_with_e5_writes_its_prefixes_and_other_kinds_their_classes():
+    e5 = snippets.for_result("search", {"query": "q", "k": 3}, _search(_index_settings("flat", e5=True), model=E5))
+    assert "embed(['query: ' + query])" in e5["python"] and "['passage: ' + p for p in passages" in e5["python"]
+    assert "faiss.IndexFlatIP(d)" in e5["python"] and "from_pretrained('intfloat/multilingual-e5-small')" in e5["python"]
+    assert "api_name='/search'" in e5["client"] and "query='q'" in e5["client"]
+    ivf = snippets.for_result("search", {"query": "q"}, _search(_index_settings("ivf_pq", M=8, nbits=6, nlist=10,
+                                                                               nprobe=4)))["python"]
+    assert "faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, 10, 8, 6, faiss.METRIC_INNER_PRODUCT)" in ivf
+    assert "index.train(vectors)" in ivf and "index.nprobe = 4" in ivf
+    one = snippets.for_result("search", {"query": "q"}, _search(_index_settings("ivf_flat", nlist=4, nprobe=1)))
+    assert "index.nprobe" not in one["python"] and "IndexIVFFlat(faiss.IndexFlatIP(d), d, 4" in one["python"]
+    sq8 = snippets.for_result("search", {"query": "q"}, _search(_index_settings("sq8")))["python"]
+    assert "faiss.ScalarQuantizer.QT_8bit" in sq8 and "index.train(vectors)" in sq8
+
+
+def test_a_build_shows_the_paste_it_read_and_never_the_servers_copy_of_an_upload(tmp_path):
+    stats = {**_search(_index_settings("flat"), corpus="pasted text"), "count": 2}
+    pasted = snippets.for_result("build_index", {"choice": "paste", "paste": "first doc\n\nsecond doc"}, stats)
+    assert "text = 'first doc\\n\\nsecond doc'" in pasted["python"] and 'f"doc {i}: ' in pasted["python"]
+    assert "index.add(vectors)" in pasted["python"] and "index.search" not in pasted["python"]
+    compile(pasted["python"], "snippet", "exec")
+    server_copy = "/tmp/gradio/3f9a0c/reviews.csv"
+    inputs = {"choice": "upload", "file": server_copy, "text_field": "review"}
+    upload = snippets.for_result("build_index", inputs, {**stats, "corpus": "reviews.csv"})
+    assert "file=handle_file('reviews.csv')" in upload["client"]
+    assert "from gradio_client import Client, handle_file" in upload["client"]
+    assert "/tmp/gradio" not in upload["client"] + upload["python"]
+    assert "passages = []  # your corpus 'reviews.csv'" in upload["python"]
+    nb = snippets.notebook(upload, inputs)
+    assert "/tmp/gradio" not in json.dumps(nb) and '"file": "reviews.csv"' in json.dumps(nb).replace('\\"', '"')
+
+
+# ------------------------------------------------------------------ attention, anatomy
+ENCODER = {"role": "encoder", "checkpoint": config.LOCAL["encoder"].checkpoint, "source": "package", "method": "model"}
+
+
+def test_attention_asks_for_the_weights_of_the_runs_model_and_text():
+    pair = {"text": "time flies", "text_b": "fruit flies", "role": "encoder", "layer": -1}
+    enc = snippets.for_result("attention", pair, {"causal": False, "layers": [0, 1], "model": ENCODER,
+                                                  "tokens": []})["python"]
+    assert "output_attentions=True" in enc and 'attn_implementation="eager"' in enc
+    assert 'tokenizer(text, text_b, return_tensors="pt")' in enc and "AutoModel.from_pretrained(folder" in enc
+    assert "attentions[" not in enc  # every layer: no one layer picked
+    dec = snippets.for_result("attention", {**pair, "role": "decoder", "layer": 2},
+                              {"causal": True, "layers": [2], "model": PACKAGED, "tokens": []})["python"]
+    assert "AutoModelForCausalLM.from_pretrained(converted, dtype=torch.float32, attn_implementation=\"eager\")" in dec
+    assert "add_special_tokens=False" in dec and "print(attentions[2])" in dec
+    assert "# What the app adds: the bertviz head and model views" in dec
+    for python in (enc, dec):
+        compile(python, "snippet", "exec")
+        assert str(config.get_settings().cache_dir) not in python
+
+
+def test_anatomy_reads_the_hidden_states_and_the_decoders_logit_lens():
+    base = {"stream": {"token_index": 4}, "lens": None, "family": "bert", "model": ENCODER,
+            "last_compared_after_final_norm": False}
+    enc = snippets.for_result("anatomy", {"text": "time flies", "role": "encoder"}, base)["python"]
+    assert "output_hidden_states=True" in enc and "token = 4" in enc and "h[0, token].norm()" in enc
+    assert "logits" not in enc and "after the model's final norm" not in enc
+    lens = {"positions": [3, 4, 5]}
+    llama = snippets.for_result("anatomy", {"text": "t", "role": "decoder"},
+                                {**base, "family": "llama", "lens": lens, "model": PACKAGED,
+                                 "last_compared_after_final_norm": True})["python"]
+    assert "positions = [3, 4, 5]" in llama and "model.model.norm(h[0, positions])" in llama
+    assert "model.get_output_embeddings()" in llama and "after the model's final norm" in llama
+    gpt2 = snippets.for_result("anatomy", {"text": "t", "role": "decoder"},
+                               {**base, "family": "gpt2", "lens": lens, "model": GPT2})["python"]
+    assert "model.transformer.ln_f(h[0, positions])" in gpt2 and "from_pretrained('gpt2'" in gpt2
+    for python in (enc, llama, gpt2):
+        compile(python, "snippet", "exec")
+
+
+def test_each_family_names_its_book_chapter():
+    chapters = {e: c for e, (_, c) in snippets.FAMILIES.items()}
+    assert chapters["search"] == chapters["build_index"] == 7
+    assert chapters["attention"] == chapters["anatomy"] == 3
