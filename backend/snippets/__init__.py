@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.snippets import anatomy, attention, decoding, pipelines, search, tokenizers
+from backend.snippets import anatomy, attention, decoding, pipelines, search, tokenizers, why
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
@@ -32,6 +32,7 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "search": (search.search, 7),
     "attention": (attention.attention, 3),
     "anatomy": (anatomy.anatomy, 3),
+    "attribute": (why.attribute, 2),
 }
 
 

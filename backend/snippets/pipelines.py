@@ -15,7 +15,7 @@ from backend.hub.policy import package_dir
 from backend.runtime import config
 from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
 from backend.snippets import generation
-from backend.snippets.checkpoint import hub_or_folder, loading, packaged_spec
+from backend.snippets.checkpoint import hub_or_folder, in_cache, loading, packaged_spec
 from backend.snippets.text import call, differing, literal, script
 
 
@@ -70,16 +70,23 @@ def trained_sentiment_folder(model: dict) -> Path | None:
     return builders.cache_dir(root / spec.subdir if spec.subdir else root)
 
 
+def finetuned_loading(folder: Path) -> tuple[list[str], list[str]]:
+    """(imports, lines) that load the offline sentiment classifier trained here: `tokenizer`, `encoder`, `head`,
+    `labels`, from the app's cache by its documented place (TLAB_CACHE_DIR), never by this server's path."""
+    imports = ["import json", "import os", "from pathlib import Path", "import torch",
+               "from safetensors.torch import load_file", "from transformers import AutoModel, AutoTokenizer"]
+    return imports, [
+        "# all-MiniLM-L6-v2 fine-tuned once by this app on its shipped sentiment set, in the app's cache (the Train",
+        "# tab's Download holds the same layout): the encoder, a linear head on its mean-pooled states, the labels",
+        f"folder = {in_cache(folder)}",
+        "tokenizer = AutoTokenizer.from_pretrained(folder)",
+        "encoder = AutoModel.from_pretrained(folder).eval()",
+        'head = load_file(str(folder / "head.safetensors"))',
+        'labels = json.loads((folder / "labels.json").read_text())']
+
+
 def _finetuned_classify(texts: list[str], folder: Path) -> str:
-    imports = ["import json", "from pathlib import Path", "import torch", "from safetensors.torch import load_file",
-               "from transformers import AutoModel, AutoTokenizer"]
-    load = ["# all-MiniLM-L6-v2 fine-tuned once by this app on its shipped sentiment set (the Train tab's",
-            "# Download holds the same layout): the encoder, a linear head, the labels",
-            f"folder = Path({str(folder)!r})",
-            "tokenizer = AutoTokenizer.from_pretrained(folder)",
-            "encoder = AutoModel.from_pretrained(folder).eval()",
-            'head = load_file(str(folder / "head.safetensors"))',
-            'labels = json.loads((folder / "labels.json").read_text())']
+    imports, load = finetuned_loading(folder)
     run = [f"texts = {literal(texts)}",
            'enc = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")',
            "with torch.inference_mode():",

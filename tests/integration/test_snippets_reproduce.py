@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from backend import anatomy, attention, decoding, pipelines, search, snippets, tokenizers
+from backend import anatomy, attention, attribution, decoding, pipelines, search, snippets, tokenizers
 from backend.search.service import get_service
 
 # Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint
@@ -62,7 +62,9 @@ TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
         "build_index": {"vectors": "vectors.tolist()", "ntotal": "index.ntotal", "faiss_class": "type(index).__name__"},
         "attention": {"attention": "attentions.tolist()"},
         "anatomy": {"norms": "norms", "lens": "[t.values[:, 0].tolist() for t in globals().get('lens', [])]",
-                    "next_id": "int(out.logits[0, -1].argmax()) if hasattr(out, 'logits') else None"}}
+                    "next_id": "int(out.logits[0, -1].argmax()) if hasattr(out, 'logits') else None"},
+        "attribute": {m: f"{m}.tolist() if '{m}' in globals() else None"
+                      for m in ("integrated_gradients", "gradient_x_input", "occlusion")}}
 PASTE = ("Der Hund schläft im Garten.\nThe cat sits on the mat.\nTransformers use self-attention.\n"
          "Beam search keeps several candidates.")
 APP_VECTORS: dict = {}  # a build's vectors as the app stored them, by case name
@@ -109,6 +111,13 @@ def _model_inside_runs() -> list:
                        ("anatomy_encoder", dict(text="time flies like an arrow", text_b="", role="encoder", layer=1,
                                                 head=0, token_index=2, override=""))]:
         made.append((name, "anatomy", args, anatomy.anatomy(**{**args, "override": None})))
+    for name, args in [("why_sentiment", dict(text="The parcel arrived broken and late.", task="sentiment",
+                                              methods="integrated_gradients,gradient_x_input,occlusion", steps=16,
+                                              random_orders=1)),
+                       ("why_next_token", dict(text="The capital of France is", task="next_token", target="Paris",
+                                               contrast="London", methods="integrated_gradients,occlusion", steps=8,
+                                               random_orders=1))]:
+        made.append((name, "attribute", args, attribution.attribute(**args)))
     return made
 
 
@@ -260,3 +269,21 @@ def test_anatomy_snippets_give_the_same_stream_and_lens(runs, reproduced):
         for mine, theirs in zip(got["lens"], result["lens"]["top1_prob"]):
             assert max(abs(a - b) for a, b in zip(mine, theirs)) < 1e-4, name
         assert got["next_id"] == result["lens"]["greedy_next_id"], name
+
+
+def test_why_snippets_give_the_same_attributions(runs, reproduced):
+    """Captum on the forward the snippet writes: integrated gradients at the steps the run ended at (the app
+    raises a classifier's while its completeness gap is over 5%), gradient x input and occlusion
+    (a token removed from the sequence), token by token, within 1e-4 of the result (relative past 1)."""
+    checked = 0
+    for name, endpoint, _, result in runs:
+        if endpoint != "attribute":
+            continue
+        got = reproduced[name]
+        for method in result["methods"]:
+            mine, theirs = got[method], result["scores"][method]
+            assert mine is not None and len(mine) == len(theirs) == len(result["tokens"]), (name, method)
+            for a, b in zip(mine, theirs):
+                assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, method, a, b)
+            checked += 1
+    assert checked == 5

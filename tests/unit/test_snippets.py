@@ -264,3 +264,45 @@ def test_each_family_names_its_book_chapter():
     chapters = {e: c for e, (_, c) in snippets.FAMILIES.items()}
     assert chapters["search"] == chapters["build_index"] == 7
     assert chapters["attention"] == chapters["anatomy"] == 3
+
+
+# ------------------------------------------------------------------ why (Captum)
+def _why(task="sentiment", model=None, **extra) -> dict:
+    sentiment = {"role": "sentiment", "checkpoint": config.LOCAL["sentiment"].checkpoint, "source": "package",
+                 "method": config.METHOD_FINETUNED}
+    return {"task": task, "model": model or sentiment, "prediction": {"label": "NEGATIVE"}, "text": "Late again.",
+            "methods": ["integrated_gradients", "occlusion"], "settings": {"steps": 16},
+            "checks": {"completeness": {"steps": 64}}, "quantity": "probability of NEGATIVE", **extra}
+
+
+def test_why_writes_captum_with_the_steps_the_run_ended_at_and_its_baseline():
+    python = snippets.for_result("attribute", {"text": "Late again.", "task": "sentiment"}, _why())["python"]
+    assert "LayerIntegratedGradients(forward, embeddings)" in python and "n_steps=64" in python
+    assert "internal_batch_size=8" in python and "baselines=baseline" in python
+    assert "ids.masked_fill(~special, base_id)" in python and "FeatureAblation(without)" in python
+    assert "LayerGradientXActivation" not in python.split("\n\n", 1)[1]  # not asked for: imported, never called
+    assert "LABEL = labels.index('NEGATIVE')" in python and 'head["weight"]' in python
+    assert str(config.get_settings().cache_dir) not in python and 'os.environ.get("TLAB_CACHE_DIR")' in python
+    book = {"role": "sentiment", "checkpoint": "distilbert-base-uncased-finetuned-sst-2-english", "source": "hub",
+            "method": "model"}
+    hub = snippets.for_result("attribute", {"text": "t"}, _why(model=book))["python"]
+    assert "AutoModelForSequenceClassification.from_pretrained('distilbert-base-uncased-finetuned-sst-2-english')" in hub
+    assert "model.config.label2id['NEGATIVE']" in hub
+    for code in (python, hub):
+        compile(code, "snippet", "exec")
+
+
+def test_why_next_token_with_a_contrast_explains_the_logit_difference():
+    prediction = {"target": {"id": 7042, "token": " Paris"}, "contrast": {"id": 4528, "token": " London"}}
+    python = snippets.for_result("attribute", {"text": "The capital of France is", "task": "next_token"},
+                                 _why("next_token", PACKAGED, prediction=prediction,
+                                      checks={"completeness": {"steps": 16}}))["python"]
+    assert "TARGET = 7042" in python and "CONTRAST = 4528" in python
+    assert "return logits[:, TARGET] - logits[:, CONTRAST]" in python and "n_steps=16" in python
+    alone = snippets.for_result("attribute", {"text": "t"}, _why("next_token", PACKAGED, prediction={
+        "target": {"id": 7, "token": " a"}}))["python"]
+    assert "logits.softmax(-1)[:, TARGET]" in alone and "CONTRAST" not in alone
+    other = snippets.for_result("attribute", {"text": "t"}, _why("ner", ENCODER))["python"]
+    assert "is not written out here" in other and "def forward" not in other
+    for code in (python, alone, other):
+        compile(code, "snippet", "exec")
