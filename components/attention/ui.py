@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import attention
 from components.attention import plots
-from components.shell import links, runs
+from components.shell import code_view, links, runs
 from components.shell import SHORT_LANE, Number, Radio, Slider, Textbox, error_box, md_text, model_badge, raw_json
 from components.shell.endpoint import Endpoint, Link, Runs, declare
 
@@ -207,6 +207,7 @@ def build() -> None:
             m_layer, m_head, m_query, m_run, m_box, m_md, m_plot, m_query_plot, m_badge, m_json = _math_tab()
             pos_md, pos_sin, pos_learned, pos_rot, pos_badge = _positions_tab()
         out_json = raw_json(elem_id="attention-json")
+        code = code_view.view("attention")  # "The same in Python", under the raw result
 
         kept = runs.panel("attention")
 
@@ -217,7 +218,7 @@ def build() -> None:
         pos_out = [pos_sin, pos_learned, pos_rot, pos_md, pos_badge]
         ev, = declare(Endpoint(
             "attention", run_attention, {"text": text, "text_b": text_b, "role": role, "layer": api_layer}, outputs,
-            trigger=show, lane=SHORT_LANE, errors=box,
+            trigger=show, lane=SHORT_LANE, errors=box, result=out_json, code=code,
             cleared=[out_json, head_html, model_html, summary_plot, top_df, badge, heatmap, *math_out, *pos_out],
             link=Link("attention", link_bar, run=show,
                       params={"text": text, "text_b": text_b, "role": role,
