@@ -27,6 +27,9 @@ BYTE_LEVEL_NOTE = (
     "**Byte-level BPE** cuts the text's UTF-8 *bytes*, not its characters, and prints each byte as one "
     "visible character: `Ġ` is a space, and a character outside ASCII (é, —, 🤗) takes 2-4 bytes, so its "
     "pieces look like `Ã©` or `ðŁ`. Tick *Show decoded bytes* to see what each piece stands for.")
+# Chips and table rows shown per tokenizer: a long text makes thousands of tokens, more than a person reads
+# in a box (and each costs the server and the browser); counts and the raw result cover every token.
+SHOWN = 1000
 
 
 def _label(row: dict) -> str:
@@ -39,7 +42,8 @@ def _label(row: dict) -> str:
 
 def _pieces(result: dict, show_bytes: bool) -> list[tuple[str, str]]:
     """Chips for gr.HighlightedText: the token as the vocabulary spells it, or what its bytes read as."""
-    return [((row.get("decoded", row["token"]) if show_bytes else row["token"]), _label(row)) for row in result["tokens"]]
+    return [((row.get("decoded", row["token"]) if show_bytes else row["token"]), _label(row))
+            for row in result["tokens"][:SHOWN]]
 
 
 def _summary(role: str, result: dict) -> str:
@@ -57,6 +61,9 @@ def _summary(role: str, result: dict) -> str:
     )
     if not result.get("byte_level"):
         text += " · " + NO_BYTES_NOTE.format(algorithm=result["algorithm"])
+    if len(result["tokens"]) > SHOWN:
+        text += (f" · the chips and the table show the first {SHOWN:,} of {len(result['tokens']):,} tokens "
+                 "(the raw result below has them all)")
     return text
 
 
@@ -64,10 +71,10 @@ def _table(result: dict) -> dict:
     """The ids-and-offsets table; a tokenizer without byte-level pieces has no (empty) bytes column."""
     if result.get("byte_level"):
         rows = [[r["index"], r["token"], r["text"], r.get("bytes", ""), r["id"], f"{r['start']}-{r['end']}",
-                 r["special"]] for r in result["tokens"]]
+                 r["special"]] for r in result["tokens"][:SHOWN]]
         return gr.update(value={"data": rows, "headers": HEADERS}, column_widths=WIDTHS)
     rows = [[r["index"], r["token"], r["text"], r["id"], f"{r['start']}-{r['end']}", r["special"]]
-            for r in result["tokens"]]
+            for r in result["tokens"][:SHOWN]]
     return gr.update(value={"data": rows, "headers": NO_BYTES_HEADERS}, column_widths=NO_BYTES_WIDTHS)
 
 

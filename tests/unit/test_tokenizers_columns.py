@@ -65,3 +65,15 @@ def test_a_text_with_words_still_shows_its_ratio(wordpiece):
     r = explore("Unbelievably tokenizable", wordpiece)
     assert r["tokens_per_word"] == pytest.approx(len([t for t in r["tokens"] if not t["special"]]) / 2, abs=1e-3)
     assert f"{r['tokens_per_word']} tokens per word" in _shown(r)[0]
+
+
+def test_a_long_text_shows_its_first_tokens_and_says_the_raw_result_has_all(wordpiece):
+    r = explore("tokenizers split unusual words " * 400, wordpiece)  # ~2,000 tokens
+    assert len(r["tokens"]) > tab.SHOWN
+    summary, table = _shown(r)
+    chips = tab._pieces(r, False)
+    assert len(chips) == len(table["value"]["data"]) == tab.SHOWN
+    assert [row[0] for row in table["value"]["data"]] == [t["index"] for t in r["tokens"][:tab.SHOWN]]
+    assert f"the first 1,000 of {len(r['tokens']):,} tokens" in summary and "raw result" in summary
+    short, _ = _shown(explore("Tokenizing text is fun", wordpiece))
+    assert "the first" not in short
