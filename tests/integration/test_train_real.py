@@ -36,23 +36,20 @@ def test_a_short_fine_tune_of_minilm_keeps_a_checkpoint(monkeypatch):
     assert training.predict_trained("it-ft", "Terrible, it broke on day one.")["method"] == "finetune"
 
 
-def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch, tmp_path):
+def test_the_offline_sentiment_classifier_built_at_set_up_is_right(monkeypatch):
     """Issue 13 item 3: the `local` profile's sentiment role is MiniLM fine-tuned on the shipped set
-    (it beat the feature-extraction probe, 0.963 vs 0.890, in its minute of CPU)."""
-    import time
-
+    (it beat the feature-extraction probe, 0.963 vs 0.890, in its minute of CPU). It is built once at
+    set-up (`make build`, which `make test` runs first; on CI's clean clone that is a fresh training
+    run, and the cache key hashes the recipe, so a changed recipe is trained again): this checks the
+    model the app serves, and that serving it trains nothing (a click never trains)."""
     import numpy as np
 
     from backend import hub, pipelines
     from backend.engines.classify import datasets as D
-    from backend.engines.classify import finetune as FT
-
     monkeypatch.setenv("TLAB_PROFILE", "local")
-    monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(hub.HUB, "_value", hub.ModelHub())
-    start = time.perf_counter()
+    monkeypatch.setattr("backend.hub.builders.train", lambda *a: (_ for _ in ()).throw(AssertionError("retrained")))
     r = pipelines.classify("The delivery was late and the package arrived damaged. Very disappointing.")
-    first_s = time.perf_counter() - start
     assert r["results"][0]["labels"][0] == "NEGATIVE" and r["method"] == "fine-tuned"
     d = r["model"]
     assert d["trained_on"] == "sentiment (shipped)" and d["test_accuracy"] >= 0.9 and d["steps"] == 72
@@ -61,16 +58,12 @@ def test_the_offline_sentiment_classifier_is_trained_once_and_right(monkeypatch,
     results = [x for i in range(0, len(texts), 32) for x in pipelines.classify(texts[i:i + 32])["results"]]
     labels = D.load_shipped("sentiment").labels
     acc = float(np.mean([x["labels"][0] == labels[y].upper() for x, (_, y) in zip(results, test)]))
-    print(f"\noffline sentiment: test accuracy {acc:.4f} (described {d['test_accuracy']}), "
-          f"first call incl. load + fine-tuning {first_s:.1f} s")
+    print(f"\noffline sentiment: test accuracy {acc:.4f} (described {d['test_accuracy']})")
     assert acc >= 0.9 and abs(acc - d["test_accuracy"]) < 0.02
-    assert len(list((tmp_path / "trained").glob(f"*/{FT.HEAD_FILE}"))) == 1
     from components.pipelines.examples import LETTER  # the app's first example: a polite complaint
 
     letter = pipelines.classify(LETTER)["results"][0]
     print(f"the letter: {dict(zip(letter['labels'], [round(s, 3) for s in letter['scores']]))}")
     assert letter["labels"][0] == "NEGATIVE"
-    monkeypatch.setattr(hub.HUB, "_value", hub.ModelHub())
-    monkeypatch.setattr("backend.hub.builders.train", lambda *a: (_ for _ in ()).throw(AssertionError("retrained")))
-    again = pipelines.classify("Absolutely loved it, best purchase this year!")  # from the cache
+    again = pipelines.classify("Absolutely loved it, best purchase this year!")
     assert again["results"][0]["labels"][0] == "POSITIVE"
