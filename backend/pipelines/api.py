@@ -194,7 +194,8 @@ def ner(text, aggregation: str = "simple", batch: bool = False, override: str | 
     aggregation = one_of("aggregation", aggregation, AGGREGATIONS, default="simple")
     if isinstance(override, str) and override.strip().lower() in multilingual_ner.NAMES:
         base, waited = _load("multilingual", None, progress)
-        return _with_waits(multilingual_ner.tag(base, texts, multilingual_ner.NAMES[override.strip().lower()]), waited)
+        return _with_waits(multilingual_ner.tag(base, texts, multilingual_ner.NAMES[override.strip().lower()],
+                                                   aggregation), waited)
     lm, waited = _load("ner", override, progress)
     return _with_waits(tasks.ner(lm, texts, aggregation=aggregation), waited)
 

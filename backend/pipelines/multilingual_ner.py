@@ -27,8 +27,14 @@ def _check_lengths(texts: list[str]) -> None:
                              "mode on.")
 
 
-def tag(base, texts: list[str], run: str) -> dict:
-    """The /ner result for `texts` tagged by run `run`'s model over the loaded multilingual encoder `base`."""
+# What this model does is the pipeline's "first": a word takes its first piece's tag (its training labelled
+# first pieces only), B-/I- words group into entities, an entity's score is the mean of its words'.
+AGGREGATION = "first"
+
+
+def tag(base, texts: list[str], run: str, aggregation: str = AGGREGATION) -> dict:
+    """The /ner result for `texts` tagged by run `run`'s model over the loaded multilingual encoder `base`.
+    `aggregation`: what the learner asked for; this model always aggregates as "first" and says so."""
     multilingual_runs.check_base(base)
     _check_lengths(texts)
     labels = ner_languages.labels()
@@ -39,8 +45,12 @@ def tag(base, texts: list[str], run: str) -> dict:
         entities = ner_transfer.tag_texts(model, base.tokenizer, texts, labels)
     described = {**base.describe(), "role": "ner", "method": config.METHOD_FINETUNED,
                  "fine_tuned": f"chapter 4's default run, trained on {trained_on} (PER, ORG, LOC)"}
-    return {"task": "ner", "model": described, "method": config.METHOD_FINETUNED, "aggregation": "simple",
-            "notices": [f"Chapter 4's model: {base.checkpoint} fine-tuned for NER here on {trained_on} (the "
+    notices = [] if aggregation == AGGREGATION else [
+        f"Aggregation '{aggregation}' was not applied: chapter 4's model tags each word by its first piece and "
+        "groups the words into entities, which is the pipeline's 'first' (a word's other pieces were never "
+        "trained to carry a tag, so 'none', 'average' or 'max' over them would read untrained outputs)."]
+    return {"task": "ner", "model": described, "method": config.METHOD_FINETUNED, "aggregation": AGGREGATION,
+            "notices": notices + [f"Chapter 4's model: {base.checkpoint} fine-tuned for NER here on {trained_on} (the "
                         "Multilingual tab's default run); it splits the text into words as its training set does "
                         "and tags each word, so entities start and end on word boundaries."],
             "scoring": "an entity's score is the mean softmax probability of its words' tags",

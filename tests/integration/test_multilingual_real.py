@@ -91,6 +91,10 @@ def test_pipelines_ner_tags_german_french_and_italian_with_chapter_4s_model(serv
         ents = res["entities"]
         assert {(e["entity_group"], e["word"]) for e in ents} == expected, text
         assert all(text[e["start"]:e["end"]] == e["word"] and 0.5 < e["score"] <= 1 for e in ents)
+    # The aggregation box: this model aggregates as the pipeline's "first" and says when another was asked.
+    assert r["aggregation"] == "first" and "Aggregation 'simple' was not applied" in r["notices"][0]
+    asked_first = api.ner(texts[0], aggregation="first", override="multilingual")
+    assert asked_first["aggregation"] == "first" and not any("not applied" in n for n in asked_first["notices"])
 
 
 def test_pipelines_ner_and_the_multilingual_tab_tag_with_the_same_model(served):
