@@ -16,7 +16,7 @@ from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, server_lane,
     server_or_long_slot, error_box, file_path, md_text, model_badge, raw_json,
 )
-from components.shell import gradio_patches, runs
+from components.shell import code_view, gradio_patches, runs
 from components.shell.endpoint import After, Endpoint, Runs, declare
 from components.search.answer import answer_markdown
 from components.search.evaluate import build_evaluation
@@ -334,11 +334,13 @@ def build() -> None:
             box = error_box(elem_id="search-error")
             stats_md = gr.Markdown(elem_id="search-stats")
             stats_json = raw_json("Index stats (JSON: what /build_index returns)", elem_id="search-stats-json")
+            build_code = code_view.view("search-index")  # "The same in Python" of the build, under its stats
             badge = gr.Markdown(elem_id="search-badge")
             results = gr.HTML(elem_id="search-results")
             plot = gr.Plot(label="Corpus map", elem_id="search-map")
             caption = gr.Markdown(elem_id="search-map-caption")
             results_json = raw_json("Results (JSON: what /search returns)", elem_id="search-json")
+            search_code = code_view.view("search")  # "The same in Python" of the search, under its results
             kept = runs.panel("search")  # this session's searches, two side by side
             (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
              cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json) = _ask_and_compare()
@@ -351,18 +353,19 @@ def build() -> None:
                     "index_type": index_type, "m": m, "efc": efc, "efs": efs, "nlist": nlist, "nprobe": nprobe,
                     "pq_m": pq_m, "pq_bits": pq_bits, "embedder": embedder}
     # A refused or failed build leaves the old index: the selector goes back to what it holds. A new
-    # index makes the hits, map and caption of the old one stale: they go.
+    # index makes the hits, map, caption and code of the old one stale: they go.
     declare(Endpoint("build_index", build_index, build_inputs, [stats_md, stats_json, badge], trigger=build_btn,
-                     lane=LONG_LANE, errors=box, after=[
+                     lane=LONG_LANE, errors=box, result=stats_json, code=build_code, after=[
                          After("failure", corpus_after_failure, [corpus], [corpus, corpus_note]),
-                         After("success", lambda: [gr.update(value="", visible=False), "", None, "", None], None,
-                               [corpus_note, results, plot, caption, results_json])]))
+                         After("success", lambda: [gr.update(value="", visible=False), "", None, "", None, "", "",
+                                                   None], None,
+                               [corpus_note, results, plot, caption, results_json, *search_code.outputs])]))
     corpus.input(lambda: gr.update(value="", visible=False), None, [corpus_note], queue=False,
                  api_visibility="private")
     # The map's caption follows; its runs are wired by runs.wire (this tab's link is adopted: app.py).
     declare(Endpoint("search", run_search, {"query": query, "k": k}, [results, plot, results_json, badge],
                      trigger=search_btn, also=[query.submit], lane=BATCH_LANE, errors=box,
-                     cleared=[results, plot, results_json, badge, caption],
+                     cleared=[results, plot, results_json, badge, caption], result=results_json, code=search_code,
                      after=[After("success", after_search, [results_json], [caption, stats_md])],
                      runs=Runs(kept, [badge, results, plot])))
     declare(Endpoint("ask_corpus", ask, {"question": question, "k": k}, [answer_md, answer_json, reader_badge],
