@@ -14,7 +14,7 @@ import gradio as gr
 
 from backend import anatomy
 from components.anatomy import plots
-from components.shell import links, runs
+from components.shell import code_view, links, runs
 from components.shell import SHORT_LANE, Number, Radio, Textbox, error_box, md_text, model_badge, raw_json
 from components.shell.endpoint import Endpoint, Link, Runs, declare
 
@@ -174,6 +174,8 @@ def build() -> None:
                 budget_plot = gr.Plot(label="Parameters by component", elem_id="anatomy-budget")
                 budget_md = gr.Markdown()
         out_json = raw_json(elem_id="anatomy-json")
+        # "The same in Python", under the raw result ("anatomy-lib": #anatomy-code is the steps' own code above)
+        code = code_view.view("anatomy-lib")
 
         outputs = [out_json, badge, verdict, diff_plot, code_md, stream_plot, masks_plot, masks_md,
                    lens_plot, lens_md, pooling_md, budget_plot, budget_md]
@@ -181,7 +183,7 @@ def build() -> None:
         declare(Endpoint(
             "anatomy", run_anatomy, {"text": text, "text_b": text_b, "role": role, "layer": layer, "head": head,
                                      "token_index": token_index, "override": override}, outputs,
-            trigger=run, lane=SHORT_LANE, errors=box,
+            trigger=run, lane=SHORT_LANE, errors=box, result=out_json, code=code,
             link=Link("anatomy", link_bar, run=run, params={"text": text, "text_b": text_b, "role": role,
                                                             "layer": layer, "head": head, "token": token_index}),
             runs=Runs(runs.panel("anatomy"), [badge, verdict, diff_plot, lens_md, pooling_md])))
