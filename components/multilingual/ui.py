@@ -9,7 +9,7 @@ from backend import multilingual
 from backend.runtime.errors import InputError
 from components.multilingual import plots
 from components.shell import SHORT_LANE, Radio, Textbox, error_box, md_text, notice_line, raw_json
-from components.shell import links
+from components.shell import code_view, links
 from components.shell.endpoint import After, Endpoint, Link, declare
 
 INTRO = (
@@ -144,7 +144,8 @@ def _sentence() -> None:
     chips = gr.HighlightedText(label="entities", color_map=COLORS, show_legend=True, elem_id="ml-chips")
     note = gr.Markdown(elem_id="ml-ner-notice", elem_classes=["tlab-notice-md"])
     out_json = raw_json("Raw result (JSON: what /multilingual_ner returns)")
+    code = code_view.view("ml-ner")  # "The same in Python", under the raw result
     outputs = [out_json, chips, note]
     declare(Endpoint("multilingual_ner", tag, {"text": text, "run": run}, outputs, trigger=go, lane=SHORT_LANE,
-                     errors=box, after=[After("failure", lambda: "", None, [note])],
-                     link=Link("multilingual", link_bar, run=go, results=outputs)))
+                     errors=box, after=[After("failure", lambda: "", None, [note])], result=out_json, code=code,
+                     link=Link("multilingual", link_bar, run=go, results=[*outputs, *code.outputs])))
