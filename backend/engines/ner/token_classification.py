@@ -213,20 +213,24 @@ class Outcome:
     step_seconds: float  # mean wall time of a training step (forward, backward, update)
     losses: list[float] = field(default_factory=list)  # training loss per step
     evals: list[dict] = field(default_factory=list)  # {step, f1} per validation
+    stopped: bool = False  # `keep_on_stop` and a stop ended the run before its last step
 
 
 def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
           val_set: list[ner_data.Sentence], labels: list[str], recipe: Recipe,
           progress: Callable[[int, int, float], None] | None = None, evals_per_epoch: int = 1,
-          should_stop: Callable[[], bool] | None = None) -> Outcome:
-    """Fine-tune `model` in place for `recipe.steps(len(train_set))` steps; keep the state with
-    the best validation entity F1 (checked `evals_per_epoch` times an epoch and at the end) and
-    load it back into `model`. Stops early when the request's budget says so, or raises `Stopped`
-    when `should_stop()` does (asked before each step and each validation batch)."""
+          should_stop: Callable[[], bool] | None = None, max_steps: int | None = None,
+          keep_on_stop: bool = False) -> Outcome:
+    """Fine-tune `model` in place for `recipe.steps(len(train_set))` steps (at most `max_steps`); keep
+    the state with the best validation entity F1 (checked `evals_per_epoch` times an epoch and at the
+    end) and load it back into `model`. Stops early when the request's budget says so, or raises
+    `Stopped` when `should_stop()` does (asked before each step and each validation batch). With
+    `keep_on_stop` a stop before a step ends the loop instead: the model keeps the state trained so far
+    (a learner's live run shows what it got to), `Outcome.stopped` is set and validation is not cut short."""
     label2id = {l: i for i, l in enumerate(labels)}
     device = _device_of(model)
     shapes = model.uses_shapes
-    batches = schedule(len(train_set), recipe.batch_size, recipe.epochs, recipe.seed)
+    batches = schedule(len(train_set), recipe.batch_size, recipe.epochs, recipe.seed)[:max_steps]
     total = len(batches)
     per_epoch = math.ceil(len(train_set) / recipe.batch_size)
     eval_at = {min(total, round((e * per_epoch) + per_epoch * k / evals_per_epoch))
@@ -235,12 +239,16 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
     loss_fn = nn.CrossEntropyLoss(ignore_index=ner_data.IGNORE)
     torch.manual_seed(recipe.seed)
     best, best_f1, best_step, best_val = None, -1.0, 0, {}
-    losses, evals, step_time = [], [], 0.0
+    losses, evals, step_time, stopped = [], [], 0.0, False
+    val_stop = None if keep_on_stop else should_stop
     t0 = time.perf_counter()
     model.train()
     for step, idx in enumerate(batches):
+        if keep_on_stop and should_stop is not None and should_stop():
+            stopped = True
+            break
         request_budget.check(f"trained {step} of {total} steps")
-        _halt_if(should_stop)
+        _halt_if(None if keep_on_stop else should_stop)
         ts = time.perf_counter()
         batch, _ = make_batch(tokenizer, [train_set[i].tokens for i in idx], label2id,
                               [train_set[i].tags for i in idx], recipe.max_length, shapes, device)
@@ -255,7 +263,7 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
         step_time += time.perf_counter() - ts
         losses.append(float(loss.detach()))
         if step + 1 in eval_at:
-            rep = evaluate(model, tokenizer, val_set, labels, recipe.max_length, should_stop)["report"]
+            rep = evaluate(model, tokenizer, val_set, labels, recipe.max_length, val_stop)["report"]
             model.train()
             f = rep["overall"]["f1"]
             evals.append({"step": step + 1, "f1": f})
@@ -264,10 +272,13 @@ def train(model: TokenClassifier, tokenizer, train_set: list[ner_data.Sentence],
                 best = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
         if progress is not None:
             progress(step + 1, total, losses[-1])
+    done = len(losses)
+    if stopped:  # what was trained so far, not an earlier best
+        best, best_step = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}, done
     model.load_state_dict(best)
     model.eval()
-    return Outcome(best, total, total, best_step, best_val, time.perf_counter() - t0,
-                   step_time / max(1, total), losses, evals)
+    return Outcome(best, done, total, best_step, best_val, time.perf_counter() - t0,
+                   step_time / max(1, done), losses, evals, stopped)
 
 
 # ----------------------------------------------------------------------------- prediction

@@ -23,7 +23,8 @@ from backend.engines.ner import token_classification as tc
 
 @dataclass(frozen=True)
 class TransferRecipe:
-    """A fixed amount of work per run: `steps` batches of `batch_size` (whole epochs, rounded up)."""
+    """A fixed amount of work per run: `steps` batches of `batch_size` (as many epochs as hold them, the
+    last one cut at `steps`)."""
 
     train_layers: int = 4  # the top encoder layers that learn; the embeddings and the rest are frozen
     steps: int = 120
@@ -81,9 +82,12 @@ def errors_by_type(gold: list[list[str]], pred: list[list[str]]) -> dict[str, di
 def run(encoder, tokenizer, train_sets: dict[str, list], val_sets: dict[str, list], test_sets: dict[str, list],
         labels: list[str], recipe: TransferRecipe,
         progress: Callable[[int, int, float], None] | None = None,
-        should_stop: Callable[[], bool] | None = None) -> tuple[tc.TokenClassifier, dict]:
-    """Fine-tune a copy of `encoder` on the union of `train_sets` (language -> sentences), keep the
-    best state on the union of their validation sets, score entity F1 on each of `test_sets`."""
+        should_stop: Callable[[], bool] | None = None,
+        keep_on_stop: bool = False) -> tuple[tc.TokenClassifier, dict]:
+    """Fine-tune a copy of `encoder` on the union of `train_sets` (language -> sentences) for exactly
+    `recipe.steps` steps, keep the best state on the union of their validation sets, score entity F1 on
+    each of `test_sets`. `keep_on_stop` (a learner's live run): a stop ends training with what it has
+    learned so far, which is still scored on every test set (`meta["stopped"]`)."""
     t0 = time.perf_counter()
     train = [s for lang in train_sets for s in train_sets[lang]]
     val = [s for lang in train_sets for s in val_sets.get(lang, [])]
@@ -91,14 +95,16 @@ def run(encoder, tokenizer, train_sets: dict[str, list], val_sets: dict[str, lis
     model.to(next(encoder.parameters()).device)
     frozen = freeze(model, recipe.train_layers)
     plan = recipe.recipe(len(train))
-    out = tc.train(model, tokenizer, train, val or train[:64], labels, plan, progress, should_stop=should_stop)
+    out = tc.train(model, tokenizer, train, val or train[:64], labels, plan, progress, should_stop=should_stop,
+                   max_steps=recipe.steps, keep_on_stop=keep_on_stop)
     scores = {}
     for lang, sentences in test_sets.items():
-        ev = tc.evaluate(model, tokenizer, sentences, labels, recipe.max_length, should_stop)
+        ev = tc.evaluate(model, tokenizer, sentences, labels, recipe.max_length, None if keep_on_stop else should_stop)
         gold = [s.tags for s in sentences]
         scores[lang] = {"f1": ev["report"]["overall"]["f1"], "report": ev["report"],
                         "errors": errors_by_type(gold, ev["pred"]), "pred": ev["pred"]}
     meta = {"train_languages": list(train_sets), "train_sentences": len(train), "steps": out.steps,
+            "total_steps": out.total_steps, "stopped": out.stopped,
             "epochs": plan.epochs, "best_step": out.best_step, "recipe": asdict(recipe), **frozen,
             "validation_f1": round(out.best_val.get("overall", {}).get("f1", 0.0), 4),
             "step_s": round(out.step_seconds, 4), "train_s": round(time.perf_counter() - t0, 2),
