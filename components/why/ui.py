@@ -11,7 +11,7 @@ from __future__ import annotations
 import gradio as gr
 
 from backend import attribution
-from components.shell import lifecycle, links, runs
+from components.shell import code_view, lifecycle, links, runs
 from components.shell import LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, error_box, model_box, raw_json
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare
 from components.why import handlers, plots
@@ -81,6 +81,7 @@ def build() -> None:
                              headers=["token"], wrap=True, max_height=420, visible=False, elem_id="why-table")
         handed = Textbox(value="", visible="hidden", label="handed over", elem_id="why-handed")
         out_json = raw_json("Raw result (JSON: what /attribute returns)")
+        code = code_view.view("why")  # "The same in Python", under the raw result
         outputs = [out_json, badge, summary, strip, table, deletion, agreement]
         declare(Endpoint(
             "attribute", handlers.run_attribute,
@@ -88,6 +89,7 @@ def build() -> None:
              "word": word, "methods": methods, "steps": steps, "random_orders": orders, "question": question,
              "model_box": model},
             outputs, trigger=run, lane=LONG_LANE, options={"show_progress_on": [summary]}, errors=box,
+            result=out_json, code=code,
             after=[After("failure", lambda: gr.update(visible=False), None, [table])],
             link=Link(KEY, link_bar, params={"text": text, "task": task, "labels": labels, "label": label,
                                              "word": word, "target": target, "contrast": contrast, "steps": steps,
