@@ -121,11 +121,12 @@ def app_url():
 @pytest.fixture(scope="module")
 def tab_url(request):
     """A browser module's own page: app.py's page holding only the tab its module names in `TAB` (a key
-    of app.TABS), served in this test process as main() serves it (tests/tab_app.py), closed after the
+    of app.TABS; or a tuple of keys: the tabs a hand-off test crosses), served in this test process as main() serves it (tests/tab_app.py), closed after the
     module. No app process of its own: its models load here once, shared by every module's page."""
     from tests.tab_app import served_page
 
-    with served_page([request.module.TAB]) as url:
+    tabs = request.module.TAB  # one key, or the keys of the tabs a hand-off across tabs needs
+    with served_page([tabs] if isinstance(tabs, str) else list(tabs)) as url:
         yield url
 
 

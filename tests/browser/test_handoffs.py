@@ -13,6 +13,8 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import settled, shot
 
+# Its page holds the tabs the hand-offs cross, not the whole app (tab_url).
+TAB = ("pipelines", "train", "tokenizers", "attention", "why", "decoding")
 SENTENCE = "Angela Merkel met Emmanuel Macron in Berlin."
 TEXT = "The team won the championship after a dramatic final."
 LABELS = "sport, politics, cooking"
@@ -83,8 +85,8 @@ def _run_why_and_read(page) -> None:
     settled(page)
 
 
-def test_hand_offs_into_attention_tokenizers_decoding_and_why(page, app_url):
-    page.goto(app_url)
+def test_hand_offs_into_attention_tokenizers_decoding_and_why(page, tab_url):
+    page.goto(tab_url)
 
     # ---- a NER sentence opens in Attention and Tokenizers
     _pipelines_task(page, "Named entities")

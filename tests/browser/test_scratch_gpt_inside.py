@@ -10,11 +10,12 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import shot
 
+TAB = ("scratch", "anatomy", "decoding")  # its page holds the three tabs the hand-offs cross (tab_url)
 TIMEOUT = 180_000
 
 
-def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, app_url):
-    page.goto(app_url)
+def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, tab_url):
+    page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\s*From scratch", re.I)).first.click()
     box = page.locator("#scratch-gpt-steps input[type=number]")
     box.fill("20")
