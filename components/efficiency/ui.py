@@ -12,7 +12,7 @@ import gradio as gr
 
 from backend import efficiency
 from components.efficiency import compress_ui, plots
-from components.shell import links, runs
+from components.shell import code_view, links, runs
 from components.shell.badge import model_time
 from components.shell import LONG_LANE, Checkbox, Slider, error_box, md_text, model_badge, raw_json
 from components.shell.endpoint import Endpoint, Link, Runs, declare
@@ -134,11 +134,12 @@ def build() -> None:
                                     wrap=True, column_widths=PROMPT_WIDTHS, max_height=420,
                                     elem_id="efficiency-prompts-table")
         out_json = raw_json("Raw result (JSON: what /efficiency returns)")
+        code = code_view.view("efficiency")  # "The same in Python", under the raw result
         outputs = [out_json, badge, summary, dec_table, dec_plot, enc_table, enc_plot, prompt_table]
         declare(Endpoint(
             "efficiency", run_efficiency, {"prompts": prompts, "texts": texts, "new_tokens": new_tokens,
                                            "encoder": encoder}, outputs, trigger=run, lane=LONG_LANE,
             options={"show_progress_on": [summary]},  # one progress bar, where the result's first line appears
-            errors=box, link=Link("efficiency", link_bar),
+            errors=box, result=out_json, code=code, link=Link("efficiency", link_bar),
             runs=Runs(runs.panel("efficiency"), [badge, summary, dec_table, enc_table])))
     compress_ui.build()  # the chapter's whole benchmark: distil, quantize, ONNX Runtime, prune
