@@ -100,12 +100,48 @@ def test_a_page_that_never_wired_leaves_nothing_for_the_next_page():
 
 
 @pytest.fixture(scope="module")
-def page_deps():
+def page_config():
     import app
 
     demo = app.build_app()
     assert lifecycle.pending() == 0  # app.py wired every job it collected
-    return demo.get_config_file()["dependencies"]
+    return demo.get_config_file()
+
+
+@pytest.fixture(scope="module")
+def page_deps(page_config):
+    return page_config["dependencies"]
+
+
+# An endpoint whose run on the page is a private event of its own (a stream) and whose code view that event
+# writes (components/shell/endpoint.py's Code): the endpoint -> its view's prefix.
+API_TWINS = {"decode": "decoding", "generate_text": "pl-generate_text"}
+
+
+def test_every_endpoint_with_a_snippet_has_a_code_view_written_after_its_run(page_config):
+    """Issue #52: each endpoint backend/snippets writes for shows "The same in Python" on the page: the success
+    of its public event writes a code view (a '<prefix>-code-python' box), or, for an API twin, the success of
+    the page's own event writes its view."""
+    from backend import snippets
+
+    elem = {c["id"]: (c.get("props") or {}).get("elem_id") or "" for c in page_config["components"]}
+    deps = page_config["dependencies"]
+    written = collections.defaultdict(set)  # event id -> the code boxes its success writes
+    for d in deps:
+        if d.get("trigger_after") is not None and d.get("trigger_only_on_success"):
+            written[d["trigger_after"]] |= {elem[o] for o in d["outputs"] if elem.get(o, "").endswith("-code-python")}
+    everywhere = set().union(*written.values())
+    missing = []
+    for name in snippets.FAMILIES:
+        if name in API_TWINS:
+            if f"{API_TWINS[name]}-code-python" not in everywhere:
+                missing.append(name)
+            continue
+        ids = [d["id"] for d in deps if d.get("api_name") == name]
+        if not ids or not all(written[i] for i in ids):
+            missing.append(name)
+    assert missing == [], f"no code view written after: {missing}"
+    assert len(everywhere) >= len(snippets.FAMILIES)  # a view of its own each (/build_index's apart from /search's)
 
 
 def test_every_event_of_the_app_has_at_most_one_off_queue_handler_per_outcome(page_deps):
