@@ -1,7 +1,8 @@
 """"The same in Python" under a result (components/shell/code_view.py, issue #52), in headless Chromium,
-the Tokenizers tab served alone on the local profile: closed until opened; after one run it shows the
-snippet naming the checkpoint that served it and the gradio_client call of /tokenize; the notebook
-downloads and holds the same snippet. Then one of the tabs wired after it (Attention) on a page of its own."""
+on a page holding the Tokenizers and Attention tabs alone, local profile. Tokenizers: closed until opened;
+after one run it shows the snippet naming the checkpoint that served it and the gradio_client call of
+/tokenize; the notebook downloads and holds the same snippet. Attention (one of the tabs wired after it):
+the library's call and the client call of its run."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import settled, shot
 
 
-TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py): the real shell around it
+TAB = ("tokenizers", "attention")  # its page holds these tabs alone (tab_url, tests/conftest.py): the real shell
 
 
 def test_the_code_view_shows_the_run_and_its_notebook(page, tab_url):
@@ -40,28 +41,25 @@ def test_the_code_view_shows_the_run_and_its_notebook(page, tab_url):
     assert any("nlp-with-transformers/notebooks" in s for s in sources)
 
 
-def test_a_newly_wired_tab_shows_its_run_in_python(page):
-    """The Attention tab (one of the six wired after the first three), on a page of its own served after the
-    Tokenizers page's test (one page at a time, tests/tab_app.py). After one pair through the encoder, the view
-    under the raw result asks the same model for `output_attentions=True` on the run's pair and calls /attention."""
-    from tests.tab_app import served_page
-
-    with served_page(["attention"]) as url:
-        page.goto(url)
-        texts = page.locator("#attention-tab textarea")
-        texts.nth(0).fill("Snippets show the weights")
-        texts.nth(1).fill("of every head")
-        page.locator("#attention-run").click()
-        expect(page.locator("#attention-badge")).to_contain_text("tokens", timeout=240_000)
-        settled(page)
-        python = page.locator("#attention-code-python")
-        expect(python).to_be_hidden()  # the accordion starts closed
-        page.locator("#attention-code").get_by_text("The same in Python").click()
-        expect(python).to_contain_text("output_attentions=True", timeout=30_000)
-        expect(python).to_contain_text("Snippets show the weights")
-        expect(python).to_contain_text("tokenizer(text, text_b")  # the run's pair, in the encoder's format
-        client = page.locator("#attention-code-client")
-        expect(client).to_contain_text("api_name='/attention'")
-        expect(client).to_contain_text("of every head")
-        page.locator("#attention-code").scroll_into_view_if_needed()
-        shot(page, "code_view_attention")
+def test_a_newly_wired_tab_shows_its_run_in_python(page, tab_url):
+    """The Attention tab (one of the six wired after the first three): after one pair through the encoder, the
+    view under the raw result asks the same model for `output_attentions=True` on the run's pair, and the
+    client call is /attention's with the same pair."""
+    page.goto(tab_url + "?tab=attention")
+    texts = page.locator("#attention-tab textarea")
+    texts.nth(0).fill("Snippets show the weights")
+    texts.nth(1).fill("of every head")
+    page.locator("#attention-run").click()
+    expect(page.locator("#attention-badge")).to_contain_text("tokens", timeout=240_000)
+    settled(page)
+    python = page.locator("#attention-code-python")
+    expect(python).to_be_hidden()  # the accordion starts closed
+    page.locator("#attention-code").get_by_text("The same in Python").click()
+    expect(python).to_contain_text("output_attentions=True", timeout=30_000)
+    expect(python).to_contain_text("Snippets show the weights")
+    expect(python).to_contain_text("tokenizer(text, text_b")  # the run's pair, in the encoder's format
+    client = page.locator("#attention-code-client")
+    expect(client).to_contain_text("api_name='/attention'")
+    expect(client).to_contain_text("of every head")
+    page.locator("#attention-code").scroll_into_view_if_needed()
+    shot(page, "code_view_attention")
