@@ -51,6 +51,7 @@ CASES["/download_gpt"] = ()  # its zip, in the same session
 CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the decoder fills the mask
 CASES["/multilingual_ner_transfer"] = ()  # the default run built at set-up, read from the cache
 CASES["/multilingual_ner"] = ("Angela Merkel traf Emmanuel Macron in Paris.", "all")
+CASES["/multilingual_ner_train"] = (["de"], 2)  # a learner's own run, live: 2 steps on German, four test sets scored
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
 MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer", "/train_gpt", "/download_gpt"}

@@ -5,6 +5,6 @@ Model-level pieces live in backend.engines (ner_transfer, ner_languages); the de
 set-up by backend.hub.multilingual_builder."""
 
 from backend.multilingual.api import RUN_NAMES, ner, transfer
-from backend.multilingual.learner import MAX_STEPS, stop, train, train_iter
+from backend.multilingual.learner import DEFAULT_STEPS, MAX_STEPS, stop, train, train_iter
 
-__all__ = ["MAX_STEPS", "RUN_NAMES", "ner", "stop", "train", "train_iter", "transfer"]
+__all__ = ["DEFAULT_STEPS", "MAX_STEPS", "RUN_NAMES", "ner", "stop", "train", "train_iter", "transfer"]

@@ -30,6 +30,7 @@ from backend.runtime.singleton import ProcessWide
 from backend.runtime.trained_store import TrainedStore
 
 MAX_STEPS = transfer_recipe.MAX_LEARNER_STEPS
+DEFAULT_STEPS = dict(transfer_recipe.STEPS)  # the default run's steps per run ("de", "all"), for comparison
 RUN = transfer_recipe.LEARNER_RUN
 SCORING_RESERVE_S = 25.0  # the budget left for scoring every test set (~15 s here) when training stops for time
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from components.shell import notice
 from components.shell.figures import legend_below
 
-RUN_COLORS = {"de": "#1f77b4", "all": "#ff7f0e"}
+RUN_COLORS = {"de": "#1f77b4", "all": "#ff7f0e", "yours": "#2ca02c"}
 
 
 def transfer_notice(r: dict) -> str:
@@ -16,6 +16,8 @@ def transfer_notice(r: dict) -> str:
     rows = {row["run"]: row for row in r["table"]}
     langs = [l for l in r["languages"] if l != "de"]
     de, every = rows.get("de"), rows.get("all")
+    if de is None and len(rows) == 1:
+        return _one_run_notice(r, next(iter(rows.values())))
     if de is None or not langs:
         return ""
     worst = min(langs, key=lambda l: de[l])
@@ -25,6 +27,25 @@ def transfer_notice(r: dict) -> str:
         gain = every[worst] - de[worst]
         said += (f"; training on all four languages moves {r['languages'][worst]} to {every[worst]:.2f} "
                  f"({'+' if gain >= 0 else ''}{gain:.2f})")
+    return said + "."
+
+
+def _one_run_notice(r: dict, row: dict) -> str:
+    """A single run (a learner's own): its best and worst test language, and whether a language it never saw
+    scored below the ones it trained on."""
+    names, trained = r["languages"], row.get("train_languages") or []
+    best = max(names, key=lambda l: row[l])
+    worst = min(names, key=lambda l: row[l])
+    if f"{row[best]:.2f}" == f"{row[worst]:.2f}":
+        return f"Your run scores the same entity F1 on every test language ({row[best]:.2f})."
+    said = (f"Your run scores highest on {names[best]} ({row[best]:.2f}) and lowest on {names[worst]} "
+            f"({row[worst]:.2f})")
+    unseen = [l for l in names if l not in trained]
+    if unseen and trained:
+        seen_mean = sum(row[l] for l in trained) / len(trained)
+        unseen_mean = sum(row[l] for l in unseen) / len(unseen)
+        said += (f"; on the languages it never saw (zero-shot) {unseen_mean:.2f} on average against {seen_mean:.2f} "
+                 "on the ones it trained on")
     return said + "."
 
 

@@ -7,7 +7,7 @@ import gradio as gr
 
 from backend import multilingual
 from backend.runtime.errors import InputError
-from components.multilingual import plots
+from components.multilingual import live, plots
 from components.shell import SHORT_LANE, Radio, Textbox, error_box, md_text, notice_line, raw_json
 from components.shell import code_view, links
 from components.shell.endpoint import After, Endpoint, Link, declare
@@ -59,8 +59,8 @@ def summary_md(r: dict) -> str:
     return "\n\n".join(said)
 
 
-def examples_md(r: dict, run: str = "de", per_language: int = 2) -> str:
-    """A few test sentences the German-trained model got wrong, per language: gold against predicted."""
+def examples_md(r: dict, run: str = "de", per_language: int = 2, who: str = "the German-trained model") -> str:
+    """A few test sentences `run`'s model (`who`) got wrong, per language: gold against predicted."""
     lines = []
     for lang, rows in r["examples"].get(run, {}).items():
         for ex in rows[:per_language]:
@@ -68,7 +68,7 @@ def examples_md(r: dict, run: str = "de", per_language: int = 2) -> str:
             pred = _entities(ex["tokens"], ex["pred"])
             lines.append(f"- *{r['languages'][lang]}*: {md_text(' '.join(ex['tokens']))}  \n"
                          f"  gold: {md_text(gold or 'none')} · predicted: {md_text(pred or 'none')}")
-    return ("**Mistakes of the German-trained model** (first test sentences it got wrong):\n\n" + "\n".join(lines)
+    return (f"**Mistakes of {who}** (first test sentences it got wrong):\n\n" + "\n".join(lines)
             if lines else "")
 
 
@@ -103,6 +103,15 @@ def tag(text: str, run: str = "all"):
     return r, chips, notice_line(f"the model trained on {r['trained_on']} finds: {found}.")
 
 
+def _learner_outputs(r: dict) -> tuple:
+    """A learner's live run in the default run's outputs: the same table, plot and errors; its own words."""
+    return (r, live.summary_md(r), table_rows(r), plots.transfer_bars(r), error_rows(r),
+            examples_md(r, live.RUN, who="your run"))
+
+
+_LIVE = live.handler(_learner_outputs)  # one handler (the shell wraps each once)
+
+
 def first_view() -> tuple:
     try:
         return _outputs(multilingual.transfer())
@@ -115,6 +124,7 @@ def build() -> None:
     gr.Markdown(INTRO)
     with gr.Row():
         go = gr.Button("Show the transfer table", variant="primary", elem_id="ml-transfer-go")
+    languages, steps, live_go, live_stop, badge = live.build()
     box = error_box(elem_id="ml-error")
     summary = gr.Markdown(first[1], elem_id="ml-summary")
     table = gr.Dataframe(first[2], headers=TABLE_HEADERS, label="Entity F1 (seqeval-style, strict spans): "
@@ -125,9 +135,14 @@ def build() -> None:
                           interactive=False, wrap=True, max_height=360, column_widths=ERROR_WIDTHS,
                           elem_id="ml-errors")
     examples = gr.Markdown(first[5], elem_id="ml-examples")
-    out_json = raw_json("Raw result (JSON: what /multilingual_ner_transfer returns)", value=first[0])
+    out_json = raw_json("Raw result (JSON: what /multilingual_ner_transfer returns, or /multilingual_ner_train for your "
+                        "run)", value=first[0])
     outputs = [out_json, summary, table, plot, errors, examples]
-    declare(Endpoint("multilingual_ner_transfer", show_transfer, {}, outputs, trigger=go, lane=SHORT_LANE, errors=box))
+    declare(Endpoint("multilingual_ner_transfer", show_transfer, {}, outputs, trigger=go, lane=SHORT_LANE, errors=box,
+                     after=[After("success", lambda: "", None, [badge])]))  # the default run again: no "your run"
+    declare(Endpoint("multilingual_ner_train", _LIVE, {"languages": languages, "steps": steps},
+                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box))
+    live_stop.click(live.stop_live, None, [badge], api_visibility="private", queue=False)
     _sentence()
 
 

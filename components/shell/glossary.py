@@ -231,6 +231,11 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "zero-shot transfer": ("Cross-lingual transfer to a language of which the fine-tuning saw no labelled "
                            "example: in the Multilingual tab, the German-trained model scored on French, "
                            "Italian and English.", _I(r"zero-shot (?:cross-lingual )?transfer")),
+    "training step": ("One update of a fine-tune: a batch of training examples read, the loss's gradient taken, "
+                      "the weights that learn moved once by the optimiser (AdamW here).", _I(r"training steps?")),
+    "frozen": ("Left as pretraining made it during a fine-tune (no gradient, no update): in the Multilingual tab the "
+               "embeddings and the lower encoder layers, so only the top layers and the token head learn and a "
+               "run fits a CPU.", _I(r"frozen")),
     # ---- chapter 11: scaling and long texts
     "scaling law": ("How a model's loss falls as its size, data or compute grows; Kaplan et al. (2020) found "
                     "L(N) = (N_c / N)^alpha with alpha about 0.076 for non-embedding parameters N. From scratch "

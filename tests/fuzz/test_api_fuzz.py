@@ -144,7 +144,7 @@ TEXT_VARIANTS = {"/build_index": ("paste", None, "Beam search keeps several hypo
 # Endpoints that take no free text at all (numbers, choices, flags): nothing to put a surrogate in.
 WITHOUT_TEXT = {"/compare_indexes", "/status", "/efficiency", "/use_trained", "/download_trained", "/train",
                 "/download_ner", "/download_gpt", "/train_ner", "/train_gpt", "/train_seq2seq", "/download_seq2seq",
-                "/compress", "/evaluate_reader", "/multilingual_ner_transfer",
+                "/compress", "/evaluate_reader", "/multilingual_ner_transfer", "/multilingual_ner_train",
                 "/scaling_law", "/scaling_add", "/attention_cost"}
 
 

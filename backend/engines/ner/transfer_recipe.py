@@ -102,10 +102,10 @@ def check_learner(languages, steps) -> tuple[tuple[str, ...], int]:
         raise InputError("languages must be a list of language codes, e.g. [\"de\"].")
     unknown = [l for l in languages if l not in ner_languages.LANGUAGES]
     if unknown:
-        raise InputError(f"No training set for {', '.join(repr(l)[:20] for l in unknown[:3])}: pick from "
+        raise InputError(f"languages: no training set for {', '.join(repr(l)[:20] for l in unknown[:3])}; pick from "
                          f"{', '.join(ner_languages.LANGUAGES)}.")
     if not languages:
-        raise InputError(f"Pick at least one language to train on ({', '.join(ner_languages.LANGUAGES)}).")
+        raise InputError(f"languages: pick at least one language to train on ({', '.join(ner_languages.LANGUAGES)}).")
     steps = as_int("steps", steps, lo=1)
     if steps > MAX_LEARNER_STEPS:
         raise InputError(f"steps must be at most {MAX_LEARNER_STEPS} for a live run (about a minute of training and "
