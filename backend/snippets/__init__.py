@@ -38,15 +38,18 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
 }
 
 
+MODEL_CHOICES = ("model_box", "model", "override")  # an empty one means the profile's model: left out of a call
+
+
 def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
-    """The endpoint's arguments as a script passes them: the inputs (an empty model box left out);
+    """The endpoint's arguments as a script passes them: the inputs (an empty model choice left out);
     /decode takes its settings as one dict, the run's own."""
     if endpoint == "decode":
         settings = decoding.client_settings(result.get("settings") or {})
         return {"prompt": inputs.get("prompt") or result.get("prompt_text", ""), "settings": settings}
     if inputs.get("file"):  # an upload: the learner's own file by its name, never the server's copy of it
         inputs = {**inputs, "file": Code(f"handle_file({file_name(inputs['file'])!r})")}
-    return {k: v for k, v in (inputs or {}).items() if not (k in ("model_box", "model") and not v)}
+    return {k: v for k, v in (inputs or {}).items() if not (k in MODEL_CHOICES and not v)}
 
 
 def for_result(endpoint: str, inputs: dict, result: dict, url: str = DEFAULT_URL) -> dict:

@@ -334,13 +334,13 @@ def build() -> None:
             box = error_box(elem_id="search-error")
             stats_md = gr.Markdown(elem_id="search-stats")
             stats_json = raw_json("Index stats (JSON: what /build_index returns)", elem_id="search-stats-json")
-            build_code = code_view.view("search-index")  # "The same in Python" of the build, under its stats
+            build_code = code_view.view("search-index", of="the index")  # "The same in Python" of the build, under its stats
             badge = gr.Markdown(elem_id="search-badge")
             results = gr.HTML(elem_id="search-results")
             plot = gr.Plot(label="Corpus map", elem_id="search-map")
             caption = gr.Markdown(elem_id="search-map-caption")
             results_json = raw_json("Results (JSON: what /search returns)", elem_id="search-json")
-            search_code = code_view.view("search")  # "The same in Python" of the search, under its results
+            search_code = code_view.view("search", of="the search")  # "The same in Python" of the search, under its results
             kept = runs.panel("search")  # this session's searches, two side by side
             (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
              cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json) = _ask_and_compare()

@@ -36,9 +36,11 @@ class CodeView:
         return [self.python, self.client, self.download]
 
 
-def view(elem_id: str) -> CodeView:
-    """The closed accordion, placed where it is called (under the result); `elem_id` prefixes its parts."""
-    with gr.Accordion("The same in Python", open=False, elem_id=f"{elem_id}-code"):
+def view(elem_id: str, of: str = "") -> CodeView:
+    """The closed accordion, placed where it is called (under the result); `elem_id` prefixes its parts; `of`
+    names the result when a tab shows two views (Search: "the index", "the search")."""
+    title = f"The same in Python ({of})" if of else "The same in Python"
+    with gr.Accordion(title, open=False, elem_id=f"{elem_id}-code"):
         python = gr.Code(language="python", label="The library's calls (a notebook's cell)", interactive=False,
                          buttons=["copy"], wrap_lines=True, elem_id=f"{elem_id}-code-python")
         client = gr.Code(language="python", label="The same endpoint through gradio_client", interactive=False,
