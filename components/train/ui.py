@@ -364,9 +364,14 @@ def _build_classify(task) -> tuple:
 
     estimate_inputs = [dataset, file, text_column, label_column, epochs, max_examples, max_seconds, methods,
                        batch_size, learning_curve, curve_finetune, seed]
-    for widget in (dataset, file, epochs, max_examples, max_seconds, methods, batch_size, learning_curve,
-                   curve_finetune, seed):
-        widget.change(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
+    # One listener for every setting and the page's load, answering the newest: separate listeners could
+    # answer out of order (the load's estimate for the first dataset arrived after the one for the dataset
+    # just picked, and stayed on screen).
+    root = gradio_patches.page_being_built()
+    gr.on([*([root.load] if root is not None else []),
+           *(w.change for w in (dataset, file, epochs, max_examples, max_seconds, methods, batch_size,
+                                learning_curve, curve_finetune, seed))],
+          show_estimate, estimate_inputs, [estimate_md], api_visibility="private", trigger_mode="always_last")
     file.upload(lambda: "upload", None, [dataset], api_visibility="private")
     train_inputs = [dataset, file, text_column, label_column, methods, epochs, max_examples, max_seconds,
                     learning_rate, batch_size, learning_curve, curve_finetune, seed]
@@ -394,8 +399,6 @@ def _build_classify(task) -> tuple:
     declare(Endpoint("download_trained", download, {"method": method}, [download_file, download_md],
                      trigger=download_btn, lane=SHORT_LANE, errors=predict_box,
                      after=[After("success", lambda: gr.update(visible=True), None, [download_file])]))
-    root = gradio_patches.page_being_built()
     if root is not None:
-        root.load(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")
         root.unload(drop_session)
     return link

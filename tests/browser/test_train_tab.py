@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
 from tests.browser.test_lifecycle import an_error_leaves_nothing
 
-TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
+TAB = ("train", "pipelines")  # its page holds the Train tab and the Pipelines tab it hands a model to (tab_url)
 
 
 def open_tab(page, tab_url):
@@ -90,10 +90,10 @@ def test_bad_upload_says_why_before_training(page, tab_url, tmp_path):
     shot(page, "train_bad_upload")
 
 
-def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, app_url):
+def test_errors_inline_raw_json_tables_use_in_pipelines_and_download(page, tab_url):
     """UX rules 1-3 after a result, then "Use in Pipelines" (the Classify badge names the session's
-    classifier) and "Download" (a zip). On the whole page: it ends on the Pipelines tab."""
-    open_tab(page, app_url)
+    classifier) and "Download" (a zip). It ends on the Pipelines tab."""
+    open_tab(page, tab_url)
     page.locator("#train-dataset input[value=sentiment]").check()
     page.locator("#train-methods label", has_text="fine-tuning").click()
     page.get_by_text("Learning curve (8", exact=False).first.click()  # off: the fastest run
