@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from backend import hub  # noqa: E402
-from backend.attribution import api, tasks  # noqa: E402
-from backend.attribution.checks import ranking  # noqa: E402
+from backend.why import api, tasks  # noqa: E402
+from backend.why.checks import ranking  # noqa: E402
 from backend.runtime import budget  # noqa: E402
 from backend.runtime.budget import BudgetExceeded, default_seconds  # noqa: E402
 
@@ -126,7 +126,7 @@ def report(rows: list[dict], long_runs) -> str:
     lines += [f"| random 3 tokens | - | {statistics.median(row['random'] for row in rows):.3f} | - | - |", "",
               f"**The method the app names most faithful beats random on {best_beat}/{len(named)} sentences "
               f"({100 * best_beat / max(len(named), 1):.0f}%)** (target >= 80%); on {n - len(named)} of {n} it names "
-              "none (backend/attribution/claims.py: a tie, one token deciding, a change too small).", "",
+              "none (backend/why/claims.py: a tie, one token deciding, a change too small).", "",
               f"Integrated gradients' completeness gap at 32 steps: median {100 * statistics.median(gaps):.2f}%, "
               f"max {100 * max(gaps):.2f}%, under 5% on {sum(g < 0.05 for g in gaps)}/{len(gaps)} sentences.", "",
               f"Whole request (all methods + checks) per sentence: median "
@@ -149,7 +149,7 @@ def report(rows: list[dict], long_runs) -> str:
 
 def extra(lm) -> str:
     """`--extra`: IG's gap by steps on the 82 sentences, and the decoder's cost by prompt length."""
-    from backend.attribution import methods as mth
+    from backend.why import methods as mth
 
     texts = [json.loads(line)["text"] for line in DATA.read_text().splitlines() if line.strip()]
     lines = ["", "## The decoder's next token at its defaults, by prompt length", "",
@@ -229,7 +229,7 @@ def _attribute_timed(prompt: str, threads: int):
 
 
 def _decoder_row(dec, prompt: str, fed: list, orders: int) -> str:
-    from backend.attribution import checks, methods as mth
+    from backend.why import checks, methods as mth
 
     load = os.getloadavg()[0]
     (cpu_req, wall_req), r = _attribute_timed(prompt, 1)

@@ -30,7 +30,7 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 
 import torch  # noqa: E402
 
-from backend.compress import report  # noqa: E402
+from backend.efficiency.compress import report  # noqa: E402
 from backend.engines.compression import pipeline as compress_run, perf_bench  # noqa: E402
 from backend.engines.classify import datasets, finetune  # noqa: E402
 from backend.hub import compress_builder  # noqa: E402

@@ -45,13 +45,13 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from backend import hub
-from backend.training import api as A  # noqa: E402
+from backend.train import api as A  # noqa: E402
 from backend.engines.classify import datasets as D
-from backend.training import features as F  # noqa: E402
-from backend.training import gpu  # noqa: E402
+from backend.train import features as F  # noqa: E402
+from backend.train import gpu  # noqa: E402
 from backend.engines.classify import finetune as FT
 from backend.engines.classify import metrics as M
-from backend.training import probe as P  # noqa: E402
+from backend.train import probe as P  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "train.md"
 

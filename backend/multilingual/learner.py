@@ -6,7 +6,7 @@ training languages and the steps, and watches the run: the default run's recipe 
 head learning), then entity F1 on every language's test set, in the shape the default run's table has,
 so the tab shows it with the same table and plot. Nothing is saved: the result is the table.
 
-The Train tab's NER run is the pattern (backend/training/ner_api.py, ner_gpu.py): the model work is one
+The Train tab's NER run is the pattern (backend/train/ner_api.py, ner_gpu.py): the model work is one
 stateless GPU task that streams its steps from a thread (ZeroGPU runs it in a worker; only arguments
 and yielded values cross), a session's run is marked in a store of the one kind (trained_store: one run
 per session, its Stop flag, the client's share), the flag reaches the run by name (`stops.named`), and a

@@ -260,7 +260,7 @@ class Settings:
     time_budget_s: float = 120.0  # per request; work stops cooperatively after it (backend/runtime/budget.py)
     request_memory_mb: float = 2048.0  # per request: generation refused over it (backend/runtime/memory_budget.py)
     public_max_passages: int = 20_000  # passages per index build in public mode
-    train_session_mb: float = 1024.0  # all sessions' trained models together (backend/training/store.py)
+    train_session_mb: float = 1024.0  # all sessions' trained models together (backend/train/store.py)
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
     keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
     # ... but only for keep_max_age_s after it was made (default 3x keep_items_s): calling a model does not

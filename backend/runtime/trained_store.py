@@ -6,7 +6,7 @@ model went is told why.
 
 A session holds its last trained model, a stop flag that the Stop button sets, whether a run is
 going, and a private temp folder for downloads (`zipped`) that is deleted with the session (and
-with the model, when memory pressure takes it). The Train tab's classifiers (backend/training/store.py) and
+with the model, when memory pressure takes it). The Train tab's classifiers (backend/train/store.py) and
 the From scratch tab's tiny GPT and encoder-decoder (backend/scratch/gpt_store.py) are this store
 with their own words, budget and session fields.
 """

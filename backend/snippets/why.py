@@ -11,7 +11,7 @@ from backend.snippets.checkpoint import loading
 from backend.snippets.pipelines import finetuned_loading, trained_sentiment_folder
 from backend.snippets.text import literal, script
 
-IG_BATCH = 8  # the app's internal_batch_size (backend/attribution/methods.py)
+IG_BATCH = 8  # the app's internal_batch_size (backend/why/methods.py)
 CAPTUM = "from captum.attr import FeatureAblation, LayerGradientXActivation, LayerIntegratedGradients"
 
 
@@ -100,7 +100,7 @@ def attribute(inputs: dict, result: dict) -> str:
     else:
         model = loading(result.get("model") or {}, "AutoModel")
         note = (f"# This run explained {result.get('quantity', task)!r} ({task}): the app's forward for that task "
-                "(backend/attribution/tasks.py) is not written out here; with a forward(ids, mask) returning it, the "
+                "(backend/why/tasks.py) is not written out here; with a forward(ids, mask) returning it, the "
                 "Captum calls are those of a sentiment run.")
         return script(["import torch", CAPTUM, *model.imports], model.lines, [note])
     text = [f"text = {literal(result.get('text') or inputs.get('text', ''))}"]

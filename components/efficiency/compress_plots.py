@@ -62,7 +62,7 @@ def scatter(rows: list[dict], fastest: dict | None = None) -> go.Figure:
 
 
 def scatter_notice(rows: list[dict], fastest: dict | None = None) -> str:
-    """The figure's line, from the run's claim on the fastest (backend.compress.claims): a winner only where
+    """The figure's line, from the run's claim on the fastest (backend.efficiency.compress.claims): a winner only where
     the claim names one, else why none is named."""
     if not rows:
         return ""

@@ -3,7 +3,7 @@ emotion classifier (fine-tuned baseline, distilled student, torch int8, ONNX Run
 Runtime int8, magnitude pruning), run step by step or all at once, with progress and Stop;
 the chapter's scatter and table, the pruning curve, every variant on one sentence, downloads.
 
-Formats `backend.compress`'s plain results only. Public API: `/compress`, `/compress_predict`,
+Formats `backend.efficiency.compress`'s plain results only. Public API: `/compress`, `/compress_predict`,
 `/compress_download` (the first output of each is its JSON result)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import logging
 
 import gradio as gr
 
-from backend import compress
+from backend.efficiency import compress
 from components.efficiency import compress_plots as plots
 from components.shell import LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, error_box, md_text, raw_json
 from components.shell import links, runs

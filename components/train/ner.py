@@ -12,7 +12,7 @@ import html
 
 import gradio as gr
 
-from backend import training
+import backend.train as training
 from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, error_box, file_path,

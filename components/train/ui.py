@@ -14,7 +14,7 @@ import html
 
 import gradio as gr
 
-from backend import training
+import backend.train as training
 from backend.runtime import config
 from backend.runtime.errors import LabError
 from components import shell as common

@@ -6,7 +6,7 @@ import json
 
 import gradio as gr
 
-from backend import attribution
+import backend.why as attribution
 from components.shell import md_text, model_badge
 from components.shell.badge import model_time
 from components.why import plots

@@ -1,7 +1,7 @@
 """The Why tab: which words of the input a prediction rests on, by four methods, and whether to
 believe them (completeness, a deletion test against random orders, agreement between methods).
 
-One button runs `backend.attribution.attribute` (/attribute, a public API whose first output
+One button runs `backend.why.attribute` (/attribute, a public API whose first output
 is the JSON result); handlers.py formats it, plots.py draws it. Other tabs open this one with
 their prediction loaded through `links.handoff(..., "why", "text", task=...)`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from backend import attribution
+import backend.why as attribution
 from components.shell import code_view, lifecycle, links, runs
 from components.shell import LONG_LANE, CheckboxGroup, Radio, Slider, Textbox, error_box, model_box, raw_json
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare

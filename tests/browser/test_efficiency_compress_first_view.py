@@ -28,7 +28,7 @@ def section_url():
 
 @pytest.fixture(scope="module")
 def default_run():
-    from backend import compress
+    from backend.efficiency import compress
 
     return compress.default_run("all")
 

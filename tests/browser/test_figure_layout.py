@@ -20,7 +20,7 @@ SPEC = [("teacher", 0.842, 11.2, 1.9, 86.7), ("student", 0.863, 5.1, 0.9, 36.2),
 
 
 def compress_rows() -> list[dict]:
-    from backend.compress import report
+    from backend.efficiency.compress import report
 
     raw = {"rows": [{"name": k, "accuracy": a, "latency_ms_mean": m, "latency_ms_std": s, "latency_runs": 100,
                      "size_mb": mb, "files": [], "predictions": [0] * 95} for k, a, m, s, mb in SPEC]}
@@ -63,7 +63,7 @@ CELL_TEXT_JS = """() => {
 def figures_url():
     import gradio as gr
 
-    from backend.compress import claims
+    from backend.efficiency.compress import claims
     from components.efficiency import compress_plots, plots
     from components.search import evaluate
     from components.shell import figure_tools

@@ -1,5 +1,5 @@
 """The Why tab served alone, in headless Chromium, on the offline NER model: what the page concludes is
-what its checks allow (backend/attribution/claims.py). The tagged word is shown in place and its absence from
+what its checks allow (backend/why/claims.py). The tagged word is shown in place and its absence from
 the scores explained; colours are measured against the stated change explained; the signless rows are green,
 never red or blue; no method is named most faithful when one removal decides the deletion test."""
 

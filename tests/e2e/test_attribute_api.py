@@ -16,7 +16,7 @@ def test_attribute_by_keyword_returns_scores_and_checks(client):
     assert all(len(s) == len(r["tokens"]) for s in r["scores"].values())
     c = r["checks"]
     assert set(c["deletion"]["curves"]) == set(r["methods"])
-    # named only where its conditions hold (backend.attribution.claims); else the result says why not
+    # named only where its conditions hold (backend.why.claims); else the result says why not
     assert c["most_faithful"] == c["faithfulness"]["method"] and c["faithfulness"]["text"]
     assert (c["most_faithful"] in r["methods"]) == (c["faithfulness"]["status"] == "claimed")
     assert c["completeness"]["first_try"]["steps"] == 16 and c["completeness"]["steps"] in (16, 32, 64)

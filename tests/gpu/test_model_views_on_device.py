@@ -111,7 +111,7 @@ def test_embedding_is_unit_length_and_matches_a_float32_forward(minilm):
 
 def test_attributions_on_the_device(smol):
     pytest.importorskip("captum")
-    from backend.attribution import methods, tasks
+    from backend.why import methods, tasks
 
     model, tok = smol
     target, info = tasks.next_token(model, tok, PROMPT)
@@ -125,7 +125,7 @@ def test_a_classifier_attribution_on_the_device():
     pytest.importorskip("captum")
     from transformers import AutoModelForSequenceClassification, BertConfig
 
-    from backend.attribution import methods, tasks
+    from backend.why import methods, tasks
     from tests.gpu.models import MINILM_L6, minilm_tokenizer
 
     tok = minilm_tokenizer()

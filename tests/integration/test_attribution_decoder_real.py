@@ -27,7 +27,7 @@ def decoder():
 
 
 def test_cached_prefix_removals_equal_whole_prompts_on_the_real_decoder(decoder):
-    from backend.attribution import methods, tasks
+    from backend.why import methods, tasks
 
     t, info = tasks.next_token(decoder.model, decoder.tokenizer, PROMPT)
     assert t.prefix_score is not None
@@ -50,7 +50,7 @@ def test_a_128_token_prompt_is_explained_with_the_numbers_of_whole_prompts(decod
     """At the decoder's limit (128 tokens): the LM head read at the last position gives the plain forward's
     probability, and the removals, batched with each row's own cached prefix, give the numbers of running
     each shortened prompt whole (rows that remove one token, late tokens, and many tokens)."""
-    from backend.attribution import tasks
+    from backend.why import tasks
 
     tok = decoder.tokenizer
     prompt = tok.decode(tok(PROMPT * 8)["input_ids"][:tasks.DECODER_MAX_TOKENS])

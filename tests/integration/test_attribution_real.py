@@ -19,7 +19,7 @@ ONLY = ["occlusion", "integrated_gradients"]
 def backends():
     old = os.environ.get("TLAB_PROFILE")
     os.environ["TLAB_PROFILE"] = "local"
-    from backend import attribution, hub, pipelines
+    from backend import hub, pipelines, why as attribution
 
     yield attribution, pipelines, hub
     if old is None:

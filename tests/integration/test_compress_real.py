@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend import compress, hub
-from backend.compress import report
+from backend import hub
+
+from backend.efficiency import compress
+from backend.efficiency.compress import report
 from backend.engines.compression import pipeline as compress_run
 from backend.engines.classify import datasets, finetune
 from backend.hub import compress_builder

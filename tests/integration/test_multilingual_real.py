@@ -118,7 +118,7 @@ def test_pipelines_ner_refuses_a_text_longer_than_chapter_4s_model_reads(served)
 
 
 def test_why_explains_a_german_and_a_french_tag_of_chapter_4s_model(served):
-    from backend.attribution import api as why
+    from backend.why import api as why
 
     for text, word, tag in (("Angela Merkel besuchte die Firma Siemens in München.", "München", "LOC"),
                             ("Emmanuel Macron a rencontré les dirigeants de Renault à Lyon.", "Renault", "ORG")):

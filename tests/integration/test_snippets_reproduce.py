@@ -14,8 +14,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from backend import (anatomy, attention, attribution, decoding, efficiency, multilingual, pipelines, search, snippets,
-                     tokenizers)
+from backend import (anatomy, attention, decoding, efficiency, multilingual, pipelines, search, snippets, tokenizers,
+                     why as attribution)
 from backend.search.service import get_service
 
 # Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint

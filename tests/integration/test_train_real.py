@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from backend import training
-from backend.training import store
-from backend.training.store import TrainStore
+import backend.train as training
+from backend.train import store
+from backend.train.store import TrainStore
 
 
 def test_feature_extraction_beats_zero_shot_on_emotion_by_15_points(monkeypatch):

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from backend.attribution import api, checks, methods, tasks
-from backend.attribution.targets import Target
+from backend.why import api, checks, methods, tasks
+from backend.why.targets import Target
 from backend.runtime.errors import InputError
 from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_llama
 
@@ -220,12 +220,12 @@ def test_attribute_returns_plain_json(monkeypatch, tiny_classifier):
 
 def test_a_session_classifier_is_explained_with_the_probabilities_predict_trained_gives(monkeypatch):
     """Both of a Train-tab session's classifiers, as the Why tab gets them through session_models."""
-    from backend import hub, training  # noqa: F401  (registers the provider)
+    from backend import hub, train  # noqa: F401  (registers the provider)
     from backend.engines.classify import finetune
     from backend.hub import session_models
-    from backend.training import use
-    from backend.training.probe import Probe
-    from backend.training.store import Trained, get_store
+    from backend.train import use
+    from backend.train.probe import Probe
+    from backend.train.store import Trained, get_store
 
     encoder, tok = tiny_bert(), minilm_tokenizer()
 

@@ -1,4 +1,4 @@
-"""What the Why tab may conclude (backend.attribution.claims) and how the page shows it: each claim is
+"""What the Why tab may conclude (backend.why.claims) and how the page shows it: each claim is
 withheld under its stated condition (a failed or unjudgeable completeness check, a change too small to
 explain, one token deciding the deletion test, a tie), colours are measured against the change explained
 (not a row's own largest score), signless methods are never red or blue, and the explained NER token is
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from backend.attribution import claims
+from backend.why import claims
 from components.why import handlers, plots
 
 TOKENS = [{"token": w, "index": i} for i, w in enumerate(["Angela", "Merkel", "visited", "London"])]

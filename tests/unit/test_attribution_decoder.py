@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from backend.attribution import checks, methods, tasks
-from backend.attribution.targets import suffix_groups
+from backend.why import checks, methods, tasks
+from backend.why.targets import suffix_groups
 from backend.runtime.errors import InputError
 from tests.tiny_models import smollm2_tokenizer, tiny_llama
 
@@ -132,7 +132,7 @@ def test_attribute_explains_a_128_token_prompt_at_the_defaults(decoder, monkeypa
     scored, the checks computed, occlusion equal to recomputing the prompt without each token."""
     import json
 
-    from backend.attribution import api
+    from backend.why import api
     from backend.runtime import config
 
     model, tok = decoder

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from backend.attribution import api, methods, span
+from backend.why import api, methods, span
 from backend.engines.qa import reader
 from backend.runtime import config
 from backend.runtime.errors import InputError

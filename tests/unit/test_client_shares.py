@@ -154,7 +154,7 @@ def test_the_full_store_says_when_it_frees_up():
 
 # ------------------------------------------------------------------ the stores
 def test_the_train_store_refuses_a_clients_extra_session_and_admits_another_client():
-    from backend.training.store import Trained, TrainStore
+    from backend.train.store import Trained, TrainStore
 
     store = TrainStore(max_bytes=800 * MB, keep_s=900.0, share=0.25)  # 200 MB a client: a1 and a2 both start
     for s in ("a1", "a2", "a3", "b1"):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from backend.compress import report
+from backend.efficiency.compress import report
 from backend.engines.compression import pipeline as compress_run, distill, onnx_ort, perf_bench, prune
 from backend.engines.classify import datasets, finetune
 from tests.tiny_models import minilm_tokenizer, tiny_bert

@@ -1,9 +1,9 @@
-"""The chapter 8 benchmark's verdicts (backend/compress/claims.py): "fastest", a target "met" and an
+"""The chapter 8 benchmark's verdicts (backend/efficiency/compress/claims.py): "fastest", a target "met" and an
 accuracy gain are claimed only where this run's numbers allow it; otherwise the claim says why not."""
 
 from __future__ import annotations
 
-from backend.compress import claims, report
+from backend.efficiency.compress import claims, report
 from backend.engines.classify.metrics import wilson_interval
 
 

@@ -1,4 +1,4 @@
-"""A live chapter 8 run belongs to the address that made it (backend/compress/live.py): nobody else can
+"""A live chapter 8 run belongs to the address that made it (backend/efficiency/compress/live.py): nobody else can
 name it, read it or push it out of the cache."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from backend.compress import live
+from backend.efficiency.compress import live
 from backend.runtime import clients, config
 from backend.runtime.errors import InputError
 
@@ -47,7 +47,7 @@ def test_another_address_cannot_read_a_run(root):
 
 
 def test_the_run_folder_of_another_address_answers_as_gone(root, monkeypatch, tmp_path):
-    from backend.compress import api
+    from backend.efficiency.compress import api
 
     monkeypatch.setattr(api, "default_folder", lambda: tmp_path / "default")
     monkeypatch.setenv("TLAB_CACHE_DIR", str(tmp_path))

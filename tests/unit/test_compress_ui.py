@@ -7,7 +7,7 @@ from unittest.mock import patch
 
 import numpy as np
 
-from backend.compress import claims, report
+from backend.efficiency.compress import claims, report
 from backend.engines.compression import perf_bench
 from components.efficiency import compress_plots, compress_ui
 from components.shell import notice_of
@@ -100,7 +100,7 @@ def test_a_compress_link_restores_its_settings_in_the_efficiency_tab_and_blanks_
 def test_the_section_opens_on_the_default_run_whole_with_its_settings_in_the_controls(monkeypatch):
     import gradio as gr
 
-    from backend import compress
+    from backend.efficiency import compress
     from backend.runtime.errors import InputError
     from components.shell import links
 

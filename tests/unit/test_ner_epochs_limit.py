@@ -7,7 +7,7 @@ import gradio as gr
 import pytest
 
 from backend.runtime.errors import InputError
-from backend.training import ner_api
+from backend.train import ner_api
 
 pytestmark = pytest.mark.unit
 

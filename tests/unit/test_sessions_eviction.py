@@ -18,7 +18,7 @@ from backend.runtime.errors import InputError
 from backend.search import corpora as C
 from backend.search.index import IndexSettings
 from backend.search.service import Embedder, SearchService
-from backend.training.store import Trained, TrainStore
+from backend.train.store import Trained, TrainStore
 from tests.tiny_models import minilm_tokenizer, tiny_bert
 
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from backend.runtime.errors import InputError
-from backend.training import api, gpu, probe as P
+from backend.train import api, gpu, probe as P
 from backend.engines.classify import datasets as D, finetune as FT, metrics as M
-from backend.training import store as train_store
-from backend.training.store import TrainStore, Trained
+from backend.train import store as train_store
+from backend.train.store import TrainStore, Trained
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 
 POS = ["good great lovely day", "great happy nice fun", "lovely nice good time", "happy good fun great",

@@ -13,7 +13,7 @@ import pytest
 from backend.engines.classify import metrics as M
 from backend.engines.classify import finetune as FT
 from backend.runtime.rates import RATES
-from backend.training import api
+from backend.train import api
 from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
 from components.train.plots import confusion_figure, curve_figure
 from tests.unit.test_train import NEG, POS, _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)

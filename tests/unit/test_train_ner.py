@@ -12,9 +12,9 @@ import pytest
 
 from backend.engines.ner import metrics as ner_metrics
 from backend.runtime.errors import InputError
-from backend.training import api, ner_api, ner_gpu, ner_upload, ner_use, use
-from backend.training import store as train_store
-from backend.training.store import TrainStore
+from backend.train import api, ner_api, ner_gpu, ner_upload, ner_use, use
+from backend.train import store as train_store
+from backend.train.store import TrainStore
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 
 RUN = dict(epochs=1, max_sentences=16, batch_size=8, learning_rate=1e-3)

@@ -11,7 +11,7 @@ import pytest
 from backend.runtime import budget as request_budget
 from backend.runtime.errors import InputError
 from backend.runtime.rates import RATES
-from backend.training import ner_api, ner_plan, ner_results, ner_upload
+from backend.train import ner_api, ner_plan, ner_results, ner_upload
 from backend.engines.ner.token_classification import Recipe
 
 SENT = [("Angela", "B-PER"), ("Merkel", "I-PER"), ("visited", "O"), ("Paris", "B-LOC"), (".", "O")]

@@ -18,7 +18,7 @@ from backend.runtime import config
 from backend import hub
 from backend.runtime.errors import InputError
 from backend.pipelines import api as papi
-from backend.training import api, use
+from backend.train import api, use
 from backend.hub import builders as offline
 from tests.unit.test_train import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
 
@@ -128,7 +128,7 @@ def test_download_of_a_fine_tuned_model_holds_its_head(tiny, tmp_path):
 
 def test_an_evicted_session_loses_its_files(two_sessions):
     a, _ = two_sessions
-    from backend.training.store import get_store
+    from backend.train.store import get_store
 
     store = get_store()
     folder = store.files_dir(a)

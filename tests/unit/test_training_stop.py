@@ -20,9 +20,9 @@ from backend.engines.classify import finetune as FT
 from backend.engines.ner import token_classification as tc
 from backend.runtime import stops
 from backend.scratch import gpt_store, seq2seq_store
-from backend.training import api, gpu, ner_api, use
-from backend.training import store as train_store
-from backend.training.store import TrainStore
+from backend.train import api, gpu, ner_api, use
+from backend.train import store as train_store
+from backend.train.store import TrainStore
 from components.train.ui import accuracy_text, summary_markdown
 from tests.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
 

@@ -22,7 +22,7 @@ import threading
 import numpy as np
 import torch
 
-from backend.attribution.targets import Target, backbone, embedding_layer
+from backend.why.targets import Target, backbone, embedding_layer
 
 GRADIENT_METHODS = ("gradient_x_input", "integrated_gradients")
 METHODS = ("gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout", "last_layer_attention")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backend.compress.api import run_folder
+from backend.efficiency.compress.api import run_folder
 from backend.engines.compression import pipeline as compress_run
 from backend.engines.classify import finetune
 from backend.runtime import budget, downloads
@@ -78,7 +78,7 @@ def compress_predict(text, run_id="default") -> dict:
 
 
 def _label(key: str) -> str:
-    from backend.compress.report import label_of
+    from backend.efficiency.compress.report import label_of
 
     return label_of(key)
 

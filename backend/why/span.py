@@ -14,7 +14,7 @@ import inspect
 
 import torch
 
-from backend.attribution.targets import Target, baseline_token, special_positions
+from backend.why.targets import Target, baseline_token, special_positions
 from backend.engines.qa import reader
 from backend.runtime.errors import InputError
 

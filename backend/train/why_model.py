@@ -1,6 +1,6 @@
 """A session's trained classifier as one differentiable model, for the Why tab's attributions.
 
-The Why tab (backend.attribution) may not import this tab; it asks
+The Why tab (backend.why) may not import this tab; it asks
 `hub.session_models.serve("why-classifier", session_id, method)`, which reaches `classifier`
 here. Both of the session's classifiers become a module whose `forward(input_ids,
 attention_mask).logits` are the logits `/predict_trained` turns into probabilities:
@@ -21,8 +21,8 @@ from torch import nn
 from backend import hub
 from backend.engines.classify import finetune
 from backend.engines.embedding.vectors import mean_pool
-from backend.training import gpu, use
-from backend.training.store import get_store
+from backend.train import gpu, use
+from backend.train.store import get_store
 
 
 class _Output:

@@ -6,7 +6,7 @@ feature ablation (occlusion) and the attention rollout recipe; `checks` tests th
 same input (completeness, deletion against random orders, agreement).
 """
 
-from backend.attribution.api import EXPLANATIONS, TASKS, attribute, parse_methods
-from backend.attribution.methods import METHODS
+from backend.why.api import EXPLANATIONS, TASKS, attribute, parse_methods
+from backend.why.methods import METHODS
 
 __all__ = ["attribute", "parse_methods", "TASKS", "METHODS", "EXPLANATIONS"]

@@ -5,8 +5,8 @@ notice" lines computed from these numbers (never written in advance)."""
 
 from __future__ import annotations
 
-from backend.compress import claims
-from backend.compress.claims import ORT_SPEEDUP, STUDENT_KEEP, STUDENT_LATENCY  # noqa: F401  (the targets)
+from backend.efficiency.compress import claims
+from backend.efficiency.compress.claims import ORT_SPEEDUP, STUDENT_KEEP, STUDENT_LATENCY  # noqa: F401  (the targets)
 from backend.engines.compression.pipeline import NAMES
 
 
@@ -68,7 +68,7 @@ def pruning_curve(raw: dict) -> list[dict]:
 
 
 def targets(table: list[dict]) -> dict:
-    """The chapter's targets, each "met", "not met" or "cannot tell" with why (backend.compress.claims)."""
+    """The chapter's targets, each "met", "not met" or "cannot tell" with why (backend.efficiency.compress.claims)."""
     by = {r["key"]: r for r in table}
     out = {}
     if "student" in by:

@@ -13,7 +13,7 @@ from backend.engines.ner.token_classification import Recipe
 from backend.runtime import budget as request_budget
 from backend.runtime.device import pick_device
 from backend.runtime.rates import RATES
-from backend.training.gpu import ROLE
+from backend.train.gpu import ROLE
 
 TRAIN_WORK = "NER training words"  # words through forward + backward + update
 SCORE_WORK = "NER scoring words"  # words through a forward pass (validation, test)

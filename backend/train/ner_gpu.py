@@ -23,7 +23,7 @@ from backend.engines.ner import token_classification as tc
 from backend.runtime import budget as request_budget
 from backend.runtime import stops
 from backend.runtime.device import gpu_task
-from backend.training.gpu import ROLE
+from backend.train.gpu import ROLE
 
 _HALTS: dict[str, threading.Event] = {}
 _LOCK = threading.Lock()

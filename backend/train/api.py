@@ -28,9 +28,9 @@ from backend.runtime.errors import InputError
 from backend.engines.classify.similarity import DEFAULT_TEMPLATE
 from backend.engines.classify import datasets
 from backend.runtime.rates import RATES
-from backend.training import features
-from backend.training import gpu
-from backend.training.run_plan import (
+from backend.train import features
+from backend.train import gpu
+from backend.train.run_plan import (
     _curve_sizes,
     LOAD_WORK,
     PROBE_WORK,
@@ -39,9 +39,9 @@ from backend.training.run_plan import (
 )
 from backend.engines.classify import finetune
 from backend.engines.classify import metrics
-from backend.training import probe as logistic
-from backend.training import use
-from backend.training.store import Trained, get_store
+from backend.train import probe as logistic
+from backend.train import use
+from backend.train.store import Trained, get_store
 from backend.runtime.validation import as_bool, as_float, as_int, check_text, one_of, opt_text
 
 METHODS = ("zero_shot", "probe", "finetune")

@@ -24,11 +24,11 @@ from backend.runtime.config import public_mode
 from backend.runtime.errors import InputError
 from backend.runtime import stops
 from backend.runtime.rates import RATES
-from backend.training import ner_gpu, ner_plan, ner_results, ner_upload
-from backend.training.gpu import ROLE
-from backend.training.store import get_store
+from backend.train import ner_gpu, ner_plan, ner_results, ner_upload
+from backend.train.gpu import ROLE
+from backend.train.store import get_store
 from backend.runtime.validation import as_bool, as_float, as_int, one_of
-from backend.training.ner_use import TASK, NerTrained  # noqa: F401  (re-exported for the package)
+from backend.train.ner_use import TASK, NerTrained  # noqa: F401  (re-exported for the package)
 
 STOP_WAIT_S = 5.0  # after Stop, how long a stream that cannot hear the flag (ZeroGPU) may run on
 PUBLIC_MAX_EPOCHS = 5  # a public server's limit (each epoch of the shipped set is a few budgets of work)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.attribution.targets import Target
+from backend.why.targets import Target
 
 MAX_POINTS = 12  # deletion points per order beyond the first few (long inputs remove in strides)
 FIRST_STEPS = 4  # the first removals are always single tokens (the top tokens matter most)

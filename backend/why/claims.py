@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.attribution import checks
+from backend.why import checks
 
 FLOOR = 1e-3  # an output change below this is too small to explain (or to judge a gap in % of)
 TOLERANCE = 0.05  # integrated gradients' completeness gap, as a share of the change they explain

@@ -17,10 +17,10 @@ import numpy as np
 from backend import hub
 from backend.runtime.errors import InputError
 from backend.engines.tasks.text import ranked_labels
-from backend.training import features
-from backend.training import gpu
+from backend.train import features
+from backend.train import gpu
 from backend.engines.classify import finetune
-from backend.training.store import Trained, get_store
+from backend.train.store import Trained, get_store
 from backend.runtime.validation import as_bool, one_of
 
 METHOD_NAMES = {"probe": "feature extraction + logistic regression", "finetune": "fine-tuning"}

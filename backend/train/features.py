@@ -18,7 +18,7 @@ import numpy as np
 from backend.engines.classify.finetune import rate_key, text_units
 from backend.engines.classify.similarity import DEFAULT_TEMPLATE
 from backend.runtime.rates import RATES
-from backend.training import gpu
+from backend.train import gpu
 
 EMBED_WORK = "embedding characters"  # the frozen encoder's features (measured rate, see runtime.rates)
 ZERO_SHOT_WORK = "zero-shot characters"

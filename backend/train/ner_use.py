@@ -14,9 +14,9 @@ from backend.engines.ner import data as ner_data
 from backend.engines.ner import token_classification as tc
 from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text
-from backend.training import ner_gpu
-from backend.training.gpu import ROLE
-from backend.training.store import Trained, get_store
+from backend.train import ner_gpu
+from backend.train.gpu import ROLE
+from backend.train.store import Trained, get_store
 
 TASK = "ner"
 

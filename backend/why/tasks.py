@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import torch
 
-from backend.attribution.targets import Target, baseline_token, special_positions, token_rows
+from backend.why.targets import Target, baseline_token, special_positions, token_rows
 from backend.engines.embedding.vectors import embed_texts, mean_pool
 from backend.runtime.errors import InputError
 

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from backend.compress import claims, live as live_runs, report
+from backend.efficiency.compress import claims, live as live_runs, report
 from backend.engines.compression import pipeline as compress_run, distill
 from backend.engines.classify import datasets, finetune
 from backend.hub import compress_builder
@@ -61,7 +61,7 @@ def _settings(temperature, alpha, layers, sparsity, epochs=None) -> compress_run
 
 
 def run_id(settings: compress_run.Settings) -> str:
-    """This address's run with these settings: unguessable for anyone else (backend/compress/live.py)."""
+    """This address's run with these settings: unguessable for anyone else (backend/efficiency/compress/live.py)."""
     return live_runs.run_id(settings, config.get_settings().cache_dir / LIVE_DIR)
 
 

@@ -9,8 +9,8 @@ from backend import hub
 from backend.engines.classify import datasets
 from backend.runtime.device import pick_device
 from backend.runtime.rates import RATES
-from backend.training import features
-from backend.training import gpu
+from backend.train import features
+from backend.train import gpu
 from backend.engines.classify import finetune
 
 CURVE_SIZES = (8, 16, 32, 64, 128)  # examples per label on the learning curve, then all

@@ -14,9 +14,9 @@ import numpy as np
 
 from backend import hub
 from backend.hub import session_models
-from backend.attribution import checks, claims, span, tasks
-from backend.attribution import methods as mth
-from backend.attribution.methods import METHODS
+from backend.why import checks, claims, span, tasks
+from backend.why import methods as mth
+from backend.why.methods import METHODS
 from backend.engines.classify import similarity as sim
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task
@@ -26,7 +26,7 @@ from backend.runtime.validation import as_int, check_template, check_text, opt_t
 TASKS = ("sentiment", "session", "zero_shot", "ner", "next_token", "qa")
 ROLES = {"sentiment": "sentiment", "session": "embedder", "zero_shot": "zero_shot", "ner": "ner",
          "next_token": "decoder", "qa": "qa"}
-SESSION_PROVIDER = "why-classifier"  # backend.training offers a session's classifier under this name
+SESSION_PROVIDER = "why-classifier"  # backend.train offers a session's classifier under this name
 EXPLANATIONS = ("gradient_x_input", "integrated_gradients", "occlusion", "attention_rollout")
 DEFAULTS = {"sentiment": (mth.DEFAULT_STEPS, checks.RANDOM_ORDERS), "next_token": (16, 4)}  # (IG steps, random orders)
 MAX_STEPS = 256
@@ -265,7 +265,7 @@ def _time_forward(target) -> tuple[dict, float]:
 
 
 def _checked(task, target, scores, completeness, args, full: float, tokens: list[dict]) -> dict:
-    """The checks of the scores and what they let the page claim (backend.attribution.claims)."""
+    """The checks of the scores and what they let the page claim (backend.why.claims)."""
     checked: dict = {"meanings": dict(checks.MEANINGS)}
     f_base = completeness["f_baseline"] if completeness is not None else target.baseline_value()
     checked["scale"] = claims.scale(full, f_base, list(scores))

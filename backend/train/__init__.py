@@ -3,7 +3,7 @@ extraction + logistic regression, and fine-tuning, side by side on the same spli
 learning curve; and a token classifier (NER, chapter 4). The result belongs to the caller's session.
 """
 
-from backend.training.api import (
+from backend.train.api import (
     METHOD_NAMES,
     METHODS,
     list_datasets,
@@ -17,15 +17,15 @@ from backend.training.api import (
     train_iter,
 )
 from backend.engines.classify.datasets import SHIPPED
-from backend.training.run_plan import CURVE_SIZES
-from backend.training.use import classify_in_session, export, use_trained
-from backend.training import ner_api, ner_use
-from backend.training.ner_api import estimate as estimate_ner, train as train_ner, train_iter as train_ner_iter
-from backend.training.ner_use import export as export_ner, predict as predict_ner
+from backend.train.run_plan import CURVE_SIZES
+from backend.train.use import classify_in_session, export, use_trained
+from backend.train import ner_api, ner_use
+from backend.train.ner_api import estimate as estimate_ner, train as train_ner, train_iter as train_ner_iter
+from backend.train.ner_use import export as export_ner, predict as predict_ner
 from backend.hub import session_models
 
 session_models.provide("sentiment", classify_in_session)  # "Use in Pipelines": Classify asks this first
-from backend.training import why_model  # noqa: E402
+from backend.train import why_model  # noqa: E402
 
 session_models.provide("why-classifier", why_model.classifier)  # the Why tab explains this session's classifier
 
