@@ -195,18 +195,16 @@ def _tabs(gr, demo, only: set | None = None) -> None:
                     gr.Markdown(header, elem_id=f"{key}-chapter", elem_classes=["tab-chapter"])
                 builders[title].build()
             links.follow_tab(tab, key, elem_id)  # the address bar names the tab on screen
-    _links(demo, tabs, tries, "search" in {key for *_, key, _ in built})
+    _links(demo, tabs, tries)
 
 
-def _links(demo, tabs, tries, has_search: bool = True) -> None:
-    """Tabs that do not register links themselves yet, by their inputs' elem_ids; then a page
-    opened with a query string restores its tab (components/shell/links.py, page_query.py)."""
+def _links(demo, tabs, tries) -> None:
+    """What crosses tabs, once every tab has declared its own link: the Start page's tries, the hand-offs,
+    kept runs and the life cycle; then a page opened with a query string restores its tab
+    (components/shell/links.py, page_query.py)."""
     from components.shell import lifecycle, links, page_query, runs
     from components.start import ui as start
 
-    if has_search:
-        links.adopt("search", {"query": "search-query"})
-    links.resolve(demo)
     start.wire(tries, tabs)
     links.wire_handoffs(tabs)
     runs.wire()  # a kept run's link ("Your runs") reopens it in place

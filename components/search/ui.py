@@ -16,8 +16,8 @@ from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, server_lane,
     server_or_long_slot, error_box, file_path, md_text, model_badge, raw_json,
 )
-from components.shell import code_view, gradio_patches, runs
-from components.shell.endpoint import After, Endpoint, Runs, declare
+from components.shell import code_view, gradio_patches, links, runs
+from components.shell.endpoint import After, Endpoint, Link, Runs, declare
 from components.search.answer import answer_markdown
 from components.search.evaluate import build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
@@ -330,6 +330,7 @@ def build() -> None:
                 query = Textbox(label="Query", scale=4, elem_id="search-query", value=EXAMPLE_QUERIES[0])
                 k = Slider(1, 50, value=5, step=1, label="k", scale=1)
             search_btn = gr.Button("Search", variant="primary", elem_id="search-go")
+            link_bar = links.bar("search")  # the search's link (?tab=search&query=...): not run on open
             gr.Examples([[q] for q in EXAMPLE_QUERIES], inputs=[query])
             box = error_box(elem_id="search-error")
             stats_md = gr.Markdown(elem_id="search-stats")
@@ -362,11 +363,14 @@ def build() -> None:
                                [corpus_note, results, plot, caption, results_json, *search_code.outputs])]))
     corpus.input(lambda: gr.update(value="", visible=False), None, [corpus_note], queue=False,
                  api_visibility="private")
-    # The map's caption follows; its runs are wired by runs.wire (this tab's link is adopted: app.py).
+    # The map's caption follows. A link restores the query and k (an index is built on the tab's open, so a
+    # link never presses Search) and blanks the last search's results.
     declare(Endpoint("search", run_search, {"query": query, "k": k}, [results, plot, results_json, badge],
                      trigger=search_btn, also=[query.submit], lane=BATCH_LANE, errors=box,
                      cleared=[results, plot, results_json, badge, caption], result=results_json, code=search_code,
                      after=[After("success", after_search, [results_json], [caption, stats_md])],
+                     link=Link("search", link_bar, results=[results, plot, results_json, badge, caption,
+                                                             *search_code.outputs]),
                      runs=Runs(kept, [badge, results, plot])))
     declare(Endpoint("ask_corpus", ask, {"question": question, "k": k}, [answer_md, answer_json, reader_badge],
                      trigger=ask_btn, lane=server_lane(), errors=ask_box, planner=_reader_plan))

@@ -17,7 +17,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | `order_lane` | `_queue.get_events`, `event_queue_per_concurrency_id`, `active_jobs`, `Event.concurrency_id` | the long lane starts an address's job before a second job of an address that already runs one |
 | `wrap_handlers`, `parameter_names` | `Blocks.fns`, `BlockFunction.fn`, `input_parameter_names`, `gradio.utils.get_function_params` | the guard around every handler, and the argument a refusal names |
 | `page_being_built`, `enclosing_block`, `event_output_ids`, `event_components`, `fn_inputs` | `gradio.context.Context.root_block` / `.block`, an event's dependency dict (`outputs`, `show_progress_on`), `Blocks.blocks`, `BlockFunction.inputs` | the shell wires a page's life cycle, runs and links while the page is built, and the guard names an event's inputs; Gradio 6 has no public way to ask which page or tab is being built or what an event writes |
-| `components_by_elem_id`, `lane_of` | `Blocks.blocks`, `BlockFunction.concurrency_id` / `Event.concurrency_id` | links adopt a tab's components by elem_id; admission reads a request's lane |
+| `lane_of` | `BlockFunction.concurrency_id` / `Event.concurrency_id` | admission reads a request's lane |
 | `readable_file_model` | `Component.data_model`, `gradio.data_classes.FileData` | a file argument that is not an upload is refused in words, not a pydantic dump |
 | `patient_startup_check` | `gradio.networking.url_ok` | launch's one 3-second look at its own page killed the app on a loaded box |
 | `limit_upload_files` | `route_utils.GradioMultiPartParser.max_files` | Gradio 6 takes 1,000 files per upload request and has no setting |
@@ -142,11 +142,6 @@ def parameter_names(block_fn) -> list[str]:
         return [p[0] for p in get_function_params(block_fn.fn)]
     except Exception:  # noqa: BLE001  a handler whose signature cannot be read
         return []
-
-
-def components_by_elem_id(demo) -> dict:
-    """Every component of `demo` under its elem_id (`Blocks.blocks`)."""
-    return {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
 
 
 def lane_of(fn_or_event) -> str | None:

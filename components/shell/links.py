@@ -92,7 +92,6 @@ class TabLink:
     params: list[Param]
     bar: object | None = None  # the "copy link" gr.HTML
     run_id: str | None = None  # elem_id of the button a cheap tab presses on open
-    foreign: dict = field(default_factory=dict)  # name -> elem_id, resolved after the page is built
     parent: str | None = None  # a sub-tab's main tab (the page's gr.Tabs selects it; `key` selects the sub-tab)
     subtabs: object | None = None  # the gr.Tabs that holds this sub-tab (gr.Tab(id=key) inside it)
     results: list = field(default_factory=list)  # what a run shows: blanked when a link or hand-off refills the inputs
@@ -281,21 +280,6 @@ def register(key: str, inputs: dict, events=(), link_bar=None, run=None, parent:
     for event in events if link_bar is not None else ():
         lifecycle.after(event, "success", written, [p.component for p in params], [link_bar])
         lifecycle.after(event, "failure", blank, None, [link_bar])  # a failed run leaves no link to what it replaced
-
-
-def adopt(key: str, inputs: dict) -> None:
-    """A tab this module cannot edit: its inputs by elem_id, resolved by `resolve(demo)`. Restored
-    from links and the Start page; writing its link waits for the tab to `register` itself."""
-    if key not in _REGISTRY:
-        _REGISTRY[key] = TabLink(key, [], None, None, foreign=dict(inputs))
-
-
-def resolve(demo) -> None:
-    """Find adopted tabs' components by elem_id (missing ones are skipped)."""
-    by_id = gradio_patches.components_by_elem_id(demo)
-    for link in _REGISTRY.values():
-        if link.foreign and not link.params:
-            link.params = [param_for(name, by_id[eid]) for name, eid in link.foreign.items() if eid in by_id]
 
 
 def _subtabs() -> list:

@@ -57,12 +57,22 @@ def test_first_search_needs_no_build(page, tab_url):
     assert open_raw_json(page, "#search-tab") == 0
     assert overflowing_tables(page, "#search-tab") == []
     shot(page, "search_first_use")
+    # The search's own link (declared by the tab): it carries the query and k.
+    link = page.locator("#search-link a.tlab-link-a")
+    expect(link).to_have_attribute("href", re.compile(r"tab=search.*query=how\+do\+I\+keep.*k=5"))
+    href = link.get_attribute("href")
     # A bad query next: the old hits go, one inline message takes their place.
     q.fill("   ")
     press_again(page, "#search-go")
     expect(page.locator("#search-error")).to_contain_text("empty", timeout=30_000)
     expect(page.locator("#search-results .tlab-hit")).to_have_count(0)
     shot(page, "search_error")
+    expect(page.locator("#search-link a.tlab-link-a")).to_have_count(0)  # a failed search leaves no link
+    # The link opens the tab with the query it carries, and restores without searching.
+    page.goto(tab_url + href)
+    expect(page.locator("#search-query textarea, #search-query input").first).to_have_value(
+        "how do I keep a model from repeating itself when generating?", timeout=30_000)
+    expect(page.locator("#search-results .tlab-hit")).to_have_count(0)
     assert not getattr(page, "blocked_requests", [])
 
 

@@ -230,7 +230,7 @@ def test_the_upload_parser_is_capped_at_our_file_count():
 @pytest.mark.parametrize("name", ["admit_at_queue_door", "current_event", "current_session_hash", "current_page_url",
                                   "word_input_errors", "no_session_value_copies", "limit_upload_files",
                                   "special_arguments", "order_lane", "wrap_handlers", "parameter_names",
-                                  "components_by_elem_id", "lane_of", "readable_file_model",
+                                  "lane_of", "readable_file_model",
                                   "page_being_built", "enclosing_block", "event_output_ids", "event_components",
                                   "fn_inputs",
                                   "patient_startup_check"])
@@ -363,11 +363,10 @@ def test_parameter_names_are_the_apis_else_the_handlers():
     assert gp.parameter_names(block_fn) == ["text", "top_k"]
 
 
-def test_components_by_elem_id_and_lane_of():
+def test_lane_of():
     with gr.Blocks() as demo:
         box = gr.Textbox(elem_id="the-box")
         box.submit(lambda x: x, box, box, concurrency_id="long")
-    assert gp.components_by_elem_id(demo)["the-box"] is box
     assert gp.lane_of(next(iter(demo.fns.values()))) == "long"
 
 
