@@ -185,8 +185,9 @@ def build() -> tuple:
             download_md = gr.Markdown(elem_id="train-ner-download-status")
 
     inputs = [source, file, epochs, max_sentences, learning_rate, batch_size, word_shapes, seed]
-    for widget in (source, file, epochs, max_sentences, batch_size, word_shapes):
-        widget.change(show_estimate, inputs, [estimate_md], api_visibility="private")
+    # One listener answering the newest setting (separate ones could answer out of order: train/ui.py).
+    gr.on([w.change for w in (source, file, epochs, max_sentences, batch_size, word_shapes)], show_estimate, inputs,
+          [estimate_md], api_visibility="private", trigger_mode="always_last")
     file.upload(lambda: "upload", None, [source], api_visibility="private")
     outputs = [status, summary, table, bars, loss, confusion, errors, result_json]
     (train_ev,) = declare(Endpoint(  # the tab's link: written by train.ui once it is registered, as are the runs
