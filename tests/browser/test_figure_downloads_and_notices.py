@@ -1,5 +1,5 @@
-"""Figures and layout across tabs, as a visitor sees them on the whole page: tab headings are one size,
-no two JSON accordions are stacked, and on a phone tables keep whole words and plots fit. The helpers
+"""Figures and layout across tabs, as a visitor sees them on the whole page: tab headings are one size and
+no two JSON accordions are stacked (on a phone, tables and plots: test_phone_tables_and_plots). The helpers
 (PLOTS, OVERLAPS, _download) serve the tabs' own pages, which check that every plot downloads as PNG
 and SVG from a visible control (no network), every main figure says what to notice (and the line is
 true for the figure), titles do not run into axes or each other, and the Train tab's link restores its
@@ -8,10 +8,7 @@ the Decoding inspector, picker and presets: test_decoding_picker_and_inspector).
 
 from __future__ import annotations
 
-from playwright.sync_api import expect
-
-from tests.browser.conftest import shot
-from tests.conftest import ARTIFACTS, new_page
+from tests.conftest import ARTIFACTS
 
 # Visible plots under `scope`: (elem id of its block, the notice shown, the notice the figure carries,
 # how many download buttons).
@@ -66,30 +63,3 @@ def test_tab_headings_are_one_size_and_json_accordions_are_never_stacked(page, a
             return b.slice(1).filter((r, i) => r.top - b[i].bottom < 30 && Math.abs(r.left - b[i].left) < 5).length; }""")
     assert len({s for found in sizes.values() for s in found}) == 1, sizes
     assert not any(stacked.values()), stacked
-
-
-def test_tables_keep_whole_words_and_plots_fit_on_a_phone(browser, app_url):
-    from tests.browser.test_decoding_phone_table import CRUSHED
-
-    page = new_page(browser, viewport={"width": 420, "height": 900})
-    try:
-        page.goto(app_url + "?tab=tokenizers&text=Tokenizers+split+unbelievably+long+words")
-        expect(page.locator("#tok-notice")).to_contain_text("What to notice", timeout=120_000)
-        page.wait_for_timeout(800)
-        for table in ("tok-enc-table", "tok-dec-table"):
-            assert page.evaluate(CRUSHED, table) == [], table
-        shot(page, "course_polish_phone_tokenizers")
-        page.goto(app_url + "?tab=pipelines-classify&text=The+battery+died+after+two+days.")
-        expect(page.locator("#pl-classify-plot .tlab-notice")).to_contain_text("wins", timeout=120_000)
-        page.wait_for_timeout(800)
-        table_id = page.evaluate("""() => { const t = [...document.querySelectorAll('[id^=pl-classify] .table-wrap')]
-            .find(t => t.offsetParent !== null); return t ? t.closest('[id]').id : null; }""")
-        assert table_id, "no Classify table"
-        assert page.evaluate(CRUSHED, table_id) == []  # "NEGAT..." no more
-        width = page.evaluate("document.querySelector('#pl-classify-plot .js-plotly-plot').getBoundingClientRect().right")
-        assert width <= 420, width
-        assert page.evaluate("document.documentElement.scrollWidth") <= 420
-        shot(page, "course_polish_phone_classify")
-        assert page.blocked_requests == []
-    finally:
-        page.context.close()
