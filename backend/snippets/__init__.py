@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.snippets import anatomy, attention, decoding, efficiency, multilingual, pipelines, search, tokenizers, why
+from backend.snippets import (anatomy, attention, decoding, efficiency, interventions, multilingual, pipelines, scratch,
+                              search, tokenizers, why)
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
@@ -32,13 +33,16 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "search": (search.search, 7),
     "attention": (attention.attention, 3),
     "anatomy": (anatomy.anatomy, 3),
+    "intervene": (interventions.intervene, 3),
     "attribute": (why.attribute, 2),
     "efficiency": (efficiency.efficiency, 8),
     "multilingual_ner": (multilingual.multilingual_ner, 4),
+    "train_tokenizer": (scratch.train_tokenizer, 10),
 }
 
 
 MODEL_CHOICES = ("model_box", "model", "override")  # an empty one means the profile's model: left out of a call
+FILE_INPUTS = ("file", "upload")  # an endpoint's uploaded file, by its argument's name
 
 
 def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
@@ -47,8 +51,9 @@ def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
     if endpoint == "decode":
         settings = decoding.client_settings(result.get("settings") or {})
         return {"prompt": inputs.get("prompt") or result.get("prompt_text", ""), "settings": settings}
-    if inputs.get("file"):  # an upload: the learner's own file by its name, never the server's copy of it
-        inputs = {**inputs, "file": Code(f"handle_file({file_name(inputs['file'])!r})")}
+    for key in FILE_INPUTS:
+        if inputs.get(key):  # an upload: the learner's own file by its name, never the server's copy of it
+            inputs = {**inputs, key: Code(f"handle_file({file_name(inputs[key])!r})")}
     return {k: v for k, v in (inputs or {}).items() if not (k in MODEL_CHOICES and not v)}
 
 

@@ -13,7 +13,7 @@ import gradio as gr
 from backend import interventions
 from backend.runtime import config
 from components.interventions import plots
-from components.shell import lifecycle, links, runs
+from components.shell import code_view, lifecycle, links, runs
 from components.shell.badge import model_time
 from components.shell import LONG_LANE, SHORT_LANE, Number, Radio, Textbox, error_box, md_text, model_badge, raw_json
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare, served
@@ -163,6 +163,7 @@ def build() -> None:
             cont_after = gr.Textbox(label="Greedy continuation, with the spec", interactive=False,
                                     elem_id="interventions-after")
         out_json = raw_json(elem_id="interventions-json")
+        code = code_view.view("interventions")  # "The same in Python", under the raw result
         kept = runs.panel("interventions")  # two ablations side by side
         gr.Markdown("#### Most important heads of one layer\nRemove each head of the layer alone and rank them by what "
                     "that does (decoder: KL of the next token; encoder: 1 − cosine of the sentence embedding).")
@@ -181,6 +182,7 @@ def build() -> None:
         declare(Endpoint(
             "intervene", run_intervene, {"model": model, "text": text, "spec": spec, "new_tokens": new_tokens,
                                          "top_k": top_k}, outputs, trigger=run, lane=SHORT_LANE, errors=box,
+            result=out_json, code=code,
             after=[After("success", shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick])],
             link=Link("interventions", link_bar, run=run, params={"model": model, "text": text, "spec": spec}),
             runs=Runs(kept, [summary, next_plot, cont_before, cont_after, badge])))

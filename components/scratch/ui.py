@@ -10,7 +10,7 @@ import gradio as gr
 from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train_tokenizer
 from backend.scratch.corpora import MAX_CHARS
 from components import shell as common
-from components.shell import runs
+from components.shell import code_view, runs
 from components.shell.badge import model_time
 from components.shell import SHORT_LANE, File, Radio, Slider, Textbox, error_box, file_path, md_text, raw_json
 from components.shell.endpoint import Endpoint, Runs, declare
@@ -162,11 +162,13 @@ def build() -> None:
         gr.Code(scratch_source(), language="python", interactive=False, max_lines=40, elem_id="scratch-code")
     state = gr.State()
     out_json = raw_json("Raw result (JSON: what /train_tokenizer returns)", elem_id="scratch-json")
+    code = code_view.view("scratch-tok")  # "The same in Python", under the raw result ("scratch-code" is the BPE's)
     outputs = [summary, merges, lengths, steps, chips, caption, tpw, tpw_plot, check, state, out_json]
     kept = runs.panel("scratch-tokenizer", link="scratch")  # the tab has no link yet
     names = ("algorithm", "vocab_size", "corpus", "text", "upload", "sentence")
     declare(Endpoint("train_tokenizer", run, dict(zip(names, inputs)), outputs, trigger=go, lane=LANE,
                      errors=box,  # the slider goes back to 0 and, with no timeline, replays nothing
+                     result=out_json, code=code,
                      runs=Runs(kept, [summary, tpw, check])))
     steps.input(replay, [state, steps], [chips, caption], api_visibility="private", trigger_mode="always_last",
                 queue=False)

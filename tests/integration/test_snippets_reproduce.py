@@ -14,8 +14,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from backend import (anatomy, attention, decoding, efficiency, multilingual, pipelines, search, snippets, tokenizers,
-                     why as attribution)
+from backend import (anatomy, attention, decoding, efficiency, interventions, multilingual, pipelines, search, snippets,
+                     tokenizers, why as attribution)
+from backend.scratch import train_tokenizer
 from backend.search.service import get_service
 
 # Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint
@@ -68,9 +69,18 @@ TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
         "attribute": {m: f"{m}.tolist() if '{m}' in globals() else None"
                       for m in ("integrated_gradients", "gradient_x_input", "occlusion")},
         "multilingual_ner": {"tags": "tags"},
+        "intervene": {"tokens": "[tokens_before, tokens_after] if 'tokens_after' in globals() else None",
+                      "texts": "[tokenizer.decode(tokens_before), tokenizer.decode(tokens_after)] "
+                               "if 'tokens_after' in globals() else None",
+                      "probs": "{i: [float(p_before[i]), float(p_after[i])] for i in top} "
+                               "if 'top' in globals() else None",
+                      "kl": "globals().get('kl')",
+                      "cosine": "float(before @ after) if 'before' in globals() else None"},
+        "train_tokenizer": {"merges": "[m if isinstance(m, list) else m.split(' ', 1) for m in merges]",
+                            "tokens": "tokenizer.encode(sentence).tokens", "vocab": "tokenizer.get_vocab_size()"},
         "efficiency": {"fp32": "[tokenizer.decode(o) for o in outputs['fp32']]", "ppl": "ppl",
                        "int8_linears": "sum(type(m).__module__.startswith('torch.ao.nn.quantized.dynamic') for m in int8.modules())"}}
-READS_FILES = ("search", "efficiency")  # snippets that read a file the app ships: run from a checkout
+READS_FILES = ("search", "efficiency", "train_tokenizer")  # snippets that read a file the app ships: run from a checkout
 CHANGES_MODEL = ("multilingual_ner",)  # loads the run's layers into the encoder it loaded
 PASTE = ("Der Hund schläft im Garten.\nThe cat sits on the mat.\nTransformers use self-attention.\n"
          "Beam search keeps several candidates.")
@@ -129,6 +139,13 @@ def _model_inside_runs() -> list:
     made.append(("efficiency", "efficiency", args, efficiency.efficiency(**args)))
     for run, text in (("de", "Angela Merkel besuchte Barilla in Parma."), ("all", "Marie Curie travaillait à Paris.")):
         made.append((f"multilingual_{run}", "multilingual_ner", {"text": text, "run": run}, multilingual.ner(text, run)))
+    for role, text, spec, new in (("decoder", "The capital of France is", "L3H*=0, L5.mlp=0, L2H1*0.5", 6),
+                                  ("encoder", "The movie was wonderful.", "L0.mlp=0, L1H2=0", 0)):
+        args = {"model": role, "text": text, "spec": spec, "new_tokens": new, "top_k": 5}
+        made.append((f"intervene_{role}", "intervene", args, interventions.intervene(**args)))
+    args = {"algorithm": "BPE", "vocab_size": 400, "corpus": "tokenizers", "text": "", "upload": None,
+            "sentence": "The tokenizer learns its merges."}
+    made.append(("train_tokenizer", "train_tokenizer", args, train_tokenizer(**args, compare=False)))
     return made
 
 
@@ -322,3 +339,43 @@ def test_multilingual_ner_snippets_give_the_same_tags(runs, reproduced):
             assert reproduced[name]["tags"] == result["tags"] and any(t != "O" for t in result["tags"]), name
             checked += 1
     assert checked == 2
+
+
+def test_intervene_snippets_give_the_same_tokens_and_probabilities(runs, reproduced):
+    """The run's heads and sub-layers scaled by hooks on the output projections: the decoder's greedy tokens
+    both ways are the endpoint's, its next-token probabilities (the same top tokens, both ways) and KL within
+    1e-4; the encoder's sentence-embedding cosine within 1e-4."""
+    checked = 0
+    for name, endpoint, _, result in runs:
+        if endpoint != "intervene":
+            continue
+        got = reproduced[name]
+        if result["role"] == "encoder":
+            assert abs(got["cosine"] - result["embedding"]["cosine"]) < 1e-4, (name, got["cosine"])
+            assert result["embedding"]["cosine"] < 0.9999  # the edits changed something
+            checked += 1
+            continue
+        c = result["continuation"]
+        assert [len(t) for t in got["tokens"]] == [len(c["before_tokens"]), len(c["after_tokens"])] != [0, 0], name
+        assert got["texts"] == [c["before"], c["after"]], name  # the same greedy tokens, as the app decodes them
+        probs = {int(i): p for i, p in got["probs"].items()}
+        top = result["next_token"]["top"]
+        assert set(probs) == {t["id"] for t in top}, name
+        for t in top:
+            assert abs(probs[t["id"]][0] - t["p_before"]) < 1e-4 and abs(probs[t["id"]][1] - t["p_after"]) < 1e-4, t
+        assert abs(got["kl"] - result["next_token"]["kl"]) < 1e-4 and result["next_token"]["kl"] > 0.01, name
+        checked += 1
+    assert checked == 2
+
+
+def test_train_tokenizer_snippet_learns_the_same_merges(runs, reproduced):
+    """The tokenizers library's BpeTrainer on the shipped essay at the run's vocabulary size: the endpoint's
+    first merges, in order (all of them: as many steps), the same vocabulary size, the sentence split the same
+    way as the replay's last step."""
+    (result,) = [r for n, e, _, r in runs if e == "train_tokenizer"]
+    got = reproduced["train_tokenizer"]
+    assert len(got["merges"]) == result["steps"] > len(result["merges"]) > 0
+    assert [tuple(m) for m in got["merges"][:len(result["merges"])]] == [(m["left"], m["right"])
+                                                                         for m in result["merges"]]
+    assert got["vocab"] == result["vocab_size"]["learned"]
+    assert got["tokens"] == [t for t, _ in result["replay"]["timeline"][-1]["tokens"]]

@@ -340,3 +340,78 @@ def test_multilingual_ner_loads_the_runs_layers_and_tags_words_at_their_first_pi
     client = snippets.for_result("multilingual_ner", {"text": "Angela Merkel lacht.", "run": "de"}, result)["client"]
     assert "api_name='/multilingual_ner'" in client and "run='de'" in client
     assert snippets.FAMILIES["multilingual_ner"][1] == 4
+
+
+# ------------------------------------------------------------------ interventions (chapter 3)
+def _edit(layer, part, head=None, scale=0.0) -> dict:
+    return {"layer": layer, "part": part, "head": head, "scale": scale}
+
+
+def test_intervene_hooks_the_runs_heads_and_sublayers_and_says_what_the_app_adds():
+    edits = [_edit(3, "head", h) for h in range(9)] + [_edit(5, "mlp"), _edit(2, "head", 1, 0.5)]
+    result = {"role": "decoder", "family": "llama", "head_dim": 64, "text": "The capital of France is",
+              "spec": "L3H*=0, L5.mlp=0, L2H1*0.5", "edits": edits, "model": PACKAGED,
+              "continuation": {"new_tokens": 6}, "next_token": {"top": [{}] * 7}}
+    inputs = {"model": "decoder", "text": "The capital of France is", "spec": result["spec"], "new_tokens": 6,
+              "top_k": 5}
+    dec = snippets.for_result("intervene", inputs, result)["python"]
+    assert "heads = {3: {0: 0.0, 1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0, 5: 0.0, 6: 0.0, 7: 0.0, 8: 0.0}, 2: {1: 0.5}}" in dec
+    assert "sublayers = {(5, 'mlp'): 0.0}" in dec and "HEAD_DIM = 64" in dec
+    assert "blocks = model.base_model.layers" in dec and ".self_attn.o_proj.register_forward_pre_hook(" in dec
+    assert "blocks[l].mlp.down_proj" in dec and "register_forward_hook(scale_output(f))" in dec
+    assert "max_new_tokens=6, do_sample=False" in dec and "topk(5)" in dec
+    assert "h.remove()" in dec and "AutoModelForCausalLM" in dec
+    adds = [l for l in dec.splitlines() if l.startswith("# What the app adds")]
+    assert len(adds) == 1 and "spec parser" in adds[0] and "weights" in adds[0]
+    quiet = snippets.for_result("intervene", {**inputs, "new_tokens": 0},
+                                {**result, "continuation": {"new_tokens": 0}})["python"]
+    assert "generate(" not in quiet  # no continuation asked: no generate call
+    enc = snippets.for_result("intervene", {**inputs, "model": "encoder"},
+                              {"role": "encoder", "family": "bert", "head_dim": 32, "text": "A film.", "spec": "L0.mlp=0",
+                               "edits": [_edit(0, "mlp")], "model": ENCODER})["python"]
+    assert "blocks = model.base_model.encoder.layer" in enc and "blocks[l].output.dense" in enc
+    assert "heads = {}" in enc and "last_hidden_state" in enc and "generate(" not in enc
+    assert "AutoModel.from_pretrained(folder)" in enc and "sentiment classifier" in enc
+    for python in (dec, quiet, enc):
+        compile(python, "snippet", "exec")
+        assert str(config.get_settings().cache_dir) not in python
+    client = snippets.for_result("intervene", inputs, result)["client"]
+    assert "api_name='/intervene'" in client and "spec='L3H*=0, L5.mlp=0, L2H1*0.5'" in client
+    assert snippets.FAMILIES["intervene"][1] == 3
+
+
+# ------------------------------------------------------------------ from scratch: a tokenizer (chapter 10)
+def _tokenizer_run(algorithm="BPE", vocab_size=300, corpus="tokenizers", **extra) -> tuple[dict, dict]:
+    inputs = {"algorithm": algorithm, "vocab_size": vocab_size, "corpus": corpus, "text": "", "upload": None,
+              "sentence": "The tokenizer learns.", **extra}
+    return inputs, {"algorithm": algorithm, "vocab_size": {"asked": vocab_size, "learned": vocab_size},
+                    "replay": {"sentence": "The tokenizer learns."}}
+
+
+def test_train_tokenizer_names_the_trainer_and_the_runs_vocabulary_size():
+    inputs, result = _tokenizer_run()
+    bpe = snippets.for_result("train_tokenizer", inputs, result)["python"]
+    assert "Tokenizer(models.BPE(unk_token=UNK))" in bpe and "pre_tokenizers.Whitespace()" in bpe
+    assert "trainers.BpeTrainer(vocab_size=300, special_tokens=[UNK])" in bpe
+    assert "show_progress" not in bpe and "min_frequency" not in bpe  # the library's defaults: left out
+    assert "open('assets/data/scratch/tokenizers.txt'" in bpe and '["model"]["merges"]' in bpe
+    assert "sentence = 'The tokenizer learns.'" in bpe
+    adds = [l for l in bpe.splitlines() if l.startswith("# What the app adds")]
+    assert len(adds) == 1 and "does not report them" in adds[0]
+    inputs, result = _tokenizer_run("Unigram", 2000, "glossary")
+    uni = snippets.for_result("train_tokenizer", inputs, result)["python"]
+    assert "trainers.UnigramTrainer(vocab_size=2000, special_tokens=[UNK], unk_token=UNK)" in uni
+    assert "Tokenizer(models.Unigram())" in uni and "assets/corpus/glossary.jsonl" in uni
+    inputs, result = _tokenizer_run("WordPiece", 500, "paste", text="low lower lowest\nnewer wider")
+    wp = snippets.for_result("train_tokenizer", inputs, result)["python"]
+    assert "trainers.WordPieceTrainer(vocab_size=500" in wp and "text = 'low lower lowest\\nnewer wider'" in wp
+    inputs, result = _tokenizer_run(corpus="upload", upload="/tmp/gradio/abc123/my corpus.txt")
+    up = snippets.for_result("train_tokenizer", inputs, result)
+    assert "open('my corpus.txt'" in up["python"] and "/tmp/gradio" not in up["python"] + up["client"]
+    assert "upload=handle_file('my corpus.txt')" in up["client"] and "api_name='/train_tokenizer'" in up["client"]
+    inputs, result = _tokenizer_run(corpus="sentences")
+    sent = snippets.for_result("train_tokenizer", inputs, result)["python"]
+    assert "assets/data/{kind}/{split}.jsonl" in sent
+    for python in (bpe, uni, wp, up["python"], sent):
+        compile(python, "snippet", "exec")
+    assert snippets.FAMILIES["train_tokenizer"][1] == 10

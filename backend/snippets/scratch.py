@@ -1,0 +1,83 @@
+"""The From scratch tab's tokenizer snippet (`/train_tokenizer`, chapter 10): the `tokenizers` library's own
+trainer (BPE, WordPiece or Unigram) on the run's text, with the app's setup (no normalizer, the Whitespace
+pre-tokenizer, one special token `[UNK]`, one document per line) and the run's vocabulary size, then the first
+merges (or Unigram's most probable pieces) and the run's sentence split by the trained tokenizer."""
+
+from __future__ import annotations
+
+from backend.snippets.text import file_name, literal, script
+
+SCRATCH_TEXT = "assets/data/scratch/tokenizers.txt"  # the shipped essay, in the app's repository
+GLOSSARY = "assets/corpus/glossary.jsonl"
+SENTENCES = "assets/data/{kind}/{split}.jsonl"
+MAX_LITERAL = 2000  # a longer paste is read from a file of the learner's own
+SHOWN = 50  # the first merges the tab's table shows
+MODELS = {"BPE": ("models.BPE(unk_token=UNK)", "trainers.BpeTrainer"),
+          "WordPiece": ("models.WordPiece(unk_token=UNK)", "trainers.WordPieceTrainer"),
+          "Unigram": ("models.Unigram()", "trainers.UnigramTrainer")}
+FROM_CHECKOUT = "# the app's shipped corpus ({what} in its repository: run from a checkout)"
+
+
+def corpus_lines(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
+    """(imports, lines that define `text`): the corpus the run trained on, one document per line."""
+    corpus = str(inputs.get("corpus") or "tokenizers").strip().lower()
+    if corpus == "paste":
+        pasted = str(inputs.get("text") or "")
+        if len(pasted) <= MAX_LITERAL:
+            return [], [f"text = {literal(pasted)}  # the pasted text"]
+        return [], [f"text = open('pasted.txt', encoding='utf-8').read()  # the text you pasted "
+                    f"({len(pasted):,} characters), saved as pasted.txt"]
+    if corpus == "upload":
+        name = file_name(inputs.get("upload") or "corpus.txt")
+        return [], [f"text = open({name!r}, encoding='utf-8-sig').read()  # the file you uploaded"]
+    if corpus == "glossary":
+        return ["import json"], [
+            FROM_CHECKOUT.format(what=GLOSSARY),
+            f"text = \"\\n\".join(json.loads(line)[\"text\"] for line in open({GLOSSARY!r}, encoding=\"utf-8\") "
+            "if line.strip())"]
+    if corpus == "sentences":
+        return ["import json"], [
+            FROM_CHECKOUT.format(what="assets/data/{emotion,sentiment,ner}/*.jsonl"),
+            "lines = []",
+            'for kind, field in (("emotion", "text"), ("sentiment", "text"), ("ner", "tokens")):',
+            '    for split in ("train", "validation", "test"):',
+            f"        for line in open({SENTENCES!r}.format(kind=kind, split=split), encoding=\"utf-8\"):",
+            "            if line.strip():",
+            "                value = json.loads(line)[field]",
+            '                lines.append(" ".join(value) if isinstance(value, list) else str(value))',
+            'text = "\\n".join(lines)']
+    return [], [FROM_CHECKOUT.format(what=SCRATCH_TEXT), f"text = open({SCRATCH_TEXT!r}, encoding=\"utf-8\").read()"]
+
+
+def train_tokenizer(inputs: dict, result: dict) -> str:
+    algorithm = str(result.get("algorithm") or inputs.get("algorithm") or "BPE")
+    model, trainer = MODELS.get(algorithm, MODELS["BPE"])
+    size = int((result.get("vocab_size") or {}).get("asked") or float(inputs.get("vocab_size") or 1000))
+    unk = ", unk_token=UNK" if algorithm == "Unigram" else ""  # Unigram's unknown piece is the trainer's setting
+    imports, text = corpus_lines(inputs, result)
+    sentence = (result.get("replay") or {}).get("sentence") or inputs.get("sentence") or ""
+    train = [
+        'UNK = "[UNK]"',
+        f"tokenizer = Tokenizer({model})",
+        "tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()  # no normalizer: the text as it is",
+        f"trainer = {trainer}(vocab_size={size}, special_tokens=[UNK]{unk})",
+        "tokenizer.train_from_iterator(text.splitlines(), trainer)  # one document per line"]
+    if algorithm == "BPE":
+        read = ['merges = json.loads(tokenizer.to_str())["model"]["merges"]  # in the order learned',
+                f"print(len(merges), \"merges; the first {SHOWN}:\", merges[:{SHOWN}])"]
+        imports = ["import json", *imports]
+    elif algorithm == "WordPiece":
+        read = ["# WordPiece keeps only its vocabulary; the ids of the new pieces follow the order of the merges",
+                "vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])",
+                f"print([t for t, _ in vocab if t != UNK and len(t.removeprefix('##')) > 1][:{SHOWN}])"]
+    else:
+        read = ['pieces = json.loads(tokenizer.to_str())["model"]["vocab"]  # [piece, log-probability]',
+                f"print(sorted((p for p in pieces if len(p[0]) > 1 and p[0] != UNK), key=lambda p: -p[1])[:{SHOWN}])"]
+        imports = ["import json", *imports]
+    read += [f"sentence = {literal(sentence)}", "print(tokenizer.encode(sentence).tokens)"]
+    adds = ("# What the app adds: each merge's count (recounted by replaying the merges on the corpus's word counts: "
+            "the library does not report them), the sentence replayed after the first N steps, tokens per word "
+            "against the app's own tokenizers, and the from-scratch BPE (backend/scratch/bpe.py) checked merge "
+            "for merge.")
+    return script([*imports, "from tokenizers import Tokenizer, models, pre_tokenizers, trainers"], text, train,
+                  read, [adds])
