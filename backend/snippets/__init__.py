@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from backend.snippets import (anatomy, attention, decoding, efficiency, interventions, multilingual, pipelines, scratch,
-                              search, tokenizers, why)
+from backend.snippets import (anatomy, attention, compress, decoding, efficiency, interventions, multilingual, pipelines,
+                              scratch, search, tokenizers, why)
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
@@ -36,6 +36,7 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "intervene": (interventions.intervene, 3),
     "attribute": (why.attribute, 2),
     "efficiency": (efficiency.efficiency, 8),
+    "compress": (compress.compress, 8),
     "multilingual_ner": (multilingual.multilingual_ner, 4),
     "train_tokenizer": (scratch.train_tokenizer, 10),
 }

@@ -15,8 +15,8 @@ import gradio as gr
 from backend.efficiency import compress
 from components.efficiency import compress_plots as plots
 from components.shell import LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, error_box, md_text, raw_json
-from components.shell import links, runs
-from components.shell.endpoint import Endpoint, Link, Runs, declare
+from components.shell import code_view, links, runs
+from components.shell.endpoint import Code, Endpoint, Link, Runs, declare
 from components.shell.session_memory import download_root, served
 from backend.runtime.errors import InputError
 
@@ -190,20 +190,22 @@ def build() -> None:
         run_id = Textbox(value="default", label="run id (the sentence box and downloads use this run)",
                          interactive=False, elem_id="compress-run-id")
         out_json = raw_json("Raw result (JSON: what /compress returns)", value=first.get("json"))
+        code = code_view.view("compress")  # "The same in Python", under the raw result
         outputs = [out_json, badge, summary, table, scatter, pruning, run_id]
         named = dict(zip(("run", "temperature", "alpha", "layers", "sparsity", "through", "epochs"), inputs))
         # Both runs write the section's link and are kept; a link restores the settings, never runs.
         link = Link("efficiency-compress", link_bar, parent="efficiency",
                     params={k: named[k] for k in ("run", "through", "temperature", "alpha", "layers", "sparsity",
                                                   "epochs")},
-                    results=[out_json, badge, summary, table, scatter, pruning])
+                    results=[out_json, badge, summary, table, scatter, pruning, *code.outputs])
         kept = Runs(runs.panel("efficiency-compress"), [badge, summary, table, scatter])
         progress = {"show_progress_on": [summary]}
         ev, = declare(Endpoint("compress", run_compress, named, outputs, trigger=run_btn, lane=LONG_LANE,
-                               options=progress, errors=box, link=link, runs=kept))
+                               options=progress, errors=box, link=link, runs=kept, result=out_json, code=code))
         # Next step also moves the step dropdown; a failure blanks the result, not the dropdown.
         ev2, = declare(Endpoint(None, next_step, named, outputs + [named["through"]], trigger=step_btn,
-                                lane=LONG_LANE, options=progress, errors=box, cleared=outputs, link=link, runs=kept))
+                                lane=LONG_LANE, options=progress, errors=box, cleared=outputs, link=link, runs=kept,
+                                result=out_json, code=Code(code, name="compress")))  # `through`: the step it ran
         stop_btn.click(None, None, None, cancels=[ev, ev2], queue=False, api_visibility="private")
         _use(run_id)
 

@@ -16,6 +16,8 @@ import pytest
 
 from backend import (anatomy, attention, decoding, efficiency, interventions, multilingual, pipelines, search, snippets,
                      tokenizers, why as attribution)
+from backend.efficiency import compress
+from backend.runtime.errors import InputError
 from backend.scratch import train_tokenizer
 from backend.search.service import get_service
 
@@ -76,11 +78,12 @@ TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
                                "if 'top' in globals() else None",
                       "kl": "globals().get('kl')",
                       "cosine": "float(before @ after) if 'before' in globals() else None"},
+        "compress": {"accuracies": "accuracies"},
         "train_tokenizer": {"merges": "[m if isinstance(m, list) else m.split(' ', 1) for m in merges]",
                             "tokens": "tokenizer.encode(sentence).tokens", "vocab": "tokenizer.get_vocab_size()"},
         "efficiency": {"fp32": "[tokenizer.decode(o) for o in outputs['fp32']]", "ppl": "ppl",
                        "int8_linears": "sum(type(m).__module__.startswith('torch.ao.nn.quantized.dynamic') for m in int8.modules())"}}
-READS_FILES = ("search", "efficiency", "train_tokenizer")  # snippets that read a file the app ships: run from a checkout
+READS_FILES = ("search", "efficiency", "train_tokenizer", "compress")  # snippets that read a file the app ships: run from a checkout
 CHANGES_MODEL = ("multilingual_ner",)  # loads the run's layers into the encoder it loaded
 PASTE = ("Der Hund schläft im Garten.\nThe cat sits on the mat.\nTransformers use self-attention.\n"
          "Beam search keeps several candidates.")
@@ -146,6 +149,10 @@ def _model_inside_runs() -> list:
     args = {"algorithm": "BPE", "vocab_size": 400, "corpus": "tokenizers", "text": "", "upload": None,
             "sentence": "The tokenizer learns its merges."}
     made.append(("train_tokenizer", "train_tokenizer", args, train_tokenizer(**args, compare=False)))
+    try:  # chapter 8's default run, built at set-up (no model work here: read from its results)
+        made.append(("compress", "compress", {"run": "default", "through": "all"}, compress.compress("default")))
+    except InputError:  # not built on this machine: its test says so
+        pass
     return made
 
 
@@ -379,3 +386,16 @@ def test_train_tokenizer_snippet_learns_the_same_merges(runs, reproduced):
                                                                          for m in result["merges"]]
     assert got["vocab"] == result["vocab_size"]["learned"]
     assert got["tokens"] == [t for t, _ in result["replay"]["timeline"][-1]["tokens"]]
+
+
+def test_compress_snippet_measures_the_same_accuracies(runs, reproduced):
+    """Chapter 8's default run: each variant read from the app's cache (the teacher, the student and the pruned
+    folders, quantize_dynamic's int8 student, the two ONNX files through onnxruntime) has the accuracy the
+    endpoint reports on the shipped test texts (rounded to 4 decimals there)."""
+    found = [r for n, e, _, r in runs if e == "compress"]
+    if not found:
+        pytest.skip("chapter 8's default run is not built on this machine (python -m backend.hub build)")
+    rows, got = found[0]["rows"], reproduced["compress"]["accuracies"]
+    assert set(got) == {r["key"] for r in rows} and len(rows) >= 5
+    for row in rows:
+        assert abs(got[row["key"]] - row["accuracy"]) < 1e-4, (row["key"], got[row["key"]], row["accuracy"])

@@ -415,3 +415,26 @@ def test_train_tokenizer_names_the_trainer_and_the_runs_vocabulary_size():
     for python in (bpe, uni, wp, up["python"], sent):
         compile(python, "snippet", "exec")
     assert snippets.FAMILIES["train_tokenizer"][1] == 10
+
+
+# ------------------------------------------------------------------ compress (chapter 8)
+def test_compress_reads_the_runs_variants_from_the_cache_and_says_what_the_app_adds():
+    keys = ["teacher", "student", "student_int8", "student_onnx", "student_onnx_int8", "pruned_50"]
+    result = {"run_id": "default", "rows": [{"key": k} for k in keys]}
+    python = snippets.for_result("compress", {"run": "default", "through": "all"}, result)["python"]
+    assert 'TLAB_CACHE_DIR' in python and str(config.get_settings().cache_dir) not in python
+    assert "torch.ao.quantization.quantize_dynamic(Classifier(run / 'student').eval(), {torch.nn.Linear: " \
+           "per_channel_dynamic_qconfig}, dtype=torch.qint8)" in python
+    assert "onnxruntime.InferenceSession(str(path)" in python and "run / 'student_int8.onnx'" in python
+    assert "Classifier(run / 'pruned-50')" in python and "Classifier(teacher_folder)" in python
+    assert "assets/data/emotion/test.jsonl" in python and "max_length=128" in python
+    adds = [l for l in python.splitlines() if l.startswith("# What the app adds")]
+    assert len(adds) == 1 and "distillation" in adds[0] and "latency" in adds[0]
+    compile(python, "snippet", "exec")
+    early = snippets.for_result("compress", {"run": "default", "through": "distil"},
+                                {"run_id": "default", "rows": [{"key": "teacher"}, {"key": "student"}]})["python"]
+    assert "quantize_dynamic" not in early and "onnxruntime" not in early and "Classifier(run / 'student')" in early
+    compile(early, "snippet", "exec")
+    client = snippets.for_result("compress", {"run": "default", "through": "distil"}, {"rows": []})["client"]
+    assert "api_name='/compress'" in client and "through='distil'" in client
+    assert snippets.FAMILIES["compress"][1] == 8
