@@ -39,6 +39,7 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "compress": (compress.compress, 8),
     "multilingual_ner": (multilingual.multilingual_ner, 4),
     "train_tokenizer": (scratch.train_tokenizer, 10),
+    "train_gpt": (scratch.train_gpt, 10),
 }
 
 

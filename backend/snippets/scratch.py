@@ -81,3 +81,52 @@ def train_tokenizer(inputs: dict, result: dict) -> str:
             "for merge.")
     return script([*imports, "from tokenizers import Tokenizer, models, pre_tokenizers, trainers"], text, train,
                   read, [adds])
+
+
+GPT_APP = ("# The tiny GPT is the app's own from-scratch code, read as source (backend/scratch/tiny_gpt.py and loop.py): "
+           "this imports the app's modules, so run it from a checkout of the app.")
+GPT_ADDS = ("# What the app adds: the plan (how long the run should take, refused when it cannot fit), Stop, the "
+            "loss plot, the overfitting verdict, the model in Anatomy and Decoding, and the download.")
+REPORT_DEFAULT = 5  # loop.Settings' report_every
+
+
+def _app_corpus(inputs: dict) -> list[str]:
+    """`what, text = corpora.corpus_text(...)`: the app's own reading of the run's corpus."""
+    corpus = str(inputs.get("corpus") or "glossary").strip().lower()
+    if corpus == "paste":
+        pasted = str(inputs.get("text") or "")
+        if len(pasted) > MAX_LITERAL:
+            return [f"pasted = open('pasted.txt', encoding='utf-8').read()  # the text you pasted "
+                    f"({len(pasted):,} characters), saved as pasted.txt",
+                    "what, text = corpora.corpus_text('paste', pasted)"]
+        return [f"what, text = corpora.corpus_text('paste', {literal(pasted)})"]
+    if corpus == "upload":
+        name = file_name(inputs.get("upload") or "corpus.txt")
+        return [f"what, text = corpora.corpus_text('upload', upload={name!r})  # the file you uploaded"]
+    return [f"what, text = corpora.corpus_text({corpus!r})  # a corpus the app ships"]
+
+
+def train_gpt(inputs: dict, result: dict) -> str:
+    s = result.get("settings") or {}
+    scheme = str(result.get("tokens") or inputs.get("tokens") or "bytes")
+    vocab = 256 if scheme == "bytes" else int(float(inputs.get("vocab_size") or result.get("vocab_size") or 1000))
+    steps = int(s.get("steps") or 300)
+    report = max(1, min(10, steps // 30))  # as the app sets it for the run's steps
+    options = {"steps": steps, "batch": int(s.get("batch") or 16), "learning_rate": float(s.get("learning_rate") or 2e-3),
+               "eval_every": int(s.get("eval_every") or 50), "temperature": float(s.get("temperature", 0.8)),
+               "seed": int(s.get("seed") or 0)}
+    if report != REPORT_DEFAULT:
+        options["report_every"] = report
+    settings = ", ".join(f"{k}={v!r}" for k, v in options.items())
+    body = _app_corpus(inputs) + [
+        f"tok = tiny_gpt.make_tokenizer({scheme!r}, text, {vocab})",
+        f"data = tiny_gpt.Data.split(tiny_gpt.encode(tok, text), {int(s.get('context') or 64)})  # context",
+        f"model = tiny_gpt.build_model(tok.get_vocab_size(), {int(s.get('layers') or 3)}, {int(s.get('heads') or 4)}, "
+        f"{int(s.get('width') or 96)}, {int(s.get('context') or 64)}, {options['seed']})  "
+        "# layers, heads, width, context, seed",
+        "print(tiny_gpt.param_count(model), \"parameters\")",
+        f"settings = tiny_gpt.Settings({settings})",
+        "for event in tiny_gpt.train_steps(model, tok, data, settings):",
+        '    if event["event"] == "eval":',
+        '        print(event["step"], event["val_loss"], repr(event["sample"]))']
+    return script(["from backend.scratch import corpora, tiny_gpt"], [GPT_APP], body, [GPT_ADDS])

@@ -15,7 +15,7 @@ import gradio as gr
 
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
 from components import shell as common
-from components.shell import links, runs
+from components.shell import code_view, links, runs
 from components.shell import SHORT_LANE, Radio, file_path, md_text, raw_json
 from components.shell.endpoint import After, Endpoint, Runs, declare
 from components.scratch import trained
@@ -139,6 +139,7 @@ def build(corpus, text, upload, vocab) -> None:
         if links.has_model_box("decoding"):
             links.handoff("Open it in Decoding", inside_prompt, "decoding", "prompt", model=model_name)
     out_json = raw_json("Raw result (JSON: what /train_gpt returns)", elem_id="scratch-gpt-json")
+    code = code_view.view("scratch-gpt")  # "The same in Python", under the raw result
     plan_inputs = controls + [vocab]
     for widget in plan_inputs:
         widget.change(show_plan, plan_inputs, [plan_md], api_visibility="private", queue=False)
@@ -147,7 +148,7 @@ def build(corpus, text, upload, vocab) -> None:
     model_box = After("success", lambda r: (r or {}).get("model_box", ""), [out_json], [model_name])
     (ev,) = declare(Endpoint(
         "train_gpt", run_gpt, dict(zip(TRAIN_NAMES, controls + [corpus, text, upload, vocab])), outputs, trigger=go,
-        lane=LANE, errors=box, cleared=[plot, samples, out_json], after=[model_box],
+        lane=LANE, errors=box, cleared=[plot, samples, out_json], after=[model_box], result=out_json, code=code,
         runs=Runs(kept, [status, plot, samples])))
     ev.then(show_plan, plan_inputs, [plan_md], api_visibility="private")  # now from the rate just measured
     trained.wire(MODEL, "download_gpt", download, stop_btn, status, dl, box)

@@ -438,3 +438,25 @@ def test_compress_reads_the_runs_variants_from_the_cache_and_says_what_the_app_a
     client = snippets.for_result("compress", {"run": "default", "through": "distil"}, {"rows": []})["client"]
     assert "api_name='/compress'" in client and "through='distil'" in client
     assert snippets.FAMILIES["compress"][1] == 8
+
+
+def test_train_gpt_imports_the_apps_own_code_with_the_runs_settings():
+    inputs = {"steps": 600, "layers": 2, "width": 64, "heads": 4, "learning_rate": 0.001, "seed": 3, "tokens": "bpe",
+              "corpus": "paste", "text": "a b c", "upload": None, "vocab_size": 500}
+    result = {"tokens": "bpe", "vocab_size": 480, "settings": {"steps": 600, "layers": 2, "heads": 4, "width": 64,
+                                                               "context": 32, "batch": 16, "learning_rate": 0.001,
+                                                               "eval_every": 50, "temperature": 0.8, "seed": 3}}
+    python = snippets.for_result("train_gpt", inputs, result)["python"]
+    assert "from backend.scratch import corpora, tiny_gpt" in python
+    assert len([l for l in python.splitlines() if "the app's own from-scratch code" in l]) == 1
+    assert "corpora.corpus_text('paste', 'a b c')" in python and "make_tokenizer('bpe', text, 500)" in python
+    assert "build_model(tok.get_vocab_size(), 2, 4, 64, 32, 3)" in python
+    assert ("Settings(steps=600, batch=16, learning_rate=0.001, eval_every=50, temperature=0.8, seed=3, "
+            "report_every=10)") in python  # the app reports every min(10, steps // 30) steps
+    short = snippets.for_result("train_gpt", {**inputs, "corpus": "glossary"},
+                                {**result, "settings": {**result["settings"], "steps": 150}})["python"]
+    assert "report_every" not in short  # 150 // 30 = 5: loop.Settings' default, left out
+    assert "corpora.corpus_text('glossary')" in short
+    for code in (python, short):
+        compile(code, "snippet", "exec")
+    assert snippets.FAMILIES["train_gpt"][1] == 10
