@@ -40,6 +40,7 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "multilingual_ner": (multilingual.multilingual_ner, 4),
     "train_tokenizer": (scratch.train_tokenizer, 10),
     "train_gpt": (scratch.train_gpt, 10),
+    "train_seq2seq": (scratch.train_seq2seq, 3),
 }
 
 

@@ -130,3 +130,37 @@ def train_gpt(inputs: dict, result: dict) -> str:
         '    if event["event"] == "eval":',
         '        print(event["step"], event["val_loss"], repr(event["sample"]))']
     return script(["from backend.scratch import corpora, tiny_gpt"], [GPT_APP], body, [GPT_ADDS])
+
+
+S2S_APP = ("# The tiny encoder-decoder is the app's own from-scratch code, read as source (backend/scratch/seq2seq.py "
+           "and loop.py): this imports the app's modules, so run it from a checkout of the app.")
+S2S_ADDS = ("# What the app adds: the plan (how long the run should take, refused when it cannot fit), Stop, the loss "
+            "and exact-match plot, the test table, its look inside one translation's three kinds of attention "
+            "(/translate_toy), and the download.")
+S2S_REPORT_DEFAULT = 10  # seq2seq.Settings' report_every
+
+
+def train_seq2seq(inputs: dict, result: dict) -> str:
+    s = result.get("settings") or {}
+    steps = int(s.get("steps") or 400)
+    width = int(s.get("width") or 64)
+    seed = int(s.get("seed") or 0)
+    options = {"steps": steps, "batch": int(s.get("batch") or 64), "learning_rate": float(s.get("learning_rate") or 3e-3),
+               "eval_every": int(s.get("eval_every") or 50), "seed": seed}
+    report = max(1, min(10, steps // 30))  # as the app sets it for the run's steps
+    if report != S2S_REPORT_DEFAULT:
+        options["report_every"] = report
+    settings = ", ".join(f"{k}={v!r}" for k, v in options.items())
+    body = [
+        "train, val, test = (list(seq2seq_data.load(k)) for k in seq2seq_data.SPLITS)  # the shipped toy dates",
+        "tok = seq2seq.build_tokenizer(train)",
+        f"model = seq2seq.build_model(tok.get_vocab_size(), {int(s.get('layers') or 2)}, {int(s.get('heads') or 4)}, "
+        f"{width}, {2 * width}, {seed}, tok)  # layers, heads, width, feed-forward width, seed",
+        "print(seq2seq.param_count(model), \"parameters\")",
+        f"settings = seq2seq.Settings({settings})",
+        "outcome = loop.Outcome()  # the model as trained lands in outcome.model",
+        "for event in seq2seq.train_steps(model, tok, train, val, settings, outcome=outcome):",
+        '    if event["event"] == "eval":',
+        '        print(event["step"], event["val_loss"], event["val_exact_match"])',
+        "print(\"test exact match\", seq2seq.evaluate(outcome.model, tok, test)[\"exact_match\"])"]
+    return script(["from backend.scratch import loop, seq2seq, seq2seq_data"], [S2S_APP], body, [S2S_ADDS])

@@ -19,7 +19,7 @@ from backend.attention.views import encoder_decoder_views, iframe
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
 from components import shell as common
-from components.shell import runs
+from components.shell import code_view, runs
 from components.shell import SHORT_LANE, Slider, Textbox, error_box, md_text, raw_json
 from components.shell.endpoint import Endpoint, Runs, declare
 from components.scratch import trained
@@ -220,6 +220,7 @@ def build() -> None:
                         column_widths=TEST_WIDTHS, max_height=420, elem_id="scratch-s2s-test")
     dl = trained.download_row("s2s", "Your encoder-decoder")
     train_json = raw_json("Raw result (JSON: what /train_seq2seq returns)", elem_id="scratch-s2s-json")
+    code = code_view.view("scratch-s2s")  # "The same in Python", under the raw result
     t_go, t_inputs, t_outputs = _look_inside()
     t_box = error_box(elem_id="scratch-s2s-translate-error")
     _, layer, head = t_inputs
@@ -229,6 +230,7 @@ def build() -> None:
     kept = runs.panel("scratch-s2s", link="scratch")  # the tab has no link yet
     (ev,) = declare(Endpoint("train_seq2seq", run_train, dict(zip(TRAIN_NAMES, controls)), outputs, trigger=go,
                              lane=LANE, errors=box, cleared=[plot, samples, test, train_json],
+                             result=train_json, code=code,
                              runs=Runs(kept, [status, plot, samples])))
     ev.then(show_plan, controls, [plan_md], api_visibility="private")
     t_names = dict(zip(("text", "layer", "head"), t_inputs))

@@ -460,3 +460,20 @@ def test_train_gpt_imports_the_apps_own_code_with_the_runs_settings():
     for code in (python, short):
         compile(code, "snippet", "exec")
     assert snippets.FAMILIES["train_gpt"][1] == 10
+
+
+def test_train_seq2seq_imports_the_apps_own_code_with_the_runs_settings():
+    settings = {"steps": 300, "layers": 1, "heads": 2, "width": 48, "batch": 64, "learning_rate": 0.002,
+                "eval_every": 50, "seed": 5}
+    python = snippets.for_result("train_seq2seq", {"steps": 300, "layers": 1, "width": 48, "heads": 2,
+                                                   "learning_rate": 0.002, "seed": 5}, {"settings": settings})["python"]
+    assert "from backend.scratch import loop, seq2seq, seq2seq_data" in python
+    assert len([l for l in python.splitlines() if "the app's own from-scratch code" in l]) == 1
+    assert "build_model(tok.get_vocab_size(), 1, 2, 48, 96, 5, tok)" in python
+    assert "Settings(steps=300, batch=64, learning_rate=0.002, eval_every=50, seed=5)" in python  # report_every: 10
+    assert "seq2seq.evaluate(outcome.model, tok, test)" in python
+    few = snippets.for_result("train_seq2seq", {}, {"settings": {**settings, "steps": 60}})["python"]
+    assert "report_every=2" in few  # min(10, 60 // 30): not seq2seq.Settings' default
+    for code in (python, few):
+        compile(code, "snippet", "exec")
+    assert snippets.FAMILIES["train_seq2seq"][1] == 3
