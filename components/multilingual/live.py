@@ -15,7 +15,7 @@ import gradio as gr
 
 from backend import multilingual
 from components import shell as common
-from components.shell import SHORT_LANE, Slider, md_text
+from components.shell import SHORT_LANE, CheckboxGroup, Slider, md_text
 from components.shell.session import session_of, stop_said
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
@@ -92,7 +92,7 @@ def build() -> tuple:
     """The live run's widgets -> (languages, steps, go, stop, badge)."""
     gr.Markdown(EXPLAINED)
     with gr.Row():
-        languages = gr.CheckboxGroup(LANGUAGE_CHOICES, value=["de"], label="train on (a language left out is "
+        languages = CheckboxGroup(LANGUAGE_CHOICES, value=["de"], label="train on (a language left out is "
                                      "zero-shot transfer)", elem_id="ml-live-languages", scale=2)
         steps = Slider(1, multilingual.MAX_STEPS, value=20, step=1, label="training steps (batches of 16)",
                        elem_id="ml-live-steps", scale=2)

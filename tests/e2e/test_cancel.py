@@ -50,10 +50,14 @@ def wait_busy(proc: psutil.Process, job, timeout: float = 120) -> None:
 
 
 def assert_stops(proc: psutil.Process, job) -> float:
+    """The work has stopped SETTLE_S after the cancel: the quieter of two halves of the window is idle. Work still
+    running keeps a core busy in both halves (1-2 core-s/s); one burst of the server's own (a collection, a log
+    write, the cancelled request's answer) lands in one half (a CI run saw 0.28 over a whole window once)."""
     job.cancel()
     time.sleep(SETTLE_S)
-    rate = cpu_rate(proc, WINDOW_S)
-    assert rate < IDLE_CPU, f"still {rate:.2f} core-s/s of CPU {SETTLE_S} s after the cancel"
+    halves = [cpu_rate(proc, WINDOW_S / 2) for _ in range(2)]
+    rate = min(halves)
+    assert rate < IDLE_CPU, f"still {halves} core-s/s of CPU {SETTLE_S} s after the cancel"
     return rate
 
 

@@ -366,3 +366,24 @@ def test_the_wiring_check_fails_on_a_planted_call(tmp_path):
     root = _plant(tmp_path, {"components/shell/endpoint.py": "clear_on_error(ev, outs, box)\n",
                              "components/train/ui.py": "x = 1\nev = go.click(f, [a], [b], api_name='train')\n"})
     assert tab_wiring_calls(root) == ["components/train/ui.py:2"]
+
+
+# A tab's multi-choice input is the shell's CheckboxGroup, which lets the handler refuse a wrong value in its
+# own words (Gradio's own check answers "Value: 'x' ... is not in the list of choices", naming no parameter).
+RAW_CHOICES = re.compile(r"\bgr\.CheckboxGroup\(")
+
+
+def raw_choice_inputs(root: Path) -> list[str]:
+    paths = sorted(p for p in (root / "components").rglob("*.py") if p.parent.name != "shell")
+    return [f"{p.relative_to(root)}:{i}" for p in paths
+            for i, line in enumerate(p.read_text().splitlines(), 1) if RAW_CHOICES.search(line.split("#")[0])]
+
+
+def test_tabs_take_the_shells_checkbox_group():
+    assert raw_choice_inputs(ROOT) == []
+
+
+def test_the_checkbox_group_check_fails_on_a_planted_use(tmp_path):
+    root = _plant(tmp_path, {"components/shell/widgets.py": "class CheckboxGroup(gr.CheckboxGroup(\n",
+                             "components/multilingual/live.py": "x = 1\nbox = gr.CheckboxGroup(['de'])\n"})
+    assert raw_choice_inputs(root) == ["components/multilingual/live.py:2"]
