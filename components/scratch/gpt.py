@@ -141,8 +141,10 @@ def build(corpus, text, upload, vocab) -> None:
     out_json = raw_json("Raw result (JSON: what /train_gpt returns)", elem_id="scratch-gpt-json")
     code = code_view.view("scratch-gpt")  # "The same in Python", under the raw result
     plan_inputs = controls + [vocab]
-    for widget in plan_inputs:
-        widget.change(show_plan, plan_inputs, [plan_md], api_visibility="private", queue=False)
+    # One listener answering the newest setting (one per setting answered out of order: layers' plan, asked
+    # before the steps changed, could land after the steps' and show the old step count).
+    gr.on([w.change for w in plan_inputs], show_plan, plan_inputs, [plan_md], api_visibility="private", queue=False,
+          trigger_mode="always_last")
     outputs = [status, plot, samples, dl[0], out_json]
     kept = runs.panel("scratch-gpt", link="scratch")  # the tab has no link yet
     model_box = After("success", lambda r: (r or {}).get("model_box", ""), [out_json], [model_name])

@@ -224,8 +224,8 @@ def build() -> None:
     t_go, t_inputs, t_outputs = _look_inside()
     t_box = error_box(elem_id="scratch-s2s-translate-error")
     _, layer, head = t_inputs
-    for widget in controls:
-        widget.change(show_plan, controls, [plan_md], api_visibility="private", queue=False)
+    gr.on([w.change for w in controls], show_plan, controls, [plan_md], api_visibility="private", queue=False,
+          trigger_mode="always_last")  # one listener answering the newest setting (as the GPT's plan)
     outputs = [status, plot, samples, test, dl[0], layer, head, train_json]
     kept = runs.panel("scratch-s2s", link="scratch")  # the tab has no link yet
     (ev,) = declare(Endpoint("train_seq2seq", run_train, dict(zip(TRAIN_NAMES, controls)), outputs, trigger=go,
