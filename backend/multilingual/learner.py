@@ -24,7 +24,7 @@ from typing import Iterator
 from backend.engines.ner import languages as ner_languages, transfer_recipe
 from backend.hub import multilingual_runs
 from backend.multilingual.api import shaped
-from backend.runtime import budget as request_budget, config, stops
+from backend.runtime import budget as request_budget, config, stops, thread_stream
 from backend.runtime.device import gpu_task
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.trained_store import TrainedStore
@@ -104,18 +104,9 @@ def run_stream(languages: tuple, steps: int, seconds: float, stop_key: str | Non
     base = hub.load("multilingual")
     multilingual_runs.check_base(base)
     b = request_budget.current() or request_budget.Budget(seconds)
-    flag, q = threading.Event(), queue.Queue()
-    thread = threading.Thread(target=_work, args=(base, languages, steps, b, flag, q, stop_key),
-                              name="ml-learner-run", daemon=True)
-    thread.start()
-    try:
-        while (ev := q.get()) is not None:
-            if ev["event"] == "error":
-                raise ev["error"]
-            yield ev
-    finally:  # also when the caller closes the stream: the thread ends before its next step
-        flag.set()
-        thread.join()
+    flag = threading.Event()  # also set when the caller closes the stream: the thread ends before its next step
+    yield from thread_stream.relay(lambda q: _work(base, languages, steps, b, flag, q, stop_key), flag,
+                                   "ml-learner-run")
 
 
 def _limit_s() -> float:

@@ -21,7 +21,7 @@ from typing import Iterator
 from backend import hub
 from backend.engines.ner import token_classification as tc
 from backend.runtime import budget as request_budget
-from backend.runtime import stops
+from backend.runtime import stops, thread_stream
 from backend.runtime.device import gpu_task
 from backend.train.gpu import ROLE
 
@@ -99,18 +99,11 @@ def train_stream(run_id: str, override: str | None, data: dict, labels: list[str
     with _LOCK:
         _HALTS[run_id] = flag
     model = build(lm, labels, recipe)
-    q: queue.Queue = queue.Queue()
-    thread = threading.Thread(target=_work, args=(model, lm.tokenizer, data, labels, recipe, b, flag, q, stop_key),
-                              name=f"ner-train-{run_id[:8]}", daemon=True)
-    thread.start()
-    try:
-        while (ev := q.get()) is not None:
-            if ev["event"] == "error":
-                raise ev["error"]
-            yield ev
-    finally:  # also when the caller closes the stream: the thread ends at its next step
-        flag.set()
-        thread.join()
+    try:  # closing the stream sets the flag: the thread ends at its next step
+        yield from thread_stream.relay(
+            lambda q: _work(model, lm.tokenizer, data, labels, recipe, b, flag, q, stop_key), flag,
+            f"ner-train-{run_id[:8]}")
+    finally:
         with _LOCK:
             _HALTS.pop(run_id, None)
 

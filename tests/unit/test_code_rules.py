@@ -352,10 +352,15 @@ WIRING = re.compile(r"api_name=|\buser_errors\b|\bclear_on_error\b|lifecycle\.af
                     r"\bplanned\(|code_view\.attach\(|\bgr\.api\(")
 
 
-def tab_wiring_calls(root: Path) -> list[str]:
+def tab_lines_matching(root: Path, pattern: re.Pattern) -> list[str]:
+    """'path:line' of each tab module line (outside components/shell, comments left out) that `pattern` finds."""
     paths = sorted(p for p in (root / "components").rglob("*.py") if p.parent.name != "shell")
     return [f"{p.relative_to(root)}:{i}" for p in paths
-            for i, line in enumerate(p.read_text().splitlines(), 1) if WIRING.search(line.split("#")[0])]
+            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line.split("#")[0])]
+
+
+def tab_wiring_calls(root: Path) -> list[str]:
+    return tab_lines_matching(root, WIRING)
 
 
 def test_tabs_declare_their_endpoints_and_never_wire_them():
@@ -374,9 +379,7 @@ RAW_CHOICES = re.compile(r"\bgr\.CheckboxGroup\(")
 
 
 def raw_choice_inputs(root: Path) -> list[str]:
-    paths = sorted(p for p in (root / "components").rglob("*.py") if p.parent.name != "shell")
-    return [f"{p.relative_to(root)}:{i}" for p in paths
-            for i, line in enumerate(p.read_text().splitlines(), 1) if RAW_CHOICES.search(line.split("#")[0])]
+    return tab_lines_matching(root, RAW_CHOICES)
 
 
 def test_tabs_take_the_shells_checkbox_group():
