@@ -43,13 +43,20 @@ def call(name: str, args: list[str], kwargs: dict, width: int = 100) -> str:
     return f"{name}(\n{inner},\n)"
 
 
+LONG_ARGUMENT = 120  # a text argument whose literal is longer is named above the call, which stays readable
+
+
 def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL) -> str:
-    """The same endpoint through gradio_client, every argument by keyword (as the README documents)."""
+    """The same endpoint through gradio_client, every argument by keyword (as the README documents); a long
+    text (a pasted article) is a variable of its own above the call, whole: the call must ask for the same run."""
     kwargs = {k: v for k, v in arguments.items() if v is not None}
-    body = call("client.predict", [], {**kwargs, "api_name": f"/{api_name}"})
+    named = {k: v for k, v in kwargs.items()
+             if isinstance(v, str) and not isinstance(v, Code) and len(literal(v)) > LONG_ARGUMENT and k.isidentifier()
+             and k not in ("client", "result", "Client", "handle_file")}
+    body = call("client.predict", [], {**kwargs, **{k: Code(k) for k in named}, "api_name": f"/{api_name}"})
     files = any(isinstance(v, Code) and v.startswith("handle_file(") for v in kwargs.values())
     head = "from gradio_client import Client, handle_file" if files else "from gradio_client import Client"
-    return "\n".join([head, "", f"client = Client({url!r})",
+    return "\n".join([head, "", *[f"{k} = {literal(v)}" for k, v in named.items()], f"client = Client({url!r})",
                       f"result = {body}"]) + "\n"
 
 

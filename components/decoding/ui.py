@@ -198,7 +198,7 @@ def build() -> None:
             "top_p": top_p, "num_beams": num_beams, "length_penalty": length_penalty, "no_repeat": no_repeat,
             "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen, "seed": seed_link,
             "chat": chat, "top_n": top_n, "precision": precision},
-            results=[*results, state, *code.outputs]),  # a reopened link: not the run shown
+            results=[*results, state]),  # a reopened link: not the run shown
         runs=Runs(kept, [text, stats, badge])))
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)

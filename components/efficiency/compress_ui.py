@@ -197,7 +197,7 @@ def build() -> None:
         link = Link("efficiency-compress", link_bar, parent="efficiency",
                     params={k: named[k] for k in ("run", "through", "temperature", "alpha", "layers", "sparsity",
                                                   "epochs")},
-                    results=[out_json, badge, summary, table, scatter, pruning, *code.outputs])
+                    results=[out_json, badge, summary, table, scatter, pruning])
         kept = Runs(runs.panel("efficiency-compress"), [badge, summary, table, scatter])
         progress = {"show_progress_on": [summary]}
         ev, = declare(Endpoint("compress", run_compress, named, outputs, trigger=run_btn, lane=LONG_LANE,

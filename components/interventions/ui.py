@@ -184,7 +184,8 @@ def build() -> None:
                                          "top_k": top_k}, outputs, trigger=run, lane=SHORT_LANE, errors=box,
             result=out_json, code=code,
             after=[After("success", shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick])],
-            link=Link("interventions", link_bar, run=run, params={"model": model, "text": text, "spec": spec}),
+            link=Link("interventions", link_bar, run=run, params={"model": model, "text": text, "spec": spec},
+                      results=outputs),
             runs=Runs(kept, [summary, next_plot, cont_before, cont_after, badge])))
         declare(Endpoint("sweep_heads", run_sweep, {"model": model, "text": text, "layer": sweep_layer},
                          [sweep_json, sweep_md, sweep_plot], trigger=sweep_run, lane=LONG_LANE, errors=sweep_box))

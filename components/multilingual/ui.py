@@ -163,4 +163,4 @@ def _sentence() -> None:
     outputs = [out_json, chips, note]
     declare(Endpoint("multilingual_ner", tag, {"text": text, "run": run}, outputs, trigger=go, lane=SHORT_LANE,
                      errors=box, after=[After("failure", lambda: "", None, [note])], result=out_json, code=code,
-                     link=Link("multilingual", link_bar, run=go, results=[*outputs, *code.outputs])))
+                     link=Link("multilingual", link_bar, run=go, results=outputs)))

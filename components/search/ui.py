@@ -369,8 +369,7 @@ def build() -> None:
                      trigger=search_btn, also=[query.submit], lane=BATCH_LANE, errors=box,
                      cleared=[results, plot, results_json, badge, caption], result=results_json, code=search_code,
                      after=[After("success", after_search, [results_json], [caption, stats_md])],
-                     link=Link("search", link_bar, results=[results, plot, results_json, badge, caption,
-                                                             *search_code.outputs]),
+                     link=Link("search", link_bar, results=[results, plot, results_json, badge, caption]),
                      runs=Runs(kept, [badge, results, plot])))
     declare(Endpoint("ask_corpus", ask, {"question": question, "k": k}, [answer_md, answer_json, reader_badge],
                      trigger=ask_btn, lane=server_lane(), errors=ask_box, planner=_reader_plan))

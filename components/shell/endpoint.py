@@ -57,7 +57,7 @@ class Link:
     """The tab's link (`links.register`): `key` (?tab=key), its copy-link `bar` (from `links.bar`),
     `params` by their URL names (default: the endpoint's inputs), `run` (the button a link presses, for
     tabs cheap enough to run on open), a sub-tab's `parent` and `subtabs`, and the `results` blanked when
-    a link puts new inputs in the tab."""
+    a link puts new inputs in the tab (with them, the endpoint's code view: its snippet was written from them)."""
     key: str
     bar: Any = None
     params: dict | None = None
@@ -187,8 +187,12 @@ def _life_cycle(ep: Endpoint, ev) -> None:
 def _link(ep: Endpoint, events: list) -> None:
     spec = ep.link
     params = spec.params if spec.params is not None else ep.inputs
+    results = list(spec.results)
+    if results and ep.code is not None:  # a link that blanks the run's results blanks the code written from them
+        view = ep.code.view if isinstance(ep.code, Code) else ep.code
+        results += [o for o in view.outputs if not any(o is r for r in results)]
     links.register(spec.key, params, events, spec.bar, run=spec.run, parent=spec.parent, subtabs=spec.subtabs,
-                   results=spec.results)
+                   results=results)
 
 
 def declare_link(spec: Link, events: list, more: list = ()) -> None:

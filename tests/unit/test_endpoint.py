@@ -88,6 +88,20 @@ def test_the_link_takes_the_endpoints_inputs_by_their_names_unless_told_otherwis
     assert [p.name for p in links.registered()["echo"].params] == ["text", "loud"]
 
 
+def test_a_link_that_blanks_the_results_blanks_their_code_view_too_and_one_that_does_not_blanks_neither():
+    from components.shell import code_view
+
+    with gr.Blocks():
+        text, go, said, out, view = gr.Textbox(), gr.Button(), gr.Textbox(), gr.JSON(), code_view.view("echo")
+        declare(Endpoint("echo", echo, {"text": text}, [said, out], trigger=go, result=out, code=view,
+                         link=Link("echo", links.bar("echo", run=go), run=go, results=[said, out])))
+        text2, go2, said2, out2, view2 = gr.Textbox(), gr.Button(), gr.Textbox(), gr.JSON(), code_view.view("echo2")
+        declare(Endpoint("echo2", echo, {"text": text2}, [said2, out2], trigger=go2, result=out2, code=view2,
+                         link=Link("echo2", links.bar("echo2", run=go2), run=go2)))
+    assert links.registered()["echo"].results == [said, out, *view.outputs]  # the snippet was written from them
+    assert links.registered()["echo2"].results == []
+
+
 def test_cleared_narrows_what_a_failure_blanks_and_after_adds_a_part():
     seen = []
     _page(cleared=[], after=[After("success", lambda: seen.append(1) or None, None, [])])

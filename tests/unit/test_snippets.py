@@ -136,6 +136,18 @@ def test_the_client_call_names_the_endpoint_and_its_arguments():
     assert "'temperature': 0.7" in sampled["client"] and "'seed': 3" in sampled["client"]
 
 
+def test_a_long_text_is_named_above_the_client_call_whole():
+    article = "The committee met on Tuesday. " * 40 + "It said \"no\" again.\nThe end."
+    client = snippets.for_result("summarize", {"text": article, "model_box": ""},
+                                 {"model": {"checkpoint": "x/y", "source": "hub"}})["client"]
+    call = next(line for line in client.splitlines() if line.startswith("result = "))
+    assert "text=text" in call and len(call) < 100  # the call stays readable
+    namespace = {}
+    exec(next(line for line in client.splitlines() if line.startswith("text = ")), namespace)
+    assert namespace["text"] == article  # the whole text, byte for byte, once
+    assert client.count("committee") == 40
+
+
 def test_the_notebook_validates_and_holds_the_run(tmp_path):
     snip = snippets.for_result("decode", {"prompt": "Once"}, _decode())
     path = snippets.notebook_file(snip, {"prompt": "Once", "empty": ""}, tmp_path, "Chapter 5: Text Generation",
