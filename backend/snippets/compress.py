@@ -17,7 +17,6 @@ from backend.snippets.text import literal, script
 
 _log = logging.getLogger("tlab.snippets")
 TEST_FILE = "assets/data/emotion/test.jsonl"  # the shipped test split, in the app's repository
-LIVE_DIR = "compress-live"  # backend/efficiency/compress/api.py: a live run's folder under the cache
 ONNX = {"student_onnx": "student.onnx", "student_onnx_int8": "student_int8.onnx"}
 ADDS = ("# What the app adds: the distillation (its temperature and alpha search), the pruning and the ONNX export "
         "that made these files (backend/engines/compression), the latency (batch 1, one query, many runs) and size "
@@ -34,7 +33,7 @@ def _folders(run_id: str) -> tuple[str, str]:
         teacher = in_cache(base) + f" / {compress_builder.TEACHER_DIR!r}"
         if run_id in ("", "default"):
             return teacher, in_cache(base) + f" / {compress_builder.RUN_DIR!r}"
-        return teacher, in_cache(Path(config.get_settings().cache_dir) / LIVE_DIR / run_id)
+        return teacher, in_cache(Path(config.get_settings().cache_dir) / compress_builder.LIVE_DIR / run_id)
     except Exception:  # the default run not built here: the layout, by name
         _log.info("no chapter 8 folder for the snippet", exc_info=True)
         return ("CACHE / 'trained' / 'compress-emotion-v1-…' / 'teacher'",

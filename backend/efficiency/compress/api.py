@@ -26,7 +26,7 @@ from backend.runtime.validation import as_float, as_int, one_of
 
 RUNS = ("default", "custom")
 THROUGH = ("teacher",) + compress_run.STEPS + ("all",)
-LIVE_DIR = "compress-live"
+LIVE_DIR = compress_builder.LIVE_DIR
 LIVE_EPOCHS = 3
 LIVE_LATENCY_RUNS = 30
 DEFAULT_TEMPERATURE, DEFAULT_ALPHA, DEFAULT_LAYERS, DEFAULT_SPARSITY = 2.0, 0.5, 2, 0.5
