@@ -103,7 +103,8 @@ def similarity(model, tokenizer, text: str, descriptions: dict[str, str], label=
     t.quantity = f"score of '{labels[state['chosen']]}' (softmax of cosine / {temperature})"
     return t, {"offsets": rows["offsets"], "label": labels[state["chosen"]], "labels": labels,
                "probabilities": {l: round(float(p), 6) for l, p in zip(labels, probs)},
-               "cosines": {l: round(float(c), 6) for l, c in zip(labels, cos.cpu().numpy())}}
+               "cosines": {l: round(float(c), 6) for l, c in zip(labels, cos.cpu().numpy())},
+               "descriptions": dict(descriptions), "temperature": temperature}  # what the snippet embeds
 
 
 def token_label(model, tokenizer, text: str, char: int | None = None, label=None,

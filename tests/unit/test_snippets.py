@@ -314,9 +314,39 @@ def test_why_next_token_with_a_contrast_explains_the_logit_difference():
     alone = snippets.for_result("attribute", {"text": "t"}, _why("next_token", PACKAGED, prediction={
         "target": {"id": 7, "token": " a"}}))["python"]
     assert "logits.softmax(-1)[:, TARGET]" in alone and "CONTRAST" not in alone
-    other = snippets.for_result("attribute", {"text": "t"}, _why("ner", ENCODER))["python"]
-    assert "is not written out here" in other and "def forward" not in other
+    other = snippets.for_result("attribute", {"text": "t"}, _why("session", ENCODER))["python"]
+    assert "is not written out here" in other and "def forward" not in other  # a session's classifier
     for code in (python, alone, other):
+        compile(code, "snippet", "exec")
+
+
+def test_why_writes_the_forward_of_zero_shot_ner_and_qa():
+    """Each task's quantity as a forward (tests/integration/test_snippets_why_tasks.py runs them against the app):
+    what moves with a token (the tag's or the span's place, segment ids) is passed beside the mask and kept with
+    its token when one is removed; the tagged token and the span's own are kept out of the scores."""
+    zero = _why("zero_shot", {**ENCODER, "role": "zero_shot", "method": config.METHOD_EMBEDDING}, prediction={
+        "label": "sport", "labels": ["sport", "cooking"], "cosines": {"sport": 0.2, "cooking": 0.1}, "temperature": 0.05,
+        "descriptions": {"sport": "This text is about sport.", "cooking": "This text is about cooking."}})
+    zero = snippets.for_result("attribute", {"text": "A late goal."}, zero)["python"]
+    assert "descriptions = ['This text is about sport.', 'This text is about cooking.']" in zero
+    assert "(embed(ids, mask) @ vectors.T / T).softmax(-1)[:, LABEL]" in zero
+    assert "additional_forward_args=(mask,)" in zero
+    book_ner = {"role": "ner", "checkpoint": "dbmdz/bert-large-cased-finetuned-conll03-english", "source": "hub",
+                "method": "model"}
+    ner = snippets.for_result("attribute", {"text": "Angela Merkel in Parma."}, _why("ner", book_ner, prediction={
+        "label": "B-LOC", "labels": ["O", "B-LOC"], "focus": {"index": 5, "token": "Parma"}}))["python"]
+    assert "AutoModelForTokenClassification.from_pretrained('dbmdz/bert-large-cased-finetuned-conll03-english')" in ner
+    assert "LABEL, FOCUS = model.config.label2id['B-LOC'], 5" in ner and "special[0, FOCUS] = True" in ner
+    assert "additional_forward_args=(mask, at)" in ner
+    assert "forward(ids[:, kept], torch.ones_like(ids[:, kept]), at[:, kept])" in ner
+    book_qa = {"role": "qa", "checkpoint": "distilbert-base-cased-distilled-squad", "source": "hub", "method": "model"}
+    qa = snippets.for_result("attribute", {"text": "It was built in 1889.", "question": "When?"},
+                             _why("qa", book_qa, prediction={"span": {"answer": "in 1889", "tokens": [8, 9]}}))["python"]
+    assert "FIRST, WIDTH = 8, 1" in qa and "question = 'When?'" in qa and "context = 'It was built in 1889.'" in qa
+    assert "out.start_logits.float()[rows, f] + out.end_logits.float()[rows, f + WIDTH]" in qa
+    assert "special[0, FIRST:FIRST + WIDTH + 1] = True" in qa and "additional_forward_args=(mask, types, at)" in qa
+    assert "\ntext = " not in qa  # the context is the text: one name for it
+    for code in (zero, ner, qa):
         compile(code, "snippet", "exec")
 
 
@@ -459,7 +489,7 @@ def test_train_gpt_imports_the_apps_own_code_with_the_runs_settings():
                                                                "context": 32, "batch": 16, "learning_rate": 0.001,
                                                                "eval_every": 50, "temperature": 0.8, "seed": 3}}
     python = snippets.for_result("train_gpt", inputs, result)["python"]
-    assert "from backend.scratch import corpora, tiny_gpt" in python
+    assert "from backend.engines.scratch import corpora, tiny_gpt" in python
     assert len([l for l in python.splitlines() if "the app's own from-scratch code" in l]) == 1
     assert "corpora.corpus_text('paste', 'a b c')" in python and "make_tokenizer('bpe', text, 500)" in python
     assert "build_model(tok.get_vocab_size(), 2, 4, 64, 32, 3)" in python
@@ -479,7 +509,7 @@ def test_train_seq2seq_imports_the_apps_own_code_with_the_runs_settings():
                 "eval_every": 50, "seed": 5}
     python = snippets.for_result("train_seq2seq", {"steps": 300, "layers": 1, "width": 48, "heads": 2,
                                                    "learning_rate": 0.002, "seed": 5}, {"settings": settings})["python"]
-    assert "from backend.scratch import loop, seq2seq, seq2seq_data" in python
+    assert "from backend.engines.scratch import loop, seq2seq, seq2seq_data" in python
     assert len([l for l in python.splitlines() if "the app's own from-scratch code" in l]) == 1
     assert "build_model(tok.get_vocab_size(), 1, 2, 48, 96, 5, tok)" in python
     assert "Settings(steps=300, batch=64, learning_rate=0.002, eval_every=50, seed=5)" in python  # report_every: 10
