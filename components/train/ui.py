@@ -20,7 +20,7 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, CheckboxGroup, Dropdown, File, Number, Radio, Slider, Textbox,
                                error_box, file_path, md_text, model_badge, raw_json)
-from components.shell import gradio_patches, lifecycle, links, runs
+from components.shell import code_view, gradio_patches, lifecycle, links, runs
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare, declare_link
 from components.shell.badge import model_time
 from components.train import ner as train_ner
@@ -348,6 +348,7 @@ def _build_classify(task) -> tuple:
                                    interactive=False, wrap=True, column_widths=["12%", "14%", "8%", "22%", "44%"],
                                    elem_id="train-hardest")
             result_json = raw_json("Raw result (JSON: what /train returns)", elem_id="train-json")
+            code = code_view.view("train")  # "The same in Python", under the raw result
             kept = runs.panel("train")  # two trainings (before and after a change) side by side
             with gr.Group():
                 text = Textbox(label="Try the trained model", elem_id="train-text", placeholder=EXAMPLES[0])
@@ -382,7 +383,8 @@ def _build_classify(task) -> tuple:
                   [use_box, use_md, download_file, download_md])
     (ev,) = declare(Endpoint(  # its link is declared by build, with NER's settings; runs wired once it is
         "train", run_training, dict(zip(TRAIN_NAMES, train_inputs)), train_outputs, trigger=train_btn, lane=LANE,
-        errors=train_box, after=[reset], runs=Runs(kept, [status, summary, confusion_plot, curve_plot])))
+        errors=train_box, after=[reset], result=result_json, code=code,
+        runs=Runs(kept, [status, summary, confusion_plot, curve_plot])))
     link = ({"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
              "label_column": label_column, "methods": methods, "epochs": epochs,
              "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
