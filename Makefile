@@ -40,7 +40,8 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/engines/compression/perf_bench.py backend/engines/compression/onnx_ort.py \
 	backend/engines/compression/prune.py backend/engines/compression/quantize.py \
 	backend/hub/e5s1.py backend/hub/multilingual_builder.py backend/engines/ner/transfer.py backend/engines/ner/languages.py \
-	backend/scratch/scaling.py backend/scratch/tiny_gpt.py backend/search/prebuild.py backend/search/embedders.py
+	backend/scratch/scaling.py backend/engines/scratch/tiny_gpt.py backend/engines/scratch/loop.py \
+	backend/search/prebuild.py backend/search/embedders.py
 BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from backend.scratch import scaling, scaling_api, tiny_gpt  # noqa: E402
+from backend.engines.scratch import tiny_gpt  # noqa: E402
+from backend.scratch import scaling, scaling_api  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "scaling.md"
 HELD_OUT = ((1, 64), (3, 64), (2, 80))  # not in the family; inside its range of N

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
+from backend.engines.scratch import corpora, tiny_gpt  # noqa: E402
+from backend.engines.scratch import train as T  # noqa: E402
 from backend.scratch import api as S  # noqa: E402
-from backend.scratch import corpora, tiny_gpt  # noqa: E402
-from backend.scratch import train as T  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "scratch.md"
 

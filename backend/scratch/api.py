@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import inspect
 
+from backend.engines.scratch import bpe, corpora, train
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int, check_text, one_of
-from backend.scratch import bpe, corpora, replay, train
+from backend.scratch import replay
 
 MIN_VOCAB, MAX_VOCAB = 100, 8000
 SHOWN_MERGES = 50

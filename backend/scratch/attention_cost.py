@@ -17,7 +17,7 @@ import time
 import numpy as np
 import torch
 
-from backend.scratch import sparse_attention as sa
+from backend.engines.scratch import sparse_attention as sa
 
 METHODS = ("full (by hand)", "fused kernel", "sliding window", "linear")
 MIN_TOTAL_S, MAX_REPEATS = 0.05, 20  # a call under 50 ms is repeated until 50 ms are spent (20 calls at most)

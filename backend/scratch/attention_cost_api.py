@@ -15,11 +15,11 @@ import torch
 from backend import hub
 from backend.engines.attention import extract
 from backend.engines.attention import math as am
+from backend.engines.scratch import sparse_attention as sa
 from backend.runtime import budget
 from backend.runtime.device import gpu_task
 from backend.runtime.validation import as_int, check_text
 from backend.scratch import attention_cost as cost
-from backend.scratch import sparse_attention as sa
 
 LIVE_MAX_TOKENS = 2048  # one request: 64 ... 2,048 (bench/attention_cost.py measures 4,096 too)
 MIN_TOKENS = 64

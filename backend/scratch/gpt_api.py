@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from typing import Iterator
 
+from backend.engines.scratch import corpora, tiny_gpt
 from backend.hub import session_models
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_float, as_int, one_of
-from backend.scratch import corpora, fit, tiny_gpt, trained_run
+from backend.scratch import fit, trained_run
 from backend.scratch.gpt_store import Model, get_store
 
 DEFAULTS = dict(steps=300, layers=3, heads=4, width=96, context=64, batch=16, learning_rate=2e-3, eval_every=50,

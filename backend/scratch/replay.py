@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from tokenizers import models
 
+from backend.engines.scratch import bpe
+from backend.engines.scratch.train import PREFIX, UNK
 from backend.runtime import budget
-from backend.scratch import bpe
-from backend.scratch.train import PREFIX, UNK
 
 START, CONTINUES, UNKNOWN = "word start", "continuation", "unknown"
 

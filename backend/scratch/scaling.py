@@ -22,8 +22,8 @@ from typing import Iterator
 import numpy as np
 import torch
 
+from backend.engines.scratch import corpora, loop, tiny_gpt
 from backend.runtime.device import gpu_task
-from backend.scratch import corpora, loop, tiny_gpt
 
 KAPLAN_ALPHA_N = 0.076  # Kaplan et al. 2020, L(N) for non-embedding parameters
 # Two-sided 95 % Student t quantiles by degrees of freedom (scipy.stats.t.ppf(0.975, dof); checked in the tests).

@@ -18,11 +18,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator
 
+from backend.engines.scratch import corpora, loop, tiny_gpt
 from backend.hub import conversion
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
-from backend.scratch import corpora, loop, scaling, tiny_gpt
+from backend.scratch import scaling
 
 RECIPE_NAME = "scaling-family"
 FILE = "family.json"
@@ -35,11 +36,22 @@ def _identity() -> dict:
     return {"recipe": asdict(scaling.RECIPE), "family": [list(s) for s in scaling.FAMILY]}
 
 
+def _source(module) -> bytes:
+    """A module's source as the build key reads it, with its package's path written one way: the location of the
+    code is not part of what it trains. (The tiny GPT and its loop moved from backend/scratch to
+    backend/engines/scratch, which changed only their import lines; the key is computed on the old spelling, so it
+    is the key the family was built under and a move does not retrain it at set-up.)"""
+    text = inspect.getsource(module)
+    return text.replace("backend.engines.scratch", "backend.scratch").replace("backend/engines/scratch",
+                                                                              "backend/scratch").encode()
+
+
 def build_key() -> str:
-    """Changes with the recipe, the sizes, the text and the tiny GPT's code and loop (any of them rebuilds)."""
+    """Changes with the recipe, the sizes, the text and the tiny GPT's code and loop (any of them rebuilds; where
+    the code lives does not, see `_source`)."""
     text = "\n".join(corpora.shipped(name) for name in scaling.RECIPE.corpus)
     settings = json.dumps(_identity(), sort_keys=True).encode() + hashlib.sha256(text.encode()).digest() + \
-        inspect.getsource(tiny_gpt).encode() + inspect.getsource(loop).encode()
+        _source(tiny_gpt) + _source(loop)
     return conversion.build_key(RECIPE_NAME, [], Path(corpora.SCRATCH_DIR), settings)
 
 

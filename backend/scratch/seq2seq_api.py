@@ -15,9 +15,10 @@ from typing import Iterator
 
 import numpy as np
 
+from backend.engines.scratch import seq2seq, seq2seq_data, tiny_gpt
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_float, as_int, check_text
-from backend.scratch import seq2seq, seq2seq_data, tiny_gpt, trained_run
+from backend.scratch import trained_run
 from backend.scratch.seq2seq_store import Model, get_store
 
 DEFAULTS = dict(steps=400, layers=2, heads=4, width=64, batch=64, learning_rate=3e-3, eval_every=50, seed=0)

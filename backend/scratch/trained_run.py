@@ -12,10 +12,10 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from backend.engines.scratch import loop
 from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.runtime.rates import RATES
-from backend.scratch import loop
 
 HEADROOM = 0.8  # the plan may use this share of the request's budget (the rest: tokenizer, encoding)
 

@@ -77,14 +77,14 @@ def train_tokenizer(inputs: dict, result: dict) -> str:
     read += [f"sentence = {literal(sentence)}", "print(tokenizer.encode(sentence).tokens)"]
     adds = ("# What the app adds: each merge's count (recounted by replaying the merges on the corpus's word counts: "
             "the library does not report them), the sentence replayed after the first N steps, tokens per word "
-            "against the app's own tokenizers, and the from-scratch BPE (backend/scratch/bpe.py) checked merge "
+            "against the app's own tokenizers, and the from-scratch BPE (backend/engines/scratch/bpe.py) checked merge "
             "for merge.")
     return script([*imports, "from tokenizers import Tokenizer, models, pre_tokenizers, trainers"], text, train,
                   read, [adds])
 
 
-GPT_APP = ("# The tiny GPT is the app's own from-scratch code, read as source (backend/scratch/tiny_gpt.py and loop.py): "
-           "this imports the app's modules, so run it from a checkout of the app.")
+GPT_APP = ("# The tiny GPT is the app's own from-scratch code, read as source (backend/engines/scratch/tiny_gpt.py "
+           "and loop.py): this imports the app's modules, so run it from a checkout of the app.")
 GPT_ADDS = ("# What the app adds: the plan (how long the run should take, refused when it cannot fit), Stop, the "
             "loss plot, the overfitting verdict, the model in Anatomy and Decoding, and the download.")
 REPORT_DEFAULT = 5  # loop.Settings' report_every
@@ -129,11 +129,12 @@ def train_gpt(inputs: dict, result: dict) -> str:
         "for event in tiny_gpt.train_steps(model, tok, data, settings):",
         '    if event["event"] == "eval":',
         '        print(event["step"], event["val_loss"], repr(event["sample"]))']
-    return script(["from backend.scratch import corpora, tiny_gpt"], [GPT_APP], body, [GPT_ADDS])
+    return script(["from backend.engines.scratch import corpora, tiny_gpt"], [GPT_APP], body, [GPT_ADDS])
 
 
-S2S_APP = ("# The tiny encoder-decoder is the app's own from-scratch code, read as source (backend/scratch/seq2seq.py "
-           "and loop.py): this imports the app's modules, so run it from a checkout of the app.")
+S2S_APP = ("# The tiny encoder-decoder is the app's own from-scratch code, read as source "
+           "(backend/engines/scratch/seq2seq.py and loop.py): this imports the app's modules, so run it from a "
+           "checkout of the app.")
 S2S_ADDS = ("# What the app adds: the plan (how long the run should take, refused when it cannot fit), Stop, the loss "
             "and exact-match plot, the test table, its look inside one translation's three kinds of attention "
             "(/translate_toy), and the download.")
@@ -163,4 +164,4 @@ def train_seq2seq(inputs: dict, result: dict) -> str:
         '    if event["event"] == "eval":',
         '        print(event["step"], event["val_loss"], event["val_exact_match"])',
         "print(\"test exact match\", seq2seq.evaluate(outcome.model, tok, test)[\"exact_match\"])"]
-    return script(["from backend.scratch import loop, seq2seq, seq2seq_data"], [S2S_APP], body, [S2S_ADDS])
+    return script(["from backend.engines.scratch import loop, seq2seq, seq2seq_data"], [S2S_APP], body, [S2S_ADDS])

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from backend.scratch import DEFAULT_SENTENCE, scratch_source, split_after, train_tokenizer
-from backend.scratch.corpora import MAX_CHARS
+from backend.scratch import DEFAULT_SENTENCE, MAX_CHARS, scratch_source, split_after, train_tokenizer
 from components import shell as common
 from components.shell import code_view, runs
 from components.shell.badge import model_time
@@ -157,7 +156,8 @@ def build() -> None:
         tpw = gr.Dataframe(headers=TPW_HEADERS, label="Tokens per word against the app's real tokenizers", wrap=True,
                            column_widths=TPW_WIDTHS, elem_id="scratch-tpw")
         tpw_plot = gr.Plot(label="Tokens per word", elem_id="scratch-tpw-plot")
-    with gr.Accordion("The from-scratch BPE (backend/scratch/bpe.py): read it", open=False, elem_id="scratch-code-box"):
+    with gr.Accordion("The from-scratch BPE (backend/engines/scratch/bpe.py): read it", open=False,
+                      elem_id="scratch-code-box"):
         check = gr.Markdown(elem_id="scratch-check")
         gr.Code(scratch_source(), language="python", interactive=False, max_lines=40, elem_id="scratch-code")
     state = gr.State()

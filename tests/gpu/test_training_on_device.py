@@ -11,7 +11,7 @@ import torch
 
 from backend.engines.classify import finetune
 from backend.engines.ner import data as ner_data, token_classification
-from backend.scratch import seq2seq, seq2seq_data, tiny_gpt
+from backend.engines.scratch import seq2seq, seq2seq_data, tiny_gpt
 from tests.gpu.models import DEVICE
 
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from backend.pipelines.metrics import bleu
-from backend.scratch.corpora import MAX_CHARS
+from backend.scratch import MAX_CHARS
 from components.anatomy import plots as anatomy_plots
 from components.pipelines import plots as P
 from components.search import plots as search_plots

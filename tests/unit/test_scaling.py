@@ -66,7 +66,7 @@ def test_a_floor_is_kept_only_when_the_data_ask_for_it():
 
 
 def test_the_parameter_count_is_kaplans_non_embedding_n():
-    from backend.scratch import tiny_gpt
+    from backend.engines.scratch import tiny_gpt
 
     model = tiny_gpt.build_model(256, 2, 4, 48, 32, 0)
     assert scaling.non_embedding(model) == scaling.non_embedding_estimate(2, 48)

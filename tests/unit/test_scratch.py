@@ -7,8 +7,9 @@ import math
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
+from backend.engines.scratch import bpe, corpora, train
 from backend.runtime.errors import InputError
-from backend.scratch import api, bpe, corpora, replay, split_after, train, train_tokenizer
+from backend.scratch import api, replay, split_after, train_tokenizer
 
 SENTENCE = "Tokenizers learn unbelievable merges; WordPiece splits greedily! \u00a7"  # '§' is in no corpus
 

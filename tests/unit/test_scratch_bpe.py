@@ -12,7 +12,7 @@ import random
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from backend.scratch import bpe, corpora, train
+from backend.engines.scratch import bpe, corpora, train
 
 UNK = train.UNK
 

@@ -16,7 +16,7 @@ import unicodedata
 import pytest
 from tokenizers import pre_tokenizers
 
-from backend.scratch import bpe, train
+from backend.engines.scratch import bpe, train
 
 HELD_OUT = {
     "accents-composed": "Le café du théâtre ouvre à midi; où est l'élève? Ça dépend: façade, "

@@ -1,6 +1,6 @@
 """The From scratch models get their inputs on their own device.
 
-They train on the CPU by design (see backend/scratch/tiny_gpt.py), but a caller may hold one on
+They train on the CPU by design (see backend/engines/scratch/tiny_gpt.py), but a caller may hold one on
 a GPU (a test, a Space that moved it): `sample`, the losses and the encoder-decoder's `greedy`
 must then build their token tensors there. A model on the "meta" device stands in for a GPU:
 a hook records the device of every tensor a forward receives, then stops the run (meta tensors
@@ -13,7 +13,7 @@ import pytest
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from backend.scratch import seq2seq, seq2seq_data, tiny_gpt
+from backend.engines.scratch import seq2seq, seq2seq_data, tiny_gpt
 
 
 class Seen(Exception):

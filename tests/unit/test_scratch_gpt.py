@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from backend import scratch
+from backend.engines.scratch import tiny_gpt
 from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.scratch import gpt_store, tiny_gpt
+from backend.scratch import gpt_store
 
 TEXT = "the cat sat on the mat. the dog sat on the log. " * 60
 TINY = dict(corpus="paste", text=TEXT, layers=1, heads=2, width=32, context=16, batch=8, eval_every=5)

@@ -12,9 +12,10 @@ import pytest
 import torch
 
 from backend import scratch
+from backend.engines.scratch import seq2seq, seq2seq_data
 from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.scratch import seq2seq, seq2seq_data, seq2seq_store
+from backend.scratch import seq2seq_store
 
 TINY = dict(layers=1, heads=2, width=32, batch=32, eval_every=10)
 

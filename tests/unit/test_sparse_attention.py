@@ -1,4 +1,4 @@
-"""Sparse and linear attention by hand (backend/scratch/sparse_attention.py, attention_cost.py) against
+"""Sparse and linear attention by hand (backend/engines/scratch/sparse_attention.py, backend/scratch/attention_cost.py) against
 direct computations: torch's scaled_dot_product_attention with the same mask, and linear attention's
 formula summed key by key."""
 
@@ -11,8 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from backend.engines.scratch import sparse_attention as sa
 from backend.scratch import attention_cost as cost
-from backend.scratch import sparse_attention as sa
 
 
 def qkv(t=37, d=8, seed=0):

@@ -13,7 +13,20 @@ from functools import lru_cache
 from backend.runtime.errors import InputError
 from backend.runtime.validation import clean_text
 
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
+
+def _repository() -> str:
+    """The repository's root: the nearest folder above this file that holds both backend/ and assets/. Found, not
+    counted in parent folders, so the shipped data stay found wherever this package sits in backend/."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    while not (os.path.isdir(os.path.join(here, "assets")) and os.path.isdir(os.path.join(here, "backend"))):
+        up = os.path.dirname(here)
+        if up == here:
+            raise RuntimeError(f"no folder above {__file__} holds both backend/ and assets/: the app's data are missing")
+        here = up
+    return here
+
+
+ASSETS = os.path.join(_repository(), "assets")  # the shipped data (seq2seq_data.py reads its files here too)
 SCRATCH_DIR = os.path.join(ASSETS, "data", "scratch")
 MAX_CHARS = 2_000_000  # ~2 MB of English: the library trains it in about a second
 PASTE, UPLOAD = "paste", "upload"

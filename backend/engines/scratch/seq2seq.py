@@ -10,7 +10,7 @@ spaces and punctuation ("twenty-third" -> "twenty", "-", "third") and splits dig
 ("2004" -> "2", "0", "0", "4"); its decoder fuses tokens, so "2 0 0 4 - 0 3 - 2 3" decodes to
 "2004-03-23". Both sides end with "</s>"; the decoder starts from "<s>".
 
-`train_steps` is the tiny GPT's generator (the one from-scratch loop, backend/scratch/loop.py):
+`train_steps` is the tiny GPT's generator (the one from-scratch loop, backend/engines/scratch/loop.py):
 "step" events with the new losses, "eval" events with the validation loss, exact match and a
 few greedy translations, stopping cooperatively. The model work is in stateless GPU tasks
 (state in, state out).
@@ -32,10 +32,10 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from backend.engines.attention.math import scaled_dot_product_attention
+from backend.engines.scratch import loop
+from backend.engines.scratch.loop import Outcome, one_thread
+from backend.engines.scratch.tiny_gpt import device_of
 from backend.runtime.device import gpu_task
-from backend.scratch import loop
-from backend.scratch.loop import Outcome, one_thread
-from backend.scratch.tiny_gpt import device_of
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)

@@ -13,9 +13,9 @@ import time
 
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+from backend.engines.scratch import bpe
 from backend.runtime import budget
 from backend.runtime.errors import InputError
-from backend.scratch import bpe
 
 ALGORITHMS = ("BPE", "WordPiece", "Unigram")
 UNK = "[UNK]"

@@ -12,7 +12,7 @@ is ever seen in training; each date gets one wording, drawn from a seeded genera
 orders (day-of-month-year, the day of month, year; month day year) and the ways a year is said
 ("nineteen oh five", "nineteen hundred", "two thousand and seven", "twenty twenty-one").
 
-`python -m backend.scratch.seq2seq_data` writes the shipped files in
+`python -m backend.engines.scratch.seq2seq_data` writes the shipped files in
 assets/data/toy_translation/; a unit test checks they equal what this module generates.
 """
 
@@ -24,7 +24,8 @@ import os
 import random
 from functools import lru_cache
 
-ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
+from backend.engines.scratch.corpora import ASSETS  # the repository's assets/, found once
+
 DATA_DIR = os.path.join(ASSETS, "data", "toy_translation")
 SEED = 26
 FIRST, LAST = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
