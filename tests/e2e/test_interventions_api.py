@@ -1,62 +1,13 @@
 """`/intervene` and `/sweep_heads` over HTTP with gradio_client, including bad input.
 
-The tab's own `build()` is served in a subprocess (the real local models, offline), as app.py
-serves it among the other tabs: the API names, parameter names and defaults are the tab's."""
+Against the lane's running app (app.py with every tab, the real local models, offline): the API
+names, parameter names and defaults are the Interventions tab's as the app serves them."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
-from gradio_client import Client
 
-from tests.conftest import ARTIFACTS, ROOT
-
-SERVE = """
-import sys, gradio as gr
-from components.interventions import ui as interventions
-with gr.Blocks() as demo:
-    interventions.build()
-demo.queue().launch(server_name="127.0.0.1", server_port=int(sys.argv[1]))
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def client():
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    log = open(ARTIFACTS / "interventions-e2e.log", "w")
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TLAB_PROFILE="local", GRADIO_ANALYTICS_ENABLED="False",
-               PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", SERVE, str(port)], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.time() + 180
-        while True:
-            assert proc.poll() is None, (ARTIFACTS / "interventions-e2e.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(url + "gradio_api/info", timeout=5):
-                    break
-            except OSError:
-                assert time.time() < deadline, "the tab's app did not answer in 180 s"
-                time.sleep(1)
-        yield Client(url, verbose=False)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+# `client`: tests/conftest.py's, a gradio_client on the lane's app (app.py, every tab).
 
 
 def test_the_api_names_and_parameters(client):
