@@ -118,6 +118,36 @@ def app_url():
         yield url
 
 
+@contextlib.contextmanager
+def app_of_its_own(tmp_path_factory, log_name: str):
+    """An app on the local profile, private (TLAB_PUBLIC unset, as the lane's app), on an empty cache
+    (TLAB_CACHE_DIR) and an upload folder (GRADIO_TEMP_DIR) of its own. The cache holds one thing at the
+    start: a crashed write's stale `.tmp-` file (an hour old) under search/, which the start-up must delete.
+    -> a namespace: url, cache, uploads, stale, log (its log file) and users (the tests that used it)."""
+    from types import SimpleNamespace
+
+    cache = tmp_path_factory.mktemp("cache")
+    uploads = tmp_path_factory.mktemp("uploads")
+    stale = cache / "search" / "old" / ".tmp-crashed"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"half a write")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    env = {"TLAB_CACHE_DIR": str(cache), "GRADIO_TEMP_DIR": str(uploads)}
+    with running_app(log_name, extra_env=env) as url:
+        yield SimpleNamespace(url=url, cache=cache, uploads=uploads, stale=stale, log=ARTIFACTS / log_name, users=[])
+
+
+@pytest.fixture(scope="session")
+def private_cache_app(tmp_path_factory):
+    """One app of its own (app_of_its_own) for the api lane's tests that need their own cache and upload
+    folder: the cold first call (tests/e2e/test_pipelines_timing_api.py, its first user in lane order: e2e
+    runs before fuzz) and the private corpus (tests/fuzz/test_public_mode.py). A test that needs it cold
+    checks `users` is empty and adds itself; one that finds it used starts a cold app of its own."""
+    with app_of_its_own(tmp_path_factory, "app-private.log") as app:
+        yield app
+
+
 @pytest.fixture(scope="module")
 def tab_url(request):
     """A browser module's own page: app.py's page holding only the tab its module names in `TAB` (a key

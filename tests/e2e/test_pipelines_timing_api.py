@@ -6,11 +6,12 @@ reused (by this process, which converts nothing)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
 
-from tests.conftest import running_app
+from tests.conftest import app_of_its_own
 
 
 def timed(client, api_name, *args):
@@ -20,14 +21,20 @@ def timed(client, api_name, *args):
 
 
 @pytest.fixture(scope="module")
-def cold(tmp_path_factory):
-    """An app on an empty cache, and what its first call (a /fill_mask: the GGUF conversion) returned."""
+def cold(private_cache_app, tmp_path_factory):
+    """An app on an empty cache, and what its first call (a /fill_mask: the GGUF conversion) returned: the
+    session's app of its own (tests/conftest.py private_cache_app) while no test has used it yet (lane
+    order: e2e before fuzz), else a cold app started for this module alone."""
     from gradio_client import Client
 
-    cache = tmp_path_factory.mktemp("cold-cache")
-    with running_app(log_name="app-cold-cache.log", extra_env={"TLAB_CACHE_DIR": str(cache)}) as url:
-        client = Client(url, verbose=False)
-        yield client, cache, timed(client, "/fill_mask", "Paris is the [MASK] of France.", 3, "")
+    with contextlib.ExitStack() as stack:
+        app = private_cache_app
+        if app.users:  # used already (the files run out of lane order): still a cold cache, our own
+            app = stack.enter_context(app_of_its_own(tmp_path_factory, "app-cold-cache.log"))
+        app.users.append(__name__)
+        assert [p for p in app.cache.rglob("*") if p.is_file()] == [], "the cache is not empty"
+        client = Client(app.url, verbose=False)
+        yield client, app.cache, timed(client, "/fill_mask", "Paris is the [MASK] of France.", 3, "")
 
 
 def test_a_cold_first_call_reports_the_whole_wait(cold):

@@ -8,14 +8,11 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pytest
 from gradio_client import Client, handle_file
-
-from tests.conftest import running_app
 
 OFF_LIST = ["/etc", "~", "/nonexistent/dir", "some-user/not-on-the-allowlist", "/usr/lib"]
 
@@ -36,17 +33,14 @@ def test_public_mode_refuses_paths_and_hub_ids_alike(public_url):
 
 
 @pytest.fixture(scope="module")
-def private_app(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    uploads = tmp_path_factory.mktemp("uploads")
-    env = {"TLAB_CACHE_DIR": str(cache), "GRADIO_TEMP_DIR": str(uploads)}
-    stale = cache / "search" / "old" / ".tmp-crashed"
-    stale.parent.mkdir(parents=True)
-    stale.write_bytes(b"half a write")
-    old = time.time() - 3600
-    os.utime(stale, (old, old))
-    with running_app("app-private.log", extra_env=env) as url:
-        yield url, cache, uploads, stale
+def private_app(private_cache_app):
+    """The session's private app of its own (tests/conftest.py private_cache_app: its own cache, with a
+    crashed write's stale file in it at the start, and its own upload folder). In lane order the cold
+    first call (tests/e2e/test_pipelines_timing_api.py) has used it first: its cache then holds that
+    call's converted model, and what is asserted here is that a private corpus adds nothing to it."""
+    app = private_cache_app
+    app.users.append(__name__)
+    yield app.url, app.cache, app.uploads, app.stale
 
 
 def _files(folder: Path) -> list[Path]:
