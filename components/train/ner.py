@@ -17,7 +17,7 @@ from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, error_box, file_path,
                                md_text, model_badge, raw_json)
-from components.shell import links, runs
+from components.shell import code_view, links, runs
 from components.shell.endpoint import After, Endpoint, Runs, declare
 from components.shell.badge import model_time
 from components.shell.session_memory import download_root, served
@@ -171,6 +171,7 @@ def build() -> tuple:
             confusion = gr.Plot(label="Confusion matrix of word tags", elem_id="train-ner-confusion")
             errors = gr.HTML(elem_id="train-ner-errors")
             result_json = raw_json("Raw result (JSON: what /train_ner returns)", elem_id="train-ner-json")
+            code = code_view.view("train-ner")  # "The same in Python": the run in plain torch, under its raw result
             kept = runs.panel("train-ner", link="train")
             with gr.Group():
                 text = Textbox(label="Try your NER model", placeholder=EXAMPLES[0], elem_id="train-ner-text")
@@ -194,7 +195,7 @@ def build() -> tuple:
         "train_ner", run_ner, dict(zip(NER_NAMES, inputs)), outputs, trigger=go, lane=LANE, errors=box,
         after=[After("success", lambda: (gr.update(value=None, visible=False), ""), None,
                      [download_file, download_md])],
-        runs=Runs(kept, [status, summary, table, bars])))
+        runs=Runs(kept, [status, summary, table, bars]), result=result_json, code=code))
     train_ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
     stop.click(stop_ner, None, [status], api_visibility="private", queue=False)
     declare(Endpoint("predict_ner", tag, {"text": text}, [tagged, tagged_json], trigger=tag_btn, also=[text.submit],
