@@ -24,6 +24,7 @@ from backend.snippets.text import file_name, script
 TEMPERATURE = 0.05  # backend/engines/classify/similarity.py's DEFAULT_TEMPERATURE: the zero-shot softmax
 EMBED_MAX_LENGTH = 256  # the embedder's token limit (backend/engines/embedding/vectors.py)
 BATCH = 64  # texts per forward pass when embedding and when scoring (longest first, as the app batches)
+CHUNK = 256  # texts per embedding call (backend/train/features.py): each call sorts its own texts by length
 ADDS = ("# What the app adds: the time estimate and budget (which may cut fine-tuning short), Stop, the learning "
         "curve, the hardest validation examples, the PCA maps, the confusion matrices and F1, and the trained "
         "model kept in your session to try, use in Pipelines or download.")
@@ -124,15 +125,17 @@ def _embedding(result: dict) -> tuple[list[str], list[str]]:
         "",
         "",
         "def embed(texts):  # the frozen encoder's vectors: mean-pooled, unit length",
-        "    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))",
         "    out = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)",
-        "    with torch.inference_mode():",
-        f"        for s in range(0, len(texts), {BATCH}):",
-        f"            idx = order[s:s + {BATCH}]",
-        "            enc = tokenizer([texts[i] for i in idx], padding=True, truncation=True, "
+        f"    for c in range(0, len(texts), {CHUNK}):  # as the app batches: {CHUNK} texts a call, "
+        f"{BATCH} a batch, longest first",
+        "        order = sorted(range(c, min(c + " + str(CHUNK) + ", len(texts))), key=lambda i: -len(texts[i]))",
+        "        with torch.inference_mode():",
+        f"            for s in range(0, len(order), {BATCH}):",
+        f"                idx = order[s:s + {BATCH}]",
+        "                enc = tokenizer([texts[i] for i in idx], padding=True, truncation=True, "
         f"max_length={EMBED_MAX_LENGTH}, return_tensors=\"pt\")",
-        "            pooled = mean_pool(encoder(**enc).last_hidden_state.float(), enc[\"attention_mask\"])",
-        "            out[idx] = nn.functional.normalize(pooled, p=2, dim=1).numpy()",
+        "                pooled = mean_pool(encoder(**enc).last_hidden_state.float(), enc[\"attention_mask\"])",
+        "                out[idx] = nn.functional.normalize(pooled, p=2, dim=1).numpy()",
         "    return out",
         "",
         "",
