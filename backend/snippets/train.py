@@ -60,7 +60,9 @@ def _column(wanted: str, guesses: tuple[str, ...]) -> str:
 
 def _upload(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
     """The learner's file by its name, read and split as backend/engines/classify/datasets.read_upload does."""
-    name = file_name(inputs.get("file") or result.get("dataset", {}).get("name") or "your_file.csv")
+    upload = inputs.get("file")
+    name = file_name(upload if isinstance(upload, str) and upload else  # else the app's name for it (cut at 60)
+                     result.get("dataset", {}).get("name") or "your_file.csv")
     notices = list(result.get("dataset", {}).get("notices") or [])
     jsonl = name.lower().endswith((".jsonl", ".json"))
     if jsonl:

@@ -76,5 +76,7 @@ def test_an_upload_is_read_by_its_name_with_the_apps_delimiter_columns_and_split
     jsonl = _python(_result(source="upload", name="rows.jsonl"), {"dataset": "upload", "file": "rows.jsonl"})
     assert "json.loads(line)" in jsonl and "csv" not in jsonl
     assert 'random.Random(f"0-{label}")' in jsonl and "round(len(items) * 0.15)" in jsonl  # the app's 70/15/15
+    named = _python(_result(source="upload", name="rows.jsonl"), {"dataset": "upload", "file": {"path": "/tmp/x/a.jsonl"}})
+    assert "open('rows.jsonl'" in named  # no path: the app's own name for the upload
     client = snippets.for_result("train", inputs, _result(source="upload"))["client"]
     assert "handle_file('my reviews.csv')" in client and "api_name='/train'" in client
