@@ -132,9 +132,12 @@ def _model(r: dict) -> list[str]:
     return (SHAPE_LINES + [""] if shapes else []) + init + ["", f"    def forward(self, {args}):"] + body
 
 
-def _batches(r: dict, shapes: bool) -> list[str]:
+def _batches(r: dict, shapes: bool, device: str) -> list[str]:
     """`encode(sentences)`: the pieces, each row's word ids, the first-piece labels (the others -100) and the
-    word shapes."""
+    word shapes (on the run's device)."""
+    on = f", device={device!r}" if device != "cpu" else ""
+    moved = [f"    enc = {{k: v.to({device!r}) for k, v in enc.items()}}  # on the run's device"] if on else []
+    tensors = "enc" if on else "dict(enc)"
     out = ["def encode(sentences):",
            '    enc = tokenizer([s["tokens"] for s in sentences], is_split_into_words=True, truncation=True,',
            f'                    max_length={int(r["max_length"])}, padding=True, return_tensors="pt")',
@@ -148,21 +151,22 @@ def _batches(r: dict, shapes: bool) -> list[str]:
            "        label_rows.append(row + [-100] * (width - len(row)))"]
     if shapes:
         out += ['        row = [0 if w is None else word_shape(s["tokens"][w]) for w in ids]',
-                "        shape_rows.append(row + [0] * (width - len(row)))",
-                "    return dict(enc), word_ids, torch.tensor(label_rows), torch.tensor(shape_rows)"]
+                "        shape_rows.append(row + [0] * (width - len(row)))", *moved,
+                f"    return {tensors}, word_ids, torch.tensor(label_rows{on}), torch.tensor(shape_rows{on})"]
     else:
-        out.append("    return dict(enc), word_ids, torch.tensor(label_rows), None")
+        out += [*moved, f"    return {tensors}, word_ids, torch.tensor(label_rows{on}), None"]
     return out
 
 
-def _training(r: dict, result: dict, shapes: bool) -> list[str]:
+def _training(r: dict, result: dict, shapes: bool, device: str) -> list[str]:
     seed, epochs, batch = int(r["seed"]), int(r["epochs"]), int(r["batch_size"])
     lr, head_scale = float(r["learning_rate"]), float(r["head_lr_scale"])
     total, best = result.get("total_steps"), result.get("best_step")
     head_lr = "LEARNING_RATE" if head_scale == 1.0 else f"LEARNING_RATE * {head_scale!r}"
     lines = [f"EPOCHS, BATCH_SIZE, LEARNING_RATE, SEED = {epochs}, {batch}, {lr!r}, {seed}",
              "torch.manual_seed(SEED)  # the head's (and the shape embeddings') initial weights",
-             "model = TokenClassifier(encoder.float(), len(labels))",
+             "model = TokenClassifier(encoder.float(), len(labels))" + (
+                 f".to({device!r})  # the device the run trained on" if device != "cpu" else ""),
              "",
              "rng = random.Random(SEED)  # each epoch's shuffled order, cut into batches",
              "batches = []",
@@ -211,7 +215,7 @@ def _training(r: dict, result: dict, shapes: bool) -> list[str]:
         "    optimizer.step()"]
 
 
-def _tagging(shapes: bool) -> list[str]:
+def _tagging(shapes: bool, device: str) -> list[str]:
     call = "model(enc, shape_ids)" if shapes else "model(enc)"
     return [
         "model.eval()  # the test split tagged, longest sentences first, each word by its first piece",
@@ -221,7 +225,7 @@ def _tagging(shapes: bool) -> list[str]:
         f"    for start in range(0, len(order), {EVAL_BATCH}):",
         f"        idx = order[start:start + {EVAL_BATCH}]",
         "        enc, word_ids, _, shape_ids = encode([test[i] for i in idx])",
-        f"        probs = {call}.softmax(-1).numpy()",
+        f"        probs = {call}.softmax(-1){'.cpu()' if device != 'cpu' else ''}.numpy()",
         "        for row, i in enumerate(idx):",
         '            tags, previous = ["O"] * len(test[i]["tokens"]), None  # a word without a piece stays O',
         "            for pos, w in enumerate(word_ids[row]):",
@@ -268,11 +272,13 @@ ADDS = ("# What the app adds: validation F1 each epoch (the best epoch's weights
 def train_ner(inputs: dict, result: dict) -> str:
     r = _recipe(result)
     shapes = bool(r["shape_dim"] or r["shape_input"])
+    device = "cuda" if str((result.get("model") or {}).get("device") or "cpu").startswith("cuda") else "cpu"
     load = loading(result.get("model") or {}, "AutoModel", what="encoder")
     data_imports, data = _data(inputs, result, r)
     imports = [*data_imports, "from collections import Counter", *load.imports, "import torch",
                "from torch import nn"]
     third = [i for i in imports if i.split()[1].split(".")[0] in THIRD_PARTY]
     imports = sorted(i for i in imports if i not in third) + sorted(third)
-    return script(imports, load.lines, data, _model(r), _batches(r, shapes), _training(r, result, shapes),
-                  _tagging(shapes), SCORES + [ADDS])
+    return script(imports, load.lines, data, _model(r), _batches(r, shapes, device),
+                  _training(r, result, shapes, device),
+                  _tagging(shapes, device), SCORES + [ADDS])
