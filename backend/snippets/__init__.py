@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from backend.snippets import (anatomy, attention, compress, decoding, efficiency, interventions, multilingual, pipelines,
-                              scratch, search, tokenizers, why)
+                              scratch, search, tokenizers, train, train_ner, why)
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
@@ -41,6 +41,8 @@ FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
     "train_tokenizer": (scratch.train_tokenizer, 10),
     "train_gpt": (scratch.train_gpt, 10),
     "train_seq2seq": (scratch.train_seq2seq, 3),
+    "train": (train.train, 2),
+    "train_ner": (train_ner.train_ner, 4),
 }
 
 
