@@ -197,6 +197,8 @@ def _training(r: dict, result: dict, shapes: bool, device: str) -> list[str]:
               "",
               "torch.manual_seed(SEED)  # dropout's draws, step by step"]
     steps = "batches"
+    if result.get("stopped"):
+        lines.append("# (Stop ended this run before its test scoring: the app kept no model; this runs every step.)")
     if isinstance(best, int) and isinstance(total, int) and 0 < best < total:
         lines.append(f"steps = {best}  # the app kept the weights after step {best} of {total} (its best epoch on "
                      "validation): the same schedule, stopped there")

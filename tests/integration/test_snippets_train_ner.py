@@ -118,7 +118,10 @@ def test_the_snippet_stops_at_the_kept_epoch_and_names_only_what_the_run_used(ru
     on_gpu = snippets.for_result("train_ner", inputs, {**result, "model": {**result["model"], "device": "cuda:0"}})
     assert ".to('cuda')  # the device the run trained on" in on_gpu["python"] and "'cuda'" not in python
     assert "device='cuda'" in on_gpu["python"] and ".softmax(-1).cpu().numpy()" in on_gpu["python"]
-    for code in (python, upload, on_gpu["python"]):
+    stopped = snippets.for_result("train_ner", inputs, {k: v for k, v in result.items() if k in (
+        "dataset", "model", "recipe", "plan", "train_sentences")} | {"stopped": True})["python"]
+    assert "the app kept no model; this runs every step" in stopped and "batches[:steps]" not in stopped
+    for code in (python, upload, on_gpu["python"], stopped):
         compile(code, "snippet", "exec")
     assert snippets.FAMILIES["train_ner"][1] == 4
     assert train_ner.FIXED == asdict(Recipe())  # a result without its recipe: the app's own defaults
