@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from backend.engines.classify import datasets
 from backend.engines.classify.finetune_plan import MAX_LENGTH
+from backend.engines.classify.similarity import DEFAULT_TEMPERATURE as TEMPERATURE  # the zero-shot softmax's
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH as EMBED_MAX_LENGTH  # the embedder's token limit
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import file_name, script
 
-TEMPERATURE = 0.05  # backend/engines/classify/similarity.py's DEFAULT_TEMPERATURE: the zero-shot softmax
-EMBED_MAX_LENGTH = 256  # the embedder's token limit (backend/engines/embedding/vectors.py)
 BATCH = 64  # texts per forward pass when embedding and when scoring (longest first, as the app batches)
 CHUNK = 256  # texts per embedding call (backend/train/features.py): each call sorts its own texts by length
 ADDS = ("# What the app adds: the time estimate and budget (which may cut fine-tuning short), Stop, the learning "
