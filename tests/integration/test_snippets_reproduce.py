@@ -1,15 +1,11 @@
-"""The snippets are true (issue #52): each covered endpoint runs here, in-process, on the local profile;
-its "The same in Python" snippet then runs in ONE fresh interpreter (offline, every snippet in its own
-namespace: torch is imported once, not once per snippet) and must give the endpoint's result back: the
-same tokens for greedy, beam and seeded sampling, the same labels and scores within 1e-4, the same ids."""
+"""The snippets are true (issue #52): each covered endpoint runs here, in-process, on the local profile; its
+"The same in Python" snippet then runs in the session's one fresh interpreter (snippet_runner.py: offline, the
+repository off sys.path, every snippet in its own namespace) and must give the endpoint's result back: the same
+tokens for greedy, beam and seeded sampling, the same labels and scores within 1e-4, the same ids."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -20,45 +16,7 @@ from backend.efficiency import compress
 from backend.runtime.errors import InputError
 from backend.scratch import train_tokenizer
 from backend.search.service import get_service
-
-# Runs each snippet in a fresh namespace and prints what it computed, as one JSON line. The same checkpoint
-# is read from disk once per interpreter (from_pretrained memoised on its arguments: a loaded model is left
-# as loaded, since no snippet changes its model in place), so the module costs one load per checkpoint.
-DRIVER = textwrap.dedent('''
-    import contextlib, io, json, os, sys
-    sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # a snippet run from a checkout still cannot import the app
-    import transformers
-    loaded, memo = {}, [{}]
-    for name in ("AutoTokenizer", "AutoModel", "AutoModelForCausalLM"):
-        cls = getattr(transformers, name)
-        def once(*args, _load=cls.from_pretrained, _name=name, **kwargs):
-            key, held = (_name, repr(args), repr(sorted(kwargs.items()))), memo[0]
-            if key not in held:
-                held[key] = _load(*args, **kwargs)
-            return held[key]
-        cls.from_pretrained = once
-    cases, found = json.load(open(sys.argv[1])), {}
-    for case in cases:
-        ns = {"__name__": "__snippet__"}
-        os.chdir(case.get("cwd") or "/")  # the glossary's snippet reads the file it ships, from a checkout
-        memo[0] = {} if case.get("changes_model") else loaded  # one that changes its model in place loads its own
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(case["python"], case["name"], "exec"), ns)
-        if case.get("take"):  # what to read back: name -> an expression over the snippet's variables
-            found[case["name"]] = {k: eval(e, ns) for k, e in case["take"].items()}
-        elif "out" in ns and "prompt_len" in ns:  # generation: each returned row's new tokens and text
-            rows = [r[ns["prompt_len"]:].tolist() for r in ns["out"]]
-            texts = [ns["tokenizer"].decode(r, skip_special_tokens=True) for r in rows]
-            eos = ns["model"].generation_config.eos_token_id
-            found[case["name"]] = {"rows": rows, "texts": texts, "eos": eos if isinstance(eos, list) else [eos]}
-        elif "cosine" in ns:  # the embedding method: the library part, cosines of texts and descriptions
-            found[case["name"]] = {"cosine": ns["cosine"].tolist(), "descriptions": ns["descriptions"]}
-        elif "probs" in ns:
-            found[case["name"]] = {"labels": ns["labels"], "probs": ns["probs"].tolist()}
-        else:
-            found[case["name"]] = {k[4:]: v for k, v in ns.items() if k.startswith("ids_")}
-    print(json.dumps(found))
-''')
+from tests.integration.snippet_runner import DRIVER  # noqa: F401  TEMP
 
 TEXTS = ["The parcel arrived broken and late.", "Thank you, the books are wonderful!"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -170,18 +128,12 @@ def _search_runs() -> list:
 
 
 @pytest.fixture(scope="module")
-def reproduced(runs, tmp_path_factory):
-    """Every snippet run in one fresh, offline interpreter."""
-    cases = [{"name": name, "python": snippets.for_result(endpoint, inputs, result)["python"], "take": TAKE.get(endpoint),
-              "cwd": REPO if endpoint in READS_FILES else None, "changes_model": endpoint in CHANGES_MODEL}
-             for name, endpoint, inputs, result in runs]
-    path = tmp_path_factory.mktemp("snippets") / "cases.json"
-    path.write_text(json.dumps(cases))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(path)], capture_output=True, text=True, env=env,
-                          timeout=300, cwd="/")  # not the repository: the snippet may not import the app
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def reproduced(runs, snippet_runner):
+    """Every snippet run in the session's fresh, offline interpreter (tests/integration/snippet_runner.py)."""
+    return snippet_runner.run([
+        {"name": name, "python": snippets.for_result(endpoint, inputs, result)["python"], "take": TAKE.get(endpoint),
+         "cwd": REPO if endpoint in READS_FILES else None, "changes_model": endpoint in CHANGES_MODEL}
+        for name, endpoint, inputs, result in runs])
 
 
 def _trimmed(row: list[int], eos: list[int]) -> list[int]:

@@ -1,6 +1,6 @@
 """The Train tab's snippet is true (issue #52): /train runs here, in-process, on a small upload (three labels, the
 three methods, fine-tuning capped by max_examples over two epochs, a budget that cuts nothing); its "The same in
-Python" snippet then runs in ONE fresh, offline interpreter (test_snippets_reproduce's DRIVER: the repository off
+Python" snippet then runs in the session's fresh, offline interpreter (snippet_runner.py: the repository off
 sys.path, cwd the upload's folder, since the snippet reads the file by its name) and must give the run back: the same
 test predictions for every method, the same accuracies, the probabilities within 1e-4. The shipped sets' reading is
 checked against the app's own reader (no model runs for that)."""
@@ -8,10 +8,7 @@ checked against the app's own reader (no model runs for that)."""
 from __future__ import annotations
 
 import csv
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,7 +18,7 @@ from backend.engines.classify import datasets
 from backend.snippets import train as train_snippet
 from backend.train import api, features, use
 from backend.train.store import get_store
-from tests.integration.test_snippets_reproduce import DRIVER, REPO
+from tests.integration.test_snippets_reproduce import REPO
 
 SESSION = "snippets-train"
 ITEMS = ["parcel", "book", "chair", "lamp", "phone", "jacket", "kettle"]
@@ -59,19 +56,12 @@ def run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def reproduced(run, tmp_path_factory):
+def reproduced(run, snippet_runner):
     inputs, result, _, folder = run
     python = snippets.for_result("train", inputs, result)["python"]
     assert "import backend" not in python and "from backend" not in python
-    case = {"name": "train", "python": python, "cwd": folder,
-            "take": {"labels": "labels", "probs": "{m: p.tolist() for m, p in probs.items()}"}}
-    path = tmp_path_factory.mktemp("snippets_train") / "cases.json"
-    path.write_text(json.dumps([case]))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(path)], capture_output=True, text=True, env=env,
-                          timeout=300, cwd="/")  # not the repository: the snippet may not import the app
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])["train"]
+    return snippet_runner.run([{"name": "train", "python": python, "cwd": folder, "changes_model": True,  # fine-tunes
+                                "take": {"labels": "labels", "probs": "{m: p.tolist() for m, p in probs.items()}"}}])["train"]
 
 
 def test_the_train_snippet_gives_every_methods_predictions_back(run, reproduced):

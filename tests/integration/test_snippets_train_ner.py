@@ -1,16 +1,13 @@
 """The Train tab's NER snippet is true (issue #52): /train_ner runs here, in-process, on the local profile (a
 small run: a seeded sample of 48 shipped train sentences, three epochs; and two uploads, CoNLL columns and
 character-span JSONL, split 70/15/15 by the app); its "The same in Python" snippet, plain transformers + torch,
-then runs in ONE fresh offline interpreter (test_snippets_reproduce's DRIVER: the repository not on sys.path,
+then runs in the session's fresh offline interpreter (snippet_runner.py: the repository not on sys.path,
 each case in its own namespace and with its own model) and must tag every test sentence as the app did, word
 for word, and give the same per-type scores."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import asdict
 
 import pytest
@@ -22,7 +19,7 @@ from backend.engines.ner.token_classification import Recipe
 from backend.runtime import budget as request_budget
 from backend.snippets import train_ner
 from backend.train import ner_api
-from tests.integration.test_snippets_reproduce import DRIVER, REPO
+from tests.integration.test_snippets_reproduce import REPO
 
 TAKE = {"predicted": "predicted", "scores": "scores", "train": "len(train)", "steps": "step + 1",
         "test": "[s['tokens'] for s in test]"}
@@ -74,16 +71,10 @@ def runs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def reproduced(runs, tmp_path_factory):
-    cases = [{"name": name, "python": snippets.for_result("train_ner", inputs, result)["python"], "take": TAKE,
-              "cwd": cwd, "changes_model": True} for name, inputs, result, cwd in runs]
-    path = tmp_path_factory.mktemp("snippets_ner") / "cases.json"
-    path.write_text(json.dumps(cases))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}  # as above
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(path)], capture_output=True, text=True, env=env,
-                          timeout=300, cwd="/")  # not the repository: the snippet may not import the app
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def reproduced(runs, snippet_runner):
+    return snippet_runner.run([{"name": name, "python": snippets.for_result("train_ner", inputs, result)["python"],
+                                "take": TAKE, "cwd": cwd, "changes_model": True, "threads": 1}  # one thread: as above
+                               for name, inputs, result, cwd in runs])
 
 
 def test_train_ner_snippets_tag_the_test_split_as_the_run_did_and_score_it_the_same(runs, reproduced):
