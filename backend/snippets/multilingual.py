@@ -20,11 +20,14 @@ def _run_folder() -> str:
         return 'Path("ner-transfer")  # the folder `python -m backend.hub build` writes under trained/ in the cache'
 
 
-def multilingual_ner(inputs: dict, result: dict) -> str:
-    run = str(result.get("run") or inputs.get("run") or "all")
-    load = loading(result.get("model") or {}, "AutoModel", what="encoder")
-    weights = [
-        f"# chapter 4's {run!r} run (trained on {result.get('trained_on', run)}), built by the app in its cache:",
+IMPORTS = ["import os", "from pathlib import Path", "import torch", "from safetensors.torch import load_file"]
+
+
+def run_lines(run: str, trained_on: str) -> list[str]:
+    """Lines that put chapter 4's run `run` ("all", "de") on `encoder` (its fine-tuned top layers) and define
+    `labels` and `head` (a linear layer over the encoder's states, one label per token): IMPORTS needed."""
+    return [
+        f"# chapter 4's {run!r} run (trained on {trained_on}), built by the app in its cache:",
         "# the encoder's fine-tuned top layers and a linear head over its states, one label per token",
         f"run = {_run_folder()}",
         f'weights = load_file(str(run / "{run}.safetensors"))',
@@ -33,6 +36,12 @@ def multilingual_ner(inputs: dict, result: dict) -> str:
         f"labels = {literal(list(languages.labels()))}",
         "head = torch.nn.Linear(encoder.config.hidden_size, len(labels))",
         'head.load_state_dict({"weight": weights["head.weight"], "bias": weights["head.bias"]})']
+
+
+def multilingual_ner(inputs: dict, result: dict) -> str:
+    run = str(result.get("run") or inputs.get("run") or "all")
+    load = loading(result.get("model") or {}, "AutoModel", what="encoder")
+    weights = run_lines(run, result.get("trained_on", run))
     tag = [
         f"words = {literal(list(result.get('tokens') or []))}  # the sentence split as the app splits it "
         "(punctuation apart)",
@@ -48,6 +57,5 @@ def multilingual_ner(inputs: dict, result: dict) -> str:
         "print(list(zip(words, tags)))",
         "# What the app adds: entities joined from the B-/I- tags with the mean of their words' top probabilities, "
         "and the transfer table of the German-only and all-languages runs."]
-    imports = ["import os", "from pathlib import Path", "import torch", "from safetensors.torch import load_file",
-               *load.imports]
+    imports = [*IMPORTS, *load.imports]
     return script(imports, load.lines, weights, tag)

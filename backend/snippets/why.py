@@ -4,17 +4,20 @@ LayerGradientXActivation and FeatureAblation (occlusion: a token removed from th
 score per token. Written for the sentiment classifier (the one trained here or a checkpoint's head), the decoder's
 next token, zero-shot by embedding similarity (softmax of cosine / T to the label descriptions), a token's NER tag
 (the offline model trained here: encoder, word shapes and head; or a checkpoint's token classifier) and a QA
-reader's span (start + end logit, question and context read as a pair). Where the forward reads more than the ids
-(the span's or the tagged token's place, segment ids, word shapes), those are per-token rows that move with the
-tokens when one is removed. A session's classifier and chapter 4's multilingual NER runs are not written out."""
+reader's span (start + end logit, question and context read as a pair), chapter 4's multilingual NER runs (the
+packaged encoder with the run's top layers and head, as the Multilingual tab's snippet loads them) and a classifier
+trained in the session (from the Train tab's Download, unzipped beside the snippet: fine-tuned or the probe). Where
+the forward reads more than the ids (the span's or the tagged token's place, segment ids, word shapes), those are
+per-token rows that move with the tokens when one is removed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from backend.hub import builders
+from backend.hub import builders, multilingual_runs
 from backend.hub.policy import package_dir
 from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
+from backend.snippets import multilingual
 from backend.snippets.checkpoint import in_cache, loading, packaged_spec
 from backend.snippets.pipelines import finetuned_loading, trained_sentiment_folder
 from backend.snippets.text import literal, script
@@ -39,6 +42,36 @@ def _sentiment(result: dict) -> tuple[list[str], list[str], list[str]]:
     return ["import torch", *load.imports], load.lines + [f"LABEL = model.config.label2id[{label!r}]"], [
         f"def forward(ids, mask):  # the probability of {label}",
         "    return model(input_ids=ids, attention_mask=mask).logits.softmax(-1)[:, LABEL]"]
+
+
+def _session(result: dict) -> tuple[list[str], list[str], list[str]]:
+    """A classifier trained in the session (Train tab), from its Download: fine-tuned (the encoder's new weights
+    and the linear head on its mean-pooled states) or feature extraction (the frozen encoder, mean-pooled and
+    L2-normalised, standardised, through the logistic regression); the probability of the run's label."""
+    model, label = result.get("model") or {}, (result.get("prediction") or {}).get("label", "")
+    method = model.get("trained_method", "finetune")
+    folder = model.get("download") or f"classifier-{method}"
+    imports = ["import json", "from pathlib import Path", "import torch", "from safetensors.torch import load_file",
+               "from transformers import AutoModel, AutoTokenizer"]
+    load = [f"# your {model.get('classifier', method)} classifier over {model.get('base_checkpoint', '?')}, trained on "
+            f"{model.get('trained_on', '?')} in the Train tab",
+            f"folder = Path({folder!r})  # the Train tab's Download, unzipped here",
+            "tokenizer = AutoTokenizer.from_pretrained(folder)",
+            "encoder = AutoModel.from_pretrained(folder).eval()",
+            'labels = json.loads((folder / "labels.json").read_text())', "model = encoder",
+            f"LABEL = labels.index({label!r})"]
+    pool = ["    hidden = encoder(input_ids=ids, attention_mask=mask).last_hidden_state.float()",
+            "    m = mask.unsqueeze(-1).to(hidden.dtype)",
+            "    pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)"]
+    if method == "probe":
+        return imports, load + ['probe = load_file(str(folder / "probe.safetensors"))  # mean, scale, weight, bias'], [
+            f"def forward(ids, mask):  # the probability of {label}: the standardised sentence vector through the probe",
+            *pool, "    x = torch.nn.functional.normalize(pooled, p=2, dim=1)",
+            '    return torch.softmax(((x - probe["mean"]) / probe["scale"]) @ probe["weight"] + probe["bias"], '
+            "dim=-1)[:, LABEL]"]
+    return imports, load + ['head = load_file(str(folder / "head.safetensors"))  # the linear head: weight, bias'], [
+        f"def forward(ids, mask):  # the probability of {label}: the mean-pooled states through the head",
+        *pool, '    return torch.softmax(pooled @ head["weight"].T + head["bias"], dim=-1)[:, LABEL]']
 
 
 def _next_token(result: dict) -> tuple[list[str], list[str], list[str]]:
@@ -129,6 +162,29 @@ def _ner(result: dict) -> tuple[list[str], list[str], list[str], list[str], list
              "special = torch.tensor([[t in tokenizer.all_special_ids for t in ids[0].tolist()]])",
              "special[0, FOCUS] = True  # the tagged token is kept as it is (what is explained is its tag)"]
     read = "    rows, f = torch.arange(len(ids)), at.argmax(-1)"
+    tail = ["    return probs[:, LABEL]"]
+    other = f"{'IB'[label[:1] == 'I']}-{label[2:]}"  # B-X's I-X, I-X's B-X
+    if label[:2] in ("B-", "I-") and other in labels:  # a word's later piece: its word's B-X is read as I-X
+        tail = ["    later = bool(PIECE[ids[0, f[0]]])  # a word's later piece: its word's B- tag counts as I-",
+                f"    return probs[:, LABEL] + (probs[:, labels.index({other!r})] if later else 0)"
+                if label[0] == "I" else "    return probs[:, LABEL] * (0.0 if later else 1.0)"]
+    encoding = ['enc = tokenizer(text, return_tensors="pt")', "ids, mask = enc.input_ids, enc.attention_mask", *marks]
+    if model.get("run") in multilingual_runs.RUN_NAMES and "fine_tuned" in model:  # chapter 4's run
+        run = str(model["run"])
+        load = loading(model, "AutoModel", what="encoder")
+        return [*multilingual.IMPORTS, *load.imports], load.lines + [
+            *multilingual.run_lines(run, multilingual_runs.RUN_NAMES[run]), "model = encoder",
+            f"LABEL, FOCUS = labels.index({label!r}), {at}  # {focus.get('token', '')!r}",
+            "# a piece that continues its word: no \u2581 (SentencePiece's word start) and not a special token",
+            "SPECIAL = set(tokenizer.all_special_ids)",
+            "PIECE = torch.tensor([isinstance(p, str) and not p.startswith(\"\\u2581\") and i not in SPECIAL",
+            "                      for i, p in enumerate(tokenizer.convert_ids_to_tokens(list(range(len(tokenizer)))))])"], [
+            f"def forward(ids, mask, at):  # {what}",
+            "    logits = head(encoder(input_ids=ids, attention_mask=mask).last_hidden_state).float()",
+            "    first = torch.where(PIECE[ids], 0, torch.arange(ids.shape[1])).cummax(1).values  # each word's first piece",
+            read,
+            "    probs = logits[rows, first[rows, f]].softmax(-1)  # a word is tagged at its first piece", *tail], \
+            encoding, ["at"]
     folder = _trained_folder(model, "ner")
     if folder is None:
         if model.get("method", "model") != "model":
@@ -138,18 +194,10 @@ def _ner(result: dict) -> tuple[list[str], list[str], list[str], list[str], list
             f"LABEL, FOCUS = model.config.label2id[{label!r}], {at}  # {focus.get('token', '')!r}"], [
             f"def forward(ids, mask, at):  # {what}",
             "    logits = model(input_ids=ids, attention_mask=mask).logits.float()", read,
-            "    return logits[rows, f].softmax(-1)[:, LABEL]"], [
-            'enc = tokenizer(text, return_tensors="pt")', "ids, mask = enc.input_ids, enc.attention_mask",
-            *marks], ["at"]
+            "    return logits[rows, f].softmax(-1)[:, LABEL]"], encoding, ["at"]
     imports, load = _cached_loading(folder, [
         "# all-MiniLM-L6-v2 fine-tuned once by this app on its shipped NER set, in the app's cache: the encoder,",
         "# a word-shape embedding added to its input and joined to its states, a linear head per token, the tags"])
-    tail = ["    return probs[:, LABEL]"]
-    other = f"{'IB'[label[:1] == 'I']}-{label[2:]}"  # B-X's I-X, I-X's B-X
-    if label[:2] in ("B-", "I-") and other in labels:  # a word's later piece: its word's B-X is read as I-X
-        tail = ["    later = bool(PIECE[ids[0, f[0]]])  # a word's later piece: its word's B- tag counts as I-",
-                f"    return probs[:, LABEL] + (probs[:, labels.index({other!r})] if later else 0)"
-                if label[0] == "I" else "    return probs[:, LABEL] * (0.0 if later else 1.0)"]
     return imports, load + [
         f"LABEL, FOCUS = labels.index({label!r}), {at}  # {focus.get('token', '')!r}",
         'PIECE = torch.tensor([p.startswith("##") for p in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))])',
@@ -279,6 +327,8 @@ def attribute(inputs: dict, result: dict) -> str:
         written = (*_similarity(result), None, None)
     elif task == "sentiment":
         written = (*_sentiment(result), None, None)
+    elif task == "session":
+        written = (*_session(result), None, None)
     elif task == "ner":
         written = _ner(result)
     elif task == "qa":

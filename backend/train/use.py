@@ -47,6 +47,11 @@ def probabilities(t: Trained, method: str, texts: list[str]) -> np.ndarray:
     return finetune.predict_proba(gpu.HubWorker(t.override), t.weights, texts, len(t.labels))[0]
 
 
+def download_stem(dataset_name: str, method: str) -> str:
+    """The name of the Download's zip (and of the folder inside it) for a classifier trained on `dataset_name`."""
+    return f"classifier-{''.join(c if c.isalnum() else '-' for c in dataset_name)[:40]}-{method}"
+
+
 def describe(t: Trained, method: str) -> dict:
     """Provenance of a session's classifier, in the shape of `LoadedModel.describe()`."""
     score = t.scores.get(method, {})
@@ -56,7 +61,8 @@ def describe(t: Trained, method: str) -> dict:
             "classifier": METHOD_NAMES[method], "trained_method": method, "base_checkpoint": t.checkpoint,
             "trained_on": t.dataset["name"], "test_accuracy": acc, "test_macro_f1": score.get("macro_f1"),
             "test_n": score.get("n"), "test_ci95": score.get("ci95"),
-            "labels": list(t.labels), "device": "", "note": f"{METHOD_NAMES[method]} over {t.checkpoint}"}
+            "labels": list(t.labels), "device": "", "note": f"{METHOD_NAMES[method]} over {t.checkpoint}",
+            "download": download_stem(t.dataset["name"], method)}  # the folder the Train tab's Download unzips to
 
 
 # ----------------------------------------------------------------------------- Use in Pipelines
@@ -176,7 +182,7 @@ def export(session_id: str, method: str = "", root: str | None = None) -> dict:
     t = store.trained(session_id)
     method = pick(t, method)
     start = time.perf_counter()
-    stem = f"classifier-{''.join(c if c.isalnum() else '-' for c in t.dataset['name'])[:40]}-{method}"
+    stem = download_stem(t.dataset["name"], method)
     zpath, files = store.zipped(session_id, root, stem, lambda folder: _write_folder(t, method, folder),
                                 stored=(".safetensors",))
     return {"path": str(zpath), "files": files, "method": method, "megabytes": round(zpath.stat().st_size / 1e6, 1),

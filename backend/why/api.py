@@ -183,7 +183,8 @@ class _MultilingualNer:
         self.model = multilingual_runs.serving_model(run, base, ner_languages.labels())
         self.tokenizer = base.tokenizer
         self._describe = {**base.describe(), "role": "ner", "method": config.METHOD_FINETUNED,
-                          "fine_tuned": f"chapter 4's default run, trained on {multilingual_runs.RUN_NAMES[run]}"}
+                          "fine_tuned": f"chapter 4's default run, trained on {multilingual_runs.RUN_NAMES[run]}",
+                          "run": run}  # which run's weights (the Why tab's snippet loads the same file)
 
     def describe(self) -> dict:
         return dict(self._describe)

@@ -1,20 +1,21 @@
 """The Why tab's snippet for its other tasks (issue #52): zero-shot by embedding similarity (a label's softmax of
-cosine / T), a token's NER tag (the offline model: encoder, word shapes, a head per token) and a QA reader's span
-(start + end logit, question and context as a pair). Each runs in-process on the local profile; its snippet then
-runs in the fresh offline interpreter of test_snippets_reproduce (its DRIVER: the repository is not importable
-there) and Captum's scores on the written-out forward must be the app's, token by token."""
+cosine / T), a token's NER tag (the offline model: encoder, word shapes, a head per token; chapter 4's multilingual
+run: the packaged encoder with the run's top layers and head), a QA reader's span (start + end logit, question and
+context as a pair) and a classifier trained in this session (fine-tuned and the probe, loaded from the Train tab's
+Download, unzipped in the snippet's working folder). Each runs in-process on the local profile; its snippet then
+runs in the session's fresh offline interpreter (snippet_runner.py: the repository is not importable there) and
+Captum's scores on the written-out forward must be the app's, token by token."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+import csv
+import zipfile
 
 import pytest
 
 from backend import snippets, why as attribution
-from tests.integration.test_snippets_reproduce import DRIVER, TAKE
+from backend.train import api as train_api, use as train_use
+from tests.integration.test_snippets_reproduce import TAKE
 
 METHODS = "integrated_gradients,gradient_x_input,occlusion"
 RUNS = [
@@ -28,25 +29,62 @@ RUNS = [
                                  label="I-PER", methods=METHODS, steps=8, random_orders=1)),
     ("why_qa", dict(text="The Eiffel Tower was finished in 1889 for the World's Fair in Paris.", task="qa",
                     question="When was the Eiffel Tower finished?", methods=METHODS, steps=8, random_orders=1)),
+    # chapter 4's German-only run (model box "multilingual-de"): 'ma' of 'Parma' is a later piece (no \u2581), its
+    # tag read at 'Par' with B-LOC counted as I-LOC
+    ("why_multilingual_ner", dict(text="Angela Merkel besuchte die Fabrik von Barilla in Parma.", task="ner",
+                                  override="multilingual-de", char=52, label="I-LOC", methods=METHODS, steps=8,
+                                  random_orders=1)),
 ]
+SESSION = "snippets-why-session"
+SESSION_TEXT = "The lamp arrived broken, I want a refund."
+WORDS = {"positive": ["wonderful, I love it", "great value and it works perfectly"],
+         "negative": ["broken on arrival, I want a refund", "awful, it stopped working"]}
+TRAINING = {"dataset": "upload", "methods": ["probe", "finetune"], "epochs": 1, "max_examples": 16,
+            "max_seconds": 600, "learning_rate": 3e-4, "batch_size": 8, "learning_curve": False, "seed": 1}
 
 
 @pytest.fixture(scope="module")
-def runs():
-    return [(name, args, attribution.attribute(**args)) for name, args in RUNS]
+def session_runs(tmp_path_factory):
+    """A tiny classifier trained in this session (probe and fine-tuning), each method's Download unzipped in a
+    folder of its own, and an attribution of each: [(name, args, result, the folder the snippet runs in)]."""
+    root = tmp_path_factory.mktemp("why_session")
+    upload = root / "reviews.csv"
+    with open(upload, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["review", "label"])
+        for label, words in WORDS.items():
+            for i in range(12):
+                out.writerow([f"The parcel ({i}): {words[i % len(words)]}.", label])
+    train_api.train(SESSION, file=str(upload), **TRAINING)
+    made = []
+    try:
+        for method in ("finetune", "probe"):
+            unzipped = root / method
+            with zipfile.ZipFile(train_use.export(SESSION, method, root=str(root / "downloads"))["path"]) as z:
+                z.extractall(unzipped)  # the Train tab's Download, as a learner unzips it
+            args = dict(text=SESSION_TEXT, task="session", session_id=SESSION, trained_method=method,
+                        methods=METHODS, steps=8, random_orders=1)
+            made.append((f"why_session_{method}", args, attribution.attribute(**args), str(unzipped)))
+    finally:
+        train_api.drop_session(SESSION)
+    return made
 
 
 @pytest.fixture(scope="module")
-def reproduced(runs, tmp_path_factory):
-    cases = [{"name": name, "python": snippets.for_result("attribute", args, result)["python"],
-              "take": TAKE["attribute"]} for name, args, result in runs]
-    path = tmp_path_factory.mktemp("why_snippets") / "cases.json"
-    path.write_text(json.dumps(cases))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(path)], capture_output=True, text=True, env=env,
-                          timeout=300, cwd="/")  # not the repository: the snippet may not import the app
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def runs(session_runs):
+    return [(name, args, attribution.attribute(**args)) for name, args in RUNS] + [r[:3] for r in session_runs]
+
+
+@pytest.fixture(scope="module")
+def reproduced(runs, session_runs, snippet_runner):
+    cwd = {name: folder for name, _, _, folder in session_runs}
+    return snippet_runner.run([
+        {"name": name, "python": snippets.for_result("attribute", args, result)["python"], "take": TAKE["attribute"],
+         "cwd": cwd.get(name),  # a session's classifier: its Download unzipped there, read by a relative path
+         # loads its own copy: a multilingual run loads its layers into the encoder it loaded; a session's relative
+         # folder names another model in another working folder
+         "changes_model": name in cwd or name.startswith("why_multilingual")}
+        for name, args, result in runs])
 
 
 def test_the_runs_are_the_tasks_asked_for(runs):
@@ -58,6 +96,12 @@ def test_the_runs_are_the_tasks_asked_for(runs):
     later = by_name["why_ner_later_piece"]["prediction"]
     assert later["label"] == "I-PER" and later["focus"]["token"] != "Merkel" and later["focus"]["start"] > 7
     assert by_name["why_qa"]["prediction"]["span"]["answer"]
+    multi = by_name["why_multilingual_ner"]
+    assert multi["model"]["run"] == "de" and multi["prediction"]["label"] == "I-LOC"
+    assert multi["prediction"]["focus"]["token"] == "ma"
+    for method in ("finetune", "probe"):
+        model = by_name[f"why_session_{method}"]["model"]
+        assert model["source"] == "session" and model["trained_method"] == method
     for name, args, result in runs:
         python = snippets.for_result("attribute", args, result)["python"]
         assert "not written out" not in python and "def forward(" in python, name
@@ -75,4 +119,4 @@ def test_why_task_snippets_give_the_same_attributions(runs, reproduced):
             for a, b in zip(mine, theirs):
                 assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, method, a, b)
             checked += 1
-    assert checked == 3 * len(RUNS)
+    assert checked == 3 * len(runs) == 3 * (len(RUNS) + 2)

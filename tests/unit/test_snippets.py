@@ -314,10 +314,27 @@ def test_why_next_token_with_a_contrast_explains_the_logit_difference():
     alone = snippets.for_result("attribute", {"text": "t"}, _why("next_token", PACKAGED, prediction={
         "target": {"id": 7, "token": " a"}}))["python"]
     assert "logits.softmax(-1)[:, TARGET]" in alone and "CONTRAST" not in alone
-    other = snippets.for_result("attribute", {"text": "t"}, _why("session", ENCODER))["python"]
-    assert "is not written out here" in other and "def forward" not in other  # a session's classifier
-    for code in (python, alone, other):
+    for code in (python, alone):
         compile(code, "snippet", "exec")
+
+
+def test_why_writes_a_sessions_classifier_from_its_download():
+    """A classifier trained in the Train tab lives in the session only: the snippet loads the Download, unzipped
+    beside it (tests/integration/test_snippets_why_tasks.py runs both methods against the app)."""
+    trained = {"role": "sentiment", "checkpoint": "your classifier trained on reviews, test acc 0.90",
+               "source": "session", "method": "session-trained", "classifier": "fine-tuning", "trained_method":
+               "finetune", "base_checkpoint": ENCODER["checkpoint"], "trained_on": "reviews",
+               "download": "classifier-reviews-finetune"}
+    tuned = snippets.for_result("attribute", {"text": "t"}, _why("session", trained))["python"]
+    probe = snippets.for_result("attribute", {"text": "t"}, _why("session", {
+        **trained, "trained_method": "probe", "download": "classifier-reviews-probe"}))["python"]
+    for python, folder, weights in ((tuned, "classifier-reviews-finetune", 'head["weight"].T'),
+                                    (probe, "classifier-reviews-probe", 'probe["weight"]')):
+        assert f"folder = Path('{folder}')  # the Train tab's Download, unzipped here" in python
+        assert "not written out" not in python and "def forward(ids, mask):" in python and weights in python
+        assert "LABEL = labels.index('NEGATIVE')" in python and "LayerIntegratedGradients(forward" in python
+        compile(python, "snippet", "exec")
+    assert "probe.safetensors" in probe and "normalize(pooled" in probe and "head.safetensors" not in probe
 
 
 def test_why_writes_the_forward_of_zero_shot_ner_and_qa():
