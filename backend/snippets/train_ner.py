@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import file_name, literal, script
+from backend.snippets.word_shapes import WORD_SHAPE
 
 NER_FILES = "assets/data/ner/{split}.jsonl"  # the shipped splits, in the app's repository
 JSONL_EXTS = ("jsonl", "json")  # an upload's other extensions are CoNLL columns (backend/train/ner_upload.py)
@@ -90,20 +91,6 @@ def _data(inputs: dict, result: dict, r: dict) -> tuple[list[str], list[str]]:
     return imports, lines
 
 
-SHAPE_LINES = [
-    "def word_shape(word):  # the word as written: 1 lower, 2 Capitalised, 3 ALLCAPS, 4 digits, 5 punctuation, 6 other",
-    "    if any(c.isdigit() for c in word):",
-    "        return 4",
-    "    letters = [c for c in word if c.isalpha()]",
-    "    if not letters:",
-    "        return 5",
-    "    if all(c.isupper() for c in letters):",
-    "        return 3 if len(letters) > 1 else 2",
-    "    if word[0].isupper() or (not word[0].isalpha() and letters[0].isupper()):",
-    "        return 2",
-    "    return 1 if all(c.islower() for c in letters) else 6"]
-
-
 def _model(r: dict) -> list[str]:
     """The token classifier's class, as the app's (the same modules in the same order: the same seeded head)."""
     dim, into = int(r["shape_dim"] or 0), bool(r["shape_input"])
@@ -129,7 +116,7 @@ def _model(r: dict) -> list[str]:
     if dim:
         body.append("        hidden = torch.cat([hidden, self.shapes(shape_ids)], dim=-1)")
     body.append("        return self.head(self.dropout(hidden))")
-    return (SHAPE_LINES + [""] if shapes else []) + init + ["", f"    def forward(self, {args}):"] + body
+    return (WORD_SHAPE + [""] if shapes else []) + init + ["", f"    def forward(self, {args}):"] + body
 
 
 def _batches(r: dict, shapes: bool, device: str) -> list[str]:

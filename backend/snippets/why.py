@@ -21,6 +21,7 @@ from backend.snippets import multilingual
 from backend.snippets.checkpoint import in_cache, loading, packaged_spec
 from backend.snippets.pipelines import finetuned_loading, trained_sentiment_folder
 from backend.snippets.text import literal, script
+from backend.snippets.word_shapes import WORD_SHAPE
 
 IG_BATCH = 8  # the app's internal_batch_size (backend/why/methods.py)
 CAPTUM = "from captum.attr import FeatureAblation, LayerGradientXActivation, LayerIntegratedGradients"
@@ -133,20 +134,6 @@ def _similarity(result: dict) -> tuple[list[str], list[str], list[str]]:
         "    vectors = embed(enc.input_ids, enc.attention_mask)"], [
         f"def forward(ids, mask):  # the score of {label!r}: softmax over the labels of cosine / T",
         "    return (embed(ids, mask) @ vectors.T / T).softmax(-1)[:, LABEL]"]
-
-
-WORD_SHAPE = [  # the offline NER model's word shapes (backend/engines/ner/token_classification.py), 0: special
-    "def word_shape(word):  # 1 lower, 2 Capitalised, 3 ALLCAPS, 4 with a digit, 5 punctuation, 6 other",
-    "    letters = [c for c in word if c.isalpha()]",
-    "    if any(c.isdigit() for c in word):",
-    "        return 4",
-    "    if not letters:",
-    "        return 5",
-    "    if all(c.isupper() for c in letters):",
-    "        return 3 if len(letters) > 1 else 2",
-    "    if word[0].isupper() or (not word[0].isalpha() and letters[0].isupper()):",
-    "        return 2",
-    "    return 1 if all(c.islower() for c in letters) else 6"]
 
 
 def _ner(result: dict) -> tuple[list[str], list[str], list[str], list[str], list[str]] | None:

@@ -68,9 +68,6 @@ DRIVER = textwrap.dedent('''
                 torch.set_num_threads(THREADS)
         return found
 
-    if sys.argv[1:]:  # one batch from a file, its findings printed (the old one-shot form)
-        print(json.dumps(run(json.load(open(sys.argv[1], encoding="utf-8")))))
-        sys.exit(0)
     for line in sys.stdin:
         try:
             reply = {"found": run(json.load(open(line.strip(), encoding="utf-8")))}

@@ -16,7 +16,6 @@ from backend.efficiency import compress
 from backend.runtime.errors import InputError
 from backend.scratch import train_tokenizer
 from backend.search.service import get_service
-from tests.integration.snippet_runner import DRIVER  # noqa: F401  TEMP
 
 TEXTS = ["The parcel arrived broken and late.", "Thank you, the books are wonderful!"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
