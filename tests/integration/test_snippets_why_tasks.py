@@ -15,7 +15,7 @@ import pytest
 
 from backend import snippets, why as attribution
 from backend.train import api as train_api, use as train_use
-from tests.integration.test_snippets_reproduce import TAKE
+from tests.integration.test_snippets_reproduce import TAKE, same_attributions
 
 METHODS = "integrated_gradients,gradient_x_input,occlusion"
 RUNS = [
@@ -112,11 +112,5 @@ def test_why_task_snippets_give_the_same_attributions(runs, reproduced):
     moves with it moved too), within 1e-4 of the result (relative past 1)."""
     checked = 0
     for name, _, result in runs:
-        got = reproduced[name]
-        for method in result["methods"]:
-            mine, theirs = got[method], result["scores"][method]
-            assert mine is not None and len(mine) == len(theirs) == len(result["tokens"]), (name, method)
-            for a, b in zip(mine, theirs):
-                assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, method, a, b)
-            checked += 1
+        checked += same_attributions(name, reproduced[name], result)
     assert checked == 3 * len(runs) == 3 * (len(RUNS) + 2)
