@@ -111,13 +111,35 @@ def test_a_method_of_the_app_shows_the_library_part_and_says_what_it_adds():
 
 
 def test_a_run_served_by_the_apps_own_model_is_not_passed_off_as_the_library_call():
-    model = {"checkpoint": "sentence-transformers/all-MiniLM-L6-v2", "source": "package", "method": "fine-tuned",
-             "role": "ner", "note": "fine-tuned here"}
+    model = {"checkpoint": config.SMOLLM2["checkpoint"], "source": "package", "method": config.METHOD_INSTRUCT,
+             "role": "ner", "note": "the chat model prompted for the task"}
     python = snippets.for_result("ner", {"text": "t", "aggregation": "simple"},
-                                 {"model": model, "scoring": "mean tag probability", "results": [{"text": "t"}]})["python"]
-    assert f"model={config.BOOK['ner'].checkpoint!r}" in python  # the book's checkpoint, never the bare encoder
-    assert "find_spec" not in python and "served offline by sentence-transformers/all-MiniLM-L6-v2" in python
+                                 {"model": model, "aggregation": "instruct-fallback",
+                                  "results": [{"text": "t"}]})["python"]
+    assert f"model={config.BOOK['ner'].checkpoint!r}" in python  # the book's checkpoint, never the chat model
+    assert "find_spec" not in python and f"served offline by {config.SMOLLM2['checkpoint']}" in python
     assert "not this run's" in python
+
+
+def test_the_ner_model_and_the_reader_trained_here_give_their_run_from_the_apps_cache():
+    """The local profile's NER model and QA reader (trained here): the snippet is the run itself, from the model's
+    folder in the app's cache (TLAB_CACHE_DIR), with the aggregation the app applied / the reader's decoding."""
+    trained = {"checkpoint": "sentence-transformers/all-MiniLM-L6-v2", "source": "package", "method": "fine-tuned"}
+    ner = snippets.for_result("ner", {"text": "Ann met Bob.", "aggregation": "simple"},
+                              {"model": {**trained, "role": "ner"}, "aggregation": "first",
+                               "results": [{"text": "Ann met Bob."}]})["python"]
+    assert "TLAB_CACHE_DIR" in ner and "'trained'" in ner and "AGGREGATION = 'first'" in ner  # the result's own
+    assert "class WithShapes(TokenClassificationPipeline)" in ner and "word_shape(" in ner and "B_TO_I" in ner
+    assert "texts = ['Ann met Bob.']" in ner and "pipeline(" not in ner and "not this run's" not in ner
+    qa = snippets.for_result("qa", {"question": "Who?", "context": "Ann met Bob.", "top_n": 2},
+                             {"model": {**trained, "role": "qa"}, "question": "Who?", "context": "Ann met Bob.",
+                              "top_n": {"asked": 2, "given": 2}, "set_aside": [{"answer": "Bob", "start": 8, "end": 11}],
+                              "answers": []})["python"]
+    assert "AutoModelForQuestionAnswering.from_pretrained(folder)" in qa and "null_threshold" in qa
+    assert "N_BEST, MAX_TOKENS, TOP_N = 20, 30, 2" in qa and "SET_ASIDE = [(8, 11)]" in qa
+    assert "pipeline(" not in qa and "not this run's" not in qa
+    for python in (ner, qa):
+        compile(python, "snippet", "exec")
 
 
 def test_the_client_call_names_the_endpoint_and_its_arguments():
