@@ -1,0 +1,104 @@
+"""The Pipelines tab's snippets for the runs the local profile serves with its decoder (issue #52).
+
+Summaries and translations ("instruct-fallback"): SmolLM2-135M-Instruct gets the app's task prompt through
+its chat template and replies greedily with a repetition penalty of 1.1 (`engines.tasks.instruct.chat_generate`),
+with the run's length and beam settings. Fill-mask ("decoder-fill-mask"): the whole words likeliest after the
+left context, each put in place and the whole sentence scored (backend/pipelines/decoder_mask.py). The decoder
+is the packaged GGUF, loaded as every snippet loads it (`checkpoint.loading`). Plain text out, nothing loaded.
+"""
+
+from __future__ import annotations
+
+from backend.engines.tasks import instruct as ins
+from backend.snippets.checkpoint import loading
+from backend.snippets.text import call, literal, script
+
+REPETITION_PENALTY = 1.1  # chat_generate's, for every instruct reply
+# The app's post-processing of a reply, in its words (engines.tasks.instruct.parse_free_text)
+PARSE = "the reply is stripped and a leading 'Here is the summary:'-style preamble and quotes are dropped"
+
+
+def _lengths(inputs: dict, default_new: int, default_min: int) -> dict:
+    """The endpoint's length and beam widgets as the app passes them on: 0 minimum and 0 beams are left out."""
+    kw = {"max_new_tokens": int(inputs.get("max_new_tokens", default_new) or default_new)}
+    min_new, beams = int(inputs.get("min_new_tokens", default_min) or 0), int(inputs.get("num_beams", 0) or 0)
+    if min_new:
+        kw["min_new_tokens"] = min(min_new, kw["max_new_tokens"])
+    if beams:
+        kw["num_beams"] = beams
+    return kw
+
+
+def reply(messages: list[dict], gen: dict, model: dict, app_adds: str) -> str:
+    """A runnable script: the decoder, the app's task prompt in its chat template, the reply as the app made it."""
+    load = loading(model, "AutoModelForCausalLM")
+    kw = {**gen, "do_sample": False, "repetition_penalty": REPETITION_PENALTY}
+    run = [f"messages = {literal(messages)}",
+           "text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)",
+           'inputs = tokenizer(text, add_special_tokens=False, return_tensors="pt")',
+           "with torch.inference_mode():",
+           f"    out = {call('model.generate', ['**inputs'], kw)}",
+           "prompt_len = inputs.input_ids.shape[1]",
+           "reply = tokenizer.decode(out[0, prompt_len:], skip_special_tokens=True).strip()",
+           "print(reply)"]
+    return script(["import torch", *load.imports], load.lines, run, [f"# What the app adds: {app_adds}"])
+
+
+def summarize(inputs: dict, result: dict) -> str:
+    text = result.get("text") or inputs.get("text", "")
+    adds = (f"{PARSE}; it shows the first-three-sentences baseline, the summary checks and, given a reference, "
+            "ROUGE-1/2/L of both.")
+    return reply(ins.summary_messages(text), _lengths(inputs, 60, 10), result.get("model") or {}, adds)
+
+
+def translate(inputs: dict, result: dict) -> str:
+    source, _, target = str(result.get("language_pair") or "English -> German").partition(" -> ")
+    messages = ins.translation_messages(inputs.get("text", ""), source, target)
+    lengths = _lengths({**inputs, "min_new_tokens": 0}, 120, 0)  # the endpoint has no minimum length
+    return reply(messages, lengths, result.get("model") or {}, f"{PARSE}; given a reference, BLEU.")
+
+
+def fill_mask(inputs: dict, result: dict) -> str:
+    """The decoder's fill-mask: `candidates` (the top-k words, best first) with the app's scores."""
+    load = loading(result.get("model") or {}, "AutoModelForCausalLM")
+    top_k = int(inputs.get("top_k", 5) or 5)
+    n = int(result.get("n_reranked") or max(20, top_k))
+    run = [f"text = {literal(result.get('text') or inputs.get('text', ''))}",
+           f"top_k, n = {top_k}, {n}  # n: the whole words reranked (the app's 20, or top_k if more)",
+           'mask = "[MASK]" if "[MASK]" in text else "<mask>"',
+           "left, right = text.split(mask)",
+           "spaced = left[-1:].isspace()  # after a space the word is a ' word' token, else a bare one",
+           "# the sentence starts at the tokenizer's start tokens, else at <|endoftext|> (a document boundary)",
+           'start = tokenizer("")["input_ids"] or [tokenizer.convert_tokens_to_ids("<|endoftext|>")]',
+           'left_ids = tokenizer(left.rstrip() if spaced else left, add_special_tokens=False)["input_ids"]',
+           'right_ids = tokenizer(right, add_special_tokens=False)["input_ids"]',
+           "",
+           "# the candidates may be whole-word tokens only",
+           "words = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])",
+           "special = set(tokenizer.all_special_ids)",
+           "allowed = torch.tensor([i not in special and ((len(w) > 1 and w[0] == ' ' and w[1:].isalnum()) if spaced",
+           "                                              else w.isalnum()) for i, w in enumerate(words)])",
+           "with torch.inference_mode():",
+           "    # 1. one forward of the left context: its log-likelihood and the next word's log-probs",
+           "    prefix = torch.tensor([start + left_ids])",
+           "    logp = model(input_ids=prefix).logits[0].float().log_softmax(-1)",
+           "    context_lp = float(logp[:-1].gather(-1, prefix[0, 1:, None]).sum())",
+           "    vocab = min(len(allowed), logp.shape[-1])",
+           "    next_logp = logp[-1, :vocab].masked_fill(~allowed[:vocab], -float('inf'))",
+           "    left_lp, cand = torch.topk(next_logp, n)",
+           "    # 2. each candidate in place: the log-probs of the candidate and of every token after it",
+           "    keep = 1 + len(right_ids)",
+           "    rows = torch.tensor([start + left_ids + [c] + right_ids for c in cand.tolist()])",
+           "    logits = model(input_ids=rows, logits_to_keep=keep + 1).logits[:, -(keep + 1):-1].float()",
+           "    tail = logits.log_softmax(-1).gather(-1, rows[:, -keep:, None]).squeeze(-1)",
+           "sentence = context_lp + tail.sum(-1)  # the whole sentence's log-likelihood",
+           "score = sentence.softmax(-1)  # shared among the reranked candidates",
+           "order = torch.argsort(sentence, descending=True, stable=True).tolist()[:top_k]",
+           "candidates = [{'token_str': words[int(cand[i])].strip(), 'score': float(score[i]),",
+           "               'sentence_logprob': float(sentence[i]), 'left_logprob': float(left_lp[i]), 'left_rank': i + 1}",
+           "              for i in order]",
+           "for c in candidates:",
+           "    print(c)"]
+    notes = ["# What the app adds: the sequence (left + word + right) and the notices; a long right context is "
+             "scored in chunks (the same sums)."]
+    return script(["import torch", *load.imports], load.lines, run, notes)
