@@ -29,7 +29,16 @@ def _lengths(inputs: dict, default_new: int, default_min: int) -> dict:
     return kw
 
 
-def reply(messages: list[dict], gen: dict, model: dict, app_adds: str) -> str:
+def _served(result: dict) -> list[str]:
+    """A note when the generation server wrote the reply: this script runs the same prompt and settings here."""
+    engine = result.get("engine") or {}
+    if engine.get("kind") in (None, "in-process"):
+        return []
+    return [f"# This reply was written by the generation server ({engine.get('kind')}); this script runs the same "
+            "model, prompt and settings in transformers, whose float arithmetic may settle a near-tie otherwise."]
+
+
+def reply(messages: list[dict], gen: dict, model: dict, app_adds: str, served: list[str] | None = None) -> str:
     """A runnable script: the decoder, the app's task prompt in its chat template, the reply as the app made it."""
     load = loading(model, "AutoModelForCausalLM")
     kw = {**gen, "do_sample": False, "repetition_penalty": REPETITION_PENALTY}
@@ -41,21 +50,24 @@ def reply(messages: list[dict], gen: dict, model: dict, app_adds: str) -> str:
            "prompt_len = inputs.input_ids.shape[1]",
            "reply = tokenizer.decode(out[0, prompt_len:], skip_special_tokens=True).strip()",
            "print(reply)"]
-    return script(["import torch", *load.imports], load.lines, run, [f"# What the app adds: {app_adds}"])
+    notes = [f"# What the app adds: {app_adds}", *(served or [])]
+    return script(["import torch", *load.imports], load.lines, run, notes)
 
 
 def summarize(inputs: dict, result: dict) -> str:
     text = result.get("text") or inputs.get("text", "")
     adds = (f"{PARSE}; it shows the first-three-sentences baseline, the summary checks and, given a reference, "
             "ROUGE-1/2/L of both.")
-    return reply(ins.summary_messages(text), _lengths(inputs, 60, 10), result.get("model") or {}, adds)
+    return reply(ins.summary_messages(text), _lengths(inputs, 60, 10), result.get("model") or {}, adds,
+                 _served(result))
 
 
 def translate(inputs: dict, result: dict) -> str:
     source, _, target = str(result.get("language_pair") or "English -> German").partition(" -> ")
     messages = ins.translation_messages(inputs.get("text", ""), source, target)
     lengths = _lengths({**inputs, "min_new_tokens": 0}, 120, 0)  # the endpoint has no minimum length
-    return reply(messages, lengths, result.get("model") or {}, f"{PARSE}; given a reference, BLEU.")
+    return reply(messages, lengths, result.get("model") or {}, f"{PARSE}; given a reference, BLEU.",
+                 _served(result))
 
 
 def fill_mask(inputs: dict, result: dict) -> str:

@@ -36,7 +36,11 @@ def test_an_instruct_translation_names_the_runs_languages_and_has_no_minimum():
                        "language_pair": "English -> French"})
     assert f"messages = {ins.translation_messages('Hi.', 'English', 'French')!r}" in python
     assert "max_new_tokens=20, do_sample=False" in python and "num_beams" not in python and "min_new" not in python
-    assert "BLEU" in python
+    assert "BLEU" in python and "generation server" not in python  # written in this process: no server note
+    served = _snippet("translate", {"text": "Hi.", "source": "en", "target": "fr"},
+                      {"model": {**DECODER, "role": "translation", "method": config.METHOD_INSTRUCT},
+                       "language_pair": "English -> French", "engine": {"kind": "vllm", "url": "http://x"}})
+    assert "written by the generation server (vllm)" in served and "http://x" not in served
 
 
 def test_the_decoders_fill_mask_reranks_the_runs_candidates():
