@@ -14,7 +14,7 @@ from backend.hub import builders
 from backend.hub.policy import package_dir
 from backend.runtime import config
 from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
-from backend.snippets import generation
+from backend.snippets import generation, instruct, local_heads
 from backend.snippets.checkpoint import hub_or_folder, in_cache, loading, packaged_spec
 from backend.snippets.text import call, differing, literal, script
 
@@ -126,6 +126,10 @@ def zero_shot(inputs: dict, result: dict) -> str:
 
 
 def ner(inputs: dict, result: dict) -> str:
+    folder = local_heads.trained_folder(result.get("model") or {}, "ner")
+    if folder is not None:  # the NER model trained here: the run itself, with the aggregation the app applied
+        aggregation = result.get("aggregation") or inputs.get("aggregation") or "simple"
+        return local_heads.ner(_texts(inputs, result), aggregation, folder)
     kw = differing({"aggregation_strategy": inputs.get("aggregation") or "simple"}, {"aggregation_strategy": "none"})
     model = result.get("model") or {}
     line = f"out = pipe({literal(_texts(inputs, result))})"
@@ -133,6 +137,12 @@ def ner(inputs: dict, result: dict) -> str:
 
 
 def qa(inputs: dict, result: dict) -> str:
+    folder = local_heads.trained_folder(result.get("model") or {}, "qa")
+    if folder is not None:  # the reader trained here: the run itself, its spans, [CLS] and threshold
+        top_n = int((result.get("top_n") or {}).get("asked") or inputs.get("top_n", 1) or 1)
+        return local_heads.qa(result.get("question", inputs.get("question", "")),
+                              result.get("context", inputs.get("context", "")), top_n,
+                              list(result.get("set_aside") or []), folder)
     kw = differing({"top_k": int(inputs.get("top_n", 1) or 1)}, {"top_k": 1})
     line = "out = " + call("pipe", [], {"question": inputs.get("question", ""), "context": inputs.get("context", ""),
                                         **kw})
@@ -141,6 +151,8 @@ def qa(inputs: dict, result: dict) -> str:
 
 
 def _seq2seq(task: str, inputs: dict, result: dict) -> str:
+    if (result.get("model") or {}).get("method") == config.METHOD_INSTRUCT:  # the chat model prompted for the task
+        return (instruct.summarize if task == "summarization" else instruct.translate)(inputs, result)
     chosen = {"max_new_tokens": int(inputs.get("max_new_tokens", 60)),
               "min_new_tokens": int(inputs.get("min_new_tokens", 0) or 0), "num_beams": int(inputs.get("num_beams", 0) or 0)}
     kw = differing(chosen, {"min_new_tokens": 0, "num_beams": 0})  # 0 beams: the checkpoint's own default
@@ -161,6 +173,8 @@ def translate(inputs: dict, result: dict) -> str:
 
 
 def fill_mask(inputs: dict, result: dict) -> str:
+    if (result.get("model") or {}).get("method") == config.METHOD_DECODER_MASK:  # the decoder's rerank
+        return instruct.fill_mask(inputs, result)
     kw = differing({"top_k": int(inputs.get("top_k", 5))}, {"top_k": 5})
     line = "out = " + call("pipe", [literal(inputs.get("text", ""))], kw)
     model = result.get("model") or {}

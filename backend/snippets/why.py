@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.hub import builders, multilingual_runs
-from backend.hub.policy import package_dir
+from backend.hub import multilingual_runs
 from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
-from backend.snippets import multilingual
-from backend.snippets.checkpoint import in_cache, loading, packaged_spec
+from backend.snippets import local_heads, multilingual
+from backend.snippets.checkpoint import in_cache, loading
 from backend.snippets.pipelines import finetuned_loading, trained_sentiment_folder
 from backend.snippets.text import literal, script
 from backend.snippets.word_shapes import WORD_SHAPE
@@ -92,17 +91,6 @@ def _next_token(result: dict) -> tuple[list[str], list[str], list[str]]:
         "    logits = model(input_ids=ids, attention_mask=mask).logits[:, -1].float()", read]
 
 
-def _trained_folder(model: dict, role: str) -> Path | None:
-    """The folder of the offline `role` model trained here (NER, QA) from the packaged encoder (its cache, found as
-    the loader finds it); None for any other model (a checkpoint, chapter 4's multilingual runs)."""
-    spec = packaged_spec(model)
-    root = package_dir(spec.module) if spec is not None and spec.module else None
-    if (root is None or model.get("role") != role or model.get("method") != METHOD_FINETUNED
-            or "fine_tuned" in model or role not in builders.BUILDERS):
-        return None
-    return builders.BUILDERS[role].cache_dir(root / spec.subdir if spec.subdir else root)
-
-
 def _cached_loading(folder: Path, what: list[str]) -> tuple[list[str], list[str]]:
     """(imports, lines) that define `tokenizer`, `encoder` and `head`/`labels` of a folder in the app's cache."""
     return (["import json", "import os", "from pathlib import Path", "import torch",
@@ -172,7 +160,7 @@ def _ner(result: dict) -> tuple[list[str], list[str], list[str], list[str], list
             read,
             "    probs = logits[rows, first[rows, f]].softmax(-1)  # a word is tagged at its first piece", *tail], \
             encoding, ["at"]
-    folder = _trained_folder(model, "ner")
+    folder = local_heads.trained_folder(model, "ner")
     if folder is None:
         if model.get("method", "model") != "model":
             return None
@@ -216,7 +204,7 @@ def _qa(result: dict, inputs: dict) -> tuple[list[str], list[str], list[str], li
     model, p = result.get("model") or {}, result.get("prediction") or {}
     span = p.get("span") or {}
     first, last = (list(span.get("tokens") or [0, 0]) + [0, 0])[:2]
-    folder = _trained_folder(model, "qa")
+    folder = local_heads.trained_folder(model, "qa")
     if folder is not None:
         imports = ["from pathlib import Path", "import os", "import torch",
                    "from transformers import AutoModelForQuestionAnswering, AutoTokenizer"]
