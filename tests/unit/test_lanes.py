@@ -18,11 +18,30 @@ def _lanes():
 def test_every_tier_folder_is_in_exactly_one_lane():
     tiers = sorted(f"tests/{p.parent.name}" for p in (ROOT / "tests").glob("*/test_*.py"))
     lanes = _lanes()
-    in_lanes = [folder for folders in lanes.LANES.values() for folder in folders]
+    in_lanes = [folder for folders in lanes.LANES.values() for folder in folders if not folder.endswith(".py")]
     off = list(lanes.OFF_LANES)
     assert not set(in_lanes) & set(off)
     assert sorted(set(tiers)) == sorted(in_lanes + off)  # none left out, none run twice, the rest say why
     assert all(lanes.OFF_LANES[folder].strip() for folder in off)
+
+
+def test_every_test_file_runs_in_exactly_one_lane():
+    """A file a lane takes from another lane's folder (the ZeroGPU e2e test beside the browser tier) is run there
+    and ignored by the folder's own lane: each test file runs once."""
+    lanes = _lanes()
+    moved = [p for paths in lanes.LANES.values() for p in paths if p.endswith(".py")]
+    assert moved and all((ROOT / p).is_file() for p in moved)
+
+    def runs(name: str, path: str) -> bool:
+        args = lanes.lane_args(name)
+        ignored = {a.split("=", 1)[1] for a in args if a.startswith("--ignore=")}
+        return path not in ignored and any(path == a or path.startswith(a + "/") for a in args if a[:2] != "--")
+
+    for p in sorted((ROOT / "tests").glob("*/test_*.py")):
+        path = str(p.relative_to(ROOT))
+        where = [name for name in lanes.LANES if runs(name, path)]
+        off = [folder for folder in lanes.OFF_LANES if path.startswith(folder + "/")]
+        assert len(where) + len(off) == 1, (path, where, off)
 
 
 def test_the_tier_no_lane_runs_skips_cleanly_without_cuda():
