@@ -13,7 +13,6 @@ from backend.engines.tasks import instruct as ins
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import call, literal, script
 
-REPETITION_PENALTY = 1.1  # chat_generate's, for every instruct reply
 # The app's post-processing of a reply, in its words (engines.tasks.instruct.parse_free_text)
 PARSE = "the reply is stripped and a leading 'Here is the summary:'-style preamble and quotes are dropped"
 
@@ -41,7 +40,7 @@ def _served(result: dict) -> list[str]:
 def reply(messages: list[dict], gen: dict, model: dict, app_adds: str, served: list[str] | None = None) -> str:
     """A runnable script: the decoder, the app's task prompt in its chat template, the reply as the app made it."""
     load = loading(model, "AutoModelForCausalLM")
-    kw = {**gen, "do_sample": False, "repetition_penalty": REPETITION_PENALTY}
+    kw = {**gen, "do_sample": False, "repetition_penalty": ins.REPETITION_PENALTY}
     run = [f"messages = {literal(messages)}",
            "text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)",
            'inputs = tokenizer(text, add_special_tokens=False, return_tensors="pt")',

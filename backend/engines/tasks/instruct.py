@@ -42,6 +42,8 @@ NER_DEMO = [
     {"role": "assistant", "content": "PER: Angela Merkel\nORG: Siemens\nLOC: Munich\nMISC: iPhone"},
 ]
 
+REPETITION_PENALTY = 1.1  # chat_generate's, for every instruct reply (the snippets write the same)
+
 
 def ner_messages(text: str) -> list[dict]:
     return NER_DEMO + [{"role": "user", "content": NER_INSTRUCTION + text}]
@@ -79,7 +81,7 @@ def chat_generate(model, tokenizer, messages: list[dict], max_new_tokens: int = 
     text so far and finish_reason "time budget" ("stopped"); "eos" / "length" otherwise.
     """
     _, ids = chat_prompt(tokenizer, messages, max_new_tokens, model_max_length(model, tokenizer, default=2048))
-    kwargs = dict(do_sample=False, repetition_penalty=1.1, stopping_criteria=stopping_criteria())
+    kwargs = dict(do_sample=False, repetition_penalty=REPETITION_PENALTY, stopping_criteria=stopping_criteria())
     kwargs.update(generate_kwargs)
     width = int(kwargs.get("num_beams") or 1)
     # The beams' cache and every step's logits (kept for the mean log-prob) grow with the beams.
