@@ -240,7 +240,7 @@ def served_app(tabs=None):
 
 def launch_options(host: str, port: int, share: bool = False) -> dict:
     """demo.launch's keyword arguments for a page served on host:port (main() and the tests' tab pages)."""
-    from components.shell import session_memory, upload_gate
+    from components.shell import live_settings, session_memory, upload_gate
 
     return dict(
         server_name=host,
@@ -248,7 +248,8 @@ def launch_options(host: str, port: int, share: bool = False) -> dict:
         share=share,
         theme=theme(),
         max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
-        app_kwargs={"middleware": upload_gate.middleware()},  # per request, per client, the folder's cap
+        # per request, per client, the folder's cap; an operator's live settings where a token was given
+        app_kwargs={"middleware": upload_gate.middleware() + live_settings.middleware()},
         state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,
         footer_links=["api", "settings"],

@@ -72,6 +72,11 @@ class TrainedStore:
     def max_bytes(self) -> int | None:
         return self._sessions.max_bytes
 
+    @max_bytes.setter
+    def max_bytes(self, value: int | None) -> None:
+        """A new memory budget: it holds from the next admission (a store over it evicts then, as always)."""
+        self._sessions.max_bytes = value
+
     def _check_id(self, session_id) -> None:
         if not session_id or not isinstance(session_id, str):
             raise InputError(self.NO_ID)

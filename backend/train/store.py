@@ -78,6 +78,7 @@ class TrainStore(trained_store.TrainedStore):
         super().__init__(idle_s=idle_s, max_sessions=max_sessions,
                          max_bytes=_budget_bytes() if max_bytes is None else max_bytes, keep_s=keep_s, share=share,
                          max_age_s=max_age_s, describe=_describe)
+        self.follows_setting = max_bytes is None  # its budget is TLAB_TRAIN_SESSION_MB, read on each get_store()
 
     def _touched(self, s: Session) -> None:
         s.last_used = time.monotonic()
@@ -113,4 +114,9 @@ STORE = ProcessWide(lambda: TrainStore(**config.store_settings()))
 
 
 def get_store() -> TrainStore:
-    return STORE.get()
+    """The process's store, its memory budget as TLAB_TRAIN_SESSION_MB says now (an operator may change it on a
+    running app: components/shell/live_settings.py)."""
+    store = STORE.get()
+    if store.follows_setting:
+        store.max_bytes = _budget_bytes()
+    return store

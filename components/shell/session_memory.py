@@ -138,16 +138,25 @@ def _trim_oldest(files, max_bytes: int, grace_s: float, now: float | None, prune
     return deleted
 
 
-def keep_uploads_bounded(every_s: float = 10.0) -> threading.Thread:
+def mb_setting(name: str, default: float) -> int:
+    """A size setting in MB from the environment, in bytes (the default where it does not read as a number)."""
+    try:
+        return int(float(os.environ.get(name, default)) * 1024 * 1024)
+    except ValueError:
+        return int(default * 1024 * 1024)
+
+
+def keep_uploads_bounded(every_s: float = 10.0, stop: threading.Event | None = None) -> threading.Thread:
     """A daemon thread that trims the upload folder to TLAB_UPLOAD_FOLDER_MB and the download zips in it
-    to TLAB_DOWNLOAD_FOLDER_MB every `every_s` (uploads are also bounded at the door: upload_gate.py)."""
-    max_bytes = int(float(os.environ.get("TLAB_UPLOAD_FOLDER_MB", UPLOAD_FOLDER_MAX_MB)) * 1024 * 1024)
-    max_downloads = int(float(os.environ.get("TLAB_DOWNLOAD_FOLDER_MB", DOWNLOADS_MAX_MB)) * 1024 * 1024)
+    to TLAB_DOWNLOAD_FOLDER_MB every `every_s` (uploads are also bounded at the door: upload_gate.py), until
+    `stop` is set. Each pass reads the caps anew: an operator may change them on a running app (live_settings.py)."""
+    stop = stop or threading.Event()
 
     def loop() -> None:
-        while True:
-            time.sleep(every_s)
+        while not stop.wait(every_s):
             try:
+                max_bytes = mb_setting("TLAB_UPLOAD_FOLDER_MB", UPLOAD_FOLDER_MAX_MB)
+                max_downloads = mb_setting("TLAB_DOWNLOAD_FOLDER_MB", DOWNLOADS_MAX_MB)
                 trim_upload_folder(upload_folder(), max_bytes)
                 trim_downloads(upload_folder(), max_downloads)  # zips made before download_root()
                 trim_downloads(download_root(), max_downloads)

@@ -25,7 +25,6 @@ other client: the links were bearer links, good from anywhere for as long as the
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections import defaultdict, deque
@@ -38,19 +37,12 @@ FILE_MAX_MB = 60  # Gradio's max_file_size (app.py passes it to launch)
 SIZE_EVERY_S = 1.0  # how often the folder is measured again (between, arrivals are added as they land)
 
 
-def _mb(name: str, default: float) -> int:
-    try:
-        return int(float(os.environ.get(name, default)) * 1024 * 1024)
-    except ValueError:
-        return int(default * 1024 * 1024)
-
-
 def folder_cap() -> int:
-    return _mb("TLAB_UPLOAD_FOLDER_MB", session_memory.UPLOAD_FOLDER_MAX_MB)
+    return session_memory.mb_setting("TLAB_UPLOAD_FOLDER_MB", session_memory.UPLOAD_FOLDER_MAX_MB)
 
 
 def client_cap() -> int:
-    return _mb("TLAB_UPLOAD_CLIENT_MB", UPLOAD_CLIENT_MAX_MB)
+    return session_memory.mb_setting("TLAB_UPLOAD_CLIENT_MB", UPLOAD_CLIENT_MAX_MB)
 
 
 def request_cap() -> int:
@@ -184,7 +176,12 @@ async def _drain(receive) -> None:
 
 
 async def _refuse(send, status: int, message: str) -> None:
-    body = json.dumps({"detail": message}).encode()
+    await send_json(send, status, {"detail": message})
+
+
+async def send_json(send, status: int, payload: dict) -> None:
+    """An ASGI JSON answer sent by a middleware itself (this gate's refusals, live_settings' replies)."""
+    body = json.dumps(payload).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
