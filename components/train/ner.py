@@ -204,4 +204,4 @@ def build() -> tuple:
                      lane=SHORT_LANE, errors=tag_box))
     link_params = {"ner_source": (source, LINK_SOURCES), "ner_epochs": epochs, "ner_max_sentences": max_sentences,
                    "ner_batch_size": batch_size, "ner_word_shapes": word_shapes, "ner_seed": seed}
-    return show_estimate, inputs, estimate_md, (train_ev, link_params, link_bar)
+    return show_estimate, inputs, estimate_md, (train_ev, link_params, link_bar, outputs + code.outputs)

@@ -268,10 +268,13 @@ def build() -> None:
                 [ner_estimate_md], api_visibility="private")
 
 
-def register_links(inputs: dict, train_ev, link_bar, ner_ev, ner_params: dict, ner_bar) -> None:
+def register_links(inputs: dict, train_ev, link_bar, results: list, ner_ev, ner_params: dict, ner_bar,
+                   ner_results: list) -> None:
     """One link for the tab (task, data, settings of both tasks). Training a classifier writes it
-    into the classifier's bar; training NER into the NER column's own bar (the other is hidden)."""
-    declare_link(Link("train", link_bar, params={**inputs, **ner_params}), [train_ev], more=[(ner_ev, ner_bar)])
+    into the classifier's bar; training NER into the NER column's own bar (the other is hidden). A link
+    reopened blanks both tasks' results and code views: an old run must not stand beside new settings."""
+    declare_link(Link("train", link_bar, params={**inputs, **ner_params}, results=[*results, *ner_results]),
+                 [train_ev], more=[(ner_ev, ner_bar)])
 
 
 def _use_and_download():
@@ -389,7 +392,8 @@ def _build_classify(task) -> tuple:
              "label_column": label_column, "methods": methods, "epochs": epochs,
              "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
              "batch_size": batch_size, "learning_curve": learning_curve,
-             "curve_finetune": curve_finetune, "seed": seed}, ev, link_bar)  # registered by build, with NER's
+             "curve_finetune": curve_finetune, "seed": seed}, ev, link_bar,
+            train_outputs + code.outputs)  # registered by build, with NER's
     ev.then(show_estimate, estimate_inputs, [estimate_md], api_visibility="private")  # now from the rates just measured
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
     declare(Endpoint(None, hardest_text, {}, [text], trigger=hardest.select, options=_PAGE))

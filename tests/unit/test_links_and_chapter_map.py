@@ -184,3 +184,21 @@ def test_an_open_with_a_fixed_tab_lists_only_that_tabs_outputs_and_sets_the_same
         assert [r for r in caplog.records if r.name == "tlab.links" and r.levelname == "ERROR"]
     finally:
         links.reset()
+
+
+def test_a_reopened_train_link_blanks_both_tasks_results_and_code_views():
+    """The Train tab declares its link apart (declare_link: one link for both tasks); reopening it (a kept run's
+    link, a hand-off) must blank the old run and the code written from it, as every Endpoint's link does."""
+    import app
+
+    links.reset()
+    try:
+        app.build_app(["train"])
+        blanked = {getattr(c, "elem_id", None) for c in links.registered()["train"].results}
+    finally:
+        links.reset()
+    for task in ("train", "train-ner"):
+        assert {f"{task}-status", f"{task}-summary", f"{task}-json", f"{task}-code-python", f"{task}-code-client",
+                f"{task}-code-notebook"} <= blanked, (task, sorted(map(str, blanked)))
+    assert {"train-confusion", "train-curve", "train-ner-scores", "train-ner-bars"} <= blanked
+    assert not {"train-dataset", "train-epochs", "train-ner-epochs", "train-text"} & blanked  # inputs stay
