@@ -39,6 +39,9 @@ LANES = {
     "browser": ["tests/browser", "tests/server", "tests/space", "tests/e2e/test_zerogpu.py"],
     "api": ["tests/unit", "tests/integration", "tests/e2e", "tests/fuzz"],
 }
+# What a lane's shared app runs as (tests/conftest.py lane_app): the browser lane's as on ZeroGPU, so its
+# whole-page flows are checked for forwards outside spaces.GPU and the ZeroGPU e2e test needs no app of its own.
+LANE_ENV = {"browser": {"TLAB_TEST_APP_ON_ZEROGPU": "1"}}
 # Tier folders no lane runs, and why: every tier folder is in exactly one lane or here (tests/unit/test_lanes.py).
 OFF_LANES = {
     "tests/gpu": "needs a CUDA device, which CI has not (every test there skips without one); "
@@ -56,7 +59,7 @@ def lane_args(name: str) -> list[str]:
 def _start(name: str, folders: list[str]) -> tuple[subprocess.Popen, Path]:
     log = ARTIFACTS / f"lane-{name}.log"
     # TLAB_TEST_LANE names the lane's own app log (tests/conftest.py): two lanes, two shared apps.
-    env = dict(os.environ, TLAB_TEST_LANE=name)
+    env = dict(os.environ, TLAB_TEST_LANE=name, **LANE_ENV.get(name, {}))
     with open(log, "w") as out:
         proc = subprocess.Popen([*PYTEST, *lane_args(name)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -49,7 +50,9 @@ def running_app(log_name: str = "app.log", extra_env: dict | None = None, profil
     port = _free_port()
     log_path = ARTIFACTS / log_name
     log = open(log_path, "w")
-    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", GRADIO_ANALYTICS_ENABLED="False")
+    token = secrets.token_hex(16)  # this app's live settings (components/shell/live_settings.py): live_settings()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", GRADIO_ANALYTICS_ENABLED="False",
+               TLAB_SETTINGS_TOKEN=token)
     for key, value in (extra_env or {}).items():  # None removes a variable
         if value is None:
             env.pop(key, None)
@@ -68,6 +71,7 @@ def running_app(log_name: str = "app.log", extra_env: dict | None = None, profil
         env=env,
     )
     url = f"http://127.0.0.1:{port}/"
+    _TOKENS[url] = token
     try:
         deadline = time.time() + 240
         while True:
@@ -92,6 +96,32 @@ def running_app(log_name: str = "app.log", extra_env: dict | None = None, profil
         log.close()
 
 
+_TOKENS: dict[str, str] = {}  # each running_app's settings token, by URL
+
+
+def set_live(url: str, changes: dict) -> dict:
+    """POST `changes` to the app's live settings (None: back to its value at start) -> every live key's value now."""
+    import json
+
+    req = urllib.request.Request(url + "tlab/settings", data=json.dumps(changes).encode(), method="POST",
+                                 headers={"Authorization": f"Bearer {_TOKENS[url]}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+@contextlib.contextmanager
+def live_settings(url: str, **changes):
+    """A running_app's limits changed for a block of tests (a time budget, quotas), as an operator can change
+    them (components/shell/live_settings.py), then put back as the app started: one app serves tests that each
+    need their own limits, instead of one app started per limit."""
+    now = set_live(url, changes)
+    assert all(now[key] == str(value) for key, value in changes.items()), now
+    try:
+        yield url
+    finally:
+        set_live(url, {key: None for key in changes})
+
+
 def app_process(url: str):
     """The app.py process (a psutil.Process) that running_app started for `url`: the one child of
     this test process whose command line names its port. For CPU time and memory readings."""
@@ -109,13 +139,35 @@ def rss_mb(proc) -> float:
     return proc.memory_info().rss / 2**20
 
 
+def zerogpu_env(log: Path) -> dict:
+    """An app's environment as on a ZeroGPU Space, with the fake `spaces` package (tests/fake_spaces): every
+    forward outside a `spaces.GPU` call raises, and each such call (or refusal) is logged to `log`."""
+    return {"SPACES_ZERO_GPU": "1", "FAKE_SPACES_LOG": str(log), "PYTHONPATH": str(ROOT / "tests" / "fake_spaces")}
+
+
 @pytest.fixture(scope="session")
-def app_url():
+def lane_app():
     """The app on the local profile, shared by the e2e and browser tiers (one per lane when
-    scripts/test_lanes.py runs the tiers side by side: each lane logs to its own file)."""
+    scripts/test_lanes.py runs the tiers side by side: each lane logs to its own file). Where the lane says
+    so (TLAB_TEST_APP_ON_ZEROGPU: the browser lane) it runs as on ZeroGPU (zerogpu_env): the whole-page flows
+    then run under the fake `spaces` too, and tests/e2e/test_zerogpu.py checks its log after them.
+    -> a namespace: url, spaces_log (None off ZeroGPU)."""
+    from types import SimpleNamespace
+
     lane = os.environ.get("TLAB_TEST_LANE")
-    with running_app(f"app-lane-{lane}.log" if lane else "app.log") as url:
-        yield url
+    spaces_log, env = None, {}
+    if os.environ.get("TLAB_TEST_APP_ON_ZEROGPU"):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        spaces_log = ARTIFACTS / f"spaces-lane-{lane or 'app'}.jsonl"
+        spaces_log.unlink(missing_ok=True)
+        env = zerogpu_env(spaces_log)
+    with running_app(f"app-lane-{lane}.log" if lane else "app.log", extra_env=env) as url:
+        yield SimpleNamespace(url=url, spaces_log=spaces_log)
+
+
+@pytest.fixture(scope="session")
+def app_url(lane_app):
+    return lane_app.url
 
 
 @contextlib.contextmanager
@@ -123,7 +175,7 @@ def app_of_its_own(tmp_path_factory, log_name: str):
     """An app on the local profile, private (TLAB_PUBLIC unset, as the lane's app), on an empty cache
     (TLAB_CACHE_DIR) and an upload folder (GRADIO_TEMP_DIR) of its own. The cache holds one thing at the
     start: a crashed write's stale `.tmp-` file (an hour old) under search/, which the start-up must delete.
-    -> a namespace: url, cache, uploads, stale, log (its log file) and users (the tests that used it)."""
+    -> a namespace: url, cache, uploads, stale and log (its log file)."""
     from types import SimpleNamespace
 
     cache = tmp_path_factory.mktemp("cache")
@@ -135,15 +187,15 @@ def app_of_its_own(tmp_path_factory, log_name: str):
     os.utime(stale, (old, old))
     env = {"TLAB_CACHE_DIR": str(cache), "GRADIO_TEMP_DIR": str(uploads)}
     with running_app(log_name, extra_env=env) as url:
-        yield SimpleNamespace(url=url, cache=cache, uploads=uploads, stale=stale, log=ARTIFACTS / log_name, users=[])
+        yield SimpleNamespace(url=url, cache=cache, uploads=uploads, stale=stale, log=ARTIFACTS / log_name)
 
 
 @pytest.fixture(scope="session")
 def private_cache_app(tmp_path_factory):
     """One app of its own (app_of_its_own) for the api lane's tests that need their own cache and upload
     folder: the cold first call (tests/e2e/test_pipelines_timing_api.py, its first user in lane order: e2e
-    runs before fuzz) and the private corpus (tests/fuzz/test_public_mode.py). A test that needs it cold
-    checks `users` is empty and adds itself; one that finds it used starts a cold app of its own."""
+    runs before fuzz) and the private corpus (tests/fuzz/test_public_mode.py). The cold test checks its
+    cache is still empty; where it is not (the files ran out of lane order) it starts a cold app of its own."""
     with app_of_its_own(tmp_path_factory, "app-private.log") as app:
         yield app
 

@@ -1,9 +1,9 @@
 """A cancel from gradio_client stops the work on the server, and short work does not wait for long.
 
-The app runs in its own subprocess (a long time budget, so only the cancel can stop the work);
-its CPU time is read with psutil. After `job.cancel()` the worker must stop within a few
-seconds: the process's CPU time then grows by well under one core-second per second. Each
-test loads its model first: loading weights is one library call and cannot be interrupted.
+The lane's app serves them, its time budget raised to 7200 s for this module (so only the cancel can
+stop the work) and idle before each test; its CPU time is read with psutil. After `job.cancel()` the
+worker must stop within a few seconds: the process's CPU time then grows by well under one core-second
+per second. Each test loads its model first: loading weights is one library call and cannot be interrupted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import psutil
 import pytest
 from gradio_client import Client
 
-from tests.conftest import app_process, running_app
+from tests.conftest import app_process, live_settings
 
 SETTLE_S = 5.0  # a cancel must have stopped the work by then
 WINDOW_S = 3.0  # CPU time measured over this window after SETTLE_S
@@ -22,10 +22,18 @@ IDLE_CPU = 0.25  # core-seconds per second: a busy worker uses ~1-2 on this box
 
 
 @pytest.fixture(scope="module")
-def app():
-    env = {"TLAB_TIME_BUDGET_S": "7200", "TLAB_PUBLIC": "0"}  # only the cancel may stop the work
-    with running_app("app-cancel.log", extra_env=env) as url:
+def served(app_url):
+    """The lane's app (private), its time budget 7200 s for this module: only the cancel may stop the work."""
+    with live_settings(app_url, TLAB_TIME_BUDGET_S=7200) as url:
         yield url, app_process(url)
+
+
+@pytest.fixture()
+def app(served):
+    """The app, once it is idle: a test's CPU readings must be its own request's (an earlier test's run
+    still ending would read as work the cancel did not stop)."""
+    wait_idle(served[1])
+    return served
 
 
 def cpu_s(proc: psutil.Process) -> float:
@@ -37,6 +45,12 @@ def cpu_rate(proc: psutil.Process, seconds: float) -> float:
     before = cpu_s(proc)
     time.sleep(seconds)
     return (cpu_s(proc) - before) / seconds
+
+
+def wait_idle(proc: psutil.Process, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while cpu_rate(proc, 1.0) >= IDLE_CPU:
+        assert time.time() < deadline, f"the app stayed busy for {timeout:g} s before the test began"
 
 
 def wait_busy(proc: psutil.Process, job, timeout: float = 120) -> None:

@@ -23,15 +23,15 @@ def timed(client, api_name, *args):
 @pytest.fixture(scope="module")
 def cold(private_cache_app, tmp_path_factory):
     """An app on an empty cache, and what its first call (a /fill_mask: the GGUF conversion) returned: the
-    session's app of its own (tests/conftest.py private_cache_app) while no test has used it yet (lane
-    order: e2e before fuzz), else a cold app started for this module alone."""
+    session's app of its own (tests/conftest.py private_cache_app) while its cache is empty (lane order: e2e
+    before fuzz), else a cold app started for this module alone. Its start-up has deleted the crashed
+    write's stale file: an app that did not would find its cache not empty here, the new one too."""
     from gradio_client import Client
 
     with contextlib.ExitStack() as stack:
         app = private_cache_app
-        if app.users:  # used already (the files run out of lane order): still a cold cache, our own
+        if [p for p in app.cache.rglob("*") if p.is_file()]:  # used already (files run out of lane order)
             app = stack.enter_context(app_of_its_own(tmp_path_factory, "app-cold-cache.log"))
-        app.users.append(__name__)
         assert [p for p in app.cache.rglob("*") if p.is_file()] == [], "the cache is not empty"
         client = Client(app.url, verbose=False)
         yield client, app.cache, timed(client, "/fill_mask", "Paris is the [MASK] of France.", 3, "")

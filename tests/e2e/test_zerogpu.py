@@ -1,8 +1,10 @@
 """ZeroGPU: every api_name that runs a model does so inside `spaces.GPU`.
 
-The app is started with a fake `spaces` package (tests/fake_spaces) that raises whenever a
+The app runs with a fake `spaces` package (tests/fake_spaces) that raises whenever a
 torch module runs outside a `spaces.GPU` call, as ZeroGPU would find no CUDA there, and logs
-what it wrapped; arguments and results cross pickle, as they cross processes there. One call
+what it wrapped; arguments and results cross pickle, as they cross processes there. In `make test`
+it is the browser lane's app (tests/conftest.py lane_app), so the log also holds every whole-page
+flow the browser tier ran on it before. One call
 of every public api_name must then succeed (or fail only with the
 app's own readable message), and the log must show no forward outside a wrapped call. An
 endpoint added later without a case here fails `test_every_endpoint_has_a_case`.
@@ -17,17 +19,17 @@ import pytest
 from gradio_client import Client
 
 from tests.api_cases import CASES, EXPECTED_ERRORS, all_api_names
-from tests.conftest import ARTIFACTS, ROOT, running_app
+from tests.conftest import ARTIFACTS, running_app, zerogpu_env
 
 @pytest.fixture(scope="module")
-def zerogpu(tmp_path_factory):
+def zerogpu(lane_app, tmp_path_factory):
+    """The lane's app where it runs as on ZeroGPU (the browser lane's: its log then holds every whole-page
+    flow before these calls too), else an app of this module's own."""
+    if lane_app.spaces_log is not None:
+        yield Client(lane_app.url, verbose=False), lane_app.spaces_log
+        return
     log = tmp_path_factory.mktemp("spaces") / "spaces.jsonl"
-    env = {
-        "SPACES_ZERO_GPU": "1",
-        "FAKE_SPACES_LOG": str(log),
-        "PYTHONPATH": str(ROOT / "tests" / "fake_spaces"),
-    }
-    with running_app("app-zerogpu.log", env) as url:
+    with running_app("app-zerogpu.log", zerogpu_env(log)) as url:
         yield Client(url, verbose=False), log
 
 

@@ -20,7 +20,7 @@ import uuid
 import pytest
 
 from tests.api_cases import CASES
-from tests.conftest import running_app
+from tests.conftest import live_settings
 from tests.fuzz.raw import UNREADABLE, read_stream
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,16 +32,16 @@ UPLOAD_CAP_MB, CLIENT_MB = 64, 32
 
 
 @pytest.fixture(scope="module")
-def uploads(tmp_path_factory):
-    return tmp_path_factory.mktemp("quota-uploads")
+def uploads(public_app):
+    return public_app.uploads
 
 
 @pytest.fixture(scope="module")
-def url(uploads):
-    env = {"TLAB_PUBLIC": "1", "TLAB_MODEL_DIRS": None, "TLAB_TRUST_FORWARDED": "1", "TLAB_TRAIN_SESSION_MB": "400",
-           "TLAB_CLIENT_SHARE": "0.25", "GRADIO_TEMP_DIR": str(uploads), "TLAB_UPLOAD_FOLDER_MB": str(UPLOAD_CAP_MB),
-           "TLAB_UPLOAD_CLIENT_MB": str(CLIENT_MB)}
-    with running_app("app-quota-siege.log", extra_env=env) as u:
+def url(public_app):
+    """The tier's public app (its client share 0.25, public mode's), with this module's limits set live
+    (tests/conftest.py live_settings): a trusted proxy, 400 MB of trained models, the upload caps."""
+    with live_settings(public_app.url, TLAB_TRUST_FORWARDED=1, TLAB_TRAIN_SESSION_MB=400,
+                       TLAB_UPLOAD_FOLDER_MB=UPLOAD_CAP_MB, TLAB_UPLOAD_CLIENT_MB=CLIENT_MB) as u:
         yield u
 
 

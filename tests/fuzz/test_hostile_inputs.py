@@ -18,7 +18,7 @@ import uuid
 import pytest
 
 from tests.api_cases import CASES
-from tests.conftest import running_app
+from tests.conftest import live_settings
 from tests.fuzz.raw import UNREADABLE, call
 
 COMBINING = "abc\u0301\u0301\u0301\u0301e\u0301"
@@ -27,8 +27,9 @@ BUDGET_S = 45
 
 
 @pytest.fixture(scope="module")
-def url():
-    with running_app("app-quota-crashes.log", extra_env={"TLAB_TIME_BUDGET_S": str(BUDGET_S)}) as u:
+def url(app_url):
+    """The lane's app, its time budget BUDGET_S for this module (tests/conftest.py live_settings)."""
+    with live_settings(app_url, TLAB_TIME_BUDGET_S=BUDGET_S) as u:
         yield u
 
 

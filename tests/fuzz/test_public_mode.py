@@ -39,7 +39,6 @@ def private_app(private_cache_app):
     first call (tests/e2e/test_pipelines_timing_api.py) has used it first: its cache then holds that
     call's converted model, and what is asserted here is that a private corpus adds nothing to it."""
     app = private_cache_app
-    app.users.append(__name__)
     yield app.url, app.cache, app.uploads, app.stale
 
 

@@ -27,7 +27,9 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from tests.conftest import app_process, rss_mb, running_app
+import pytest
+
+from tests.conftest import app_process, rss_mb
 from tests.fuzz.raw import call
 
 SESSIONS = 30
@@ -88,22 +90,21 @@ def _visit(url: str, upload: dict) -> None:
         time.sleep(0.2)
 
 
-def test_30_training_sessions_opened_and_closed_leave_memory_where_it_was(tmp_path):
-    env = {"TLAB_PUBLIC": "1", "TLAB_MODEL_DIRS": None,
-           "GRADIO_TEMP_DIR": str(tmp_path)}  # its own upload folder: no janitor trims the upload for others' files
-    with running_app("quota_soak.log", extra_env=env) as url:
-        proc = app_process(url)
-        upload = _upload_sentences(url)  # one file, trained on by every session (as 30 visitors might)
-        for _ in range(WARM_UP):
-            _visit(url, upload)
-        time.sleep(2.5)  # past memory.give_back's interval: the warm-up's last trim has run
-        before = rss_mb(proc)
-        peak = before
-        for _ in range(SESSIONS):
-            _visit(url, upload)
-            peak = max(peak, rss_mb(proc))
-        time.sleep(2.5)
-        after = rss_mb(proc)
+@pytest.mark.fresh_app  # the tier's first test: the public app as new, and its upload folder empty
+def test_30_training_sessions_opened_and_closed_leave_memory_where_it_was(public_url):
+    url = public_url
+    proc = app_process(url)
+    upload = _upload_sentences(url)  # one file, trained on by every session (as 30 visitors might)
+    for _ in range(WARM_UP):
+        _visit(url, upload)
+    time.sleep(2.5)  # past memory.give_back's interval: the warm-up's last trim has run
+    before = rss_mb(proc)
+    peak = before
+    for _ in range(SESSIONS):
+        _visit(url, upload)
+        peak = max(peak, rss_mb(proc))
+    time.sleep(2.5)
+    after = rss_mb(proc)
     grown = after - before
     print(f"RSS before {before:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB: {grown:+.0f} MB over {SESSIONS} sessions")
     assert grown < ALLOWED_GROWTH_MB, f"{SESSIONS} closed training sessions grew the app by {grown:.0f} MB"
