@@ -37,6 +37,7 @@ LIVE: dict[str, str] = {
 }
 
 _AT_START: dict[str, str | None] = {key: os.environ.get(key) for key in LIVE}
+_SWITCHES = {"TLAB_TRUST_FORWARDED": ("1", "0", "true", "false", "yes", "no", "on", "off")}  # the rest: numbers >= 0
 
 
 def enabled() -> bool:
@@ -60,7 +61,7 @@ def apply(changes: dict) -> dict[str, str | None]:
         if value is None:
             values[key] = _AT_START[key]
         elif isinstance(value, (str, int, float)) and not isinstance(value, bool) and len(str(value)) <= 40:
-            values[key] = str(value).strip()
+            values[key] = _checked(key, str(value).strip())
         else:
             raise ValueError(f"{key}: give a short string or a number, or null to restore it")
     for key, value in values.items():
@@ -69,6 +70,21 @@ def apply(changes: dict) -> dict[str, str | None]:
         else:
             os.environ[key] = value
     return current()
+
+
+def _checked(key: str, text: str) -> str:
+    """`text` if its reader would take it as said (a reader falls back to its default on a typo, silently)."""
+    if key in _SWITCHES:
+        if text.lower() not in _SWITCHES[key]:
+            raise ValueError(f"{key}: one of {', '.join(_SWITCHES[key])}")
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not number >= 0 or number == float("inf"):
+        raise ValueError(f"{key}: a number of 0 or more, not {text[:40]!r}")
+    return text
 
 
 class LiveSettings:

@@ -82,7 +82,10 @@ def test_the_upload_janitor_reads_the_folder_cap_on_each_pass(monkeypatch, tmp_p
 def test_bad_changes_change_nothing(monkeypatch):
     monkeypatch.setenv("TLAB_TIME_BUDGET_S", "120")
     for bad in ({"TLAB_TIME_BUDGET_S": "45", "TLAB_PUBLIC": "0"},  # not live: public mode is set at launch
-                {"TLAB_TIME_BUDGET_S": True}, {"TLAB_TIME_BUDGET_S": "9" * 41}, ["TLAB_TIME_BUDGET_S"]):
+                {"TLAB_TIME_BUDGET_S": True}, {"TLAB_TIME_BUDGET_S": "9" * 41}, ["TLAB_TIME_BUDGET_S"],
+                {"TLAB_TIME_BUDGET_S": "45s"}, {"TLAB_TIME_BUDGET_S": -1}, {"TLAB_UPLOAD_CLIENT_MB": "nan"},
+                {"TLAB_UPLOAD_FOLDER_MB": "inf"}, {"TLAB_TRUST_FORWARDED": "maybe"},
+                {"TLAB_TIME_BUDGET_S": "45", "TLAB_TRUST_FORWARDED": "2"}):  # one bad key: none is set
         with pytest.raises(ValueError):
             live_settings.apply(bad)
     assert live_settings.current()["TLAB_TIME_BUDGET_S"] == "120"
