@@ -9,6 +9,11 @@ if (!window.__tlabWait) {
     + '[aria-label*="download" i], .icon-button, .tlab-start-done';
   const STOP = /^\s*(stop|cancel)\b/i;
   const pending = new Map();  // panel -> {t0, seen: Map(host -> text)}
+  // panel -> {host, t0, said, until}: the run just concluded there. Gradio may hide a run's trackers one frame
+  // before it writes the values (seen on a loaded box): the line then spoke of the old figure, which the new one
+  // replaced a moment later. A figure that changes in that host within AFTER_MS is this run's: said again.
+  const concluded = new Map();
+  const AFTER_MS = 5000;
   const figureIn = (text) => {
     for (const re of FIGURES) {
       const m = re.exec(text);
@@ -41,6 +46,7 @@ if (!window.__tlabWait) {
     if (!b || b.disabled || b.closest(NOT_RUNS) || STOP.test(b.textContent || '')) return;
     const panel = panelOf(b);
     panel.querySelectorAll('.tlab-wait').forEach((l) => l.remove());  // it spoke of the run before this one
+    concluded.delete(panel);
     pending.set(panel, {t0: performance.now(), seen: figures(panel), busy: new Set()});
   }, true);
   const say = (host, waited, f) => {
@@ -59,11 +65,20 @@ if (!window.__tlabWait) {
       + `("${f.said}") is its own work only: the other ${(waited - f.seconds).toFixed(1)} s were the queue `
       + 'and the trip to and from your browser.';
   };
+  const figureBeside = (host) => figureIn([...host.childNodes]
+    .filter(c => !(c.classList && c.classList.contains('tlab-wait'))).map(c => c.textContent).join(' '));
   const check = (now) => {
+    for (const [panel, r] of concluded) {
+      const f = r.host.isConnected && now < r.until ? figureBeside(r.host) : null;
+      if (!f) { concluded.delete(panel); continue; }
+      if (f.said !== r.said) {  // the run's own figure, written just after its trackers went idle
+        r.said = f.said;
+        say(r.host, (now - r.t0) / 1000, f);
+      }
+    }
     // a line whose figure is gone or changed belonged to an earlier result
     for (const line of document.querySelectorAll('.tlab-wait')) {
-      const f = line.parentElement && figureIn([...line.parentElement.childNodes]
-        .filter(c => c !== line).map(c => c.textContent).join(' '));
+      const f = line.parentElement && figureBeside(line.parentElement);
       if (!f || f.said !== line.dataset.figure) line.remove();
     }
     for (const [panel, p] of pending) {
@@ -78,11 +93,13 @@ if (!window.__tlabWait) {
       }
       if (!host) { p.busy.clear(); continue; }  // an earlier step of the run (a blank) ended: wait on
       pending.delete(panel);
-      say(host, (now - p.t0) / 1000, figureIn(shown.get(host)));
+      const f = figureIn(shown.get(host));
+      concluded.set(panel, {host, t0: p.t0, said: f.said, until: now + AFTER_MS});
+      say(host, (now - p.t0) / 1000, f);
     }
   };
   new MutationObserver((records) => {
-    if (!pending.size && !document.querySelector('.tlab-wait')) return;
+    if (!pending.size && !concluded.size && !document.querySelector('.tlab-wait')) return;
     if (records.every(r => r.target.classList && r.target.classList.contains('tlab-wait'))) return;
     check(performance.now());
   }).observe(document.body, {childList: true, subtree: true, characterData: true, attributes: true,
