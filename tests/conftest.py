@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -25,11 +26,21 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with its tier (the folder it lives in) so `-m unit` etc. select a tier."""
+    """Mark each test with its tier (the folder it lives in) so `-m unit` etc. select a tier; a test marked
+    `fresh_app` runs first among its tier's tests (it measures an app no test has used: the memory soak), the
+    tier's tests keeping their place in the session."""
     for item in items:
         tier = Path(str(item.fspath)).parent.name
         if tier in ("unit", "integration", "e2e", "browser", "fuzz", "space", "server"):
             item.add_marker(getattr(pytest.mark, tier))
+    places: dict[Path, list[int]] = {}
+    for n, item in enumerate(items):
+        places.setdefault(Path(str(item.fspath)).resolve().parent, []).append(n)
+    for spots in places.values():
+        mine = [items[n] for n in spots]
+        ordered = sorted(mine, key=lambda i: i.get_closest_marker("fresh_app") is None)  # stable: marked first
+        for n, item in zip(spots, ordered):
+            items[n] = item
 
 
 def _free_port() -> int:
@@ -101,8 +112,6 @@ _TOKENS: dict[str, str] = {}  # each running_app's settings token, by URL
 
 def set_live(url: str, changes: dict) -> dict:
     """POST `changes` to the app's live settings (None: back to its value at start) -> every live key's value now."""
-    import json
-
     req = urllib.request.Request(url + "tlab/settings", data=json.dumps(changes).encode(), method="POST",
                                  headers={"Authorization": f"Bearer {_TOKENS[url]}", "Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as resp:

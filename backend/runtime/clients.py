@@ -27,7 +27,7 @@ from collections import OrderedDict
 from typing import Callable
 
 MAX_SESSIONS = 50_000  # sessions remembered (about 100 bytes each); the oldest are forgotten first
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # what trust_forwarded takes
 
 _LOCK = threading.Lock()
 _SESSIONS: OrderedDict[str, str] = OrderedDict()  # session -> client, least recently bound first
@@ -40,9 +40,9 @@ def trust_forwarded() -> bool:
     """TLAB_TRUST_FORWARDED: 1 trusts X-Forwarded-For (its TLAB_PROXY_HOPS-th entry from the right), 0 never;
     unset: only on a Space. The one reader of the setting."""
     value = os.environ.get("TLAB_TRUST_FORWARDED", "").strip().lower()
-    if value in _TRUE:
+    if value in TRUE_WORDS:
         return True
-    if value in _FALSE:
+    if value in FALSE_WORDS:
         return False
     return bool(os.environ.get("SPACE_ID"))
 

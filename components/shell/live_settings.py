@@ -19,6 +19,7 @@ import hmac
 import json
 import os
 
+from backend.runtime import clients
 from components.shell.upload_gate import send_json
 
 PATH = "/tlab/settings"
@@ -37,7 +38,7 @@ LIVE: dict[str, str] = {
 }
 
 _AT_START: dict[str, str | None] = {key: os.environ.get(key) for key in LIVE}
-_SWITCHES = {"TLAB_TRUST_FORWARDED": ("1", "0", "true", "false", "yes", "no", "on", "off")}  # the rest: numbers >= 0
+_SWITCHES = {"TLAB_TRUST_FORWARDED": clients.TRUE_WORDS + clients.FALSE_WORDS}  # the words its reader takes; the rest: numbers >= 0
 
 
 def enabled() -> bool:

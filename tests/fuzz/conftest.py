@@ -1,27 +1,14 @@
 """The fuzz tier's public-mode app, started once for the tier: hosting modes, the crowd, the siege (its
-quotas set live for its module) and the memory soak (its first user) share it; each start costs 15-25 s."""
+quotas set live for its module) and the memory soak (its first user: marked fresh_app, ordered first by
+tests/conftest.py) share it; each start costs 15-25 s."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from tests.conftest import running_app
-
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(config, items):
-    """Tests marked `fresh_app` run first among this tier's tests (the memory soak measures the public app's
-    growth from where a new app stands): stable, and the tier's tests keep their place in the session."""
-    places = [n for n, item in enumerate(items) if Path(str(item.fspath)).resolve().parent == HERE]
-    mine = [items[n] for n in places]
-    ordered = [i for i in mine if i.get_closest_marker("fresh_app")] + \
-              [i for i in mine if not i.get_closest_marker("fresh_app")]
-    for n, item in zip(places, ordered):
-        items[n] = item
 
 
 @pytest.fixture(scope="package")
