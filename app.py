@@ -119,6 +119,10 @@ def _status_panel(gr) -> None:
         )
         refresh = gr.Button("Refresh", size="sm")
     refresh.click(_status, None, [header, table], api_name="status")
+    from backend.runtime.contract import SMALL, Contract
+    from components.shell import door
+
+    door.attach(_status, Contract({}, SMALL), [])  # no arguments; a look at the models panel
     ticker = gr.Timer(3.0, active=False)
     from components.shell.lifecycle import PAGE_ONLY
 
