@@ -244,7 +244,7 @@ def served_app(tabs=None):
 
 def launch_options(host: str, port: int, share: bool = False) -> dict:
     """demo.launch's keyword arguments for a page served on host:port (main() and the tests' tab pages)."""
-    from components.shell import live_settings, session_memory, upload_gate
+    from components.shell import body_gate, live_settings, session_memory, upload_gate
 
     return dict(
         server_name=host,
@@ -253,7 +253,9 @@ def launch_options(host: str, port: int, share: bool = False) -> dict:
         theme=theme(),
         max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
         # per request, per client, the folder's cap; an operator's live settings where a token was given
-        app_kwargs={"middleware": upload_gate.middleware() + live_settings.middleware()},
+        # a body's size before it is parsed; a malformed one answered in words (not pydantic's 422)
+        app_kwargs={"middleware": body_gate.middleware() + upload_gate.middleware() + live_settings.middleware(),
+                    "exception_handlers": body_gate.exception_handlers()},
         state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,
         footer_links=["api", "settings"],
