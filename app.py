@@ -318,6 +318,11 @@ def main(argv=None) -> int:
             except Exception as exc:  # a failed model fails only its tabs
                 print(f"preload {role}: {exc}", file=sys.stderr)
     demo = served_app()
+    import threading
+
+    from backend.hub import sizing
+
+    threading.Thread(target=sizing.warm, name="tlab-warm-door", daemon=True).start()  # the door's tokenizers
     demo.launch(**launch_options(args.host, args.port, args.share))
     return 0
 

@@ -70,3 +70,18 @@ def generation_cost(role: str, prompt_tokens: int, new: int, width: int = 1, bea
     chunk = speeds.seconds("decoder_tokens", min(prompt_tokens, PREFILL_CHUNK)) * (1 + prompt_tokens / 2048)
     return Cost(mb=parts["total"] / MB, s=prefill + new * step, stoppable=True, step_s=max(step, chunk), what=what,
                 ask=f"Ask for fewer new tokens{' or beams' if width > 1 else ''}, or a shorter text.")
+
+
+WARM_ROLES = ("decoder", "encoder", "embedder", "sentiment", "ner", "qa", "fill_mask", "text_generation")
+
+
+def warm(roles=WARM_ROLES) -> None:
+    """Load the tokenizers the door counts with, so that a first request's price takes milliseconds, not the
+    second a tokenizer takes to load (at start, in a thread: a role that fails to resolve is skipped)."""
+    from backend import hub
+
+    for role in roles:
+        try:
+            hub.tokenizer(role)
+        except Exception:  # noqa: BLE001  a missing model fails only its own tabs
+            continue

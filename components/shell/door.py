@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import logging
 
+from backend.runtime import clients
 from backend.runtime import contract as contracts
 from backend.runtime.errors import InputError
 
@@ -44,9 +45,33 @@ def contract_of(fn) -> tuple[contracts.Contract, list[str]] | None:
     return None
 
 
-def refusal(fn, data) -> str | None:
-    """Why this request may not be admitted (out of its ranges, over a budget), or None. A cost function that
-    fails on values it was not written for admits the request: the handler's own checks then decide."""
+def _paths(value):
+    """The file paths a request's value names (Gradio's FileData dicts, lists of them)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("path"), str):
+            yield value["path"]
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _paths(v)
+
+
+def foreign_upload(data, client: str | None) -> str | None:
+    """Why a request naming a file another address uploaded is refused (None: every file is its own)."""
+    for path in _paths(list(data or ())):
+        owner = clients.owner_of(path)
+        if owner is not None and owner != client:
+            return ("A file in this request was uploaded by another visitor: a file can be used only by the "
+                    "address that uploaded it. Upload your own copy.")
+    return None
+
+
+def refusal(fn, data, request=None) -> str | None:
+    """Why this request may not be admitted (a file of another address, out of its ranges, over a budget), or
+    None. A cost function that fails on values it was not written for admits the request: the handler's own
+    checks then decide."""
+    why = foreign_upload(data, clients.of_request(request)) if request is not None else None
+    if why:
+        return why
     found = contract_of(fn)
     if found is None:
         return None

@@ -56,7 +56,7 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
     request, whose address names the client, is passed too, last). A refusal answers as
     Gradio's own validation error does (the page shows it; gradio_client raises it); an admitted
     request keeps its plan on its queue Event (`tlab_plan`), where its handler finds it
-    (`current_event`). `check(fn, data)` -> why refused or None is asked once before, off the event loop (it
+    (`current_event`). `check(fn, data, request)` -> why refused or None is asked once before, off the event loop (it
     may tokenize a long text): a request out of its endpoint's contract is refused without a lane's look.
     Gradio 6 has no supported admission hook."""
     from gradio import route_utils
@@ -70,7 +70,7 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
         except Exception:  # an unknown fn_index: Gradio's own push answers it
             return await push(body, request, username)
         extra = (request,) if with_request else ()
-        why = None if check is None else await asyncio.to_thread(check, fn, body.data)
+        why = None if check is None else await asyncio.to_thread(check, fn, body.data, request)
         if why is not None:
             if on_refused is not None:
                 on_refused(why)

@@ -78,3 +78,15 @@ def test_the_door_reads_a_request_by_its_argument_names_and_admits_what_it_canno
     door.attach(handler, C.Contract({"text": C.Text("query"), "k": C.Int(1, 5)}, broken), ["text", "k"])
     assert door.refusal(handler, ["a query", 3]) is None  # the handler's own checks then decide
     assert door.api_parameters(lambda prompt, settings=None, progress=None: 0) == ["prompt", "settings"]
+
+
+def test_a_file_uploaded_by_another_address_is_refused_at_the_door(tmp_path):
+    from backend.runtime import clients
+
+    mine, theirs = tmp_path / "mine.txt", tmp_path / "theirs.txt"
+    clients.claim(mine, "10.0.0.1")
+    clients.claim(theirs, "10.0.0.2")
+    data = ["glossary", {"path": str(mine), "meta": {"_type": "gradio.FileData"}}]
+    assert door.foreign_upload(data, "10.0.0.1") is None
+    assert "another visitor" in door.foreign_upload(["x", [{"path": str(theirs)}]], "10.0.0.1")
+    assert door.foreign_upload(["x", {"path": str(tmp_path / "nobody.txt")}], "10.0.0.1") is None
