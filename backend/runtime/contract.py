@@ -270,7 +270,7 @@ class Contract:
     ranges: dict
     cost: Cost | Callable[[dict], Cost] = SMALL
     notes: str = ""
-    suite: dict = field(default_factory=dict)  # the contract suite's base values by name, where api_cases has none
+    suite: dict = field(default_factory=dict)  # values the contract suite's extreme call takes over the valid call
 
     def check(self, values: dict) -> dict:
         """The arguments, each checked against its range -> the cleaned values (InputError: the first wrong)."""
@@ -284,7 +284,9 @@ class Contract:
         return self.cost(values) if callable(self.cost) else self.cost
 
     def extreme(self, valid: dict) -> dict:
-        """The most extreme call the ranges accept, built from a valid one (`valid` by name)."""
+        """The most extreme call the ranges accept, built from a valid one (`valid` by name, with `suite`'s values
+        over it: the choice that makes the most work, e.g. a pasted corpus rather than a built-in one)."""
+        valid = {**valid, **{k: v for k, v in self.suite.items() if k in valid}}
         return {name: (self.ranges[name].most(value) if name in self.ranges else value) for name, value in valid.items()}
 
 
