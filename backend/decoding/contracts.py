@@ -8,7 +8,7 @@ from backend.engines.generation.settings import (MAX_BEAMS, MAX_COMPARE, MAX_COM
                                                  parse_settings, parse_strategies)
 from backend.engines.server import generation as remote
 from backend.hub import sizing
-from backend.runtime.contract import SMALL, Choice, Contract, Cost, Flag, Free, Int, Json, Num, Scalar, Text
+from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Json, Num, Scalar, Text
 from backend.runtime.errors import InputError
 
 ROLE = "decoder"
@@ -19,10 +19,12 @@ def _width(s) -> int:
     return max(int(s.num_beams if s.strategy == "beam" else s.num_return_sequences or 1), 1)
 
 
-def _one(prompt, settings, model=None) -> Cost:
+def _one(prompt, settings, model=None, plan=None) -> Cost:
+    """One decode's cost: nothing here when its plan (admission's; else, for a comparison's strategy, the
+    generation server's own rule) sends it to the generation server."""
     s = parse_settings(settings)  # an InputError names the setting, as the handler would
-    eng, _ = remote.plan(ROLE, s, model)
-    if eng is not None:
+    on_server = (plan.on_server and not plan.long) if plan is not None else remote.plan(ROLE, s, model)[0] is not None
+    if on_server:
         return SMALL
     n = sizing.tokens(ROLE, prompt, model) + 16
     return sizing.generation_cost(ROLE, n, s.max_new_tokens, _width(s), s.strategy == "beam", model,
@@ -30,7 +32,7 @@ def _one(prompt, settings, model=None) -> Cost:
 
 
 def decode_cost(values: dict) -> Cost:
-    return _one(values.get("prompt"), values.get("settings"))
+    return _one(values.get("prompt"), values.get("settings"), plan=values.get(PLAN))
 
 
 def compare_cost(values: dict) -> Cost:
@@ -102,7 +104,7 @@ PAGE_SETTINGS = ("strategy", "max_new_tokens", "temperature", "top_k", "top_p", 
 
 def page_run_cost(values: dict) -> Cost:
     settings = {k: values.get(k) for k in PAGE_SETTINGS if values.get(k) not in (None, "")}
-    return _one(values.get("prompt"), settings, (values.get("model") or "").strip() or None)
+    return _one(values.get("prompt"), settings, (values.get("model") or "").strip() or None, values.get(PLAN))
 
 
 PAGE_CONTRACTS = {

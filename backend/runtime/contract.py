@@ -307,11 +307,15 @@ def refusal(cost: Cost) -> str | None:
     return None
 
 
-def admit(contract: Contract, values: dict) -> tuple[dict, Cost]:
+PLAN = "__plan__"  # the key under which a cost function finds the request's plan (None: no planner declared)
+
+
+def admit(contract: Contract, values: dict, plan=None) -> tuple[dict, Cost]:
     """Check `values` against `contract` and its cost against this server's budgets -> (cleaned values,
-    the cost); InputError with the reason otherwise."""
+    the cost); InputError with the reason otherwise. `plan`: the request's one plan, made at admission
+    (backend.runtime.plan.Plan: may the generation server do it?), handed to the cost as `values[PLAN]`."""
     cleaned = contract.check(values)
-    cost = contract.estimate(cleaned)
+    cost = contract.estimate({**cleaned, PLAN: plan})
     why = refusal(cost)
     if why:
         raise InputError(why)
