@@ -244,6 +244,9 @@ def served_app(tabs=None):
 
 def launch_options(host: str, port: int, share: bool = False) -> dict:
     """demo.launch's keyword arguments for a page served on host:port (main() and the tests' tab pages)."""
+    from starlette.middleware import Middleware
+    from starlette.middleware.gzip import GZipMiddleware
+
     from components.shell import body_gate, live_settings, session_memory, upload_gate
 
     return dict(
@@ -254,7 +257,9 @@ def launch_options(host: str, port: int, share: bool = False) -> dict:
         max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
         # per request, per client, the folder's cap; an operator's live settings where a token was given
         # a body's size before it is parsed; a malformed one answered in words (not pydantic's 422)
-        app_kwargs={"middleware": body_gate.middleware() + upload_gate.middleware() + live_settings.middleware(),
+        # the page's config (1.5 MB) and JSON replies travel gzipped; event streams and zips are left alone
+        app_kwargs={"middleware": [Middleware(GZipMiddleware, minimum_size=1024)] + body_gate.middleware()
+                    + upload_gate.middleware() + live_settings.middleware(),
                     "exception_handlers": body_gate.exception_handlers()},
         state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,

@@ -60,10 +60,11 @@ def generation_cost(role: str, prompt_tokens: int, new: int, width: int = 1, bea
     every prefill chunk checks the budget, so a long run stops at it with the text so far."""
     from backend.runtime import speeds
     from backend.runtime.contract import Cost
-    from backend.runtime.memory_budget import MB, PREFILL_CHUNK, generation_bytes
+    from backend.runtime.memory_budget import MB, PREFILL_CHUNK, check_generation
 
     s = shape(role, override)
-    parts = generation_bytes(s, prompt_tokens, new, width, beam, keep_logits)
+    # over the request's share: refused here, in the handler's words, with what would fit (fewer beams...)
+    parts = check_generation(s, prompt_tokens, new, width, beam, keep_logits, what=what[:1].upper() + what[1:])
     context = prompt_tokens + new
     step = (1 + 0.2 * (width - 1)) * (1 + context / 2048) / speeds.per_s("decoder_steps")
     prefill = speeds.seconds("decoder_tokens", prompt_tokens)

@@ -11,6 +11,7 @@ from backend.pipelines.api import QA_METHODS, STRATEGIES
 from backend.pipelines.encoders import AGGREGATIONS, MAX_TOP_K
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
 from backend.runtime import config, speeds
+from backend.runtime.config import get_settings
 from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Num, Text
 from backend.runtime.errors import InputError
 
@@ -78,12 +79,18 @@ def fill_mask_cost(values: dict) -> Cost:
     n = max(decoder_mask.N_CANDIDATES, int(values.get("top_k") or 1))
     left_n, right_n = sizing.tokens("fill_mask", left, override), sizing.tokens("fill_mask", right, override)
     work = left_n + n * (1 + right_n)
+    budget_s = float(get_settings().time_budget_s)
+    readable = budget_s * speeds.per_s("decoder_tokens") if budget_s > 0 else float("inf")  # tokens in the budget
+    most_right = int((readable - left_n) / n - 1) if readable < work else right_n
+    most_k = int((readable - left_n) / (1 + right_n)) if readable < work else n
+    ways = ([f"at most {most_right:,} tokens after the mask"] if most_right >= 1 else [])
+    ways += [f"top_k of at most {most_k}"] if decoder_mask.N_CANDIDATES <= most_k < n else []
     rows = min(decoder_mask.scoring_rows(sizing.shape("fill_mask", override), left_n, right_n), n)
     return Cost(mb=decoder_mask.scoring_bytes(sizing.shape("fill_mask", override), left_n, right_n, rows) / 2**20,
                 s=speeds.seconds("decoder_tokens", work),
                 what=f"scoring {n} candidates against the {right_n:,} tokens after the mask ({work:,} tokens of reading)",
-                ask=(f"Ask for fewer candidates (top_k; at least {decoder_mask.N_CANDIDATES} are always scored) or "
-                     "a shorter text after the mask."))
+                ask=("Ask for " + " or ".join(ways) + "." if ways else "Send a shorter text.")
+                + f" (At least {decoder_mask.N_CANDIDATES} candidates are always scored.)")
 
 
 def qa_cost(values: dict) -> Cost:
