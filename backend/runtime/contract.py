@@ -197,6 +197,8 @@ class Json:
 
     def check(self, name: str, value):
         if isinstance(value, str):
+            if _text_depth(value, self.max_depth + 1) > self.max_depth:  # before its length: the likelier fault
+                raise InputError(f"{name} is nested more than {self.max_depth} levels deep.")
             if len(value) > self.max_chars:
                 raise InputError(f"{name} is {len(value):,} characters of JSON; at most {self.max_chars:,} are allowed.")
             try:
@@ -228,6 +230,26 @@ class Upload:
 
     def most(self, valid):
         return valid
+
+
+def _text_depth(text: str, stop: int) -> int:
+    """How deep JSON text nests its brackets (outside strings), read up to `stop`: no parser recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest >= stop:
+                return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def _depth(value, stop: int, level: int = 0) -> int:
