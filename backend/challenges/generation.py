@@ -1,0 +1,82 @@
+"""Checks on the decoder (chapter 5): greedy decoding that loops and what no_repeat_ngram_size does to it,
+beam search against greedy, and a prompt whose next token is nearly certain."""
+
+from __future__ import annotations
+
+from backend.challenges import models
+
+
+def repeated_ngram(ids: list[int], n: int = 3) -> tuple[int, int] | None:
+    """(first position, position of its first repeat) of the first n-gram that occurs twice in `ids`."""
+    seen: dict[tuple, int] = {}
+    for i in range(len(ids) - n + 1):
+        gram = tuple(ids[i:i + n])
+        if gram in seen:
+            return seen[gram], i
+        seen[gram] = i
+    return None
+
+
+def _new_ids(r: dict) -> list[int]:
+    return list(r["outputs"][0]["token_ids"])
+
+
+def stop_the_loop(v: dict):
+    """Greedy repeats a 3-gram within N new tokens; with no_repeat_ngram_size=3 the same prompt does not."""
+    n = v["max_new_tokens"]
+    greedy = models.decode(v["prompt"], strategy="greedy", max_new_tokens=n)
+    ids = _new_ids(greedy)
+    found = repeated_ngram(ids)
+    ev = {"greedy_text": greedy["text"], "new_tokens": len(ids)}
+    if found is None:
+        return False, (f"Greedy decoding of {len(ids)} new tokens repeats no 3-gram: nothing to stop. Try a prompt "
+                       "that invites a list or a chant, or more new tokens."), ev
+    first, again = found
+    gram = "".join(models.decoder_tokens(ids[again:again + 3]))
+    fixed = models.decode(v["prompt"], strategy="greedy", max_new_tokens=n, no_repeat_ngram_size=3)
+    fixed_ids = _new_ids(fixed)
+    still = repeated_ngram(fixed_ids)
+    ev.update(repeated_3gram=gram, first_at=first, again_at=again, no_repeat_text=fixed["text"],
+              instead="".join(models.decoder_tokens(fixed_ids[again:again + 3])) if again < len(fixed_ids) else "",
+              no_repeat_repeats=None if still is None else
+              "".join(models.decoder_tokens(fixed_ids[still[1]:still[1] + 3])))
+    if still is None:
+        return True, (f"Greedy repeats {gram!r} (new tokens {first} and {again}); with no_repeat_ngram_size=3 the "
+                      f"model writes {ev['instead']!r} at token {again} instead, and repeats no 3-gram."), ev
+    return False, f"Even with no_repeat_ngram_size=3 the new tokens repeat {ev['no_repeat_repeats']!r}.", ev
+
+
+def beam_beats_greedy(v: dict):
+    """Beam search (4 beams) finds N tokens whose log-probability beats greedy's by at least BEAM_GAIN."""
+    n = v["max_new_tokens"]
+    same = {"max_new_tokens": n, "min_new_tokens": n}
+    greedy = models.decode(v["prompt"], strategy="greedy", **same)
+    beam = models.decode(v["prompt"], strategy="beam", num_beams=4, **same)
+    gain = beam["sequence_logprob"] - greedy["sequence_logprob"]
+    ev = {"greedy": {"text": greedy["text"], "logprob": round(greedy["sequence_logprob"], 3)},
+          "beam_4": {"text": beam["text"], "logprob": round(beam["sequence_logprob"], 3)}, "gain": round(gain, 3)}
+    if gain >= BEAM_GAIN:
+        return True, (f"Beam search's {n} tokens have log-probability {beam['sequence_logprob']:.2f} against greedy's "
+                      f"{greedy['sequence_logprob']:.2f}: {gain:.2f} nats better, by not taking the best token at "
+                      "every step."), ev
+    if greedy["text"] == beam["text"]:
+        return False, "Beam search found greedy's own text: on this prompt the best token at each step is the best path.", ev
+    return False, f"Beam search beats greedy by only {gain:.2f} nats (needs {BEAM_GAIN}).", ev
+
+
+BEAM_GAIN = 1.0
+
+
+def sure_next_token(v: dict):
+    """A prompt whose next token has probability at least SURE: top-p 0.9 would keep that one token alone."""
+    r = models.decode(v["prompt"], strategy="greedy", max_new_tokens=1)
+    step = r["steps"][0]
+    ev = {"next_token": step["token"], "prob": round(step["prob"], 4),
+          "candidates": [{"token": c["token"], "prob": round(c["prob"], 4)} for c in step["candidates"]]}
+    if step["prob"] >= SURE:
+        return True, (f"The model gives {step['token']!r} probability {step['prob']:.3f}: top-p 0.9 keeps it alone, "
+                      "so sampling here is greedy."), ev
+    return False, f"The likeliest next token, {step['token']!r}, has only {step['prob']:.3f} (needs {SURE}).", ev
+
+
+SURE = 0.9
