@@ -98,8 +98,9 @@ def section(where: str, items: list[dict], title: str = "Challenges") -> gr.HTML
     if not items:
         return None
     body = "".join(_item(c, where) for c in items)
-    head = (f"<div class='tlab-ch-title'><b>{html.escape(title)}</b> · <span class='tlab-ch-count'>0</span> of "
-            f"{len(items)} solved in this browser. Reach the goal with the tab, then press Check: the app runs the "
-            "model on your answer and says why it passed or not.</div>")
-    return gr.HTML(f"<div class='tlab-ch'>{head}{body}</div>", js_on_load=MOUNT_JS, elem_id=f"challenges-{where}",
+    head = (f"<summary class='tlab-ch-title'><b>{html.escape(title)}</b> · <span class='tlab-ch-count'>0</span> of "
+            f"{len(items)} solved in this browser</summary><p class='tlab-ch-about'>Each is a goal to reach with a "
+            "tab. Write your answer as JSON and press Check: the app runs the model on it and says why it passed or "
+            "not, with the model's own outputs as evidence.</p>")
+    return gr.HTML(f"<details class='tlab-ch'>{head}{body}</details>", js_on_load=MOUNT_JS, elem_id=f"challenges-{where}",
                    elem_classes=["tlab-challenges"], padding=False)

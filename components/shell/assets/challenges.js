@@ -12,7 +12,8 @@ if (!window.__tlabChallengeMount) {
   const save = () => { try { localStorage.setItem(KEY, JSON.stringify([...solved])); } catch (e) { /* storage off */ } };
   const query = new URLSearchParams(location.search);
   // the challenge a link opened (its tab opens first; its section may mount later, when the tab is drawn)
-  let want = query.get('challenge') ? {id: query.get('challenge'), answer: query.get('answer')} : null;
+  let want = query.get('challenge') ? {id: query.get('challenge'), tab: query.get('tab') || '', answer: query.get('answer')}
+    : null;
   const base = () => {
     const root = (window.gradio_config && window.gradio_config.root) || (location.origin + location.pathname);
     return root.replace(/\/?$/, '/');
@@ -115,6 +116,8 @@ if (!window.__tlabChallengeMount) {
   };
   const open = (item, answer) => {
     item.open = true;
+    const section = item.closest('details.tlab-ch');
+    if (section) section.open = true;
     if (typeof answer === 'string') item.querySelector('.tlab-ch-answer').value = answer;
     links(item);
     setTimeout(() => item.scrollIntoView({block: 'center'}), 200);
@@ -126,26 +129,45 @@ if (!window.__tlabChallengeMount) {
       const area = item.querySelector('.tlab-ch-answer');
       area.addEventListener('input', () => links(item));
       item.querySelector('.tlab-ch-check').addEventListener('click', () => check(item));
-      // a challenge's own link opened from this page: that challenge, in its tab's section, with this answer
+      // a challenge's own link opened from this page: its tab, then that challenge there with this answer
       item.querySelector('.tlab-ch-link').addEventListener('click', (ev) => {
         if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey || !window.__tlabOpenQuery) return;
         const info = JSON.parse(item.dataset.ch);
-        want = {id: info.id, answer: area.value};
-        const target = [...document.querySelectorAll('.tlab-ch-item')].find(
-          (other) => other !== item && other.offsetParent === null && JSON.parse(other.dataset.ch).id === info.id);
         if (!window.__tlabOpenQuery('tab=' + encodeURIComponent(info.tab) + '&opened=' + Date.now())) return;
         ev.preventDefault();
-        if (target) { want = null; setTimeout(() => open(target, area.value), 400); }
+        want = {id: info.id, tab: info.tab, answer: area.value};
+        seek();
       });
       links(item);
-      const info = JSON.parse(item.dataset.ch);
-      if (want && want.id === info.id && el.offsetParent !== null) { open(item, want.answer); want = null; }
     });
     paint();
+  };
+  // The wanted challenge opens in its tab's section once that section is drawn and shown (a link's tab is
+  // selected after the page loads; a tab's content may be drawn only when it is first shown).
+  let seeking = null;
+  const seek = () => {
+    if (seeking) return;
+    const started = Date.now();
+    seeking = setInterval(() => {
+      if (!want) { clearInterval(seeking); seeking = null; return; }
+      const main = (want.tab || '').split('-')[0];
+      let item = document.getElementById('ch-' + main + '-' + want.id);
+      if (!item && window.__tlabReady && Date.now() - started > 3000) {  // no section in that tab: any shown one
+        item = [...document.querySelectorAll('.tlab-ch-item')].find(
+          (i) => i.offsetParent !== null && JSON.parse(i.dataset.ch).id === want.id) || null;
+      }
+      if (item && item.offsetParent !== null) {
+        open(item, want.answer);
+        want = null;
+      } else if (Date.now() - started > 120000) {
+        want = null;
+      }
+    }, 250);
   };
   window.__tlabChallengeMount = () => {
     const queue = window.__tlabChallengeQueue || [];
     while (queue.length) mountOne(queue.shift());
   };
   window.__tlabChallengeMount();
+  if (want) seek();
 }
