@@ -80,3 +80,19 @@ def sure_next_token(v: dict):
 
 
 SURE = 0.9
+
+
+def int8_same_text(v: dict):
+    """Chapter 8: a prompt on which the decoder's int8 copy writes the same N greedy tokens as the original."""
+    n = v["max_new_tokens"]
+    fp32 = models.decode(v["prompt"], strategy="greedy", max_new_tokens=n)
+    int8 = models.decode(v["prompt"], int8=True, strategy="greedy", max_new_tokens=n)
+    a, b = _new_ids(fp32), _new_ids(int8)
+    agree = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    ev = {"fp32_text": fp32["text"], "int8_text": int8["text"], "same_tokens": agree, "new_tokens": len(a)}
+    if a == b:
+        return True, f"int8 and fp32 write the same {len(a)} tokens: {fp32['text']!r}.", ev
+    ev["diverge_at"] = {"fp32": "".join(models.decoder_tokens(a[agree:agree + 3])),
+                        "int8": "".join(models.decoder_tokens(b[agree:agree + 3]))}
+    return False, (f"They agree for {agree} tokens, then fp32 writes {ev['diverge_at']['fp32']!r} and int8 "
+                   f"{ev['diverge_at']['int8']!r}: rounding the weights changed a close choice."), ev

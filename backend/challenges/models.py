@@ -80,12 +80,18 @@ def attention(text: str):
     return compute_attention(lm.model, lm.tokenizer, text)
 
 
-def decode(prompt: str, **settings) -> dict:
-    """One generation by the decoder (engines.generation.decode) as its /decode payload."""
+def decode(prompt: str, int8: bool = False, **settings) -> dict:
+    """One generation by the decoder (engines.generation.decode) as its /decode payload; `int8`: by its cached
+    int8 copy (dynamic quantization, shared with the Efficiency and Decoding tabs)."""
     from backend.engines.generation.generate import decode as run
 
     lm = _load("decoder")
-    return run(lm.model, lm.tokenizer, prompt, {"top_n": 5, **settings}).to_dict()
+    model = lm.model
+    if int8:
+        from backend.engines.compression.quantize import int8_of
+
+        model, _ = int8_of(lm)
+    return run(model, lm.tokenizer, prompt, {"top_n": 5, **settings}).to_dict()
 
 
 def decoder_tokens(ids: list[int]) -> list[str]:
@@ -128,3 +134,27 @@ def reader(question: str, context: str) -> dict:
                 "score": best.get("score"), "model": lm.checkpoint}
     raise InputError(f"This challenge needs an extractive QA reader; this server answers questions by "
                      f"'{lm.method}'.")
+
+
+def entities(text: str) -> list[dict]:
+    """[{label, text, start, end, score}] from the profile's NER model (a token classifier, words grouped as
+    the pipeline's "simple" aggregation groups them); the span is the text as written."""
+    import logging
+
+    from transformers import pipeline
+
+    lm = _load("ner")
+    if lm.method not in (config.METHOD_MODEL, config.METHOD_FINETUNED):
+        raise InputError(f"This challenge needs a token classifier for NER; this server tags entities by "
+                         f"'{lm.method}'.")
+    # the NER model trained here is not a class the pipeline lists, so it logs an ERROR, then runs it correctly
+    log = logging.getLogger("transformers.pipelines.base")
+    level = log.level
+    if lm.method == config.METHOD_FINETUNED:
+        log.setLevel(logging.CRITICAL)
+    try:
+        tagger = pipeline("token-classification", model=lm.model, tokenizer=lm.tokenizer, aggregation_strategy="simple")
+    finally:
+        log.setLevel(level)
+    return [{"label": e["entity_group"], "text": text[int(e["start"]):int(e["end"])], "start": int(e["start"]),
+             "end": int(e["end"]), "score": round(float(e["score"]), 4)} for e in tagger(text)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from backend.challenges import generation as gen, heads, meaning, reading, words
+from backend.challenges import entities, generation as gen, heads, meaning, reading, words
 from backend.challenges.answers import Field
 
 
@@ -49,6 +49,13 @@ CHALLENGES: tuple[Challenge, ...] = (
               words.mixed_review, "In Pipelines > Text classification, put 'but' between a strong praise and a strong "
               "complaint and watch the two scores; batch mode (one text per line) compares versions at once.",
               {"tab": "pipelines-classify", "text": "{text}", "batch": "0"}),
+    Challenge("three-entity-types", 1, "Who, what and where",
+              f"Write a sentence of at most {entities.MAX_WORDS} words in which the NER model finds a person, an "
+              "organisation and a place.",
+              (_t("text", "your sentence"),), {"text": "The cat sat on the mat."}, "pipelines-ner",
+              entities.three_types, "In Pipelines > Named entities, name a person who works for a company and "
+              "travels somewhere; capitals help the model.",
+              {"tab": "pipelines-ner", "text": "{text}", "aggregation": "simple", "batch": "0"}),
     Challenge("flip-sentiment", 2, "Flip the label with one word",
               "Write two sentences that differ in exactly one word and get different labels from the sentiment "
               "classifier.",
@@ -103,6 +110,15 @@ CHALLENGES: tuple[Challenge, ...] = (
               (_t("word", "one German word", 60),), {"word": "Haus"}, "tokenizers", meaning.compound_pieces,
               "In Tokenizers, compare the WordPiece and multilingual columns on common German nouns and compounds "
               "(government, weather, Wednesday...).", {"tab": "tokenizers", "text": "{word}"}),
+    Challenge("german-tagged-right", 4, "English training, German sentence",
+              "Write a German sentence in which the NER model trained only on English tags the person and the place "
+              "you name, each whole and with its type.",
+              (_t("text", "your German sentence"), _t("person", "the person in it, as written", 80),
+               _t("place", "the place in it, as written", 80)),
+              {"text": "Die Kanzlerin fuhr nach Frankreich.", "person": "Kanzlerin", "place": "Frankreich"},
+              "pipelines-ner", entities.german_tagged_right, "Names cross languages when they are written alike: use "
+              "a full name and a city; chapter 4's Multilingual tab shows what a multilingual encoder adds.",
+              {"tab": "pipelines-ner", "text": "{text}", "aggregation": "simple", "batch": "0"}),
     Challenge("stop-the-loop", 5, "Stop the loop",
               "Find a prompt on which greedy decoding of N new tokens repeats a 3-gram, and the same prompt with "
               "no_repeat_ngram_size=3 does not.",
@@ -161,6 +177,15 @@ CHALLENGES: tuple[Challenge, ...] = (
               "efficiency", reading.int8_within_point, "Dynamic int8 quantization rounds weights to 256 levels: "
               "clear sentences keep their labels; see the Efficiency tab's compress section for a whole test set.",
               {"tab": "efficiency"}),
+    Challenge("int8-same-text", 8, "Rounded weights, same words",
+              "Find a prompt on which the decoder's int8 copy writes the same N greedy tokens as the float32 "
+              "original.",
+              (_t("prompt", "the prompt"), _n("max_new_tokens", "N, the new tokens to compare", 8, 24)),
+              {"prompt": "Once upon a time", "max_new_tokens": 12}, "decoding", gen.int8_same_text,
+              "int8 rounding shifts every probability a little: a prompt whose next tokens are clear survives it, "
+              "one with close calls does not. Decoding's precision setting shows both side by side.",
+              {"tab": "decoding", "prompt": "{prompt}", "strategy": "greedy", "max_new": "{max_new_tokens}",
+               "precision": "int8", "no_repeat": "0"}),
     Challenge("zero-shot-winner", 9, "A label it never trained on",
               f"Write a text that zero-shot classification files under '{meaning.ZERO_SHOT_TARGET}' among "
               f"{', '.join(meaning.ZERO_SHOT_LABELS)}, without the words {', '.join(meaning.BANNED)}.",
