@@ -41,22 +41,22 @@ class Field:
     def read(self, value):
         """The value, checked; an InputError naming this key otherwise."""
         if self.kind == "text":
-            return _text(f"'{self.name}'", value, self.hi)
+            return _text(f"The answer's '{self.name}'", value, self.hi)
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 if isinstance(value, float) and value.is_integer():
                     value = int(value)
                 else:
-                    raise InputError(f"'{self.name}' must be a whole number from {self.lo} to {self.hi}, "
-                                     f"got {kind(value)}.")
+                    raise InputError(f"The answer's '{self.name}' must be a whole number from {self.lo} to "
+                                     f"{self.hi}, got {kind(value)}.")
             if not self.lo <= value <= self.hi:
-                raise InputError(f"'{self.name}' is {value}; it must be from {self.lo} to {self.hi}.")
+                raise InputError(f"The answer's '{self.name}' is {value}; it must be from {self.lo} to {self.hi}.")
             return value
         if not isinstance(value, list):
-            raise InputError(f"'{self.name}' must be a list of texts, got {kind(value)}.")
+            raise InputError(f"The answer's '{self.name}' must be a list of texts, got {kind(value)}.")
         if not self.lo <= len(value) <= self.hi:
-            raise InputError(f"'{self.name}' holds {len(value)} texts; give from {self.lo} to {self.hi}.")
-        return [_text(f"'{self.name}' item {i + 1}", v, self.max_chars) for i, v in enumerate(value)]
+            raise InputError(f"The answer's '{self.name}' holds {len(value)} texts; give from {self.lo} to {self.hi}.")
+        return [_text(f"The answer's '{self.name}' item {i + 1}", v, self.max_chars) for i, v in enumerate(value)]
 
 
 def _text(where: str, value, max_chars: int) -> str:

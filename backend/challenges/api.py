@@ -9,7 +9,7 @@ from backend.challenges import answers
 from backend.challenges.registry import BY_ID, CHALLENGES, Challenge
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
-from backend.runtime.validation import kind
+from backend.runtime.validation import as_int, kind
 
 SEED = 0  # every check is deterministic: greedy or beam decoding, forwards in eval mode, this seed besides
 
@@ -21,17 +21,16 @@ def describe(c: Challenge) -> dict:
 
 
 def challenges(chapter=None) -> list[dict]:
-    """Every challenge (or one chapter's), in book order."""
-    if chapter not in (None, "", 0):
-        if isinstance(chapter, bool) or not isinstance(chapter, (int, float)) or int(chapter) != chapter:
-            raise InputError(f"chapter must be a whole number from 1 to 11, got {kind(chapter)}.")
-    return [describe(c) for c in CHALLENGES if chapter in (None, "", 0) or c.chapter == int(chapter)]
+    """Every challenge (or chapter `chapter`'s: 1-11; None, "" or 0 for all), in book order."""
+    if chapter in (None, "", 0):
+        return [describe(c) for c in CHALLENGES]
+    return [describe(c) for c in CHALLENGES if c.chapter == as_int("chapter", chapter, lo=1, hi=11)]
 
 
 def challenge(challenge_id) -> Challenge:
     if not isinstance(challenge_id, str) or challenge_id.strip() not in BY_ID:
         shown = repr(challenge_id[:60]) if isinstance(challenge_id, str) else kind(challenge_id)
-        raise InputError(f"No challenge {shown}; the challenges are: {', '.join(BY_ID)}.")
+        raise InputError(f"No challenge {shown}: challenge_id must be one of {', '.join(BY_ID)}.")
     return BY_ID[challenge_id.strip()]
 
 

@@ -110,7 +110,8 @@ def zero_shot(text: str, labels: list[str], template: str) -> list[tuple[str, fl
         return [(lab, round(s, 4)) for lab, s in zip(r["labels"], r["scores"])]
     from transformers import pipeline
 
-    pipe = pipeline("zero-shot-classification", model=lm.model, tokenizer=lm.tokenizer, device=lm.model.device)
+    pipe = pipeline("zero-shot-classification", model=lm.model, tokenizer=lm.tokenizer,
+                    device=next(lm.model.parameters()).device)
     r = pipe(text, candidate_labels=labels, hypothesis_template=template)
     return [(lab, round(float(s), 4)) for lab, s in zip(r["labels"], r["scores"])]
 
@@ -153,7 +154,8 @@ def entities(text: str) -> list[dict]:
     if lm.method == config.METHOD_FINETUNED:
         log.setLevel(logging.CRITICAL)
     try:
-        tagger = pipeline("token-classification", model=lm.model, tokenizer=lm.tokenizer, aggregation_strategy="simple")
+        tagger = pipeline("token-classification", model=lm.model, tokenizer=lm.tokenizer, aggregation_strategy="simple",
+                          device=next(lm.model.parameters()).device)
     finally:
         log.setLevel(level)
     return [{"label": e["entity_group"], "text": text[int(e["start"]):int(e["end"])], "start": int(e["start"]),

@@ -180,8 +180,8 @@ CHALLENGES: tuple[Challenge, ...] = (
     Challenge("int8-same-text", 8, "Rounded weights, same words",
               "Find a prompt on which the decoder's int8 copy writes the same N greedy tokens as the float32 "
               "original.",
-              (_t("prompt", "the prompt"), _n("max_new_tokens", "N, the new tokens to compare", 8, 24)),
-              {"prompt": "Once upon a time", "max_new_tokens": 12}, "decoding", gen.int8_same_text,
+              (_t("prompt", "the prompt"), _n("max_new_tokens", "N, the new tokens to compare", 4, 16)),
+              {"prompt": "Once upon a time", "max_new_tokens": 8}, "decoding", gen.int8_same_text,
               "int8 rounding shifts every probability a little: a prompt whose next tokens are clear survives it, "
               "one with close calls does not. Decoding's precision setting shows both side by side.",
               {"tab": "decoding", "prompt": "{prompt}", "strategy": "greedy", "max_new": "{max_new_tokens}",

@@ -13,7 +13,7 @@ from backend import challenges
 H = "The quick brown fox jumps over the lazy dog near the river bank."
 # id -> (a known-good answer, a known-bad answer, an evidence key both verdicts carry)
 ANSWERS = {
-    "mixed-review": ({"text": "Great camera, terrible battery, and it is really too heavy."},
+    "mixed-review": ({"text": "Nice design but it broke after a week."},
                      {"text": "I love this phone, it is wonderful and amazing."}, "score"),
     "three-entity-types": ({"text": "Tim Cook of Apple visited Paris."}, {"text": "The cat sat on the mat."}, "entities"),
     "flip-sentiment": ({"a": "The film was great.", "b": "The film was awful."},
@@ -37,7 +37,7 @@ ANSWERS = {
                       {"prompt": "Once upon a time", "max_new_tokens": 4}, "greedy_text"),
     "beam-beats-greedy": ({"prompt": "Here is a list of fruits:", "max_new_tokens": 6},
                           {"prompt": "The weather today is", "max_new_tokens": 6}, "gain"),
-    "sure-next-token": ({"prompt": "Once upon a"}, {"prompt": "My favourite colour is"}, "candidates"),
+    "sure-next-token": ({"prompt": "To be or not to"}, {"prompt": "My favourite colour is"}, "candidates"),
     "rouge-fooled": ({"summary": "The customer was furious about the slow delivery and the rude staff."},
                      {"summary": "The customer was happy with the quick delivery and the friendly staff."}, "rouge1_f"),
     "paraphrase-low-rouge": ({"summary": "A client was thrilled by fast shipping and kind employees."},
@@ -51,7 +51,7 @@ ANSWERS = {
         {"positive": ["This is terrible.", "I hate waiting in line.", "The product broke after a day.", "Awful support."],
          "negative": ["I love this movie.", "What a great day.", "The food was excellent.", "Wonderful service, thank you!"]},
         "int8_accuracy"),
-    "int8-same-text": ({"prompt": "1, 2, 3, 4, 5,", "max_new_tokens": 8}, {"prompt": "Once upon a time", "max_new_tokens": 8},
+    "int8-same-text": ({"prompt": "1, 2, 3, 4, 5,", "max_new_tokens": 6}, {"prompt": "Once upon a time", "max_new_tokens": 4},
                        "same_tokens"),
     "zero-shot-winner": ({"text": "Simmer the garlic and onions in butter, then add the tomatoes."},
                          {"text": "The match ended in a draw."}, "ranking"),
@@ -98,5 +98,5 @@ def test_flip_sentiment_evidence_is_the_two_labels_and_scores():
     assert v["evidence"]["a"]["label"] != v["evidence"]["b"]["label"]
     assert 0.5 <= v["evidence"]["a"]["score"] <= 1 and 0.5 <= v["evidence"]["b"]["score"] <= 1
     assert v["evidence"]["changed"] == {"from": "great.", "to": "awful."}
-    two = challenges.check_challenge("flip-sentiment", '{"a": "The film was great.", "b": "A film was truly awful."}')
+    two = challenges.check_challenge("flip-sentiment", '{"a": "The film was great.", "b": "A film was awful."}')
     assert not two["passed"] and "differ in 2 words" in two["reason"]

@@ -77,7 +77,7 @@ def test_a_malformed_answer_is_refused_by_name(cid, answer, said):
 
 @pytest.mark.parametrize("cid", [None, "", "flip", 7, "x" * 500])
 def test_an_unknown_challenge_is_refused_with_the_list(cid):
-    with pytest.raises(InputError, match="flip-sentiment, "):
+    with pytest.raises(InputError, match="challenge_id must be one of mixed-review, "):
         challenges.check_challenge(cid, "{}")
 
 
