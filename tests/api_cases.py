@@ -52,7 +52,7 @@ CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the 
 CASES["/multilingual_ner_transfer"] = ()  # the default run built at set-up, read from the cache
 CASES["/multilingual_ner"] = ("Angela Merkel traf Emmanuel Macron in Paris.", "all")
 CASES["/multilingual_ner_train"] = (["de"], 2)  # a learner's own run, live: 2 steps on German, four test sets scored
-CASES["/challenges"] = ()  # the list: no model
+CASES["/challenges"] = (2,)  # chapter 2's goals (0 or None: all): no model
 CASES["/check_challenge"] = ("first-merge", '{"corpus": "xylophone xy xyz"}')  # a BPE trained on the answer: no model
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
