@@ -84,7 +84,7 @@ CHALLENGES: tuple[Challenge, ...] = (
               "diagonal just below the main one.", _ATTENTION_TRY),
     Challenge("special-sink", 3, "A head with nothing to do",
               f"Find a sentence and an encoder head that sends at least {heads.SINK:.0%} of the sentence's attention "
-              "to [CLS] and [SEP].",
+              "to [CLS] and [SEP] (an attention sink).",
               _HEAD, {"text": "time flies like an arrow", "layer": 0, "head": 0}, "attention", heads.special_sink,
               "In Attention, look at the later layers: many heads park their attention on [SEP] when their pattern "
               "does not apply.", _ATTENTION_TRY),
@@ -98,7 +98,8 @@ CHALLENGES: tuple[Challenge, ...] = (
               {"tab": "pipelines-classify", "text": "{a}\n{b}", "batch": "1"}),
     Challenge("cross-lingual-twins", 4, "One meaning, two languages",
               f"Write an English sentence and its German translation that the multilingual encoder places together "
-              f"(cosine at least {meaning.TWIN}) while the English-only encoder keeps them {meaning.GAP} further apart.",
+              f"(cosine similarity at least {meaning.TWIN}) while the English-only encoder keeps them {meaning.GAP} "
+              "further apart.",
               (_t("english", "the English sentence"), _t("german", "its German translation")),
               {"english": "The weather is nice today.", "german": "The weather is nice today."}, "multilingual",
               meaning.cross_lingual_twins, "Chapter 4's multilingual encoder was pretrained on 100 languages; the "
@@ -120,8 +121,8 @@ CHALLENGES: tuple[Challenge, ...] = (
               "a full name and a city; chapter 4's Multilingual tab shows what a multilingual encoder adds.",
               {"tab": "pipelines-ner", "text": "{text}", "aggregation": "simple", "batch": "0"}),
     Challenge("stop-the-loop", 5, "Stop the loop",
-              "Find a prompt on which greedy decoding of N new tokens repeats a 3-gram, and the same prompt with "
-              "no_repeat_ngram_size=3 does not.",
+              "Find a prompt on which greedy decoding of N new tokens repeats a 3-gram (three tokens in a row), and "
+              "the same prompt with no_repeat_ngram_size=3 does not.",
               (_t("prompt", "the prompt"), _n("max_new_tokens", "N, the new tokens to generate", 1, 64)),
               {"prompt": "Once upon a time", "max_new_tokens": 8}, "decoding", gen.stop_the_loop,
               "In Decoding, run greedy with 48-64 new tokens on a prompt that starts a list or a chant and look for "
@@ -129,8 +130,8 @@ CHALLENGES: tuple[Challenge, ...] = (
               {"tab": "decoding", "prompt": "{prompt}", "strategy": "greedy", "max_new": "{max_new_tokens}",
                "no_repeat": "0"}),
     Challenge("beam-beats-greedy", 5, "Beam beats greedy",
-              f"Find a prompt on which beam search (4 beams) finds N new tokens at least {gen.BEAM_GAIN} nat more "
-              "likely than greedy's.",
+              f"Find a prompt on which beam search (4 beams) finds N new tokens whose log-prob beats greedy's by at "
+              f"least {gen.BEAM_GAIN} nats.",
               (_t("prompt", "the prompt"), _n("max_new_tokens", "N, the new tokens (both generate exactly N)", 2, 24)),
               {"prompt": "1, 2, 3, 4,", "max_new_tokens": 8}, "decoding", gen.beam_beats_greedy,
               "In Decoding, compare greedy and beam on an open prompt: greedy takes the best token now, beam keeps "
@@ -152,7 +153,7 @@ CHALLENGES: tuple[Challenge, ...] = (
               {"tab": "pipelines-classify", "text": meaning.REFERENCE + "\n{summary}", "batch": "1"}),
     Challenge("paraphrase-low-rouge", 6, "Same meaning, other words",
               f"Write a summary that means what the reference \"{meaning.REFERENCE}\" means with ROUGE-1 at most "
-              f"{meaning.LOW_ROUGE} and embedding cosine at least {meaning.CLOSE}.",
+              f"{meaning.LOW_ROUGE} and the embeddings' cosine similarity at least {meaning.CLOSE}.",
               (_t("summary", "your summary"),), {"summary": "The customer was delighted."}, "pipelines-summarize",
               meaning.paraphrase_low_rouge, "Use synonyms for every word of the reference (client, thrilled, "
               "fast...): ROUGE drops, the embedding stays.", {"tab": "pipelines-summarize"}),
@@ -163,7 +164,8 @@ CHALLENGES: tuple[Challenge, ...] = (
               reading.search_first, "In Semantic search, describe what the passage explains (a small model copying a "
               "big one) and look at the ranking.", {"tab": "search", "query": "{query}"}),
     Challenge("reader-refuses", 7, "A question with no answer",
-              "Ask a question about the passage that the passage does not answer, so that the QA reader refuses.",
+              f"Ask a question about the passage \"{reading.PASSAGE}\" that it does not answer, so that the QA "
+              "reader refuses.",
               (_t("question", "your question", 160),), {"question": "When was the harbour built?"}, "pipelines-qa",
               reading.reader_refuses, "Ask about something the passage never mentions (its cost, a person's name...) "
               "but use one of its words; try it in Pipelines > Question answering.",
@@ -194,8 +196,8 @@ CHALLENGES: tuple[Challenge, ...] = (
               "in Pipelines > Zero-shot.",
               {"tab": "pipelines-zero_shot", "text": "{text}", "labels": ", ".join(meaning.ZERO_SHOT_LABELS)}),
     Challenge("few-labels", 9, "A classifier from four examples",
-              "Give 2-4 example sentences per label (joy, anger) so that a nearest-centroid classifier on their "
-              "embeddings labels at least 5 of 6 held-out sentences right.",
+              "Give 2-4 example sentences per label (joy, anger) so that labelling each new sentence by the nearest "
+              "mean of a label's example embeddings gets at least 5 of 6 held-out sentences right.",
               (_texts("joy", "2-4 joyful sentences", 2, 4), _texts("anger", "2-4 angry sentences", 2, 4)),
               {"joy": ["Hello.", "Good morning."], "anger": ["Hello.", "Good evening."]}, "train",
               meaning.few_labels, "Embeddings as a lookup table: each label is the mean of its examples' vectors. "
