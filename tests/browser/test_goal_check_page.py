@@ -60,3 +60,9 @@ def test_a_goal_is_reopened_by_its_link_checked_and_kept_as_solved(page, tab_url
     page.locator("#challenges-start-ch2 summary.tlab-ch-title").click()
     expect(card.locator(".tlab-ch-done")).to_be_visible()
     shot(page, "goal-solved-on-start-card")
+    # the card's own link opens the goal in its tab's section, with the answer written on the card
+    card.locator("summary").click()
+    card.locator(".tlab-ch-answer").fill('{"text": "Hello there"}')
+    card.locator(".tlab-ch-link").click()
+    expect(page.locator(ITEM)).to_have_attribute("open", "", timeout=60_000)
+    expect(page.locator(ITEM).locator(".tlab-ch-answer")).to_have_value('{"text": "Hello there"}')
