@@ -6,14 +6,16 @@ from __future__ import annotations
 from backend.challenges import models
 
 
-def repeated_ngram(ids: list[int], n: int = 3) -> tuple[int, int] | None:
-    """(first position, position of its first repeat) of the first n-gram that occurs twice in `ids`."""
+def repeated_ngram(ids: list[int], start: int = 0, n: int = 3) -> tuple[int, int] | None:
+    """(where it first occurred, where it occurs again) of the first n-gram of `ids` that occurs twice and whose
+    second occurrence ends at or after position `start` (the first generated token: what no_repeat_ngram_size
+    forbids is a generated token completing an n-gram the sequence, prompt included, already holds)."""
     seen: dict[tuple, int] = {}
     for i in range(len(ids) - n + 1):
         gram = tuple(ids[i:i + n])
-        if gram in seen:
+        if gram in seen and i + n - 1 >= start:
             return seen[gram], i
-        seen[gram] = i
+        seen.setdefault(gram, i)
     return None
 
 
@@ -21,28 +23,37 @@ def _new_ids(r: dict) -> list[int]:
     return list(r["outputs"][0]["token_ids"])
 
 
+def _where(pos: int, prompt_len: int) -> str:
+    return f"prompt token {pos}" if pos < prompt_len else f"new token {pos - prompt_len}"
+
+
 def stop_the_loop(v: dict):
-    """Greedy repeats a 3-gram within N new tokens; with no_repeat_ngram_size=3 the same prompt does not."""
+    """Greedy decoding of N new tokens completes a 3-gram the text already holds (prompt included, as
+    no_repeat_ngram_size counts them); with no_repeat_ngram_size=3 the same prompt does not."""
     n = v["max_new_tokens"]
     greedy = models.decode(v["prompt"], strategy="greedy", max_new_tokens=n)
-    ids = _new_ids(greedy)
-    found = repeated_ngram(ids)
+    prompt, ids = list(greedy["prompt_token_ids"]), _new_ids(greedy)
+    found = repeated_ngram(prompt + ids, start=len(prompt))
     ev = {"greedy_text": greedy["text"], "new_tokens": len(ids)}
     if found is None:
         return False, (f"Greedy decoding of {len(ids)} new tokens repeats no 3-gram: nothing to stop. Try a prompt "
                        "that invites a list or a chant, or more new tokens."), ev
     first, again = found
-    gram = "".join(models.decoder_tokens(ids[again:again + 3]))
+    whole = prompt + ids
+    gram = "".join(models.decoder_tokens(whole[again:again + 3]))
+    done_at = again + 2 - len(prompt)  # the new token that completed the repeat
     fixed = models.decode(v["prompt"], strategy="greedy", max_new_tokens=n, no_repeat_ngram_size=3)
     fixed_ids = _new_ids(fixed)
-    still = repeated_ngram(fixed_ids)
-    ev.update(repeated_3gram=gram, first_at=first, again_at=again, no_repeat_text=fixed["text"],
-              instead="".join(models.decoder_tokens(fixed_ids[again:again + 3])) if again < len(fixed_ids) else "",
+    still = repeated_ngram(prompt + fixed_ids, start=len(prompt))
+    ev.update(repeated_3gram=gram, first_at=_where(first, len(prompt)), again_at=_where(again, len(prompt)),
+              completed_by_new_token=done_at, no_repeat_text=fixed["text"],
+              instead="".join(models.decoder_tokens(fixed_ids[done_at:done_at + 3])),
               no_repeat_repeats=None if still is None else
-              "".join(models.decoder_tokens(fixed_ids[still[1]:still[1] + 3])))
+              "".join(models.decoder_tokens((prompt + fixed_ids)[still[1]:still[1] + 3])))
     if still is None:
-        return True, (f"Greedy repeats {gram!r} (new tokens {first} and {again}); with no_repeat_ngram_size=3 the "
-                      f"model writes {ev['instead']!r} at token {again} instead, and repeats no 3-gram."), ev
+        return True, (f"Greedy repeats {gram!r}: it first occurs at {ev['first_at']}, and new token {done_at} "
+                      f"completes it again. With no_repeat_ngram_size=3 the model writes {ev['instead']!r} from new "
+                      f"token {done_at} instead, and repeats no 3-gram."), ev
     return False, f"Even with no_repeat_ngram_size=3 the new tokens repeat {ev['no_repeat_repeats']!r}.", ev
 
 

@@ -121,8 +121,8 @@ CHALLENGES: tuple[Challenge, ...] = (
               "a full name and a city; chapter 4's Multilingual tab shows what a multilingual encoder adds.",
               {"tab": "pipelines-ner", "text": "{text}", "aggregation": "simple", "batch": "0"}),
     Challenge("stop-the-loop", 5, "Stop the loop",
-              "Find a prompt on which greedy decoding of N new tokens repeats a 3-gram (three tokens in a row), and "
-              "the same prompt with no_repeat_ngram_size=3 does not.",
+              "Find a prompt on which greedy decoding of N new tokens repeats a 3-gram (three tokens in a row that "
+              "the text, prompt included, already holds), and the same prompt with no_repeat_ngram_size=3 does not.",
               (_t("prompt", "the prompt"), _n("max_new_tokens", "N, the new tokens to generate", 1, 64)),
               {"prompt": "Once upon a time", "max_new_tokens": 8}, "decoding", gen.stop_the_loop,
               "In Decoding, run greedy with 48-64 new tokens on a prompt that starts a list or a chant and look for "

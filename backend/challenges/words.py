@@ -35,30 +35,46 @@ def mixed_review(v: dict):
 UNSURE = 0.75
 
 
-def one_word_apart(a: str, b: str) -> tuple[int, list[tuple[str, str]]]:
-    """(how many words differ, the differing pairs) when both have the same number of words; (-1, []) else."""
+def word_edits(a: str, b: str) -> list[tuple[str, str]]:
+    """The fewest word edits that turn `a` into `b` (words split at spaces): [(old, new)], "" for a word added
+    or removed (a word-level Levenshtein alignment)."""
     wa, wb = a.split(), b.split()
-    if len(wa) != len(wb):
-        return -1, []
-    pairs = [(x, y) for x, y in zip(wa, wb) if x != y]
-    return len(pairs), pairs
+    cost = [[i + j if i * j == 0 else 0 for j in range(len(wb) + 1)] for i in range(len(wa) + 1)]
+    for i in range(1, len(wa) + 1):
+        for j in range(1, len(wb) + 1):
+            cost[i][j] = min(cost[i - 1][j] + 1, cost[i][j - 1] + 1, cost[i - 1][j - 1] + (wa[i - 1] != wb[j - 1]))
+    edits, i, j = [], len(wa), len(wb)
+    while i or j:
+        if i and j and cost[i][j] == cost[i - 1][j - 1] + (wa[i - 1] != wb[j - 1]):
+            if wa[i - 1] != wb[j - 1]:
+                edits.append((wa[i - 1], wb[j - 1]))
+            i, j = i - 1, j - 1
+        elif i and cost[i][j] == cost[i - 1][j] + 1:
+            edits.append((wa[i - 1], ""))
+            i -= 1
+        else:
+            edits.append(("", wb[j - 1]))
+            j -= 1
+    return edits[::-1]
 
 
 def flip_sentiment(v: dict):
-    """Chapter 2: two sentences one word apart that the classifier labels differently."""
-    n, pairs = one_word_apart(v["a"], v["b"])
-    if n == -1:
-        return False, (f"The sentences have {len(v['a'].split())} and {len(v['b'].split())} words: they must have "
-                       "the same words but one."), {}
-    if n != 1:
-        return False, f"The sentences differ in {n} words; change exactly one.", {"changed": pairs}
+    """Chapter 2: two sentences one word apart (one word changed, added or removed) that the classifier
+    labels differently."""
+    edits = word_edits(v["a"], v["b"])
+    if len(edits) != 1:
+        shown = [{"from": x, "to": y} for x, y in edits[:10]]
+        return False, (f"The sentences differ in {len(edits)} words; change, add or remove exactly one."
+                       if edits else "The sentences are the same: change exactly one word."), {"changed": shown}
+    (old, new), = edits
     ra, rb = models.sentiment([v["a"], v["b"]])
-    ev = {**_labelled([ra, rb]), "changed": {"from": pairs[0][0], "to": pairs[0][1]}}
+    what = f"changing '{old}' to '{new}'" if old and new else f"adding '{new}'" if new else f"removing '{old}'"
+    ev = {**_labelled([ra, rb]), "changed": {"from": old, "to": new}}
     if ra["label"] != rb["label"]:
-        return True, (f"Changing '{pairs[0][0]}' to '{pairs[0][1]}' flips the label: a is {ra['label']} "
-                      f"({ra['score']:.3f}), b is {rb['label']} ({rb['score']:.3f})."), ev
-    return False, (f"Both get {ra['label']} (a {ra['score']:.3f}, b {rb['score']:.3f}): the changed word did not "
-                   "flip the label."), ev
+        return True, (f"{what[0].upper() + what[1:]} flips the label: a is {ra['label']} ({ra['score']:.3f}), b is "
+                      f"{rb['label']} ({rb['score']:.3f})."), ev
+    return False, (f"Both get {ra['label']} (a {ra['score']:.3f}, b {rb['score']:.3f}): {what} did not flip the "
+                   "label."), ev
 
 
 def order_matters(v: dict):

@@ -90,7 +90,7 @@ def test_the_same_answer_gets_the_same_verdict():
     answer = json.dumps(ANSWERS["stop-the-loop"][0])
     first, second = (challenges.check_challenge("stop-the-loop", answer) for _ in range(2))
     assert first["evidence"] == second["evidence"]
-    assert first["evidence"]["repeated_3gram"] and first["evidence"]["again_at"] > first["evidence"]["first_at"]
+    assert first["evidence"]["repeated_3gram"] and first["evidence"]["completed_by_new_token"] >= 0
 
 
 def test_flip_sentiment_evidence_is_the_two_labels_and_scores():
@@ -100,3 +100,5 @@ def test_flip_sentiment_evidence_is_the_two_labels_and_scores():
     assert v["evidence"]["changed"] == {"from": "great.", "to": "awful."}
     two = challenges.check_challenge("flip-sentiment", '{"a": "The film was great.", "b": "A film was awful."}')
     assert not two["passed"] and "differ in 2 words" in two["reason"]
+    added = challenges.check_challenge("flip-sentiment", '{"a": "The film was good.", "b": "The film was not good."}')
+    assert added["evidence"]["changed"] == {"from": "", "to": "not"} and "Adding 'not'" in added["reason"]

@@ -88,17 +88,23 @@ def test_a_whole_number_written_as_a_float_is_taken():
     assert answers.parse(c.fields, '{"prompt": "Hi", "max_new_tokens": 8.0}', c.example)["max_new_tokens"] == 8
 
 
-def test_repeated_ngram_finds_the_first_repeat():
+def test_repeated_ngram_finds_the_first_repeat_a_new_token_completes():
     assert generation.repeated_ngram([1, 2, 3, 4, 1, 2, 3]) == (0, 4)
     assert generation.repeated_ngram([5, 1, 2, 3, 9, 2, 3, 9]) == (2, 5)
     assert generation.repeated_ngram([1, 2, 3, 1, 2, 4]) is None
     assert generation.repeated_ngram([1, 1]) is None
+    # a prompt that repeats itself is not decoding's repeat; a new token completing the prompt's 3-gram is
+    assert generation.repeated_ngram([1, 2, 3, 1, 2, 3, 7, 8], start=6) is None
+    assert generation.repeated_ngram([1, 2, 3, 1, 2, 3, 7, 8], start=5) == (0, 3)
+    assert generation.repeated_ngram([7, 1, 2, 3, 1, 2, 3], start=6) == (1, 4)
 
 
-def test_one_word_apart_compares_word_by_word():
-    assert words.one_word_apart("The film was good.", "The film was bad.") == (1, [("good.", "bad.")])
-    assert words.one_word_apart("a b c", "a x y")[0] == 2
-    assert words.one_word_apart("a b", "a b c") == (-1, [])
+def test_word_edits_finds_the_one_word_changed_added_or_removed():
+    assert words.word_edits("The film was good.", "The film was bad.") == [("good.", "bad.")]
+    assert words.word_edits("The film was good.", "The film was not good.") == [("", "not")]
+    assert words.word_edits("The film was not good.", "The film was good.") == [("not", "")]
+    assert len(words.word_edits("a b c", "a x y")) == 2
+    assert words.word_edits("same words", "same  words") == []
 
 
 def _check(cid: str, answer: dict) -> dict:
