@@ -133,3 +133,24 @@ def test_a_verdict_carries_the_tab_and_its_query_filled_from_the_answer():
     c = challenges.challenge(FLIP)
     assert challenges.try_query(c, {"a": "A b.", "b": "A c."}) == {
         "tab": "pipelines-classify", "text": "A b.\nA c.", "batch": "1"}
+
+
+def test_each_goal_shows_in_its_tabs_section_and_on_its_chapter_card():
+    import html
+    import re as regex
+
+    import gradio as gr
+
+    from app import TABS
+    from components.shell import challenges as page
+
+    keys = [key for _, _, key, _ in TABS]
+    shown = [c["id"] for key in keys for c in page.for_tab(key)]
+    assert sorted(shown) == sorted(c.id for c in challenges.CHALLENGES)  # each in exactly one tab's section
+    assert sum(len(page.for_chapter(n)) for n in range(1, 12)) == len(challenges.CHALLENGES)
+    with gr.Blocks():
+        section = page.section("pipelines", page.for_tab("pipelines"))
+        assert page.section("anatomy", page.for_tab("anatomy")) is None  # no goal there: no section
+    found = regex.findall(r"data-ch='([^']*)'", section.value)
+    assert [json.loads(html.unescape(f))["id"] for f in found] == [c["id"] for c in page.for_tab("pipelines")]
+    assert "<script" not in section.value and 'id=\'ch-pipelines-flip-sentiment\'' in section.value
