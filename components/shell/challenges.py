@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import gradio as gr
 
 from backend import challenges as registry
+from backend.challenges.contracts import CONTRACTS
 from components.shell.endpoint import Endpoint, declare
 from components.shell.lanes import LONG_LANE, SHORT_LANE
 
@@ -44,8 +45,8 @@ def check_challenge(challenge_id: str, answer: str) -> dict:
 def tools() -> None:
     """Once per page: the sections' script and style, and the two API endpoints the sections call."""
     gr.HTML("", js_on_load=JS.replace("__CSS__", json.dumps(CSS)), elem_id="tlab-challenge-tools", visible="hidden")
-    declare(Endpoint("challenges", list_challenges, {}, [], lane=SHORT_LANE))
-    declare(Endpoint("check_challenge", check_challenge, {}, [], lane=LONG_LANE))
+    declare(Endpoint("challenges", list_challenges, {}, [], lane=SHORT_LANE, contract=CONTRACTS["challenges"]))
+    declare(Endpoint("check_challenge", check_challenge, {}, [], lane=LONG_LANE, contract=CONTRACTS["check_challenge"]))
 
 
 def main_tab(key: str) -> str:
