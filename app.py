@@ -92,6 +92,9 @@ def build_app(tabs=None):
         from components.shell import links
 
         links.address_tools()  # the one writer of the address bar (links, tab changes)
+        from components.shell import challenges
+
+        challenges.tools()  # the challenge sections' script; /challenges and /check_challenge
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr, demo, None if tabs is None else set(tabs))
@@ -162,7 +165,7 @@ def _tabs(gr, demo, only: set | None = None) -> None:
     once every tab has registered its inputs."""
     from components.anatomy import ui as anatomy
     from components.attention import ui as attention
-    from components.shell import course
+    from components.shell import challenges, course
     from components.decoding import ui as decoding
     from components.efficiency import ui as efficiency
     from components.shell import links
@@ -197,6 +200,7 @@ def _tabs(gr, demo, only: set | None = None) -> None:
                 header = course.header_markdown(key)
                 if header:
                     gr.Markdown(header, elem_id=f"{key}-chapter", elem_classes=["tab-chapter"])
+                challenges.section(key, challenges.for_tab(key), f"Challenges for {title}")
                 builders[title].build()
             links.follow_tab(tab, key, elem_id)  # the address bar names the tab on screen
     _links(demo, tabs, tries)
