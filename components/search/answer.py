@@ -44,8 +44,8 @@ def support_line(support: dict) -> str:
 
 def passages_md(passages: list[dict]) -> str:
     """The retrieved passages, best first, each with the retriever's score."""
-    rows = "\n".join(f"{i}. \\[{i}\\] {md_text(p.get('title') or 'untitled')}: {p['score']:.3f}" if "score" in p
-                     else f"{i}. \\[{i}\\] {md_text(p.get('title') or 'untitled')}" for i, p in enumerate(passages, start=1))
+    rows = "\n".join(f"- \\[{i}\\] {md_text(p.get('title') or 'untitled')}" + (f": {p['score']:.3f}" if "score" in p else "")
+                     for i, p in enumerate(passages, start=1))
     return ("**Retrieved passages** (score: the cosine similarity of the passage's and the question's embeddings; "
             f"the readers read these):\n\n{rows}")
 

@@ -66,7 +66,7 @@ def test_the_page_says_which_to_trust_then_lists_passages_then_the_span_then_the
     order = [md.index(s) for s in ("**Which to trust:** Trust the extractive answer", "**Retrieved passages**",
                                    "**Extractive answer**", "Generated answer")]
     assert order == sorted(order)
-    assert "1. \\[1\\] XLM-RoBERTa: 0.800" in md and "2. \\[2\\] Repetition penalty: 0.700" in md
+    assert "- \\[1\\] XLM-RoBERTa: 0.800\n- \\[2\\] Repetition penalty: 0.700" in md
     assert "**100**" in md and "from \\[1\\] XLM-RoBERTa" in md and "= +4.25 (it answers above +0.50" in md
     assert '<mark class="tlab-span">100</mark>' in md  # the span, highlighted in its passage
     # the generated answer says 50: unsupported, so it is folded away, its count in the summary
