@@ -25,10 +25,11 @@ def stored_table() -> dict | None:
     """The chapter-7 table measured when the adapted reader was built, with its reader's folder name; None
     when it is not built yet. No model runs."""
     from backend.hub import corpus_reader_builder as built
+    from backend.runtime.errors import ModelLoadError
 
     try:
         folder = built.cached(_base_location())
-    except (OSError, ValueError):
+    except (OSError, ValueError, ModelLoadError):  # no packaged encoder, or no question set: nothing stored
         return None
     return None if folder is None else {**built.table(folder), "folder": folder.name}
 
