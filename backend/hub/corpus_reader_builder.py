@@ -1,7 +1,8 @@
 """The reader adapted to its own corpus (chapter 7's last step), built once into the cache at set-up
 (`python -m backend.hub build`) by its recipe (backend/engines/qa/adaptation.py): the general offline reader
 (reader_builder.py: MiniLM with a span head trained on assets/data/qa) fine-tuned on the glossary's train
-split, its no-answer threshold chosen on validation, and the before/after table measured on the test split
+split, its no-answer threshold chosen on validation (end to end, over the passages the retriever finds there,
+as Ask reads them), and the before/after table measured on the test split
 and stored beside it (TABLE_FILE), so the page shows stored figures and no click measures them.
 
 The one builder shape (cache_build.py: `conversion.write_once` under `<cache>/trained/<RECIPE>-<key>`); the
@@ -22,7 +23,7 @@ from backend.hub import reader_builder
 from backend.hub.cache_build import CacheBuild
 from backend.runtime import budget as request_budget, fixed_work
 
-RECIPE = "reader-glossary-v1"  # bump when the recipe changes
+RECIPE = "reader-glossary-v2"  # bump when the recipe changes
 TABLE_FILE = "chapter7_table.json"
 CLASSIFIER = ("the offline reader (all-MiniLM-L6-v2 with a span head, trained SQuAD 2.0 style on the shipped "
               "general QA set), then fine-tuned on the glossary's own questions")
@@ -51,14 +52,19 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
     splits = {s: qa_data.load(s, qa_data.GLOSSARY_DIR) for s in qa_data.GLOSSARY_SPLITS}
     general, tokenizer = reader_builder.serve(general_folder)
     model, _ = reader_builder.serve(general_folder)
+    passages = _passages()
+
+    def embed(texts: list[str]):
+        return embed_texts(texts, embedder.model, embedder.tokenizer)
+
     with request_budget.detached():
+        ranked = adaptation.rank_passages(passages, splits["validation"], embed, max(adaptation.END_TO_END_K))
         info = adaptation.adapt(model, tokenizer, splits["train"], splits["validation"],
-                                progress=fixed_work.first_use(progress, "the reader adapted to the glossary"))
+                                progress=fixed_work.first_use(progress, "the reader adapted to the glossary"),
+                                retrieved=[[passages[j]["text"] for j in r] for r in ranked])
         fixed_work.finished(info["steps"], info["total_steps"], "the adapted reader")
         say = (lambda text: progress(1.0, text)) if progress is not None else None
-        table = adaptation.chapter7_table(general, model, tokenizer, splits["test"], _passages(),
-                                          lambda texts: embed_texts(texts, embedder.model, embedder.tokenizer),
-                                          say=say)
+        table = adaptation.chapter7_table(general, model, tokenizer, splits["test"], passages, embed, say=say)
     model.config.architectures = [type(model).__name__]
     table.update({"general_reader": general_folder.name, "retriever": embedder.checkpoint,
                   "test_file": str(qa_data.GLOSSARY_DIR.name + "/test.jsonl")})
@@ -66,7 +72,7 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
             "general_reader": general_folder.name, "null_threshold": info["null_threshold"],
             "validation_exact": info["validation"]["exact"], "validation_f1": info["validation"]["f1"],
             "adaptation": {k: info[k] for k in ("steps", "windows", "final_loss", "train_loop_s", "recipe", "sizes",
-                                                 "unanswerable", "validation")},
+                                                 "unanswerable", "validation", "threshold_chosen_on")},
             "build_s": round(time.perf_counter() - t0, 2)}
     return model, tokenizer, meta, table
 

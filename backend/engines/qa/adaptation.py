@@ -58,20 +58,49 @@ def _difference(a: list[float], b: list[float]) -> dict:
 
 
 def adapt(model, tokenizer, train: list[Example], validation: list[Example],
-          recipe: reader.Recipe = RECIPE_SETTINGS, progress: Callable[[int, int, float], None] | None = None) -> dict:
+          recipe: reader.Recipe = RECIPE_SETTINGS, progress: Callable[[int, int, float], None] | None = None,
+          retrieved: list[list[str]] | None = None) -> dict:
     """Fine-tune the general reader `model` in place on `train`, then choose its no-answer threshold on
-    `validation` (saved in its config, as the general reader's is). -> what was done, and the validation
-    metrics at the chosen threshold."""
+    `validation` (saved in its config, as the general reader's is): where `retrieved` gives each validation
+    question's retrieved passages (the texts Ask the corpus would read), the threshold that maximises F1 end
+    to end over them (`end_to_end_threshold`); else the one that maximises F1 on each question's own passage.
+    -> what was done, and the validation metrics on the questions' own passages at the chosen threshold."""
     info = reader.train(model, tokenizer, train, recipe, progress)
     at_zero = reader.evaluate(model, tokenizer, validation, threshold=0.0)
-    threshold = at_zero["best_threshold"]
+    threshold = (at_zero["best_threshold"] if retrieved is None
+                 else end_to_end_threshold(model, tokenizer, validation, retrieved))
     model.config.null_threshold = threshold
     tuned = reader.evaluate(model, tokenizer, validation, threshold=threshold)
     return {**info, "null_threshold": round(threshold, 4),
+            "threshold_chosen_on": "own passage" if retrieved is None else f"top {len(retrieved[0])} retrieved",
             "validation": {k: (round(v, 2) if isinstance(v, float) else v) for k, v in tuned["metrics"].items()},
             "sizes": {"train": len(train), "validation": len(validation)},
             "unanswerable": {"train": sum(not e.answerable for e in train),
                              "validation": sum(not e.answerable for e in validation)}}
+
+
+def end_to_end_threshold(model, tokenizer, questions: list[Example], retrieved: list[list[str]]) -> float:
+    """The margin threshold that maximises total F1 of the retriever-reader rule (reader.read_passages: the
+    best span among the passages whose margin passes the threshold, else no answer) over each question's
+    retrieved passages (the SQuAD 2.0 best-threshold search, with the reader reading several passages)."""
+    reads = _Reads(model, tokenizer)
+    spans = []  # per question: (logit, margin, answer) of each retrieved passage's best span
+    for q, texts in zip(questions, retrieved):
+        outs = [reads(q.question, t) for t in texts]
+        spans.append([(o["answers"][0]["logit"], o["margin"], o["answers"][0]["answer"])
+                      for o in outs if o["answers"] and o["margin"] is not None])
+
+    def total_f1(t: float) -> float:
+        preds = [max(kept)[2] if (kept := [x for x in c if x[1] > t]) else "" for c in spans]
+        return sum(squad_metrics.score(list(q.answers), p)[1] for q, p in zip(questions, preds))
+
+    cands = sorted({round(x[1], 4) for c in spans for x in c})
+    best_t, best = 0.0, -1.0
+    for t in [min(cands, default=0.0) - 1.0] + cands:
+        f = total_f1(t)
+        if f > best + 1e-9:
+            best_t, best = t, f
+    return float(best_t)
 
 
 class _Reads:
