@@ -80,6 +80,28 @@ def test_adaptation_trains_every_step_and_takes_its_threshold_from_validation(to
     assert info["sizes"] == {"train": 4, "validation": 3} and info["unanswerable"] == {"train": 1, "validation": 1}
 
 
+def test_the_end_to_end_threshold_is_the_best_for_the_retriever_reader_rule(tok, splits):
+    model = _general(tok, 3)
+    val = splits["validation"]
+    retrieved = [[q.context, GLOSSARY[0]["text"], GLOSSARY[6]["text"]] for q in val]
+    t = adaptation.end_to_end_threshold(model, tok, val, retrieved)
+
+    def f1_at(threshold: float) -> float:  # the rule Ask applies, read again at each threshold
+        total = 0.0
+        for q, texts in zip(val, retrieved):
+            top, _ = reader.read_passages(model, tok, q.question, texts,
+                                          lambda qq, text: reader.answer(model, tok, qq, text, top_n=1, threshold=threshold))
+            total += squad_metrics.score(list(q.answers), top["answer"] if top else "")[1]
+        return total
+
+    margins = sorted({reader.answer(model, tok, q.question, x, top_n=1, threshold=-1e9)["margin"]
+                      for q, texts in zip(val, retrieved) for x in texts})
+    assert f1_at(t) >= max(f1_at(m) for m in [margins[0] - 1] + margins[::3]) - 1e-9
+    info = adaptation.adapt(model, tok, splits["train"], val, retrieved=retrieved)
+    assert info["threshold_chosen_on"] == "top 3 retrieved"
+    assert model.config.null_threshold == adaptation.end_to_end_threshold(model, tok, val, retrieved)
+
+
 def test_the_table_is_what_the_readers_and_the_retriever_do_on_the_test_split(tok, splits):
     general, adapted = _general(tok, 0), _general(tok, 1)
     general.config.null_threshold, adapted.config.null_threshold = -1e9, 0.0  # one always answers
