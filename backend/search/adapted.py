@@ -2,8 +2,8 @@
 (backend/hub/corpus_reader_builder.py, built at set-up), and the before/after table stored beside it.
 
 The table is read from the cache and never measured here (`stored_table`: None until `make build` built it).
-The adapted model is loaded once per process (`adapted_reader`); on a machine not set up by `make build`, the
-first Ask builds it (about a minute), as the `qa` role's own reader is trained on first use.
+The adapted model is loaded once per process (`adapted_reader`); on a machine not set up by `make build`, Ask
+reads with the general reader and says so.
 """
 
 from __future__ import annotations
@@ -34,18 +34,25 @@ def stored_table() -> dict | None:
     return None if folder is None else {**built.table(folder), "folder": folder.name}
 
 
-def adapted_reader(general, progress=None) -> tuple:
-    """(model, tokenizer, provenance) of the adapted reader, on the general reader's (`general`, the `qa`
-    role's LoadedModel) device; built now if the cache lacks it."""
+NOT_BUILT = ("The reader adapted to the glossary is not built on this machine (set-up builds it: `python -m "
+             "backend.hub build`, which `make run` runs), so the extractive answer is the general reader's.")
+
+
+def adapted_reader(general) -> tuple:
+    """(model, tokenizer, provenance, notice) of the adapted reader, on the general reader's (`general`, the `qa`
+    role's LoadedModel) device. Where set-up has not built it, the general reader itself with a notice that
+    says so (a visitor's click never trains it: 15 minutes on a busy 2-core box)."""
     import json
 
     from backend.hub import corpus_reader_builder as built
     from backend.hub.conversion import META_FILE
 
-    location = _base_location()
-    folder = built.cached(location)
+    try:
+        folder = built.cached(_base_location())
+    except OSError:  # no question set shipped
+        folder = None
     if folder is None:
-        folder, _ = built.ensure(hub.load("embedder"), location, progress=progress)
+        return general.model, general.tokenizer, general.describe(), NOT_BUILT
     key = f"{folder}:{general.device}"
     with _LOCK:
         if key not in _LOADED:
@@ -56,4 +63,4 @@ def adapted_reader(general, progress=None) -> tuple:
              "classifier": meta["classifier"], "trained_on": meta["trained_on"],
              "null_threshold": meta["null_threshold"], "validation_exact": meta["validation_exact"],
              "validation_f1": meta["validation_f1"], "folder": Path(folder).name}
-    return model, tokenizer, about
+    return model, tokenizer, about, None

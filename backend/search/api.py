@@ -78,9 +78,9 @@ def _extractive(question: str, passages: list[dict]) -> dict | None:
 
     if not passages or hub.get_hub().resolve("qa").method != config.METHOD_FINETUNED:
         return None
-    model, tokenizer, about = adapted_reader(hub.load("qa"))
+    model, tokenizer, about, notice = adapted_reader(hub.load("qa"))
     out = span_reader_answer(model, tokenizer, question, passages)
-    return {**out, "model": about}
+    return {**out, "model": about, **({"notice": notice} if notice else {})}
 
 
 def evaluate_reader(progress: ProgressFn | None = None) -> dict:
@@ -393,6 +393,8 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     extractive = _extractive(question, passages)
     if extractive is not None:
         out["extractive"] = extractive
+        if extractive.get("notice"):
+            out["notices"].append(extractive["notice"])
     elif out.get("reader_method") != "model":
         out["extractive_absent"] = (f"this app's QA role is served by {hub.get_hub().resolve('qa').method}, not by an "
                                     "extractive reader with a span head")

@@ -168,3 +168,17 @@ def test_the_build_saves_the_adapted_reader_and_its_table_once(tok, splits, tmp_
     assert again["cached"] and len(calls) == 1  # built once
     (data / "test.jsonl").write_text((data / "test.jsonl").read_text().replace("How many", "How many attention"))
     assert built.BUILD.folder(general_folder, root) != folder  # new questions: a new key
+
+
+def test_ask_reads_with_the_general_reader_and_says_so_where_set_up_did_not_build_the_adapted_one(tok, monkeypatch,
+                                                                                                tmp_path):
+    from backend.hub import corpus_reader_builder as built
+    from backend.search import adapted
+
+    general = SimpleNamespace(model=_general(tok), tokenizer=tok, device="cpu", checkpoint="tiny",
+                              describe=lambda: {"checkpoint": "tiny", "method": "fine-tuned"})
+    monkeypatch.setattr(adapted, "_base_location", lambda: tmp_path)
+    monkeypatch.setattr(built, "cached", lambda location, root=None: None)
+    model, tokenizer, about, notice = adapted.adapted_reader(general)
+    assert model is general.model and about["checkpoint"] == "tiny" and notice == adapted.NOT_BUILT
+    assert "python -m backend.hub build" in notice and adapted.stored_table() is None
