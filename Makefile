@@ -36,6 +36,7 @@ BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backen
 	backend/hub/conversion.py backend/engines/classify/finetune.py \
 	backend/engines/ner/token_classification.py backend/engines/ner/data.py \
 	backend/hub/reader_builder.py backend/engines/qa/reader.py backend/engines/qa/data.py \
+	backend/hub/corpus_reader_builder.py backend/engines/qa/adaptation.py assets/corpus/glossary.jsonl \
 	backend/hub/compress_builder.py backend/engines/compression/pipeline.py backend/engines/compression/distill.py \
 	backend/engines/compression/perf_bench.py backend/engines/compression/onnx_ort.py \
 	backend/engines/compression/prune.py backend/engines/compression/quantize.py \

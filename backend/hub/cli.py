@@ -82,7 +82,7 @@ def cmd_build() -> int:
         folder, now = conversion.ensure_converted((root / spec.subdir if spec.subdir else root) / spec.gguf_file)
         print(f"ready   {spec.checkpoint}: {'converted' if now else 'already converted'} in "
               f"{time.perf_counter() - start:.1f} s -> {folder}", flush=True)
-    return failed + _train_offline(specs) + _build_compress() + _build_multilingual()
+    return failed + _train_offline(specs) + _build_corpus_reader() + _build_compress() + _build_multilingual()
 
 
 def _train_offline(specs: dict) -> int:
@@ -144,6 +144,25 @@ def _build_compress() -> int:
         return f"teacher accuracy {acc['teacher']:.3f}, student {acc.get('student', float('nan')):.3f}"
 
     return _build_default_run("compress benchmark", "embedder", compress_builder, summary)
+
+
+def _build_corpus_reader() -> int:
+    """The reader adapted to the glossary (chapter 7), and its before/after table on the test split, once."""
+    from types import SimpleNamespace
+
+    from backend.hub import corpus_reader_builder as built
+
+    def ensure(base, location, progress=None):
+        folder, meta = built.ensure(base, location, progress=progress)
+        return folder, not meta.get("cached", True)
+
+    def summary(t: dict) -> str:
+        g, a = ({r["name"]: r["on_gold"] for r in t["readers"]}[n] for n in ("general", "adapted"))
+        return (f"test EM {g['exact']:.1f} -> {a['exact']:.1f}, F1 {g['f1']:.1f} -> {a['f1']:.1f} "
+                f"on {t['questions']} questions")
+
+    adapter = SimpleNamespace(ensure=ensure, base_location=lambda: resolve("embedder").location, results=built.table)
+    return _build_default_run("reader adapted to the glossary", "embedder", adapter, summary)
 
 
 def _build_multilingual() -> int:

@@ -23,6 +23,7 @@ from backend.search.api import (
     reader_plan,
     search,
 )
+from backend.search.adapted import stored_table as reader_adaptation
 from backend.search.embedders import EMBEDDER_LABELS, EMBEDDER_ROLES
 from backend.search.corpora import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, SUPPORTED_EXTENSIONS
 from backend.search.index import AUTO, INDEX_KINDS, INDEX_LABELS, IndexSettings
@@ -52,6 +53,7 @@ __all__ = [
     "inspect_upload",
     "load_corpus",
     "prepare_cache",
+    "reader_adaptation",
     "reader_on_server",
     "reader_plan",
     "search",

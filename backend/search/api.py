@@ -34,6 +34,7 @@ from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
 from backend.search.reader import (
     MAX_ANSWER_TOKENS, check_answer, check_question, generative_answer, read, span_reader_answer,
 )
+from backend.search.trust import which_to_trust
 from backend.search.service import BUILTIN_CORPORA, MAX_K, Embedder, ProgressFn, get_service
 from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_text, kind
 
@@ -71,12 +72,15 @@ def _read_passages(question: str, passages: list[dict]) -> dict:
 @gpu_task(duration=60)
 def _extractive(question: str, passages: list[dict]) -> dict | None:
     """Beside the generative answer: the reader trained here over the same passages (chapter 7's
-    retriever-reader), when it serves the `qa` role; None otherwise."""
+    retriever-reader), adapted to the glossary (backend.search.adapted), when it serves the `qa` role;
+    None otherwise."""
+    from backend.search.adapted import adapted_reader
+
     if not passages or hub.get_hub().resolve("qa").method != config.METHOD_FINETUNED:
         return None
-    lm = hub.load("qa")
-    out = span_reader_answer(lm.model, lm.tokenizer, question, passages)
-    return {**out, "model": lm.describe()}
+    model, tokenizer, about, notice = adapted_reader(hub.load("qa"))
+    out = span_reader_answer(model, tokenizer, question, passages)
+    return {**out, "model": about, **({"notice": notice} if notice else {})}
 
 
 def evaluate_reader(progress: ProgressFn | None = None) -> dict:
@@ -389,10 +393,14 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     extractive = _extractive(question, passages)
     if extractive is not None:
         out["extractive"] = extractive
+        if extractive.get("notice"):
+            out["notices"].append(extractive["notice"])
     elif out.get("reader_method") != "model":
         out["extractive_absent"] = (f"this app's QA role is served by {hub.get_hub().resolve('qa').method}, not by an "
                                     "extractive reader with a span head")
     out.update({"question": question, "passages": passages, "retriever_model": emb.describe})
+    out["trust"] = (which_to_trust(out.get("extractive"), out.get("answer") or "", out.get("support"), passages)
+                    if out.get("reader_method") != "model" else None)
     return out
 
 

@@ -122,29 +122,29 @@ def span_reader_answer(model, tokenizer, question: str, passages: list[dict], re
     each retrieved passage; the best span whose passage does not choose "no answer" is the answer.
 
     -> {"answer", "passage" (1-based, or None), "start", "end" (offsets in that passage's text),
-        "margin" (best span - [CLS] logit), "no_answer", "threshold" (it answers where the margin is above it), "per_passage": [{passage, answer, margin, no_answer}]}
+        "margin" (best span - [CLS] logit), "no_answer", "threshold" (it answers where the margin is above it),
+        "per_passage": [{passage, answer, margin, no_answer}], "closest": the passage with the largest margin}
     `read(question, text)`: the reader's `answer(..., top_n=1)` for one passage (an evaluation passes a
     memo, so a passage read for the top 3 is not read again for the top 5)."""
     from backend.engines.qa import reader as span_reader
 
     question = check_question(question)
-    if read is None:
-        def read(q: str, text: str) -> dict:
-            return span_reader.answer(model, tokenizer, q, text, top_n=1)
-    rows = []
-    for i, p in enumerate(passages, start=1):
-        out = read(question, p["text"])
-        best = out["answers"][0] if out["answers"] else None
-        rows.append({"passage": i, "answer": best["answer"] if best else "", "start": best["start"] if best else None,
-                     "end": best["end"] if best else None, "logit": best["logit"] if best else None,
-                     "margin": out["margin"], "no_answer": out["no_answer"], "threshold": out.get("threshold")})
-    kept = [r for r in rows if not r["no_answer"] and r["logit"] is not None]
-    top = max(kept, key=lambda r: r["logit"]) if kept else None
+    top, rows = span_reader.read_passages(model, tokenizer, question, [p["text"] for p in passages], read)
     return {"answer": top["answer"] if top else "", "passage": top["passage"] if top else None,
             "start": top["start"] if top else None, "end": top["end"] if top else None,
             "margin": top["margin"] if top else None, "no_answer": top is None,
             "threshold": rows[0]["threshold"] if rows else None,  # it answers where best span - [CLS] > this
-            "per_passage": [{k: r[k] for k in ("passage", "answer", "margin", "no_answer")} for r in rows]}
+            "per_passage": [{k: r[k] for k in ("passage", "answer", "margin", "no_answer")} for r in rows],
+            "closest": _closest(rows)}
+
+
+def _closest(rows: list[dict]) -> dict | None:
+    """The passage whose best span came nearest to beating "no answer" (the largest margin), for a refusal."""
+    scored = [r for r in rows if r["margin"] is not None]
+    if not scored:
+        return None
+    r = max(scored, key=lambda r: r["margin"])
+    return {"passage": r["passage"], "answer": r["answer"], "margin": r["margin"]}
 
 
 WHY_UNSUPPORTED = ("A generative reader writes each word from what it learned, not by copying the passages, so a "

@@ -121,3 +121,91 @@ def build_evaluation() -> None:
         out_json = raw_json("Evaluation (JSON: what /evaluate_reader returns)", elem_id="search-evaluate-json")
     outputs = [summary, plot, table, badge, out_json]
     declare(Endpoint("evaluate_reader", evaluate, {}, outputs, trigger=run, lane=LONG_LANE, errors=box, contract=CONTRACTS["evaluate_reader"]))
+
+
+ADAPT_TERMS = ("*Before*: the reader trained here on the shipped general QA set. *After*: that reader fine-tuned on "
+               "the glossary's own training questions, its no-answer threshold chosen on the validation questions "
+               "({chosen_on}) (the book's order: a SQuAD reader, then questions from the target domain). *Interval*: a seeded "
+               "percentile bootstrap over the test questions: they are drawn again with replacement {resamples:,} "
+               "times, and the interval holds the middle {level:.0%} of the scores; the difference's interval "
+               "resamples the same questions for both readers.")
+
+
+def _ci(ci: list[float]) -> str:
+    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+
+
+def _cell(s: dict, key: str) -> str:
+    return f"{s[key]:.1f} {_ci(s[key + '_ci'])}"
+
+
+def _diff(d: dict) -> str:
+    return f"{d['points']:+.1f} {_ci(d['ci'])}"
+
+
+def adaptation_notice(t: dict) -> str:
+    """What to notice, from the stored table: did adaptation move EM by more than its interval, and what the
+    retriever leaves the reader."""
+    d = t["difference"]["on_gold"]["exact"]
+    r = {x["name"]: x["on_gold"] for x in t["readers"]}
+    if d["ci"][0] > 0:
+        claim = (f"adaptation raised exact match on the question's own passage from {r['general']['exact']:.1f}% to "
+                 f"{r['adapted']['exact']:.1f}%, and the difference's interval ({_diff(d)} points) lies above zero: "
+                 "more than the resampling of these questions explains.")
+    elif d["ci"][1] < 0:
+        claim = f"adaptation lowered exact match ({_diff(d)} points), by more than its interval."
+    else:
+        claim = (f"exact match moved {_diff(d)} points, an interval that includes zero: on "
+                 f"{t['questions']} questions this change cannot be told from chance.")
+    e2e = {x["name"]: x["end_to_end"][-1] for x in t["readers"]}
+    k = max((x for x in t["recall"] if x["k"] <= e2e["adapted"]["k"]), key=lambda x: x["k"])
+    d_e2e = [x for x in t["difference"].get("end_to_end", []) if x["k"] == e2e["adapted"]["k"]]
+    moved = f" (a difference of {_diff(d_e2e[0]['exact'])} points)" if d_e2e else ""
+    return (f"What to notice: {claim} End to end, the retriever finds the answer's passage among its top {k['k']} for "
+            f"{k['recall']:.1f}% of the answerable questions, so reading the top {e2e['adapted']['k']} scores "
+            f"EM {e2e['general']['exact']:.1f}% before and {e2e['adapted']['exact']:.1f}% after{moved}.")
+
+
+def adaptation_markdown(t: dict | None) -> str:
+    """The chapter-7 table from the figures stored with the adapted reader (measured when it was built)."""
+    if t is None:
+        return ("*The reader adapted to the glossary is not built yet: `make build` (or `python -m backend.hub "
+                "build`) trains it and measures this table once.*")
+    r = {x["name"]: x for x in t["readers"]}
+    rows = [f"| reader on the question's own passage, before | {_cell(r['general']['on_gold'], 'exact')} | "
+            f"{_cell(r['general']['on_gold'], 'f1')} |",
+            f"| reader on the question's own passage, after | {_cell(r['adapted']['on_gold'], 'exact')} | "
+            f"{_cell(r['adapted']['on_gold'], 'f1')} |",
+            f"| difference, after - before (points) | {_diff(t['difference']['on_gold']['exact'])} | "
+            f"{_diff(t['difference']['on_gold']['f1'])} |"]
+    for i, k in enumerate(x["k"] for x in r["general"]["end_to_end"]):
+        g, a = r["general"]["end_to_end"][i], r["adapted"]["end_to_end"][i]
+        top = f"top {k} passage{'s' if k != 1 else ''}"
+        rows.append(f"| retriever-reader, {top}, before | {_cell(g, 'exact')} | {_cell(g, 'f1')} |")
+        rows.append(f"| retriever-reader, {top}, after | {_cell(a, 'exact')} | {_cell(a, 'f1')} |")
+    recall = "; ".join(f"recall@{x['k']} {x['recall']:.1f}% {_ci(x['ci'])}" for x in t["recall"])
+    b = t["bootstrap"]
+    sizes = t.get("adaptation", {}).get("sizes", {})
+    trained = (f" The adaptation trained on {sizes['train']} questions and chose its threshold "
+               f"({t['null_threshold']:+.2f}) on {sizes['validation']}." if sizes else "")
+    return (f"**Before and after adaptation, on the glossary's test split**: {t['questions']} questions "
+            f"({t['answerable']} answerable, {t['unanswerable']} unanswerable) about {t['test_passages']} passages "
+            f"that no training or validation question was written on.{trained} Measured once, when the adapted "
+            f"reader was built (in {t['build_s']:.0f} s on the machine that built it); shown here as stored.\n\n"
+            "| | exact match % [95% interval] | F1 % [95% interval] |\n|---|---|---|\n" + "\n".join(rows)
+            + f"\n\n**Retriever** ({md_text(t.get('retriever', 'the embedder'))}, exact search over all "
+            f"{t['passages']} glossary passages), on the {t['recall'][0]['questions']} answerable questions: "
+            f"{recall}.\n\n{adaptation_notice(t)}\n\n<small>{ADAPT_TERMS.format(**b, chosen_on=_chosen_on(t))} {TERMS}</small>")
+
+
+def _chosen_on(t: dict) -> str:
+    on = t.get("adaptation", {}).get("threshold_chosen_on", "")
+    if on.startswith("top"):
+        return f"end to end: the threshold that gave the best F1 reading the {on} passages, as Ask the corpus reads them"
+    return "on each question's own passage"
+
+
+def build_adaptation() -> None:
+    """The chapter-7 table (stored figures: no button, nothing measured on a click)."""
+    with gr.Accordion("The reader adapted to the glossary: before and after (chapter 7)", open=False):
+        gr.Markdown(adaptation_markdown(search.reader_adaptation()), elem_id="search-adaptation")

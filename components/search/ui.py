@@ -20,7 +20,7 @@ from components.shell import (
 from components.shell import code_view, gradio_patches, links, runs
 from components.shell.endpoint import After, Endpoint, Link, Runs, declare
 from components.search.answer import answer_markdown
-from components.search.evaluate import build_evaluation
+from components.search.evaluate import build_adaptation, build_evaluation
 from components.search.plots import map_caption, map_figure, tradeoff_figure
 from components.shell.plans import current
 from components.shell.session import session_of
@@ -309,6 +309,7 @@ def _ask_and_compare():
         cmp_md = gr.Markdown(elem_id="search-compare-table")
         cmp_json = raw_json("Configurations (JSON: what /compare_indexes returns)",
                             elem_id="search-compare-json")
+    build_adaptation()
     build_evaluation()
     return (question, ask_btn, ask_box, answer_md, reader_badge, answer_json,
             cmp_btn, cmp_box, cmp_plot, cmp_md, cmp_json)

@@ -1,6 +1,7 @@
 """Ask the corpus in headless Chromium, the Semantic search tab served alone on the local profile: the
-extractive answer of the reader trained here is on screen beside the generated one, with its passage and
-score; what the passages do not support is marked; no note says there is no extractive model."""
+extractive answer of the reader trained here (adapted to the glossary) is on screen before the generated one,
+highlighted in its passage, with its margin; the page says which answer to trust; what the passages do not
+support is marked; no note says there is no extractive model."""
 
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ def test_the_extractive_answer_is_shown_beside_the_generated_one(page, search_ur
     expect(answer).to_contain_text("Generated answer")
     expect(answer).to_contain_text("Not in the passages")
     expect(answer).to_contain_text("best span - [CLS]")
-    expect(answer.locator("blockquote strong")).to_have_text("100")  # the span, in its quoted passage
+    span = answer.locator("blockquote mark.tlab-span").inner_text().strip()  # the span, highlighted in its passage
+    assert span and f"{span} from [" in answer.inner_text()  # the same span as the answer line names
+    expect(answer).to_contain_text("Which to trust")
+    expect(answer).to_contain_text("Retrieved passages")
     text = answer.inner_text()
     assert "no extractive QA model" not in text and "offline" not in text
     assert answer.locator("a").count() == 0  # no link the result does not hold

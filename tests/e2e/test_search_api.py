@@ -136,6 +136,11 @@ def test_ask_corpus_cites_retrieved_passages(app_url):
     assert out["model"]["role"] == "decoder" and out["model"]["checkpoint"] in badge
     assert "extractive" in out and set(out["extractive"]) >= {"answer", "no_answer"}
     assert "Generated answer" in md and "Extractive answer" in md  # both readers' answers, side by side
+    # the extractive reader is the one adapted to the glossary; the page says which answer to trust and why
+    assert out["extractive"]["model"]["checkpoint"].endswith("reader adapted to the glossary")
+    assert out["trust"]["trust"] in ("extractive", "generated", "neither") and "**Which to trust:**" in md
+    assert md.index("Which to trust") < md.index("Retrieved passages") < md.index("Extractive answer") < md.index(
+        "Generated answer")
     if out["reader_method"] == "instruct-fallback":  # free text: the badge names prompting, not span copying
         assert out["model"]["method"] == "instruct-fallback" and "span" not in badge
         assert out["engine"] == {"kind": "in-process"}

@@ -1,11 +1,14 @@
 """Ask the corpus's answer: the generated answer checked against the retrieved passages
 (backend.search.reader.check_answer, the summaries' support check) and the page's answer block
-(components.search.answer): the extractive answer beside the generated one, with its passage and score,
-and no note or link the result does not hold."""
+(components.search.answer): which answer to trust and why (backend.search.trust), the retrieved passages with
+their scores, the extractive answer first (highlighted in its passage, with its margin; a refusal names the
+closest passage), the generated answer folded away when unsupported, and no note or link the result does not
+hold."""
 
 from __future__ import annotations
 
 from backend.search.reader import check_answer
+from backend.search.trust import which_to_trust
 from components.search.answer import answer_markdown
 
 PASSAGES = [{"title": "XLM-RoBERTa", "text": "XLM-RoBERTa is a multilingual encoder pretrained on 2.5 TB of "
@@ -36,35 +39,71 @@ def test_numbers_names_and_links_the_passages_lack_are_flagged_but_not_citation_
 
 
 def _result(**kw) -> dict:
-    out = {"question": QUESTION, "passages": PASSAGES, "answer": "It was pretrained on 50 languages.",
+    passages = [{**p, "score": 0.8 - 0.1 * i, "rank": i + 1} for i, p in enumerate(PASSAGES)]
+    out = {"question": QUESTION, "passages": passages, "answer": "It was pretrained on 50 languages.",
            "cited": [1], "citations_from": "reader", "reader_method": "instruct-fallback", "notices": [],
            "model": {"checkpoint": "SmolLM2"}}
-    out["support"] = check_answer(out["answer"], QUESTION, PASSAGES)
     out.update(kw)
+    out["support"] = check_answer(out["answer"], QUESTION, PASSAGES)
+    out["trust"] = which_to_trust(out.get("extractive"), out["answer"], out["support"], passages)
     return out
 
 
 EXTRACTIVE = {"answer": "100", "passage": 1, "start": PASSAGES[0]["text"].index("100"),
               "end": PASSAGES[0]["text"].index("100") + 3, "margin": 4.25, "no_answer": False, "threshold": 0.5,
-              "per_passage": [{"passage": 1, "answer": "100", "margin": 4.25, "no_answer": False}],
+              "per_passage": [{"passage": 1, "answer": "100", "margin": 4.25, "no_answer": False},
+                              {"passage": 2, "answer": "tokens", "margin": -3.0, "no_answer": True}],
+              "closest": {"passage": 1, "answer": "100", "margin": 4.25},
               "model": {"checkpoint": "reader-trained-here"}}
+REFUSED = {**EXTRACTIVE, "answer": "", "passage": None, "start": None, "end": None, "margin": None, "no_answer": True,
+           "per_passage": [{"passage": 1, "answer": "2.5 TB", "margin": -1.5, "no_answer": True},
+                           {"passage": 2, "answer": "logits", "margin": -4.0, "no_answer": True}],
+           "closest": {"passage": 1, "answer": "2.5 TB", "margin": -1.5}}
 
 
-def test_the_extractive_answer_is_shown_beside_the_generated_one_with_its_passage_and_score():
+def test_the_page_says_which_to_trust_then_lists_passages_then_the_span_then_the_generated_answer():
     md = answer_markdown(_result(extractive=EXTRACTIVE))
-    assert "**Generated answer**" in md and "**Extractive answer**" in md and "**100**" in md
-    assert "from \\[1\\] XLM-RoBERTa" in md and "= +4.25 (it answers above +0.50" in md and "> " in md  # its passage, quoted
+    order = [md.index(s) for s in ("**Which to trust:** Trust the extractive answer", "**Retrieved passages**",
+                                   "**Extractive answer**", "Generated answer")]
+    assert order == sorted(order)
+    assert "- \\[1\\] XLM-RoBERTa: 0.800\n- \\[2\\] Repetition penalty: 0.700" in md
+    assert "**100**" in md and "from \\[1\\] XLM-RoBERTa" in md and "= +4.25 (it answers above +0.50" in md
+    assert '<mark class="tlab-span">100</mark>' in md  # the span, highlighted in its passage
+    # the generated answer says 50: unsupported, so it is folded away, its count in the summary
+    assert "<details><summary><b>Generated answer" in md and "not supported, 1 item no passage contains" in md
     assert 'class="tlab-unsupported tlab-unsupported-number"' in md and ">50</mark>" in md
     assert "no extractive QA model" not in md and "offline" not in md
     assert md.count("http") == 0  # no link of our own
+    supported = answer_markdown(_result(extractive=EXTRACTIVE, answer="It was pretrained on 100 languages [1]."))
+    assert "<details>" not in supported and "**Generated answer (the instruct decoder" in supported
+    assert "the generated answer says the same" in supported
 
 
-def test_a_refusing_reader_and_a_missing_one_say_so_in_the_results_words():
-    refused = {**EXTRACTIVE, "answer": "", "passage": None, "no_answer": True,
-               "per_passage": [{"passage": 1, "answer": "", "margin": -1.5, "no_answer": True}]}
-    md = answer_markdown(_result(extractive=refused))
+def test_a_refusing_reader_names_the_closest_passage_and_a_missing_one_says_so():
+    md = answer_markdown(_result(extractive=REFUSED))
     assert "**no answer**" in md and "\\[1\\] -1.50" in md and "only above +0.50" in md
+    assert "Nearest miss: \\[1\\] XLM-RoBERTa came closest" in md and "margin -1.50" in md
+    assert "**Which to trust:** Trust neither\\: the passages probably do not answer this" in md
     md = answer_markdown(_result(extractive_absent="this app's QA role is served by instruct-fallback"))
     assert "**Extractive answer:** none: this app's QA role is served by instruct-fallback" in md
-    plain = answer_markdown(_result(reader_method="model", support=None))
+    plain = answer_markdown(_result(reader_method="model", support=None, trust=None))
     assert plain.startswith("**Answer** (an extractive QA model") and "Extractive answer" not in plain
+
+
+def test_the_trust_line_follows_the_span_and_the_support_check():
+    passages = _result()["passages"]
+    ok = check_answer("It was pretrained on 100 languages [1].", QUESTION, PASSAGES)
+    bad = check_answer("It was pretrained on 50 languages by Google.", QUESTION, PASSAGES)
+    span = which_to_trust(EXTRACTIVE, "It was pretrained on 100 languages [1].", ok, passages)
+    assert span["trust"] == "extractive" and span["agree"] and span["generated_supported"]
+    assert "copied word for word from [1] XLM-RoBERTa" in span["line"] and "margin +4.25 is above its threshold +0.50" in span["line"]
+    against = which_to_trust(EXTRACTIVE, "It was pretrained on 50 languages by Google.", bad, passages)
+    assert against["trust"] == "extractive" and not against["agree"] and against["generated_supported"] is False
+    assert f"has {bad['counts']['total']} items no retrieved passage contains" in against["line"]
+    careful = which_to_trust(REFUSED, "It was pretrained on 100 languages [1].", ok, passages)
+    assert careful["trust"] == "generated" and "with care" in careful["line"]
+    assert "[1] XLM-RoBERTa came closest ('2.5 TB'), margin -1.50, not above its threshold +0.50" in careful["line"]
+    neither = which_to_trust(REFUSED, "It was pretrained on 50 languages by Google.", bad, passages)
+    assert neither["trust"] == "neither" and "came closest" in neither["line"]
+    assert which_to_trust(REFUSED, "", check_answer("", QUESTION, PASSAGES), passages)["trust"] == "neither"
+    assert which_to_trust(None, "It was pretrained on 100 languages [1].", ok, passages)["trust"] == "generated"

@@ -1,6 +1,8 @@
-"""The QA set the project ships (assets/data/qa): SQuAD 2.0 style records, read and checked.
+"""The QA sets the project ships: SQuAD 2.0 style records, read and checked.
 
-Each line: {"id", "genre", "context", "question", "answers": {"text": [...], "answer_start": [...]}};
+assets/data/qa: the general set the reader is trained on; assets/data/glossary_qa: questions over the
+glossary corpus's passages (the target domain the reader is adapted to), split by passage.
+Each line: {"id", "genre" or "title", "context", "question", "answers": {"text": [...], "answer_start": [...]}};
 an empty `text` list is an unanswerable question. Every answer is context[start:start + len(text)].
 """
 
@@ -12,6 +14,8 @@ from pathlib import Path
 
 DATA_DIR = Path(__file__).resolve().parents[3] / "assets" / "data" / "qa"
 SPLITS = ("train", "validation")
+GLOSSARY_DIR = DATA_DIR.parent / "glossary_qa"
+GLOSSARY_SPLITS = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,7 @@ class Example:
     answers: tuple[str, ...]  # empty: unanswerable
     starts: tuple[int, ...]
     genre: str = ""
+    title: str = ""  # the passage's title, where the context is a corpus passage
 
     @property
     def answerable(self) -> bool:
@@ -37,7 +42,8 @@ def parse(record: dict) -> Example:
     for t, s in zip(texts, starts):
         if not t or ctx[s:s + len(t)] != t:
             raise ValueError(f"{record.get('id')}: answer {t!r} is not context[{s}:{s + len(t)}]")
-    return Example(str(record.get("id", "")), ctx, record["question"], texts, starts, record.get("genre", ""))
+    return Example(str(record.get("id", "")), ctx, record["question"], texts, starts, record.get("genre", ""),
+                   record.get("title", ""))
 
 
 def load(split: str, directory: Path | None = None) -> list[Example]:

@@ -255,3 +255,25 @@ def evaluate(model, tokenizer, examples: list[Example], threshold: float | None 
                for e, o in zip(examples, outs)]
     return {"metrics": metrics, "predictions": preds, "margins": margins,
             "best_threshold": best_threshold(margins, [e.answerable for e in examples], span_f1)}
+
+
+def read_passages(model, tokenizer, question: str, texts: list[str], read: Callable[[str, str], dict] | None = None
+                  ) -> tuple[dict | None, list[dict]]:
+    """Chapter 7's retriever-reader rule: the reader reads each passage on its own; the answer is the
+    best-scoring span (start + end logit) among the passages where it does not choose "no answer".
+
+    -> (the winning row or None (no answer), a row per passage: {passage (1-based), answer, start, end, logit,
+    margin, no_answer, threshold}). `read(question, text)`: this module's `answer(..., top_n=1)` for one
+    passage (an evaluation passes a memo, so a passage read for the top 3 is not read again for the top 5)."""
+    if read is None:
+        def read(q: str, text: str) -> dict:
+            return answer(model, tokenizer, q, text, top_n=1)
+    rows = []
+    for i, text in enumerate(texts, start=1):
+        out = read(question, text)
+        best = out["answers"][0] if out["answers"] else None
+        rows.append({"passage": i, "answer": best["answer"] if best else "", "start": best["start"] if best else None,
+                     "end": best["end"] if best else None, "logit": best["logit"] if best else None,
+                     "margin": out["margin"], "no_answer": out["no_answer"], "threshold": out.get("threshold")})
+    kept = [r for r in rows if not r["no_answer"] and r["logit"] is not None]
+    return (max(kept, key=lambda r: r["logit"]) if kept else None), rows

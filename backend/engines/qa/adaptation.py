@@ -1,0 +1,184 @@
+"""Chapter 7's last step: the reader trained on general questions, fine-tuned on questions from its own
+corpus (the book: a SQuAD reader, then SubjQA), and the retriever-reader measured before and after.
+
+`adapt` fine-tunes the general reader (handed in: the offline `qa` reader, trained on assets/data/qa) on the
+glossary's train split (assets/data/glossary_qa, written blind and split by passage, so no test passage is
+trained on) and chooses its no-answer threshold on the validation split. `chapter7_table` measures, on the
+test split, the general and the adapted reader on each question's own passage (SQuAD EM and F1), the
+retriever's recall@k over the glossary corpus, and the retriever-reader end to end (each reader over the top k
+retrieved passages), every figure with a seeded percentile bootstrap interval over the questions
+(`bootstrap_interval`). It runs once, at set-up (backend/hub/corpus_reader_builder.py), and is stored with the
+model: the page shows the stored figures.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Callable
+
+import numpy as np
+
+from backend.engines.qa import reader, squad_metrics
+from backend.engines.qa.data import Example
+
+RECIPE_SETTINGS = reader.Recipe(epochs=3, batch_size=16, learning_rate=6e-5, warmup=0.1)
+RECALL_K = (1, 3, 5, 10)
+END_TO_END_K = (1, 5)  # Ask the corpus reads up to 5 passages
+BOOTSTRAP = {"resamples": 2000, "seed": 0, "level": 0.95}
+
+
+def bootstrap_interval(values, resamples: int = BOOTSTRAP["resamples"], seed: int = BOOTSTRAP["seed"],
+                       level: float = BOOTSTRAP["level"]) -> tuple[float, float]:
+    """The seeded percentile bootstrap interval of the mean of `values` (one per question): the questions
+    are drawn again with replacement `resamples` times; the interval holds the middle `level` of the means.
+    (One function, so a shared statistics module can take its place.)"""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(means, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def _summary(em: list[float], f1: list[float]) -> dict:
+    """EM and F1 in % with their intervals, and the number of questions."""
+    pct = lambda xs: [round(100 * x, 2) for x in bootstrap_interval(xs)]  # noqa: E731
+    return {"exact": round(100 * float(np.mean(em)), 2) if em else 0.0, "exact_ci": pct(em),
+            "f1": round(100 * float(np.mean(f1)), 2) if f1 else 0.0, "f1_ci": pct(f1), "questions": len(em)}
+
+
+def _difference(a: list[float], b: list[float]) -> dict:
+    """b - a per question (the same questions), its mean in points and the interval of that mean."""
+    d = [y - x for x, y in zip(a, b)]
+    lo, hi = bootstrap_interval(d)
+    return {"points": round(100 * float(np.mean(d)), 2), "ci": [round(100 * lo, 2), round(100 * hi, 2)]}
+
+
+def adapt(model, tokenizer, train: list[Example], validation: list[Example],
+          recipe: reader.Recipe = RECIPE_SETTINGS, progress: Callable[[int, int, float], None] | None = None,
+          retrieved: list[list[str]] | None = None) -> dict:
+    """Fine-tune the general reader `model` in place on `train`, then choose its no-answer threshold on
+    `validation` (saved in its config, as the general reader's is): where `retrieved` gives each validation
+    question's retrieved passages (the texts Ask the corpus would read), the threshold that maximises F1 end
+    to end over them (`end_to_end_threshold`); else the one that maximises F1 on each question's own passage.
+    -> what was done, and the validation metrics on the questions' own passages at the chosen threshold."""
+    info = reader.train(model, tokenizer, train, recipe, progress)
+    at_zero = reader.evaluate(model, tokenizer, validation, threshold=0.0)
+    threshold = (at_zero["best_threshold"] if retrieved is None
+                 else end_to_end_threshold(model, tokenizer, validation, retrieved))
+    model.config.null_threshold = threshold
+    tuned = reader.evaluate(model, tokenizer, validation, threshold=threshold)
+    return {**info, "null_threshold": round(threshold, 4),
+            "threshold_chosen_on": "own passage" if retrieved is None else f"top {len(retrieved[0])} retrieved",
+            "validation": {k: (round(v, 2) if isinstance(v, float) else v) for k, v in tuned["metrics"].items()},
+            "sizes": {"train": len(train), "validation": len(validation)},
+            "unanswerable": {"train": sum(not e.answerable for e in train),
+                             "validation": sum(not e.answerable for e in validation)}}
+
+
+def end_to_end_threshold(model, tokenizer, questions: list[Example], retrieved: list[list[str]]) -> float:
+    """The margin threshold that maximises total F1 of the retriever-reader rule (reader.read_passages: the
+    best span among the passages whose margin passes the threshold, else no answer) over each question's
+    retrieved passages (the SQuAD 2.0 best-threshold search, with the reader reading several passages)."""
+    reads = _Reads(model, tokenizer)
+    spans = []  # per question: (logit, margin, answer) of each retrieved passage's best span
+    for q, texts in zip(questions, retrieved):
+        outs = [reads(q.question, t) for t in texts]
+        spans.append([(o["answers"][0]["logit"], o["margin"], o["answers"][0]["answer"])
+                      for o in outs if o["answers"] and o["margin"] is not None])
+
+    def total_f1(t: float) -> float:
+        preds = [max(kept)[2] if (kept := [x for x in c if x[1] > t]) else "" for c in spans]
+        return sum(squad_metrics.score(list(q.answers), p)[1] for q, p in zip(questions, preds))
+
+    cands = sorted({round(x[1], 4) for c in spans for x in c})
+    best_t, best = 0.0, -1.0
+    for t in [min(cands, default=0.0) - 1.0] + cands:
+        f = total_f1(t)
+        if f > best + 1e-9:
+            best_t, best = t, f
+    return float(best_t)
+
+
+class _Reads:
+    """Each (question, passage) read once per reader: the gold passage and the top 1 and 5 overlap."""
+
+    def __init__(self, model, tokenizer):
+        self.model, self.tokenizer, self.memo = model, tokenizer, {}
+
+    def __call__(self, question: str, text: str) -> dict:
+        if (question, text) not in self.memo:
+            self.memo[(question, text)] = reader.answer(self.model, self.tokenizer, question, text, top_n=1)
+        return self.memo[(question, text)]
+
+    def said(self, question: str, text: str) -> str:
+        out = self(question, text)
+        return "" if out["no_answer"] or not out["answers"] else out["answers"][0]["answer"]
+
+
+def gold_passages(passages: list[dict], questions: list[Example]) -> list[int | None]:
+    """Each question's passage in the corpus: the one whose text is its context, else the one with its title."""
+    by_text = {p["text"]: i for i, p in enumerate(passages)}
+    by_title = {p["title"]: i for i, p in enumerate(passages)}
+    return [by_text.get(q.context, by_title.get(q.title)) for q in questions]
+
+
+def rank_passages(passages: list[dict], questions: list[Example], embed: Callable[[list[str]], np.ndarray],
+                  depth: int) -> list[list[int]]:
+    """The retriever: the `depth` passages nearest each question (cosine of L2-normalised vectors, exact)."""
+    vectors = embed([p["text"] for p in passages])
+    queries = embed([q.question for q in questions])
+    return [list(np.argsort(-(vectors @ v), kind="stable")[:depth]) for v in queries]
+
+
+def chapter7_table(general, adapted, tokenizer, test: list[Example], passages: list[dict],
+                   embed: Callable[[list[str]], np.ndarray], say: Callable[[str], None] | None = None) -> dict:
+    """The before/after table on the test split (see the module doc): plain data, percentages."""
+    t0 = time.perf_counter()
+    gold = gold_passages(passages, test)
+    ranked = rank_passages(passages, test, embed, max(max(RECALL_K), max(END_TO_END_K)))
+    answerable = [i for i, q in enumerate(test) if q.answerable and gold[i] is not None]
+    recall = []
+    for k in RECALL_K:
+        hits = [float(gold[i] in ranked[i][:k]) for i in answerable]
+        lo, hi = bootstrap_interval(hits)
+        recall.append({"k": k, "recall": round(100 * float(np.mean(hits)), 2) if hits else 0.0,
+                       "ci": [round(100 * lo, 2), round(100 * hi, 2)], "questions": len(hits)})
+    readers, per_question = [], {}
+    for name, model in (("general", general), ("adapted", adapted)):
+        if say is not None:
+            say(f"Measuring the {name} reader on {len(test)} test questions")
+        reads = _Reads(model, tokenizer)
+        scores = {"gold": [squad_metrics.score(list(q.answers), reads.said(q.question, q.context)) for q in test]}
+        for k in END_TO_END_K:
+            scores[k] = []
+            for i, q in enumerate(test):
+                top, _ = reader.read_passages(model, tokenizer, q.question,
+                                              [passages[j]["text"] for j in ranked[i][:k]], reads)
+                scores[k].append(squad_metrics.score(list(q.answers), top["answer"] if top else ""))
+        per_question[name] = scores
+        readers.append({"name": name, "threshold": round(float(getattr(model.config, "null_threshold", 0.0)), 4),
+                        "on_gold": _summary(*_columns(scores["gold"])),
+                        "end_to_end": [{"k": k, **_summary(*_columns(scores[k]))} for k in END_TO_END_K]})
+    g, a = per_question["general"], per_question["adapted"]
+    return {"questions": len(test), "answerable": sum(q.answerable for q in test),
+            "unanswerable": sum(not q.answerable for q in test), "passages": len(passages),
+            "test_passages": len({q.context for q in test}), "recall": recall, "readers": readers,
+            "difference": {"on_gold": {"exact": _difference(_columns(g["gold"])[0], _columns(a["gold"])[0]),
+                                       "f1": _difference(_columns(g["gold"])[1], _columns(a["gold"])[1])},
+                           "end_to_end": [{"k": k, "exact": _difference(_columns(g[k])[0], _columns(a[k])[0]),
+                                           "f1": _difference(_columns(g[k])[1], _columns(a[k])[1])}
+                                          for k in END_TO_END_K]},
+            "bootstrap": dict(BOOTSTRAP), "measure_s": round(time.perf_counter() - t0, 2)}
+
+
+def _columns(pairs: list[tuple[int, float]]) -> tuple[list[float], list[float]]:
+    return [float(e) for e, _ in pairs], [float(f) for _, f in pairs]
+
+
+def recipe_settings() -> dict:
+    return {"recipe": asdict(RECIPE_SETTINGS), "recall_k": RECALL_K, "end_to_end_k": END_TO_END_K,
+            "bootstrap": BOOTSTRAP}
