@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 
 from backend.runtime import speeds
-from backend.runtime.contract import SMALL, Choice, Contract, Cost, Flag, Free, Int, Text, Upload
+from backend.hub import sizing
+from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Text, Upload
 from backend.runtime.errors import InputError
 from backend.search.api import ASK_MAX_PASSAGES, MAX_WORDS, MIN_WORDS
+from backend.search.reader import MAX_ANSWER_TOKENS
 from backend.search.api import EMBED_CHUNK
 from backend.search.chunked_build import passage_cap
 from backend.search.embedders import EMBEDDER_LABELS
@@ -53,9 +55,20 @@ def build_cost(values: dict) -> Cost:
                 stoppable=True, step_s=step, what="embedding this corpus", ask="Send a smaller corpus.")
 
 
+PASSAGE_TOKENS = 200  # a retrieved passage, about (the glossary's are 20-60 words; a user's up to max_words)
+
+
 def ask_cost(values: dict) -> Cost:
+    """The span reader over the retrieved passages, then the instruct model's generated answer (here, unless
+    the request's plan sends it to the generation server): the generation stops between steps."""
     k = min(int(values.get("k") or 5), ASK_MAX_PASSAGES)
-    return Cost(mb=300, s=3 + speeds.seconds("encoder_tokens", k * 512) * 3, what="answering from the corpus")
+    reading = 3 + speeds.seconds("encoder_tokens", k * 512) * 3
+    plan = values.get(PLAN)
+    if plan is not None and plan.on_server and not plan.long:
+        return Cost(mb=300, s=reading, what="answering from the corpus")
+    gen = sizing.generation_cost("decoder", k * PASSAGE_TOKENS + 80, MAX_ANSWER_TOKENS, what="the generated answer")
+    return Cost(mb=300 + gen.mb, s=reading + gen.s, stoppable=True, step_s=max(gen.step_s, reading),
+                what="answering from the corpus")
 
 
 CONTRACTS = {
