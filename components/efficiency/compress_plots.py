@@ -77,8 +77,11 @@ def scatter_notice(rows: list[dict], fastest: dict | None = None) -> str:
     if winner is base:
         return (f"The baseline is the fastest here ({base['latency_ms_mean']:.1f} ms a query); "
                 f"the most accurate is {best['variant']} ({100 * best['accuracy']:.1f}%).")
-    return (f"Furthest left: {winner['variant']}, {base['latency_ms_mean'] / winner['latency_ms_mean']:.1f}x faster "
-            f"than the baseline ({winner['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms), accuracy "
+    d = winner.get("speedup_decimals", 1)
+    lo, hi = winner.get("speedup_ci95") or (winner["speedup_vs_baseline"],) * 2
+    return (f"Furthest left: {winner['variant']}, {winner['speedup_vs_baseline']:.{d}f}x faster than the baseline "
+            f"(95% interval {lo:.{d}f}-{hi:.{d}f}x; {winner['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms), "
+            f"accuracy "
             f"{100 * winner['accuracy']:.1f}% vs {100 * base['accuracy']:.1f}%; its file is "
             f"{winner['size_mb']:.0f} MB vs {base['size_mb']:.0f} MB.")
 

@@ -9,19 +9,19 @@ Two kinds of noise:
   (`classification_metrics.wilson_interval`); a variant whose accuracy lies inside it differs by
   a few sentences that another sample would shuffle;
 - latency from one run on a shared CPU: the variants are timed interleaved, so their ratio is
-  steadier than their milliseconds, but one run is still one run: a ratio within SPEED_NOISE of
-  1 (or of a target) is not called faster (or met), nor is a gap under two standard errors of
-  the difference of the means, nor anything timed fewer than MIN_TIMED_CALLS times.
+  steadier than their milliseconds, but one run is still one run: "fastest" comes from
+  `backend.runtime.stats.claim` (not with fewer than MIN_TIMED_CALLS calls, nor from a timing whose
+  standard deviation exceeds its mean, nor when the 95% interval of the ratio includes 1x, nor under
+  1 + SPEED_NOISE), and a target within SPEED_NOISE of its ratio is "cannot tell".
 """
 
 from __future__ import annotations
 
-import math
-
 from backend.engines.classify.metrics import wilson_interval
+from backend.runtime import stats
 
-MIN_TIMED_CALLS = 20  # fewer timed calls per variant: no variant is named the fastest
-SPEED_NOISE = 0.10  # one run's ratios on a shared CPU: 1.10x faster or more is called faster
+MIN_TIMED_CALLS = stats.MIN_CALLS  # fewer timed calls per variant: no variant is named the fastest
+SPEED_NOISE = stats.SPEED_NOISE  # one run's ratios on a shared CPU: 1.10x faster or more is called faster
 STUDENT_KEEP = 0.95  # the student keeps >= 95 % of the teacher's accuracy ...
 STUDENT_LATENCY = 0.5  # ... at under half its latency
 ORT_SPEEDUP = 3.0  # ONNX Runtime + int8 at least 3x faster than the baseline
@@ -50,29 +50,48 @@ def _timing_few(rows: list[dict]) -> int:
     return min(r.get("latency_runs") or 0 for r in rows)
 
 
+def timing_of(row: dict) -> stats.Estimate:
+    """A variant's mean latency with its 95% interval: from its calls' times where the run kept them, else from
+    its mean, standard deviation and count."""
+    if row.get("latency_ms"):
+        return stats.timing(row["latency_ms"], row["variant"])
+    return stats.timing_summary(row["latency_ms_mean"], row["latency_ms_std"] or 0.0, row.get("latency_runs") or 0,
+                                row["variant"])
+
+
+def latency_ratio(slow: dict, fast: dict) -> tuple[float, float, float]:
+    """(mean latency of `slow` / `fast`, 95% interval): bootstrap over the calls where both kept them, else Welch."""
+    if slow.get("latency_ms") and fast.get("latency_ms"):
+        return stats.timing_ratio(slow["latency_ms"], fast["latency_ms"])
+    return stats.timing_ratio_summary((slow["latency_ms_mean"], slow["latency_ms_std"] or 0.0, slow["latency_runs"]),
+                                      (fast["latency_ms_mean"], fast["latency_ms_std"] or 0.0, fast["latency_runs"]))
+
+
 def fastest(rows: list[dict]) -> dict:
-    """{"key": the fastest variant or None, "variant", "why"}: named only when two or more variants were
-    timed MIN_TIMED_CALLS times or more and the fastest beats the next by SPEED_NOISE and by two standard
-    errors of the difference of their means."""
+    """{"key": the fastest variant or None, "variant", "reason", "why", "ratio_to_next", "ci95", "decimals"}: the
+    fastest is named only where `stats.claim` claims it against the next (enough timed calls, neither timing too
+    noisy, the 95% interval of their ratio above 1x and the ratio over 1 + SPEED_NOISE); `why` is the rule's."""
     main = sorted(_main(rows), key=lambda r: r["latency_ms_mean"])
     if len(main) < 2:
-        return {"key": None, "variant": None, "why": "only the baseline was measured: nothing to compare it with"}
-    few = _timing_few(main)
-    if few < MIN_TIMED_CALLS:
-        return {"key": None, "variant": None,
-                "why": f"only {few} timed calls per variant (fewer than {MIN_TIMED_CALLS}): too few to name one"}
+        return {"key": None, "variant": None, "reason": "one", "why": "only the baseline was measured: nothing to compare it with"}
     best, second = main[0], main[1]
-    se = math.sqrt(sum((r["latency_ms_std"] or 0.0) ** 2 / max(1, r["latency_runs"]) for r in (best, second)))
-    gap = second["latency_ms_mean"] - best["latency_ms_mean"]
-    ratio = second["latency_ms_mean"] / best["latency_ms_mean"] if best["latency_ms_mean"] else 1.0
-    said = (f"{best['variant']} {best['latency_ms_mean']:.2f} ± {best['latency_ms_std']:.2f} ms, "
-            f"{second['variant']} {second['latency_ms_mean']:.2f} ± {second['latency_ms_std']:.2f} ms")
-    if ratio < 1 + SPEED_NOISE or gap <= 2 * se:
-        return {"key": None, "variant": None, "tied": [best["key"], second["key"]],
-                "why": f"the two fastest are within timing noise ({said}: {ratio:.2f}x, under the "
-                       f"{1 + SPEED_NOISE:.2f}x one run on a shared CPU can tell apart)"}
-    return {"key": best["key"], "variant": best["variant"], "ratio_to_next": round(ratio, 3),
-            "why": f"{ratio:.2f}x faster than the next ({said})"}
+    ratio = latency_ratio(second, best)
+    c = stats.claim(timing_of(second), timing_of(best), ratio, ratio=True, higher_is_better=False,
+                    min_n=MIN_TIMED_CALLS, min_change=SPEED_NOISE, units="timed calls", better_word="the fastest",
+                    what=f"ratio of {second['variant']}'s mean latency to {best['variant']}'s")
+    out = {"reason": c.reason, "why": c.why, "ratio_to_next": round(ratio[0], 3),
+           "ci95": [round(ratio[1], 3), round(ratio[2], 3)], "decimals": stats.decimals(ratio[1], ratio[2])}
+    if not c.claimed:
+        return {"key": None, "variant": None, "tied": [best["key"], second["key"]], **out}
+    return {"key": best["key"], "variant": best["variant"], **out}
+
+
+def speedup(row: dict, base: dict) -> dict:
+    """The baseline's mean latency over `row`'s, its 95% interval, the decimals that interval supports, and
+    `noisy`: why either timing is too noisy to quote a speed-up from (None when neither is)."""
+    r, lo, hi = latency_ratio(base, row)
+    noisy = timing_of(row).noisy or timing_of(base).noisy
+    return {"ratio": r, "lo": lo, "hi": hi, "decimals": stats.decimals(lo, hi, most=2), "noisy": noisy}
 
 
 def _speed_verdict(ratio: float | None, target: float, below: bool) -> str:
