@@ -230,6 +230,16 @@ class Outcome:
     seconds: float = 0.0
     estimate: dict | None = None  # said after the first chunk, from this run's first steps
     revised: list[float] = field(default_factory=list)  # each later correction of the estimated seconds
+
+    def said_s(self) -> float:
+        """The estimated seconds as last said: the latest correction, else the first estimate."""
+        return (self.revised or [self.estimate["estimated_s"]])[-1]
+
+    def kept(self, correction: dict | None) -> dict | None:
+        """A correction of the estimate (finetune_plan.corrected), remembered as said; None passes through."""
+        if correction is not None:
+            self.revised.append(correction["estimated_s"])
+        return correction
     train_s: float = 0.0  # wall time in training chunks (GPU calls included)
     eval_s: float = 0.0  # wall time in validation passes
 
@@ -360,11 +370,9 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
         if out.estimate is None:
             out.estimate = _replan(train, val, budget, worker, res, chunk, done, done_units, chunk_s,
                                    time.perf_counter() - t_start)
-            said_s = out.estimate["estimated_s"]
             yield {"event": "estimate", **out.estimate}
-        elif step < len(batches) and (now := corrected(train, val, budget, getattr(worker, "rate_model", ""),
-                                                       trained_units, out.train_s, step, said_s)):
-            out.revised.append(said_s := now["estimated_s"])
+        elif step < len(batches) and (now := out.kept(corrected(train, val, budget, getattr(worker, "rate_model", ""),
+                                                                trained_units, out.train_s, step, out.said_s()))):
             yield {"event": "estimate", **now}
         chunk_steps = max(1, int(CHUNK_SECONDS / max(step_s, 1e-3)))
         yield {"event": "step", "step": step, "total_steps": len(batches),
