@@ -1,0 +1,47 @@
+"""What a search score means (backend/search/score_meaning.py) and a weak QA answer
+(backend/pipelines/answer_strength.py): each score is read against the others, with the threshold said."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend.pipelines import answer_strength
+from backend.search import score_meaning
+from components.pipelines.plots import answer_markdown
+from components.search.ui import results_html
+
+
+def _unit(x):
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def test_e5s_narrow_band_is_said_and_minilms_wide_one_is_not():
+    rng = np.random.default_rng(0)
+    common = rng.standard_normal(384)
+    e5 = _unit(2.0 * common + rng.standard_normal((500, 384)) * 0.9)  # every passage near one direction: ~0.8
+    q = _unit(2.0 * common + rng.standard_normal(384) * 0.9)
+    scores = sorted((e5 @ q).tolist(), reverse=True)[:3]
+    c = score_meaning.context(e5, q, scores)
+    assert 0.7 < c["median"] < 0.9 and c["narrow"] and "narrow band" in c["text"]
+    assert f"{scores[0] - scores[1]:.3f} above the next result" in c["text"]
+    minilm = _unit(rng.standard_normal((500, 384)))
+    q2 = minilm[7] * 0.6 + _unit(rng.standard_normal(384)) * 0.4
+    c2 = score_meaning.context(minilm, _unit(q2), sorted((minilm @ _unit(q2)).tolist(), reverse=True)[:3])
+    assert abs(c2["median"]) < 0.1 and not c2["narrow"] and "narrow band" not in c2["text"]
+    res = {"results": [{"rank": 1, "score": scores[0], "title": "t", "text": "x"}], "timing_ms":
+           {"encode": 1.0, "search": 0.1, "total": 1.2}, "count": 500, "corpus": "c", "index_type": "Flat",
+           "notes": [], "score_meaning": c}
+    assert "tlab-score-meaning" in results_html(res) and "narrow band" in results_html(res)
+
+
+def test_a_weak_qa_answer_is_flagged_with_the_threshold_chosen():
+    r = {"answer": "the town of Rashid", "score": 0.33, "no_answer": False,
+         "answers": [{"answer": "the town of Rashid", "score": 0.33}, {"answer": "the British Museum", "score": 0.21}]}
+    s = answer_strength.judge(r)
+    assert s["weak"] and s["threshold"] == 0.5 and s["margin"] == 0.12
+    md = answer_markdown({**r, "strength": s})
+    assert md.count("**") == 2 and "Weak answer\\: the model gives this span 0.33 of its probability, under the 0.50" in md
+    assert "the British Museum" in md
+    strong = answer_strength.judge({**r, "score": 0.9, "answers": [{"answer": "x", "score": 0.9}]})
+    assert not strong["weak"] and "confident" in strong["text"]
+    assert answer_strength.judge({"no_answer": True, "score": None, "answer": ""}) is None
