@@ -192,6 +192,18 @@ def timing_ratio(a_ms, b_ms, **kw) -> tuple[float, float, float]:
     return (float(a.mean() / b.mean()), *_percentile(ra / rb, kw.get("level", LEVEL)))
 
 
+def paired_ratio(a, b, center: Callable[[np.ndarray], np.ndarray] | None = None,
+                 **kw) -> tuple[float, float, float]:
+    """(center(a) / center(b), lo, hi) for two measurements taken in pairs (the same prompt, the same round):
+    the pairs are resampled together; `center` is the median unless given (vectorised over the last axis)."""
+    center = center or (lambda x: np.median(x, axis=-1))
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(a) != len(b) or not len(a):
+        raise ValueError("a paired ratio needs the same number of measurements on both sides")
+    idx = _indices(len(a), kw.get("resamples", RESAMPLES), kw.get("seed", SEED))
+    return (float(center(a) / center(b)), *_percentile(center(a[idx]) / center(b[idx]), kw.get("level", LEVEL)))
+
+
 def timing_ratio_summary(a: tuple[float, float, int], b: tuple[float, float, int],
                          level: float = LEVEL) -> tuple[float, float, float]:
     """(mean a / mean b, lo, hi) from (mean, std, n) of each: log(mean_a / mean_b) +- t * se, where se is the

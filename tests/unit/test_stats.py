@@ -100,3 +100,14 @@ def test_the_rule_says_too_few_noisy_overlap_too_small_or_claimed():
 def test_decimals_follow_the_interval():
     assert stats.decimals(1.0, 1.6) == 1 and stats.decimals(1.95, 2.05) == 2 and stats.decimals(5, 25) == 0
     assert stats.decimals(2.0, 2.0) == 3 and not math.isnan(stats.decimals(float("nan"), 1))
+
+
+def test_paired_ratio_of_medians_matches_scipys_paired_bootstrap():
+    rng = np.random.default_rng(13)
+    base = rng.uniform(10, 20, 20)
+    a, b = base * 1.7 * rng.normal(1, 0.05, 20), base
+    r, lo, hi = stats.paired_ratio(a, b, resamples=20000)
+    assert r == pytest.approx(np.median(a) / np.median(b))
+    ci = sps.bootstrap((a, b), lambda x, y: np.median(x) / np.median(y), paired=True, n_resamples=20000,
+                       method="percentile", vectorized=False, rng=np.random.default_rng(4)).confidence_interval
+    assert lo == pytest.approx(ci.low, rel=0.02) and hi == pytest.approx(ci.high, rel=0.02)
