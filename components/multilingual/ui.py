@@ -144,7 +144,8 @@ def build() -> None:
     declare(Endpoint("multilingual_ner_transfer", show_transfer, {}, outputs, trigger=go, lane=SHORT_LANE, errors=box,
                      after=[After("success", lambda: "", None, [badge])]))  # the default run again: no "your run"
     declare(Endpoint("multilingual_ner_train", _LIVE, {"languages": languages, "steps": steps},
-                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box))
+                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box,
+                     options={"show_progress_on": [summary]}))  # one progress bar (two piled up on badge and table)
     live_stop.click(live.stop_live, None, [badge], api_visibility="private", queue=False)
     _sentence()
 

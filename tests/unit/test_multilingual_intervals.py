@@ -67,3 +67,18 @@ def test_sentence_counts_add_up_to_the_reports_overall_line():
     tp, fp, fn = np.sum(metrics.sentence_counts(gold, pred), axis=0)
     overall = metrics.report(gold, pred)["overall"]
     assert (tp, tp + fp, tp + fn) == (overall["correct"], overall["predicted"], overall["support"])
+
+
+def test_the_live_run_shows_one_progress_bar():
+    """Two progress overlays piled up on the live run (every output showed one): only the summary shows it."""
+    import gradio as gr
+
+    from components.shell import lifecycle
+
+    with gr.Blocks() as demo:
+        ui.build()
+        lifecycle.wire()
+    deps = demo.config["dependencies"]
+    live = next(d for d in deps if d.get("api_name") == "multilingual_ner_train")
+    summary = next(c["id"] for c in demo.config["components"] if c.get("props", {}).get("elem_id") == "ml-summary")
+    assert live["show_progress_on"] == [summary]
