@@ -241,6 +241,8 @@ def claim(a: Estimate, b: Estimate, interval: tuple[float, float, float], *, rat
     change, lo, hi = interval
     null = 1.0 if ratio else 0.0
     d = decimals(lo, hi)
+    while d < 4 and (lo > null or hi < null) and null in (round(lo, d), round(hi, d)):
+        d += 1  # an interval that excludes no change never reads as reaching it ("+0.0 to +0.3")
     said = (f"{_fmt(change, d, ratio)} (95% interval {_fmt(lo, d, ratio)} to {_fmt(hi, d, ratio)})")
     out = dict(change=float(change), lo=float(lo), hi=float(hi))
     few = min(a.n, b.n)

@@ -89,7 +89,7 @@ def confusion_notice(methods: dict, names: list[str], ranking: dict | None = Non
         ranking = {"best": names[0] if len(names) == 1 else None, "cut": [],
                    "order": sorted(names, key=lambda m: -methods[m]["accuracy"]),
                    "text": "" if len(names) == 1 else "no method is named the most accurate: no ranking was made"}
-    accs = ", ".join(f"{METHOD_LABELS[m]} {methods[m]['accuracy']:.2f}" + (" (cut short)" if m in ranking["cut"] else "")
+    accs = ", ".join(f"{METHOD_LABELS[m]} {methods[m]['accuracy']:.2f}" + (" [cut short]" if m in ranking["cut"] else "")
                      for m in names)
     best = ranking["best"]
     said = f"{ranking['text'][:1].upper()}{ranking['text'][1:]} (test accuracy: {accs})" if ranking["text"] else \

@@ -111,3 +111,9 @@ def test_paired_ratio_of_medians_matches_scipys_paired_bootstrap():
     ci = sps.bootstrap((a, b), lambda x, y: np.median(x) / np.median(y), paired=True, n_resamples=20000,
                        method="percentile", vectorized=False, rng=np.random.default_rng(4)).confidence_interval
     assert lo == pytest.approx(ci.low, rel=0.02) and hi == pytest.approx(ci.high, rel=0.02)
+
+
+def test_an_interval_that_excludes_zero_never_reads_as_reaching_it():
+    a, b = stats.Estimate("A", 0.83, 0.74, 0.89, 95), stats.Estimate("B", 0.67, 0.57, 0.76, 95)
+    c = stats.claim(a, b, (0.158, 0.021, 0.29))  # a Train run's: shown as "+0.0 to +0.3" at one decimal
+    assert c.claimed and "95% interval +0.02 to +0.29" in c.why

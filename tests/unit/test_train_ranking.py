@@ -37,7 +37,7 @@ def test_a_run_cut_by_the_budget_is_shown_as_cut_and_not_ranked():
     assert r["cut"] == ["finetune"] and "finetune" not in r["order"]
     assert "cut short by the time budget at 10/84 steps" in r["text"]
     said = confusion_figure(methods, r).layout.meta["notice"]
-    assert f"fine-tuning {methods['finetune']['accuracy']:.2f} (cut short)" in said and "cut short by the time budget at 10/84 steps" in said
+    assert f"fine-tuning {methods['finetune']['accuracy']:.2f} [cut short]" in said and "cut short by the time budget at 10/84 steps" in said
     assert "cut at 10/84 steps" in confusion_figure(methods, r).layout.annotations[2].text
     md = summary_markdown({"dataset": {"name": "emotion", "labels": ["a", "b"],
                                        "sizes": {"train": 1, "validation": 1, "test": 95}},
