@@ -50,7 +50,7 @@ def test_timing_summary_is_the_t_interval_and_the_ratio_agrees_with_a_bootstrap(
     a, b = rng.normal(10, 1, 100), rng.normal(8, 1.5, 100)
     est = stats.timing_summary(a.mean(), a.std(ddof=1), 100)
     lo, hi = sps.t.interval(0.95, 99, loc=a.mean(), scale=sps.sem(a))
-    assert est.lo == pytest.approx(lo, abs=1e-12) and est.hi == pytest.approx(hi, abs=1e-12)
+    assert est.lo == pytest.approx(lo, rel=1e-6) and est.hi == pytest.approx(hi, rel=1e-6)
     r, rlo, rhi = stats.timing_ratio_summary((a.mean(), a.std(ddof=1), 100), (b.mean(), b.std(ddof=1), 100))
     boot = sps.bootstrap((a, b), lambda x, y: np.mean(x) / np.mean(y), n_resamples=20000, method="percentile",
                          vectorized=False, rng=np.random.default_rng(2)).confidence_interval
@@ -117,3 +117,14 @@ def test_an_interval_that_excludes_zero_never_reads_as_reaching_it():
     a, b = stats.Estimate("A", 0.83, 0.74, 0.89, 95), stats.Estimate("B", 0.67, 0.57, 0.76, 95)
     c = stats.claim(a, b, (0.158, 0.021, 0.29))  # a Train run's: shown as "+0.0 to +0.3" at one decimal
     assert c.claimed and "95% interval +0.02 to +0.29" in c.why
+
+
+def test_the_t_quantile_needs_no_scipy_at_run_time_and_agrees_with_it():
+    for df in (5, 9, 19, 29, 99, 1000):
+        assert stats._t(df) == pytest.approx(sps.t.ppf(0.975, df), abs=1e-3)
+    assert stats._t(float("inf")) == pytest.approx(sps.norm.ppf(0.975), abs=1e-8)
+    import ast
+    tree = ast.parse(open(stats.__file__).read())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(m and m.startswith("scipy") for m in imported)  # requirements.txt has no scipy
