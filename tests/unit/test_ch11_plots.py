@@ -115,6 +115,10 @@ def test_the_time_fit_is_judged_where_it_is_drawn_and_slower_methods_say_why():
     assert "The sliding window is slower than full attention at 64, 128, 256 tokens (2.4x its time at 64)" in said
     assert "it is faster from 512 tokens" in said and "outgrow the CPU's caches" in said
     assert "Linear attention is slower than full attention at 64 tokens" in said
+    noisy = {**data, "slower_than_full": {"sliding window": {"tokens": [512, 1024], "faster_from": None,
+                                                             "ratios": [1.2, 1.1]}}}
+    said = notice_of(cost_figure(noisy, "seconds"))
+    assert "the longest length included" in said and "measure again" in said and "while the text is short" not in said
     table = attention_cost_ui.cost_table(data)["value"]["data"]
     assert table[0][2].endswith("%") and len(table[0]) == len(attention_cost_ui.COST_HEADERS)
 
