@@ -186,6 +186,9 @@ WHY_SLOWER = {
 }
 
 
+IRREGULAR_R2 = 0.9  # below it on log time, no smooth growth describes the timings: the run is said to be irregular
+
+
 def fit_text(data: dict) -> str:
     """How the fitted curve holds where it is drawn (log-log): R² of log time, the error at each length."""
     fit = data["fits"]["full (by hand)"]
@@ -198,6 +201,9 @@ def fit_text(data: dict) -> str:
     if missed:
         said += (f"; it misses {', '.join(missed)} tokens by more than {100 * fit['tolerance']:.0f}%, so it is not "
                  "drawn there")
+    if fit["r2"] < IRREGULAR_R2:
+        said += (f" (an R² under {IRREGULAR_R2} on log time: the timings themselves are irregular, as on a busy CPU; "
+                 "measure again)")
     return said
 
 
