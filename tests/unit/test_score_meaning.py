@@ -45,3 +45,25 @@ def test_a_weak_qa_answer_is_flagged_with_the_threshold_chosen():
     strong = answer_strength.judge({**r, "score": 0.9, "answers": [{"answer": "x", "score": 0.9}]})
     assert not strong["weak"] and "confident" in strong["text"]
     assert answer_strength.judge({"no_answer": True, "score": None, "answer": ""}) is None
+
+
+def test_the_index_sweep_names_a_fastest_only_where_the_rule_allows():
+    from backend.search import speed
+    from components.search.plots import tradeoff_figure
+    from tests.unit.test_figure_notices import notice_of
+
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.05, 0.2, 50)
+
+    def row(label, scale, noise):
+        each = (base * scale * rng.normal(1, noise, 50)).tolist()
+        return {"label": label, "index_type": "Flat (exact)" if label == "Flat" else label, "query_ms_each": each,
+                "query_ms_median": float(np.median(each)), "recall_at_k": 1.0, "recall_k": 10, "memory_mb": 1.0,
+                "build_s": 0.1}
+
+    tied = speed.fastest_claim([row("Flat", 1.0, 0.01), row("SQ8", 1.02, 0.01)])
+    said = notice_of(tradeoff_figure(tied))
+    assert said.startswith("no configuration is named the fastest: the ratio of") and "1.10x" in said
+    clear = speed.fastest_claim([row("Flat", 1.0, 0.01), row("HNSW", 0.2, 0.01)])
+    assert next(r for r in clear if r["label"] == "HNSW")["fastest_claim"]["claimed"]
+    assert notice_of(tradeoff_figure(clear)).startswith("the fastest configuration, HNSW")
