@@ -72,3 +72,10 @@ def test_a_claimed_fastest_quotes_the_rules_reason_and_its_interval():
     line = report.notices(table, [], {})[0]
     assert line.startswith("Fastest: Distilled student (Distilled student is the fastest: the ratio of")
     assert "95% interval 1.95-2.06x" in line and " 2.00x the baseline's speed" in line
+
+
+def test_a_target_inside_the_latency_ratios_interval_cannot_be_told():
+    teacher = _row("teacher", 0.90, 10, std=8, runs=20)
+    t = claims.student_target(_row("student", 0.90, 3, std=6, n=2000, runs=20), teacher)  # 0.3x, but noisy
+    assert t["status"] == "cannot tell" and "95% interval" in t["why"]
+    assert claims.student_target(_row("student", 0.90, 3, n=2000), _row("teacher", 0.9, 10))["status"] == "met"

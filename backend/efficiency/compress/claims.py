@@ -94,13 +94,23 @@ def speedup(row: dict, base: dict) -> dict:
     return {"ratio": r, "lo": lo, "hi": hi, "decimals": stats.decimals(lo, hi, most=2), "noisy": noisy}
 
 
-def _speed_verdict(ratio: float | None, target: float, below: bool) -> str:
-    """'yes' / 'no' / 'noise' for a latency ratio (below: must be under `target`) or a speed-up (above)."""
+def _speed_verdict(ratio: float | None, target: float, below: bool, ci: tuple[float, float] | None = None) -> str:
+    """'yes' / 'no' / 'noise' for a latency ratio (below: must be under `target`) or a speed-up (above): 'yes' or
+    'no' only where the ratio is clear of the target by SPEED_NOISE and its 95% interval `ci` lies on that side."""
     if ratio is None:
         return "noise"
+    lo, hi = ci or (ratio, ratio)
     if below:
-        return "yes" if ratio * (1 + SPEED_NOISE) < target else "no" if ratio / (1 + SPEED_NOISE) >= target else "noise"
-    return "yes" if ratio >= target * (1 + SPEED_NOISE) else "no" if ratio * (1 + SPEED_NOISE) < target else "noise"
+        return ("yes" if ratio * (1 + SPEED_NOISE) < target and hi < target else
+                "no" if ratio / (1 + SPEED_NOISE) >= target and lo >= target else "noise")
+    return ("yes" if ratio >= target * (1 + SPEED_NOISE) and lo >= target else
+            "no" if ratio * (1 + SPEED_NOISE) < target and hi < target else "noise")
+
+
+def _noise_why(ratio: float, ci: tuple[float, float], target: float) -> str:
+    d = stats.decimals(*ci, most=2)
+    return (f"{ratio:.{d}f}x (95% interval {ci[0]:.{d}f}-{ci[1]:.{d}f}x) is within {100 * SPEED_NOISE:.0f}% of "
+            f"{target:g}x or its interval reaches it, inside one run's timing noise")
 
 
 def _status(parts: list[str]) -> str:
@@ -117,14 +127,14 @@ def student_target(student: dict, teacher: dict) -> dict:
     need = STUDENT_KEEP * teacher["accuracy"]
     lo, hi = wilson_interval(round(student["accuracy"] * n), n)
     acc = "yes" if lo >= need else "no" if hi < need else "noise"
-    speed = _speed_verdict(latency, STUDENT_LATENCY, below=True)
+    ci = latency_ratio(student, teacher)[1:] if latency is not None else None
+    speed = _speed_verdict(latency, STUDENT_LATENCY, below=True, ci=ci)
     why = []
     if acc == "noise":
         why.append(f"the {100 * need:.1f}% accuracy needed lies inside the student's 95% interval on {n} sentences "
                    f"({100 * lo:.1f}-{100 * hi:.1f}%)")
-    if speed == "noise":
-        why.append(f"its latency ratio {latency:.2f}x is within {100 * SPEED_NOISE:.0f}% of {STUDENT_LATENCY}x, "
-                   "inside one run's timing noise")
+    if speed == "noise" and latency is not None:
+        why.append("its latency ratio " + _noise_why(latency, ci, STUDENT_LATENCY))
     status = _status([acc, speed])
     return {"accuracy_kept": None if kept is None else round(kept, 4),
             "latency_ratio": None if latency is None else round(latency, 3),
@@ -135,11 +145,11 @@ def onnx_int8_target(row: dict, teacher: dict) -> dict:
     """ONNX Runtime int8 at least ORT_SPEEDUP times faster than the baseline: "met", "not met" or "cannot
     tell" (within SPEED_NOISE of the target), with the accuracy change and whether it is within noise."""
     speedup = teacher["latency_ms_mean"] / row["latency_ms_mean"] if row["latency_ms_mean"] else None
-    verdict = _speed_verdict(speedup, ORT_SPEEDUP, below=False)
+    ci = latency_ratio(teacher, row)[1:] if speedup is not None else None
+    verdict = _speed_verdict(speedup, ORT_SPEEDUP, below=False, ci=ci)
     status = _status([verdict])
     change = accuracy_change(row["accuracy"], teacher["accuracy"], row.get("test_n") or 0)
-    why = (f"{speedup:.2f}x is within {100 * SPEED_NOISE:.0f}% of {ORT_SPEEDUP:g}x, inside one run's timing noise"
-           if verdict == "noise" else "")
+    why = _noise_why(speedup, ci, ORT_SPEEDUP) if verdict == "noise" and speedup is not None else ""
     return {"speedup": None if speedup is None else round(speedup, 3),
             "accuracy_loss": round(teacher["accuracy"] - row["accuracy"], 4), "accuracy_change": change,
             "status": status, "met": status == "met", "why": why}
