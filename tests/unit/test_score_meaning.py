@@ -35,15 +35,23 @@ def test_e5s_narrow_band_is_said_and_minilms_wide_one_is_not():
 
 
 def test_a_weak_qa_answer_is_flagged_with_the_threshold_chosen():
-    r = {"answer": "the town of Rashid", "score": 0.33, "no_answer": False,
-         "answers": [{"answer": "the town of Rashid", "score": 0.33}, {"answer": "the British Museum", "score": 0.21}]}
+    ctx = "It was found near the town of Rashid and is kept in the British Museum."
+    rashid, museum = ctx.index("the town of Rashid"), ctx.index("the British Museum")
+    r = {"answer": "the town of Rashid", "score": 0.33, "no_answer": False, "start": rashid, "end": rashid + 18,
+         "answers": [{"answer": "the town of Rashid", "score": 0.33, "start": rashid, "end": rashid + 18},
+                     {"answer": "the British Museum", "score": 0.21, "start": museum, "end": museum + 18}]}
     s = answer_strength.judge(r)
     assert s["weak"] and s["threshold"] == 0.5 and s["margin"] == 0.12
     md = answer_markdown({**r, "strength": s})
     assert md.count("**") == 2 and "Weak answer\\: the model gives this span 0.33 of its probability, under the 0.50" in md
     assert "the British Museum" in md
-    strong = answer_strength.judge({**r, "score": 0.9, "answers": [{"answer": "x", "score": 0.9}]})
-    assert not strong["weak"] and "confident" in strong["text"]
+    # "in 1799" 0.47 and "1799" 0.27 are one answer: together 0.74, not a weak one
+    year = {"answer": "in 1799", "score": 0.47, "start": 10, "end": 17, "no_answer": False,
+            "answers": [{"answer": "in 1799", "score": 0.47, "start": 10, "end": 17},
+                        {"answer": "1799", "score": 0.27, "start": 13, "end": 17},
+                        {"answer": "Egypt", "score": 0.1, "start": 40, "end": 45}]}
+    s = answer_strength.judge(year)
+    assert not s["weak"] and s["support"] == 0.74 and "'1799'" in s["text"] and "\"Egypt\", has 0.10" in s["text"]
     assert answer_strength.judge({"no_answer": True, "score": None, "answer": ""}) is None
 
 
