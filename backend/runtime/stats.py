@@ -247,7 +247,7 @@ def timing_ratio_summary(a: tuple[float, float, int], b: tuple[float, float, int
 
 def decimals(lo: float, hi: float, most: int = 3) -> int:
     """Decimals an estimate with this interval supports: the half-width's first significant digit, no finer."""
-    half = abs(hi - lo) / 2
+    half = abs(hi - lo) / 2 * (1 + 1e-9)  # 0.0999999 (a rounded interval) is 0.1
     if not math.isfinite(half) or half <= 0:
         return most
     return int(min(most, max(0, -math.floor(math.log10(half)))))

@@ -19,6 +19,7 @@ from components.shell import code_view, links, runs
 from components.shell.endpoint import Code, Endpoint, Link, Runs, declare
 from components.shell.session_memory import download_root, served
 from backend.runtime.errors import InputError
+from backend.runtime.stats import decimals as stats_decimals
 
 STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
               "onnx": "3 · ONNX Runtime", "onnx_int8": "4 · ONNX Runtime int8", "prune": "5 · prune", "all": "all steps"}
@@ -38,9 +39,9 @@ INTRO = (
 
 
 def latency_cell(row: dict) -> str:
-    """Mean ± std; a standard deviation over the mean is said to be too noisy (the mean rests on a few calls)."""
+    """Mean ± std; a standard deviation over the mean is said to be noisy (the mean rests on a few slow calls)."""
     cell = f"{row['latency_ms_mean']:.2f} ± {row['latency_ms_std']:.2f}"
-    return cell + " (too noisy to rank)" if row.get("timing_noisy") else cell
+    return cell + " (noisy: std over mean)" if row.get("timing_noisy") else cell
 
 
 def speedup_cell(row: dict, first: bool) -> str:
@@ -58,11 +59,19 @@ def table_rows(r: dict) -> list[list]:
             for i, row in enumerate(r["rows"])]
 
 
+def _ratio_text(ratio: float, ci: list | None) -> str:
+    """A ratio at the decimals its 95% interval supports, with the interval."""
+    if not ci:
+        return f"**{ratio:.2f}x**"
+    d = stats_decimals(*ci)
+    return f"**{ratio:.{d}f}x** (95% interval {ci[0]:.{d}f}-{ci[1]:.{d}f}x)"
+
+
 def _verdict(t: dict) -> str:
     """A target's verdict as the page says it: met / not met, or why it cannot be told from this run."""
     if t["status"] == "cannot tell":
         return f"**cannot tell from this run**: {md_text(t['why'])}"
-    return f"**{t['status']}**"
+    return f"**{t['status']}**" + (f": {md_text(t['why'])}" if t.get("why") else "")
 
 
 def summary_md(r: dict) -> str:
@@ -71,7 +80,8 @@ def summary_md(r: dict) -> str:
     if "student" in t:
         s = t["student"]
         lines.append(f"**Student**: keeps **{100 * s['accuracy_kept']:.1f}%** of the baseline's accuracy at "
-                     f"**{s['latency_ratio']:.2f}x** its latency (target: >= 95% at < 0.5x: {_verdict(s)}).")
+                     f"{_ratio_text(s['latency_ratio'], s.get('latency_ci95'))} its latency (target: >= 95% at < 0.5x: "
+                     f"{_verdict(s)}).")
     if "onnx_int8" in t:
         o = t["onnx_int8"]
         c = o.get("accuracy_change") or {}
