@@ -61,6 +61,8 @@ def timing_of(row: dict) -> stats.Estimate:
 
 def latency_ratio(slow: dict, fast: dict) -> tuple[float, float, float]:
     """(mean latency of `slow` / `fast`, 95% interval): bootstrap over the calls where both kept them, else Welch."""
+    if not slow.get("latency_ms_mean") or not fast.get("latency_ms_mean"):  # not timed (or 0 ms): no ratio to speak of
+        return 1.0, 1.0, 1.0
     if slow.get("latency_ms") and fast.get("latency_ms"):
         return stats.timing_ratio(slow["latency_ms"], fast["latency_ms"])
     return stats.timing_ratio_summary((slow["latency_ms_mean"], slow["latency_ms_std"] or 0.0, slow["latency_runs"]),
