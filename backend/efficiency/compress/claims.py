@@ -55,8 +55,8 @@ def timing_of(row: dict) -> stats.Estimate:
     its mean, standard deviation and count."""
     if row.get("latency_ms"):
         return stats.timing(row["latency_ms"], row["variant"])
-    return stats.timing_summary(row["latency_ms_mean"], row["latency_ms_std"] or 0.0, row.get("latency_runs") or 0,
-                                row["variant"])
+    return stats.timing_summary(row["latency_ms_mean"] or 0.0, row["latency_ms_std"] or 0.0,
+                                row.get("latency_runs") or 0, row["variant"])
 
 
 def latency_ratio(slow: dict, fast: dict) -> tuple[float, float, float]:
