@@ -63,7 +63,7 @@ def transfer_notice(r: dict) -> str:
              "fair reference, each language's own fine-tuned model on its own test set, is not built here.")
     if every is not None and ev.get("joint"):
         said += (" Training on all four languages, against German only on the same sentences: "
-                 + _allowed(r, ev["joint"], list(names), "higher", "lower") + ".")
+                 + _allowed(r, ev["joint"], list(names), "scores higher", "scores lower") + ".")
     return said
 
 
@@ -94,7 +94,7 @@ def transfer_bars(r: dict) -> go.Figure:
         cis = [ci(r, row["run"], l) or [row[l], row[l]] for l in langs]
         fig.add_trace(go.Bar(x=[r["languages"][l] for l in langs], y=[row[l] for l in langs], name=row["trained_on"],
                              marker_color=RUN_COLORS.get(row["run"]), text=[f"{row[l]:.2f}" for l in langs],
-                             textposition="inside", insidetextanchor="end", cliponaxis=False,
+                             textposition="inside", insidetextanchor="start", cliponaxis=False,  # at the foot: the error bar is on top
                              error_y=dict(type="data", symmetric=False, visible=True,
                                           array=[c[1] - row[l] for c, l in zip(cis, langs)],
                                           arrayminus=[row[l] - c[0] for c, l in zip(cis, langs)]),
