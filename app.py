@@ -62,6 +62,11 @@ def status_header() -> str:
 STYLE = """
 .tab-chapter { font-size: 0.92em; opacity: 0.9; }
 #main-tabs .prose h1, #main-tabs .prose h2, #main-tabs .prose h3 { font-size: var(--text-xl); font-weight: 600; }
+/* Start's step buttons took their grey card's own colour and no border: Reveal and Open read as plain text */
+.start-step button { border: 1px solid var(--color-accent, #f97316) !important; border-radius: 6px !important;
+  background: var(--background-fill-primary, #fff) !important; color: var(--body-text-color) !important;
+  font-weight: 600; }
+.start-step button:hover { background: var(--color-accent-soft, #ffedd5) !important; }
 @media (max-width: 760px) {
   #decoding-steps .table-container, #decoding-outputs .table-container, #decoding-compare-table .table-container
     { overflow-x: auto; }

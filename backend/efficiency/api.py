@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from backend.runtime import budget
+from backend.runtime import budget, stats
 from backend import hub
 from backend.runtime.device import gpu_task
 from backend.efficiency import measure
@@ -108,6 +108,7 @@ def _decoder(lm, prompts: int, texts: int, new_tokens: int, progress) -> dict:
     return {
         "rows": rows,
         "speedup": round(q_row["tokens_per_s"] / fp_row["tokens_per_s"], 3) if fp_row["tokens_per_s"] else None,
+        "speedup_evidence": speed_evidence(runs["int8"]["tokens_per_s"], runs["fp32"]["tokens_per_s"], "prompts"),
         "perplexity_ratio": round(q_row["perplexity"] / fp_row["perplexity"], 4) if fp_row["perplexity"] else None,
         "memory_ratio": round(q_row["memory_mb"] / fp_row["memory_mb"], 3),
         "disk_ratio": round(q_row["disk_mb"] / fp_row["disk_mb"], 3),
@@ -118,6 +119,25 @@ def _decoder(lm, prompts: int, texts: int, new_tokens: int, progress) -> dict:
         "model": lm.describe(),
         "int8_model": _describe_int8(lm, q),
     }
+
+
+MIN_PAIRS = 5  # fewer paired measurements than this: no speed-up is claimed
+
+
+def speed_evidence(faster_if_higher: list[float], other: list[float], units: str) -> dict | None:
+    """int8's speed-up over fp32 from paired measurements (tok/s of int8 and fp32 per prompt, or seconds of fp32
+    and int8 per run): the ratio of medians, its 95% interval (pairs resampled), the decimals it supports, and
+    whether stats.claim calls int8 faster (or slower), with the reason."""
+    a, b = [x for x in faster_if_higher], [x for x in other]
+    if len(a) != len(b) or not a or min(a + b) <= 0:
+        return None
+    r, lo, hi = stats.paired_ratio(a, b)
+    n = len(a)
+    claim = stats.claim(stats.Estimate("int8", r, lo, hi, n), stats.Estimate("fp32", 1.0, 1.0, 1.0, n), (r, lo, hi),
+                        ratio=True, min_n=MIN_PAIRS, min_change=stats.SPEED_NOISE, units=units, better_word="faster",
+                        what="speed-up of int8 over fp32")
+    return {"ratio": round(r, 4), "ci95": [round(lo, 4), round(hi, 4)], "decimals": stats.decimals(lo, hi, most=2),
+            "n": n, "claim": claim.as_dict()}
 
 
 def _encoder(lm, texts: int, progress) -> dict:
@@ -164,6 +184,7 @@ def _encoder(lm, texts: int, progress) -> dict:
     return {
         "rows": rows,
         "speedup": round(rows[0]["ms_per_text"] / rows[1]["ms_per_text"], 3) if rows[1]["ms_per_text"] else None,
+        "speedup_evidence": speed_evidence(seconds["fp32"], seconds["int8"], "interleaved runs"),
         "memory_ratio": round(rows[1]["memory_mb"] / rows[0]["memory_mb"], 3),
         "tasks": out_tasks,
         "int8_built_s": round(built_s, 2),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from backend.engines.ner import languages as ner_languages, transfer as ner_transfer
 from backend.hub import multilingual_builder as builder, multilingual_runs
+from backend.multilingual import intervals
 from backend.runtime import budget, config
 from backend.runtime.device import gpu_task
 from backend.runtime.errors import InputError
@@ -67,14 +68,25 @@ def transfer() -> dict:
     the German model's transfer to each other language, per-entity errors, examples of mistakes,
     what was frozen and how long it took. Read from the cache: no model work."""
     t0 = time.perf_counter()
-    return {**shaped(builder.results(default_folder())), "seconds": round(time.perf_counter() - t0, 4)}
+    folder = default_folder()
+    raw = builder.results(folder)
+    return {**shaped(raw, counts=builder.sentence_counts(folder, raw)), "seconds": round(time.perf_counter() - t0, 4)}
 
 
-def shaped(raw: dict, names: dict | None = None) -> dict:
+def _counts_in(raw: dict) -> dict | None:
+    """Per-sentence counts kept in the results themselves (a run scored since they are kept), else None."""
+    kept = {name: {lang: s.get("counts") for lang, s in run["scores"].items()} for name, run in raw["runs"].items()}
+    return kept if all(c is not None for run in kept.values() for c in run.values()) else None
+
+
+def shaped(raw: dict, names: dict | None = None, counts: dict | None = None) -> dict:
     """A results.json of the experiment (the default run's, or a learner's live run: `learner.py`) as the
-    tab reads it; `names`: run name -> what its row says it was trained on (default RUN_NAMES)."""
+    tab reads it; `names`: run name -> what its row says it was trained on (default RUN_NAMES); `counts`: the
+    per-sentence entity counts behind every F1's interval (`intervals.of_runs`), when results.json lacks them."""
     first = next(iter(raw["runs"].values()))["meta"]
-    return {"table": _table(raw, names or RUN_NAMES), "transfer": _transfer_gap(raw), "per_type": _per_type(raw),
+    names = names or RUN_NAMES
+    return {"table": _table(raw, names), "transfer": _transfer_gap(raw), "per_type": _per_type(raw),
+            "evidence": intervals.of_runs(raw, counts or _counts_in(raw), names),
             "examples": {name: {lang: run["scores"][lang]["examples"] for lang in raw["languages"]}
                          for name, run in raw["runs"].items()},
             "languages": {l: ner_languages.LANGUAGE_NAMES[l] for l in raw["languages"]},

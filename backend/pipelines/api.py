@@ -19,7 +19,7 @@ from backend.runtime import config
 from backend import hub
 from backend.hub import server_models, session_models
 from backend.runtime.device import gpu_task
-from backend.pipelines import multilingual_ner, summary_checks, tasks
+from backend.pipelines import answer_strength, multilingual_ner, summary_checks, tasks
 from backend.pipelines.encoders import MAX_TOP_K
 from backend.engines.classify.similarity import DEFAULT_TEMPLATE, SENTIMENT_DEFAULT, parse_label_descriptions
 from backend.engines.server import generation as remote
@@ -220,7 +220,9 @@ def qa(context, question, top_n=3, qa_method: str = "profile", override: str | N
         emb, more = _load("embedder", None, progress)
         waited = waited + more
         rank = span_qa.embedding_rank(emb.model, emb.tokenizer)
-    return _with_waits(tasks.qa(lm, question, context, top_n=top_n, rank=rank), waited)
+    r = tasks.qa(lm, question, context, top_n=top_n, rank=rank)
+    r["strength"] = answer_strength.judge(r)  # a weak answer is said to be weak, with the threshold chosen
+    return _with_waits(r, waited)
 
 
 QA_METHODS = ("profile", "reader", "span-decoding")

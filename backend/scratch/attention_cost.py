@@ -6,7 +6,7 @@ what `output_attentions` needs), torch's fused `scaled_dot_product_attention` (s
 never holds them), a sliding window computed block by block (only the band), and linear
 attention (no T x T at all). Memory is the process's peak resident memory above where it
 started (Linux's VmHWM, reset before each call), so it is a measurement, not a formula.
-`fit_quadratic` fits time = a + b T + c T^2 by least squares.
+`fit_quadratic` fits time = a + b T + c T^2 where it is drawn: on log-log axes (relative errors).
 """
 
 from __future__ import annotations
@@ -136,31 +136,58 @@ def measure_lengths(lengths: list[int], heads: int, head_dim: int, window: int =
     return rows
 
 
+FIT_TOLERANCE = 0.25  # a fitted time more than 25% off a measured one misses it: the curve is not drawn there
+
+
 def fit_quadratic(lengths, seconds) -> dict:
-    """time = a + b T + c T^2 with a, b, c >= 0 (a time has no negative part), least squares in seconds
-    (so the long texts, where the cost is, weigh most); every subset of the three terms is tried and
-    the best non-negative one kept, which is the exact non-negative least squares for three terms. Also: the share of the longest time the T^2 term explains, and the
-    log-log slope between the two longest texts (2 for pure quadratic growth, 1 for linear)."""
+    """time = a + b T + c T^2 with a, b, c >= 0 (a time has no negative part), fitted and judged where it is
+    drawn, on log-log axes: least squares of the RELATIVE error (pred / measured - 1), so a 0.1 ms point
+    counts as much as a 100 ms one (plain least squares in seconds let the longest texts decide and missed the
+    short ones by 300%); every subset of the three terms is tried and the best non-negative one kept (the exact
+    non-negative least squares for three terms). Also: `errors`, the relative error at each length; `r2`, R^2
+    of log(time) (the plot's own scale); `holds`, each error within FIT_TOLERANCE; the share of the longest time
+    the T^2 term explains; the log-log slope between the two longest texts (2 quadratic, 1 linear)."""
     t = np.asarray(lengths, dtype=float)
     y = np.asarray(seconds, dtype=float)
     if len(t) < 3:
         raise ValueError("a quadratic fit needs at least 3 lengths")
     cols = np.stack([np.ones_like(t), t, t * t], axis=1)
+    scaled = cols / y[:, None]
     best = None
     for keep in ((0, 1, 2), (0, 2), (1, 2), (2,), (0, 1), (0,), (1,)):
-        coef, *_ = np.linalg.lstsq(cols[:, keep], y, rcond=None)
+        coef, *_ = np.linalg.lstsq(scaled[:, keep], np.ones_like(y), rcond=None)
         if (coef < 0).any():
             continue
         full = np.zeros(3)
         full[list(keep)] = coef
-        sse = float(((cols @ full - y) ** 2).sum())
+        sse = float(((scaled @ full - 1) ** 2).sum())
         if best is None or sse < best[0]:
             best = (sse, full)
     a, b, c = best[1]
     pred = a + b * t + c * t * t
-    ss_res, ss_tot = float(((y - pred) ** 2).sum()), float(((y - y.mean()) ** 2).sum())
+    errors = pred / y - 1
+    ly, lp = np.log(y), np.log(np.maximum(pred, 1e-300))
+    ss_res, ss_tot = float(((ly - lp) ** 2).sum()), float(((ly - ly.mean()) ** 2).sum())
     slope = math.log(y[-1] / y[-2]) / math.log(t[-1] / t[-2]) if y[-1] > 0 and y[-2] > 0 and t[-1] != t[-2] else None
+    worst = int(np.argmax(np.abs(errors)))
     return {"a": float(a), "b": float(b), "c": float(c), "r2": 1 - ss_res / ss_tot if ss_tot > 0 else 1.0,
-            "max_relative_error": float(np.abs(pred / y - 1).max()),
+            "space": "log-log", "errors": [round(float(e), 4) for e in errors],
+            "holds": [bool(abs(e) <= FIT_TOLERANCE) for e in errors], "tolerance": FIT_TOLERANCE,
+            "max_relative_error": float(np.abs(errors).max()), "worst_tokens": int(t[worst]),
             "quadratic_share_at_longest": float(c * t[-1] ** 2 / pred[-1]) if pred[-1] > 0 else None,
             "loglog_slope_last": slope}
+
+
+def slower_than_full(rows: list[dict]) -> dict[str, dict]:
+    """Per cheaper method, the lengths where it took longer than full attention written out, and the first
+    length from which it stays faster (None if it never does): where its fixed costs outweigh what it saves."""
+    full = {r["tokens"]: r["seconds"] for r in rows if r["method"] == METHODS[0]}
+    out = {}
+    for method in METHODS[1:]:
+        mine = sorted((r["tokens"], r["seconds"]) for r in rows if r["method"] == method and r["tokens"] in full)
+        slower = [t for t, s in mine if s > full[t]]
+        if slower:
+            after = [t for t, _ in mine if t > max(slower)]
+            out[method] = {"tokens": slower, "faster_from": after[0] if after else None,
+                           "ratios": [round(s / full[t], 3) for t, s in mine if t in slower]}
+    return out

@@ -70,6 +70,7 @@ def attention_cost(role="encoder", max_tokens=1024, window=64, repeats=3) -> dic
         fits[method] = cost.fit_quadratic([r["tokens"] for r in mine], [r["seconds"] for r in mine])
     return {"role": role, "model": lm.describe(), "geometry": g, "lengths": lengths, "window": window,
             "repeats": repeats, "rows": rows, "fits": fits, "causal": role == "decoder",
+            "slower_than_full": cost.slower_than_full(rows),
             "notes": ["time: the fastest of at least `repeats` calls (more for short ones) on one torch thread, float32, random q/k/v of the model's "
                       "heads x head size (one layer's attention core, without the q/k/v/output projections)",
                       "memory: peak resident memory above the start of the call (Linux VmHWM); other work in "

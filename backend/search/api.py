@@ -29,6 +29,7 @@ from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
 from backend.search import chunked_build as bounds
 from backend.search import corpora
+from backend.search import score_meaning
 from backend.search.embedders import EMBEDDER_ROLES, ENGLISH
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
 from backend.search.reader import (
@@ -345,6 +346,9 @@ def search(session_id: str, query: str, k: int = 5, embedder: str | None = None)
                         f"({built['count']:,} passages, {built['index_type']}) first."] + out["notes"]
     out["map"] = service.map_data(session_id, res["_query_vector"],
                                   [r["id"] for r in res["results"]])
+    entry = service.current(session_id)
+    out["score_meaning"] = score_meaning.context(getattr(entry, "vectors", None), res["_query_vector"],
+                                                 [r["score"] for r in res["results"]])
     return out
 
 

@@ -305,6 +305,7 @@ def measure(built: BuiltIndex, vectors: np.ndarray, k: int = 10, n_queries: int 
         "vectors_mb": round(vectors.nbytes / 1e6, 3),
         "query_ms_median": round(float(np.median(lat)), 4),
         "query_ms_p95": round(float(np.percentile(lat, 95)), 4),
+        "query_ms_each": [round(v, 4) for v in lat],  # the same queries for every index: a paired comparison
         "recall_k": k,
         "recall_at_k": round(recall_at_k(approx, exact, k), 4),
         "recall_queries": int(len(q)),

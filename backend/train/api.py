@@ -30,6 +30,7 @@ from backend.engines.classify import datasets
 from backend.runtime.rates import RATES
 from backend.train import features
 from backend.train import gpu
+from backend.train import ranking
 from backend.train.run_plan import (
     _curve_sizes,
     LOAD_WORK,
@@ -203,7 +204,7 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
             rep = metrics.report(te_y, zs_test, labels)
             took["zero_shot"] = time.perf_counter() - t0
             result["methods"]["zero_shot"] = {**rep, "seconds": round(took["zero_shot"], 3),
-                                              "template": DEFAULT_TEMPLATE}
+                                              "template": DEFAULT_TEMPLATE, "test_correct": _correct(zs_test, te_y)}
         if "probe" in chosen and not stopped():
             yield stage(0.25, "Fitting the logistic regression on the features")
             _probe(ds, feats, budget, override, features_s, result, trained, took)
@@ -221,6 +222,7 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
                                                        session.stop, override)
             took["curve"] = time.perf_counter() - t0
         result["best_method"] = _best(trained)
+        result["ranking"] = ranking.rank(result["methods"])
         result["seconds"] = round(time.perf_counter() - t_start, 2)
         result["estimate"] = _compare_run(plan, took, result["seconds"])
         say(1.0, "Done")
@@ -248,9 +250,10 @@ def _probe(ds, feats, budget, override, features_s: float, result: dict, trained
     fitted = logistic.fit(feats["train"], tr_y, len(labels), seed=budget.seed)
     fit_s = time.perf_counter() - t0
     RATES.add(finetune.rate_key(PROBE_WORK, override or ""), len(tr_y), fit_s)
-    rep = metrics.report(te_y, fitted.predict_proba(feats["test"]), labels)
+    probs = fitted.predict_proba(feats["test"])
+    rep = metrics.report(te_y, probs, labels)
     result["methods"]["probe"] = {**rep, "fit_s": round(fit_s, 4), "features_s": round(features_s, 3),
-                                  "iterations": fitted.iterations}
+                                  "iterations": fitted.iterations, "test_correct": _correct(probs, te_y)}
     result["hardest"]["probe"] = metrics.hardest(va_x, va_y, fitted.predict_proba(feats["validation"]), labels,
                                                  HARDEST_K)
     trained.probe = fitted
@@ -309,17 +312,24 @@ def _finetune(ds, budget, stop, override, say, stage, feats, result, trained, pl
                          else f"its state at epoch {outcome.best_epoch}, not scored") + ").")
         return
     probs, pooled = test
-    ft.update(metrics.report(te_y, probs, labels))
+    ft.update(metrics.report(te_y, probs, labels), test_correct=_correct(probs, te_y))
     result["hardest"]["finetune"] = metrics.hardest(va_x, va_y, val[0], labels, HARDEST_K)
     result["map_finetuned"] = _map(pooled, te_y, te_x, labels, "the fine-tuned encoder's hidden states (test split)")
     # Before and after on the same texts: the frozen map moves to the test split too.
     result["map"] = _map(feats["test"], te_y, te_x, labels, "the frozen encoder's hidden states (test split)")
-    trained.scores["finetune"] = _summary(ft)
+    trained.scores["finetune"] = {**_summary(ft), "cut": ranking.is_cut(ft)}
+
+
+def _correct(probs, ys) -> list[int]:
+    """1 where the method's top label is the true one, per test example (what its accuracy interval resamples)."""
+    return (np.asarray(probs).argmax(1) == np.asarray(ys)).astype(int).tolist()
 
 
 def _best(trained: Trained) -> str | None:
-    """The trained method with the best test accuracy (probe wins a tie: it is cheaper)."""
+    """The trained method with the best test accuracy (probe wins a tie: it is cheaper); a run the budget cut
+    short only when no complete one has a score."""
     usable = {m: trained.scores[m]["accuracy"] for m in trained.methods() if m in trained.scores}
+    usable = {m: a for m, a in usable.items() if not trained.scores[m].get("cut")} or usable
     # A model with no test score (fine-tuning stopped before its test pass) is used only when it is all there is.
     trained.best = max(usable, key=usable.get) if usable else next(iter(trained.methods()), None)
     return trained.best

@@ -161,6 +161,12 @@ def _label(token: str, n: int = 10) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+# The tree's token labels: a readable size (9 px drew about 7 px glyphs that overlapped), placed for the plot area
+# a narrow screen leaves (a half-width plot on a laptop is about 600 x 330 px inside its axes), with the glyph
+# box of that font: no two drawn labels touch.
+TREE_FONT, TREE_CHAR_PX, TREE_LINE_PX, TREE_AREA = 12, 7.5, 16.0, (600, 330)
+
+
 def beam_tree_figure(tree: dict | None) -> go.Figure:
     """The beam tree: x = step, y = cumulative log-prob; kept / ended / pruned hypotheses."""
     if not tree or len(tree.get("nodes", [])) <= 1:
@@ -186,8 +192,8 @@ def beam_tree_figure(tree: dict | None) -> go.Figure:
     names = {"kept": "kept (a running beam)", "eos": "ended (EOS)", "pruned": "pruned", "root": "prompt"}
     # Labels on the kept and ended hypotheses, best path first, none overlapping another.
     labelled = sorted((n for n in nodes[1:] if n["status"] in ("kept", "eos")), key=lambda n: not n["best"])
-    shown = place_labels([(n["depth"], n["cum_logprob"], _label(n["token"])) for n in labelled],
-                         width_px=760, height_px=330, bounds=tree_bounds(nodes))  # a half-width plot's room: no crowding
+    shown = place_labels([(n["depth"], n["cum_logprob"], _label(n["token"])) for n in labelled], width_px=TREE_AREA[0],
+                         height_px=TREE_AREA[1], char_px=TREE_CHAR_PX, line_px=TREE_LINE_PX, bounds=tree_bounds(nodes))
     text_of = {n["id"]: _label(n["token"]) for n, ok in zip(labelled, shown) if ok}
     for status in ("pruned", "eos", "kept", "root"):
         group = [n for n in nodes if n["status"] == status]
@@ -196,7 +202,7 @@ def beam_tree_figure(tree: dict | None) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=[n["depth"] for n in group], y=[n["cum_logprob"] for n in group],
             mode="markers+text" if status in ("kept", "eos") else "markers",
-            text=[text_of.get(n["id"], "") for n in group], textposition="top center", textfont=dict(size=9),
+            text=[text_of.get(n["id"], "") for n in group], textposition="top center", textfont=dict(size=TREE_FONT),
             marker=dict(color=STATUS_COLORS[status], size=9 if status != "pruned" else 6,
                         line=dict(width=[2 if n["best"] else 0 for n in group], color="#ff7f0e")),
             name=names[status],

@@ -72,13 +72,18 @@ def scatter_notice(rows: list[dict], fastest: dict | None = None) -> str:
     winner = next((r for r in rows if r["key"] == key), None)
     if winner is None:
         why = (fastest or {}).get("why") or "no claim on speed was made for this run"
-        return (f"No variant is named the fastest: {why}. The most accurate is {best['variant']} "
-                f"({100 * best['accuracy']:.1f}% on {best.get('test_n') or '?'} test sentences).")
+        return (f"No variant is named the fastest: {why}. The highest accuracy measured is {best['variant']}'s "
+                f"({100 * best['accuracy']:.1f}% on {best.get('test_n') or '?'} test sentences; the summary says which "
+                "differences are within noise).")
     if winner is base:
         return (f"The baseline is the fastest here ({base['latency_ms_mean']:.1f} ms a query); "
-                f"the most accurate is {best['variant']} ({100 * best['accuracy']:.1f}%).")
-    return (f"Furthest left: {winner['variant']}, {base['latency_ms_mean'] / winner['latency_ms_mean']:.1f}x faster "
-            f"than the baseline ({winner['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms), accuracy "
+                f"the highest accuracy measured is {best['variant']}'s ({100 * best['accuracy']:.1f}%; the summary "
+                "says which differences are within noise).")
+    d = winner.get("speedup_decimals", 1)
+    lo, hi = winner.get("speedup_ci95") or (winner["speedup_vs_baseline"],) * 2
+    return (f"Furthest left: {winner['variant']}, {winner['speedup_vs_baseline']:.{d}f}x faster than the baseline "
+            f"(95% interval {lo:.{d}f}-{hi:.{d}f}x; {winner['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms), "
+            f"accuracy "
             f"{100 * winner['accuracy']:.1f}% vs {100 * base['accuracy']:.1f}%; its file is "
             f"{winner['size_mb']:.0f} MB vs {base['size_mb']:.0f} MB.")
 

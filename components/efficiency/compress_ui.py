@@ -20,11 +20,13 @@ from components.shell import code_view, links, runs
 from components.shell.endpoint import Code, Endpoint, Link, Runs, declare
 from components.shell.session_memory import download_root, served
 from backend.runtime.errors import InputError
+from backend.runtime.stats import decimals as stats_decimals
 
 STEP_NAMES = {"teacher": "0 · fine-tuned baseline", "distil": "1 · distil a student", "quantize": "2 · torch int8",
               "onnx": "3 · ONNX Runtime", "onnx_int8": "4 · ONNX Runtime int8", "prune": "5 · prune", "all": "all steps"}
-TABLE_HEADERS = ["variant", "accuracy", "latency ms (mean ± std)", "speed-up", "size MB", "size vs baseline"]
-TABLE_WIDTHS = ["30%", "12%", "18%", "12%", "14%", "14%"]
+TABLE_HEADERS = ["variant", "accuracy", "latency ms (mean ± std)", "speed-up (95% interval)", "size MB",
+                 "size vs baseline"]
+TABLE_WIDTHS = ["26%", "11%", "19%", "18%", "12%", "14%"]
 PREDICT_HEADERS = ["variant", "label", "probability", "ms"]
 INTRO = (
     "### The whole chapter: distil, quantize, export to ONNX, prune\nThe book's chapter 8 benchmarks one "
@@ -37,18 +39,40 @@ INTRO = (
     "choose *your settings* to run the steps live.")
 
 
+def latency_cell(row: dict) -> str:
+    """Mean ± std; a standard deviation over the mean is said to be noisy (the mean rests on a few slow calls)."""
+    cell = f"{row['latency_ms_mean']:.2f} ± {row['latency_ms_std']:.2f}"
+    return cell + " (noisy: std over mean)" if row.get("timing_noisy") else cell
+
+
+def speedup_cell(row: dict, first: bool) -> str:
+    """The speed-up at the precision its 95% interval supports, with that interval (the baseline is 1x)."""
+    if first or not row.get("speedup_vs_baseline"):
+        return "1x (baseline)" if first else "-"
+    d = row.get("speedup_decimals", 2)
+    lo, hi = row.get("speedup_ci95") or (row["speedup_vs_baseline"],) * 2
+    return f"{row['speedup_vs_baseline']:.{d}f}x ({lo:.{d}f}-{hi:.{d}f})"
+
+
 def table_rows(r: dict) -> list[list]:
-    return [[row["variant"], f"{100 * row['accuracy']:.1f}%",
-             f"{row['latency_ms_mean']:.2f} ± {row['latency_ms_std']:.2f}",
-             f"{row['speedup_vs_baseline']:.2f}x" if row["speedup_vs_baseline"] else "-", f"{row['size_mb']:.1f}",
-             f"{row['size_vs_baseline']:.2f}x" if row["size_vs_baseline"] else "-"] for row in r["rows"]]
+    return [[row["variant"], f"{100 * row['accuracy']:.1f}%", latency_cell(row), speedup_cell(row, i == 0),
+             f"{row['size_mb']:.1f}", f"{row['size_vs_baseline']:.2f}x" if row["size_vs_baseline"] else "-"]
+            for i, row in enumerate(r["rows"])]
+
+
+def _ratio_text(ratio: float, ci: list | None) -> str:
+    """A ratio at the decimals its 95% interval supports, with the interval."""
+    if not ci:
+        return f"**{ratio:.2f}x**"
+    d = stats_decimals(*ci)
+    return f"**{ratio:.{d}f}x** (95% interval {ci[0]:.{d}f}-{ci[1]:.{d}f}x)"
 
 
 def _verdict(t: dict) -> str:
     """A target's verdict as the page says it: met / not met, or why it cannot be told from this run."""
     if t["status"] == "cannot tell":
         return f"**cannot tell from this run**: {md_text(t['why'])}"
-    return f"**{t['status']}**"
+    return f"**{t['status']}**" + (f": {md_text(t['why'])}" if t.get("why") else "")
 
 
 def summary_md(r: dict) -> str:
@@ -57,13 +81,18 @@ def summary_md(r: dict) -> str:
     if "student" in t:
         s = t["student"]
         lines.append(f"**Student**: keeps **{100 * s['accuracy_kept']:.1f}%** of the baseline's accuracy at "
-                     f"**{s['latency_ratio']:.2f}x** its latency (target: >= 95% at < 0.5x: {_verdict(s)}).")
+                     f"{_ratio_text(s['latency_ratio'], s.get('latency_ci95'))} its latency (target: >= 95% at < 0.5x: "
+                     f"{_verdict(s)}).")
     if "onnx_int8" in t:
         o = t["onnx_int8"]
         c = o.get("accuracy_change") or {}
         noise = (f" ({abs(c['sentences'])} of {c['of']} sentences: within noise)" if c.get("within_noise")
                  and c.get("sentences") else "")
-        lines.append(f"**ONNX Runtime int8**: **{o['speedup']:.2f}x** faster than the baseline, accuracy "
+        row = next((x for x in r["rows"] if x["key"] == "student_onnx_int8"), {})
+        d = row.get("speedup_decimals", 2)
+        lo, hi = row.get("speedup_ci95") or (o["speedup"], o["speedup"])
+        lines.append(f"**ONNX Runtime int8**: **{o['speedup']:.{d}f}x** faster than the baseline (95% interval "
+                     f"{lo:.{d}f}-{hi:.{d}f}x), accuracy "
                      f"{'-' if o['accuracy_loss'] >= 0 else '+'}{abs(100 * o['accuracy_loss']):.1f} points{noise} "
                      f"(target >= 3x: {_verdict(o)}).")
     if r.get("chosen"):

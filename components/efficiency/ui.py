@@ -57,12 +57,24 @@ def prompt_rows(dec: dict) -> list[list]:
              p["fp32"], p["int8"]] for p in dec["prompts"]]
 
 
+def speed_text(part: dict, what: str) -> str:
+    """int8's speed-up at the precision its interval supports, with that interval and, where the rule does not
+    claim it, the reason it gave (backend.efficiency.api.speed_evidence)."""
+    ev = part.get("speedup_evidence")
+    if not ev:
+        return f"**{part['speedup']:.2f}x** {what}"
+    d, (lo, hi) = ev["decimals"], ev["ci95"]
+    said = f"**{part['speedup']:.{d}f}x** {what} (95% interval {lo:.{d}f}-{hi:.{d}f}x"
+    c = ev["claim"]
+    return said + ("" if c["claimed"] else f"; not claimed: {md_text(c['why'])}") + ")"
+
+
 def summary_md(r: dict) -> str:
     dec, enc = r["decoder"], r["encoder"]
     a = dec["agreement"]
     same_all = a[f"first_{a['new_tokens']}"]
     lines = [
-        f"**Decoder** int8 / fp32: **{dec['speedup']:.2f}x** greedy tok/s · memory **{dec['memory_ratio']:.2f}x** · "
+        f"**Decoder** int8 / fp32: {speed_text(dec, 'greedy tok/s')} · memory **{dec['memory_ratio']:.2f}x** · "
         f"perplexity **{dec['perplexity_ratio']:.3f}x** ({dec['perplexity_tokens']} tokens) · greedy outputs identical on "
         f"the first 8 tokens for **{a['first_8']}/{a['of']}** prompts, on the first {a['new_tokens']} for "
         f"**{same_all}/{a['of']}**"
@@ -71,7 +83,7 @@ def summary_md(r: dict) -> str:
     if enc:
         t = enc["tasks"]
         lines.append(
-            f"**Encoder** int8 / fp32: **{enc['speedup']:.2f}x** faster per text · memory **{enc['memory_ratio']:.2f}x** · "
+            f"**Encoder** int8 / fp32: {speed_text(enc, 'faster per text')} · memory **{enc['memory_ratio']:.2f}x** · "
             f"same label: sentiment {t['sentiment']['same_label']}/{t['sentiment']['items']} sentences, topic "
             f"{t['topic']['same_label']}/{t['topic']['items']} texts (max cosine change {max(x['max_abs_cosine_diff'] for x in t.values()):.4f})")
     built = dec["int8_built_s"] + (enc["int8_built_s"] if enc else 0)

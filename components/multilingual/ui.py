@@ -33,8 +33,9 @@ COLORS = {"PER": "#bfdbfe", "ORG": "#fde68a", "LOC": "#bbf7d0"}
 
 
 def table_rows(r: dict) -> list[list]:
+    """Each run's entity F1 per test language, with its 95% interval (test sentences resampled)."""
     langs = list(r["languages"])
-    return [[row["trained_on"]] + [f"{row[l]:.3f}" for l in langs] for row in r["table"]]
+    return [[row["trained_on"]] + [plots.with_ci(r, row, l, 3) for l in langs] for row in r["table"]]
 
 
 def error_rows(r: dict) -> list[list]:
@@ -52,8 +53,9 @@ def summary_md(r: dict) -> str:
             f"({r['trained_params'] / 1e6:.1f} M); batches of {r['settings']['batch_size']} sentences: {steps}. "
             f"Both runs were built at set-up in {r['built_s']:.0f} s."]
     if de is not None:
-        others = ", ".join(f"{r['languages'][l]} {de[l]:.3f}" for l in r["languages"] if l != "de")
-        said.append(f"Trained on German only: entity F1 {de['de']:.3f} on German; zero-shot: {others}.")
+        others = ", ".join(f"{r['languages'][l]} {plots.with_ci(r, de, l, 3)}" for l in r["languages"] if l != "de")
+        said.append(f"Trained on German only: entity F1 {plots.with_ci(r, de, 'de', 3)} on German; zero-shot: "
+                    f"{others} (95% intervals in brackets: the test sentences resampled 2,000 times).")
     sizes = r["sizes"]
     said.append("Sentences per language: " + ", ".join(
         f"{r['languages'][l]} {sizes['train'][l]} train / {sizes['test'][l]} test" for l in r["languages"]) + ".")
@@ -128,8 +130,9 @@ def build() -> None:
     languages, steps, live_go, live_stop, badge = live.build()
     box = error_box(elem_id="ml-error")
     summary = gr.Markdown(first[1], elem_id="ml-summary")
-    table = gr.Dataframe(first[2], headers=TABLE_HEADERS, label="Entity F1 (seqeval-style, strict spans): "
-                         "rows = training languages, columns = test language", interactive=False, wrap=True,
+    table = gr.Dataframe(first[2], headers=TABLE_HEADERS, label="Entity F1 (seqeval-style, strict spans) with its "
+                         "95% interval (the test sentences resampled): rows = training languages, columns = test "
+                         "language", interactive=False, wrap=True,
                          column_widths=TABLE_WIDTHS, elem_id="ml-table")
     plot = gr.Plot(first[3], label="Cross-lingual transfer", elem_id="ml-plot")
     errors = gr.Dataframe(first[4], headers=ERROR_HEADERS, label="Per entity type: found, missed, spurious",
@@ -142,7 +145,8 @@ def build() -> None:
     declare(Endpoint("multilingual_ner_transfer", show_transfer, {}, outputs, trigger=go, lane=SHORT_LANE, errors=box,
                      after=[After("success", lambda: "", None, [badge])], contract=CONTRACTS["multilingual_ner_transfer"]))  # the default run again: no "your run"
     declare(Endpoint("multilingual_ner_train", _LIVE, {"languages": languages, "steps": steps},
-                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box, contract=CONTRACTS["multilingual_ner_train"]))
+                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box, contract=CONTRACTS["multilingual_ner_train"],
+                     options={"show_progress_on": [summary]}))  # one progress bar (two piled up on badge and table)
     live_stop.click(live.stop_live, None, [badge], api_visibility="private", queue=False)
     _sentence()
 

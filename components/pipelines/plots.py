@@ -192,6 +192,9 @@ def answer_markdown(r: dict) -> str:
     text = f"### {md_text(r['answer']) if r['answer'] else '(no answer)'}"
     if r["score"] is not None:
         text += f"\nscore {r['score']:.3f}"
+    strength = r.get("strength")
+    if strength:
+        text += f"\n\n{'**' if strength['weak'] else ''}{md_text(strength['text'])}{'**' if strength['weak'] else ''}"
     return text
 
 

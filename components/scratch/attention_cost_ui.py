@@ -12,6 +12,7 @@ from components import shell as common
 from components.shell import SHORT_LANE, Dropdown, Number, Radio, Slider, Textbox, error_box, md_text, raw_json
 from components.shell.endpoint import Endpoint, declare
 from components.scratch.ch11_plots import cost_figure, errors_figure, fmt_ms, patterns_figure
+from components.scratch.ch11_plots import fit_text as plots_fit_text
 
 LANE = getattr(common, "LONG_LANE", SHORT_LANE)
 ROLES = [("Encoder (all-MiniLM-L6-v2: 12 heads x 32)", "encoder"), ("Decoder (SmolLM2-135M: 9 heads x 64)", "decoder")]
@@ -36,9 +37,9 @@ UNAVAILABLE = (
     "their weights for transformers to load: the packages on the Python package index that wrap these models "
     "(checked by name) name no bundled weights that transformers reads. So this app does not run them; on a "
     "machine that reaches the Hub, the book's notebook does.")
-COST_HEADERS = ["tokens", "full (ms)", "fused kernel (ms)", "sliding window (ms)", "linear (ms)", "full: peak MB",
-                "fused: peak MB", "T x T weights (MB)"]
-COST_WIDTHS = ["10%", "11%", "13%", "14%", "11%", "13%", "13%", "15%"]
+COST_HEADERS = ["tokens", "full (ms)", "fit's error on full", "fused kernel (ms)", "sliding window (ms)", "linear (ms)",
+                "full: peak MB", "fused: peak MB", "T x T weights (MB)"]
+COST_WIDTHS = ["9%", "10%", "10%", "11%", "12%", "10%", "12%", "12%", "14%"]
 PAIR_HEADERS = ["attention", "scores computed", "share of full", "full attention's weight it keeps",
                 "mean error (all layers x heads)"]
 PAIR_WIDTHS = ["16%", "30%", "14%", "20%", "20%"]
@@ -51,8 +52,9 @@ def cost_md(data: dict) -> str:
     return (f"One attention layer of **{md_text(data['model'].get('checkpoint', data['role']))}** "
             f"({g['heads']} heads x {g['head_dim']}), {'causal' if data['causal'] else 'bidirectional'}, "
             f"{len(data['lengths'])} lengths measured in this one run (the fastest of {data['repeats']} or more calls each). Full attention's "
-            f"time fits a + b T + c T² with c = {fit['c']:.3g} s per token² (R² {fit['r2']:.3f}); at {t:,} tokens "
-            f"the T² term is {fit['quadratic_share_at_longest']:.0%} of it. "
+            f"time is fitted by a + b T + c T² on the relative error (the log-log plot's own scale): c = {fit['c']:.3g} s "
+            f"per token²; {plots_fit_text(data)}. At {t:,} tokens the T² term is "
+            f"{fit['quadratic_share_at_longest']:.0%} of the fitted time. "
             + (f"The encoder's own positions stop at {g['max_positions']:,} tokens: longer lengths time its attention "
                "geometry, not a text it could read. " if g["max_positions"] and g["max_positions"] < t else "")
             + "Memory is the process's measured peak above the start of each call.")
@@ -65,8 +67,10 @@ def cost_table(data: dict) -> dict:
     def mb(r):
         return "-" if r["peak_mb"] is None else f"{r['peak_mb']:,.1f}"
 
-    rows = [[f"{t:,}"] + [fmt_ms(by[t, m]["seconds"]) for m in ("full (by hand)", "fused kernel", "sliding window",
-                                                              "linear")]
+    fit = data["fits"]["full (by hand)"]
+    errs = dict(zip(data["lengths"], fit.get("errors") or [None] * len(data["lengths"])))
+    rows = [[f"{t:,}", fmt_ms(by[t, "full (by hand)"]["seconds"]), "-" if errs[t] is None else f"{100 * errs[t]:+.0f}%"]
+            + [fmt_ms(by[t, m]["seconds"]) for m in ("fused kernel", "sliding window", "linear")]
             + [mb(by[t, "full (by hand)"]), mb(by[t, "fused kernel"]), f"{by[t, 'full (by hand)']['weights_mb']:,.1f}"]
             for t in data["lengths"]]
     return gr.update(value={"data": rows, "headers": COST_HEADERS}, column_widths=COST_WIDTHS)

@@ -94,15 +94,18 @@ def cost_figure(data: dict, key: str) -> go.Figure:
     if key == "seconds":
         fit = data["fits"]["full (by hand)"]
         ts = data["lengths"]
-        fig.add_trace(go.Scatter(x=ts, y=[1000 * (fit["a"] + fit["b"] * t + fit["c"] * t * t) for t in ts],
-                                 mode="lines", line=dict(color="#d62728", dash="dot"),
-                                 name="full: a + b T + c T² fitted"))
-        last = {r["method"]: r for r in rows if r["tokens"] == ts[-1]}
-        slope = fit["loglog_slope_last"]
-        said = (f"doubling the text from {ts[-2]:,} to {ts[-1]:,} tokens multiplied full attention's time by "
-                f"{2 ** slope:.1f} (4 would be purely quadratic); at {ts[-1]:,} tokens the sliding window took "
-                f"{last['sliding window']['seconds'] / last['full (by hand)']['seconds']:.0%} and linear attention "
-                f"{last['linear']['seconds'] / last['full (by hand)']['seconds']:.0%} of full attention's time")
+        held = fit.get("holds") or [True] * len(ts)
+        errs = fit.get("errors") or [0.0] * len(ts)
+        # drawn only where it holds (a gap where it misses a point by more than its tolerance), error on hover
+        fig.add_trace(go.Scatter(x=ts, y=[1000 * (fit["a"] + fit["b"] * t + fit["c"] * t * t) if ok else None
+                                          for t, ok in zip(ts, held)],
+                                 customdata=[100 * e for e in errs], mode="lines+markers", connectgaps=False,
+                                 marker=dict(symbol="x", size=6), line=dict(color="#d62728", dash="dot"),
+                                 hovertemplate="%{x} tokens: fit %{y:.3f} ms, %{customdata:+.0f}% off the point"
+                                               "<extra></extra>",
+                                 name="full: a + b T + c T² fitted (only where within "
+                                      f"{100 * fit.get('tolerance', 0.25):.0f}%)"))
+        said = time_notice(data)
         title, ytitle = "Time of one attention layer against the text's length", "milliseconds (log)"
     else:
         biggest = max((r for r in rows if r["method"] == "full (by hand)"), key=lambda r: r["tokens"])
@@ -165,6 +168,72 @@ def errors_figure(data: dict) -> go.Figure:
         said += (f", where its pattern keeps only {data['weight_kept'][best][hard[0]][hard[1]]:.0%} of the head's "
                  "attention weight")
     return notice(fig, said + ".")
+
+
+def share_text(x: float) -> str:
+    """A share at the precision it needs: 20%, 3.4%, 0.27% (never a "0%" that is not zero)."""
+    return f"{x:.0%}" if x >= 0.1 else f"{100 * x:.2g}%"
+
+
+NAMED = {"fused kernel": "The fused kernel", "sliding window": "The sliding window", "linear": "Linear attention"}
+WHY_SLOWER = {
+    "fused kernel": "one call of torch's fused kernel has fixed costs (checks, picking a kernel, its tiled loop) that "
+                    "two small matrix products do not pay; they matter only while T x T is small",
+    "sliding window": "it loops over blocks of queries in Python, a fixed cost per block, and each block also "
+                      "scores keys outside the band; that outweighs the T x T work it saves while the text is short",
+    "linear": "its feature maps and per-head d x d sums cost T x d² whatever the length, more than full attention's "
+              "T² x d while T is near the head size d",
+}
+
+
+IRREGULAR_R2 = 0.9  # below it on log time, no smooth growth describes the timings: the run is said to be irregular
+
+
+def fit_text(data: dict) -> str:
+    """How the fitted curve holds where it is drawn (log-log): R² of log time, the error at each length."""
+    fit = data["fits"]["full (by hand)"]
+    errs = fit.get("errors")
+    if not errs:
+        return f"R² {fit['r2']:.3f}"
+    each = ", ".join(f"{t:,}: {100 * e:+.0f}%" for t, e in zip(data["lengths"], errs))
+    missed = [f"{t:,}" for t, ok in zip(data["lengths"], fit["holds"]) if not ok]
+    said = f"R² {fit['r2']:.3f} on the log-log scale it is drawn on; its error at each length: {each}"
+    if missed:
+        said += (f"; it misses {', '.join(missed)} tokens by more than {100 * fit['tolerance']:.0f}%, so it is not "
+                 "drawn there")
+    if fit["r2"] < IRREGULAR_R2:
+        said += (f" (an R² under {IRREGULAR_R2} on log time: the timings themselves are irregular, as on a busy CPU; "
+                 "measure again)")
+    return said
+
+
+def time_notice(data: dict) -> str:
+    """The time figure's line: growth, what each cheaper method took at the longest length (at the precision
+    it needs), how the fit holds, and why a method is slower than full attention where it is."""
+    rows, ts = data["rows"], data["lengths"]
+    fit = data["fits"]["full (by hand)"]
+    last = {r["method"]: r for r in rows if r["tokens"] == ts[-1]}
+    full_s = last["full (by hand)"]["seconds"]
+    slope = fit["loglog_slope_last"]
+    said = (f"doubling the text from {ts[-2]:,} to {ts[-1]:,} tokens multiplied full attention's time by "
+            f"{2 ** slope:.1f} (4 would be purely quadratic)")
+    if slope > 2.3:
+        said += (f", faster than T² alone: at {ts[-1]:,} tokens its T x T weights ({last['full (by hand)']['weights_mb']:,.0f}"
+                 " MB) outgrow the CPU's caches, so moving them adds to the arithmetic")
+    said += (f"; at {ts[-1]:,} tokens the fused kernel took {share_text(last['fused kernel']['seconds'] / full_s)}, the "
+             f"sliding window {share_text(last['sliding window']['seconds'] / full_s)} and linear attention "
+             f"{share_text(last['linear']['seconds'] / full_s)} of full attention's time. The fit: {fit_text(data)}")
+    for method, s in (data.get("slower_than_full") or {}).items():
+        where = ", ".join(f"{t:,}" for t in s["tokens"])
+        t0 = s["tokens"][0]
+        said += f". {NAMED[method]} is slower than full attention at {where} tokens ({s['ratios'][0]:.1f}x its time at {t0:,})"
+        if s.get("faster_from"):
+            said += f": {WHY_SLOWER[method]}; it is faster from {s['faster_from']:,} tokens"
+        else:  # slower up to the longest length: fixed costs cannot be the whole story there
+            said += (f", the longest length included, where its saving should show: each time is the fastest of "
+                     f"{data.get('repeats', 3)} or more calls on one run of a shared CPU, and a busy moment can "
+                     "outweigh the method; measure again before reading it as the method's cost")
+    return said
 
 
 def fmt_ms(seconds: float) -> str:

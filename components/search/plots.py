@@ -85,8 +85,13 @@ def tradeoff_figure(rows: list[dict]) -> go.Figure:
         return fig
     fastest = min(rows, key=lambda r: r["query_ms_median"])
     exact = next((r for r in rows if r.get("index_type") == "Flat (exact)"), None)
-    said = (f"the fastest configuration, {fastest['label']}, answers in {fastest['query_ms_median']:.3f} ms "
-            f"with recall@{k} {fastest['recall_at_k']:.2f}")
+    claim = fastest.get("fastest_claim")
+    if claim is None or claim["claimed"]:
+        said = (f"the fastest configuration, {fastest['label']}, answers in {fastest['query_ms_median']:.3f} ms "
+                f"with recall@{k} {fastest['recall_at_k']:.2f}" + (f" ({claim['why']})" if claim else ""))
+    else:
+        said = (f"no configuration is named the fastest: {claim['why']}; the lowest median is {fastest['label']}'s, "
+                f"{fastest['query_ms_median']:.3f} ms with recall@{k} {fastest['recall_at_k']:.2f}")
     if exact is not None and exact is not fastest:
         said += f"; the exact index takes {exact['query_ms_median']:.3f} ms and finds every true neighbour"
     return notice(fig, said + ". " + tradeoff_lesson(rows, exact))

@@ -125,6 +125,9 @@ def results_html(res: dict) -> str:
     if choice.get("auto"):
         head += f"<div class='tlab-index-choice'><i>{html.escape(choice['reason'])}</i></div>"
     notes = "".join(f"<div><i>{html.escape(n)}</i></div>" for n in res["notes"])
+    meaning = res.get("score_meaning")
+    if meaning:
+        notes += f"<div class='tlab-score-meaning'>{html.escape(meaning['text'])}</div>"
     return f"<div id='tlab-search-results'>{head}{notes}{''.join(rows)}</div>"
 
 

@@ -49,7 +49,7 @@ def loss_figure(losses: list[float], epochs: list[dict] | None = None, total_ste
     return notice(fig, said + ". Single batches are noisy: read the trend, not one step.")
 
 
-def confusion_figure(methods: dict) -> go.Figure | None:
+def confusion_figure(methods: dict, ranking: dict | None = None) -> go.Figure | None:
     """The normalised confusion matrix of each method, side by side (rows = true label)."""
     from plotly.subplots import make_subplots
 
@@ -57,7 +57,7 @@ def confusion_figure(methods: dict) -> go.Figure | None:
     if not names:
         return None
     fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.1,
-                        subplot_titles=[f"{SHORT_LABELS[m]}<br>acc {_acc(methods[m])}" for m in names])
+                        subplot_titles=[f"{SHORT_LABELS[m]}<br>acc {_acc(methods[m])}" + _cut(methods[m]) for m in names])
     fig.update_annotations(font=dict(size=12))  # each title within its own third: never run into the next
     for i, m in enumerate(names, start=1):
         c = methods[m]["confusion"]
@@ -71,24 +71,39 @@ def confusion_figure(methods: dict) -> go.Figure | None:
     two_lines = any(methods[m].get("n") is not None and methods[m]["n"] < SMALL_SAMPLE for m in names)
     fig.update_layout(title=dict(text="Normalised confusion matrices (test split)", y=0.92 if two_lines else 0.95, yanchor="top"),
                       height=450 if two_lines else 400, margin=dict(l=60, r=10, t=150 if two_lines else 95, b=50))
-    return notice(fig, confusion_notice(methods, names))
+    return notice(fig, confusion_notice(methods, names, ranking))
 
 
-def confusion_notice(methods: dict, names: list[str]) -> str:
-    """The best method's accuracy against the others, and its most common mistake (the darkest
-    cell off the diagonal)."""
-    best = max(names, key=lambda m: methods[m]["accuracy"])
-    said = f"{METHOD_LABELS[best]} is most accurate ({methods[best]['accuracy']:.2f}"
-    others = [f"{METHOD_LABELS[m]} {methods[m]['accuracy']:.2f}" for m in names if m != best]
-    said += ("; " + ", ".join(others) + ")") if others else ")"
-    c = methods[best]["confusion"]
+def _cut(m: dict) -> str:
+    """A title's mark for a run the time budget cut short (backend.train.ranking.is_cut)."""
+    if m.get("stopped") == "time budget" and m.get("steps", 0) < m.get("total_steps", 0):
+        return f"<br>cut at {m['steps']}/{m['total_steps']} steps"
+    return ""
+
+
+def confusion_notice(methods: dict, names: list[str], ranking: dict | None = None) -> str:
+    """What the run's ranking (backend.train.ranking.rank) allows: the method claimed most accurate, or why
+    none is named, a run cut short by the budget said to be cut and not ranked; the accuracies; then the most
+    common mistake (the darkest cell off the diagonal) of the best or, unclaimed, of the top complete method."""
+    if ranking is None:  # a single method: nothing to rank
+        ranking = {"best": names[0] if len(names) == 1 else None, "cut": [],
+                   "order": sorted(names, key=lambda m: -methods[m]["accuracy"]),
+                   "text": "" if len(names) == 1 else "no method is named the most accurate: no ranking was made"}
+    accs = ", ".join(f"{METHOD_LABELS[m]} {methods[m]['accuracy']:.2f}" + (" [cut short]" if m in ranking["cut"] else "")
+                     for m in names)
+    best = ranking["best"]
+    said = f"{ranking['text'][:1].upper()}{ranking['text'][1:]} (test accuracy: {accs})" if ranking["text"] else \
+        f"{METHOD_LABELS[best]}: test accuracy {accs}"
+    top = best or next((m for m in ranking["order"] if m in names), names[0])
+    c = methods[top]["confusion"]
     errors = [(v, c["labels"][i], c["labels"][j]) for i, row in enumerate(c["normalised"])
               for j, v in enumerate(row) if i != j and v > 0]
     if errors:
         v, true, predicted = max(errors)
-        said += f". Its most common mistake: {v:.0%} of the '{true}' examples predicted as '{predicted}'"
+        said += (f". The most common mistake of {METHOD_LABELS[top]}: {v:.0%} of the '{true}' examples predicted as "
+                 f"'{predicted}'")
     else:
-        said += ". It makes no mistake on the test split: everything sits on the diagonal"
+        said += f". {METHOD_LABELS[top]} makes no mistake on the test split: everything sits on the diagonal"
     return said + "."
 
 

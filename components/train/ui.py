@@ -51,12 +51,14 @@ SMALL_SAMPLE = 30  # the backend's classification_metrics.SMALL_SAMPLE: below it
 
 
 def accuracy_text(acc: float, n: int | None = None, ci95: list | None = None, digits: int = 3) -> str:
-    """An accuracy as shown: on fewer than 30 examples with its count and 95% (Wilson) interval."""
+    """An accuracy as shown, with its 95% (Wilson) interval; on fewer than 30 examples with its count too."""
     if acc is None:  # a fine-tune stopped before its test pass
         return "not measured (stopped before the test pass)"
     text = f"{acc:.{digits}f}"
     if n is not None and n < SMALL_SAMPLE:
         text += f" (n={n}" + (f", 95% CI {ci95[0]:.2f}-{ci95[1]:.2f}" if ci95 else "") + ")"
+    elif ci95:
+        text += f" (95% CI {ci95[0]:.2f}-{ci95[1]:.2f})"
     return text
 
 
@@ -67,7 +69,9 @@ def seconds_text(s: float) -> str:
 
 def estimate_line(e: dict) -> str:
     """Before or after the first fine-tuning chunk: steps, seconds, and whether the budget holds them."""
-    head = (f"{e['steps']} step{'' if e['steps'] == 1 else 's'} at {e['seconds_per_step']:.2f} s + "
+    fixed = (f"corrected from {seconds_text(e['corrected_from'])} to " if e.get("corrected_from") is not None
+             else "")
+    head = (fixed + f"{e['steps']} step{'' if e['steps'] == 1 else 's'} at {e['seconds_per_step']:.2f} s + "
             f"{e['validation_passes']} validation pass{'' if e['validation_passes'] == 1 else 'es'} of "
             f"{e['validation_s']:.1f} s ≈ **{seconds_text(e['estimated_s'])}** ({e['basis']})")
     if e["fits_budget"]:
@@ -99,6 +103,8 @@ def summary_markdown(result: dict) -> str:
         else:
             t = f"{r['seconds']:.1f} s"
             note = f"{r['steps']}/{r['total_steps']} steps, {r['stopped']}"
+            if r["stopped"] == "time budget" and r["steps"] < r["total_steps"]:
+                note += " (cut short: not ranked against the complete methods)"
             if r.get("best_epoch") is not None:
                 note += (f", best checkpoint at epoch {r['best_epoch']}" if r.get("best_validation")
                          else f", kept as it was at epoch {r['best_epoch']} (stopped before any validation)")
@@ -111,6 +117,9 @@ def summary_markdown(result: dict) -> str:
         f1 = f"{r['macro_f1']:.3f}" if "macro_f1" in r else "-"
         best = " **(in use)**" if m == result.get("best_method") else ""
         lines.append(f"| {METHOD_LABELS[m]}{best} | {acc} | {f1} | {t}; {html.escape(note)} |")
+    if (result.get("ranking") or {}).get("text"):
+        text = result["ranking"]["text"]
+        lines.append(f"\n**Which is most accurate:** {html.escape(text[:1].upper() + text[1:])}.")
     notes = list(ds.get("notes", [])) + list(result.get("notes", []))
     lines += [f"\n> {html.escape(n)}" for n in notes]
     return "\n".join(lines)
@@ -126,7 +135,7 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
                  learning_rate, batch_size, learning_curve, curve_finetune, seed,
                  request: gr.Request, progress=gr.Progress()):
     sid = _session(request)
-    losses, epochs_seen, total = [], [], None
+    losses, epochs_seen, total, est = [], [], None, None
     skip = gr.update()
     for ev in training.train_iter(sid, dataset, file_path(file), text_column, label_column, methods,
                                   epochs, max_examples, max_seconds, learning_rate, batch_size,
@@ -135,6 +144,7 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
         if kind == "stage":
             yield f"*{html.escape(ev['desc'])}...*", skip, skip, skip, skip, skip, skip, skip, skip
         elif kind == "estimate":
+            est = ev
             yield (f"Fine-tuning: {estimate_line(ev)}", skip, skip, skip, skip, skip, skip, skip, skip)
         elif kind in ("step", "epoch"):
             if kind == "step":
@@ -147,6 +157,7 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
                                                                    epochs_seen[-1].get("val_n"),
                                                                    epochs_seen[-1].get("val_ci95"))
                          if epochs_seen else "")
+                      + (f" · estimate {seconds_text(est['estimated_s'])} ({est['basis']})" if est else "")
                       + " · press Stop to keep the best checkpoint so far.*")
             yield status, skip, shown(loss_figure(losses, epochs_seen, total)), skip, skip, skip, skip, skip, skip
         elif kind == "done":
@@ -156,7 +167,7 @@ def run_training(dataset, file, text_column, label_column, methods, epochs, max_
             status = (done_line(r) + " " + model_badge(r["model"]) +
                       (f" · the session now classifies with **{METHOD_LABELS[r['best_method']]}**"
                        if r.get("best_method") else ""))
-            yield (status, summary_markdown(r), shown(loss), shown(confusion_figure(r["methods"])),
+            yield (status, summary_markdown(r), shown(loss), shown(confusion_figure(r["methods"], r.get("ranking"))),
                    shown(map_figure(r["map"])), shown(map_figure(r.get("map_finetuned"))),
                    shown(curve_figure(r.get("learning_curve"))), hardest_rows(r), r)
 

@@ -53,7 +53,7 @@ def test_the_section_opens_on_the_default_run_whole(browser, section_url, defaul
             expect(summary).not_to_contain_text("Fastest:")
         for t in r["targets"].values():
             expect(summary).to_contain_text("cannot tell from this run" if t["status"] == "cannot tell"
-                                            else f": {t['status']})")
+                                            else f": {t['status']}" + (":" if t.get('why') else ")"))
         expect(summary).to_contain_text(f"Accuracy is measured on {r['test_size']} test sentences")
         for plot in ("compress-scatter", "compress-pruning"):
             expect(page.locator(f"#{plot} .js-plotly-plot .legend")).to_be_visible(timeout=30_000)

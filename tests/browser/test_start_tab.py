@@ -26,3 +26,17 @@ def test_steps_ticked_as_done_stay_ticked_in_this_browser(page, tab_url):
     page.reload()
     expect(page.locator(".tlab-start-done input").nth(0)).not_to_be_checked(timeout=60_000)
     assert page.evaluate("localStorage.getItem('tlab-first-hour-done')") == '["attention"]'
+
+
+def test_each_steps_reveal_and_open_look_like_buttons_on_their_card(page, tab_url):
+    """They took the card's own grey and no border, and read as plain text."""
+    page.goto(tab_url)
+    page.locator("#start-reveal-1").wait_for(timeout=60_000)
+    for button in ("#start-reveal-1", "#start-open-1"):
+        look = page.evaluate("""(sel) => {
+            const b = document.querySelector(sel), card = b.closest('.start-step');
+            const s = getComputedStyle(b);
+            return {border: parseFloat(s.borderTopWidth), style: s.borderTopStyle, bg: s.backgroundColor,
+                    card: getComputedStyle(card).backgroundColor};
+        }""", button)
+        assert look["border"] >= 1 and look["style"] == "solid" and look["bg"] != look["card"], (button, look)

@@ -67,6 +67,13 @@ def test_the_default_runs_saved_model_scores_what_its_table_says(served):
     test = ner_languages.load("it", "test")
     report = tc.evaluate(model, served.tokenizer, test, ner_languages.labels(), builder.DEFAULT.max_length)["report"]
     assert report["overall"]["f1"] == pytest.approx(results["runs"]["all"]["scores"]["it"]["f1"], abs=1e-9)
+    counts = builder.sentence_counts(folder, results)  # kept in results.json, or scored once at set-up beside it
+    assert counts is not None, "per-sentence entity counts (the F1 intervals) are scored at set-up"
+    for name, run in results["runs"].items():
+        for lang, score in run["scores"].items():
+            tp, fp, fn = (sum(c[k] for c in counts[name][lang]) for k in range(3))
+            assert len(counts[name][lang]) == len(ner_languages.load(lang, "test"))
+            assert 2 * tp / (2 * tp + fp + fn) == pytest.approx(score["f1"], abs=1e-9), (name, lang)
 
 
 # Pipelines' NER with chapter 4's model (model box "multilingual"): the same model the Multilingual tab

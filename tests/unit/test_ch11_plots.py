@@ -82,12 +82,45 @@ def cost_data():
 def test_the_cost_plots_say_the_growth_and_the_memory_measured():
     data = cost_data()
     said = notice_of(cost_figure(data, "seconds"))
-    assert "multiplied full attention's time by 4.0" in said and "sliding window took 20%" in said
+    assert "multiplied full attention's time by 4.0" in said and "the sliding window 20%" in said
     mem = notice_of(cost_figure(data, "peak_mb"))
     assert f"peaked at {3 * 48 * 512 * 512 / 1e6:,.0f} MB" in mem and "0.1 MB" in mem
     assert "T² term is 100%" in attention_cost_ui.cost_md(data)
     table = attention_cost_ui.cost_table(data)["value"]["data"]
-    assert [row[0] for row in table] == ["64", "128", "256", "512"] and len(table[0]) == 8
+    assert [row[0] for row in table] == ["64", "128", "256", "512"] and len(table[0]) == 9
+
+
+def test_the_time_fit_is_judged_where_it_is_drawn_and_slower_methods_say_why():
+    """Measured on this box (encoder geometry, ms): a fit in seconds let 1,024 tokens decide and missed 64 tokens
+    by +440%; fitted on relative error it holds at the short lengths, says where it misses, and is not drawn there."""
+    from backend.scratch import attention_cost as cost
+
+    lengths = [64, 128, 256, 512, 1024]
+    ms = {"full (by hand)": [0.105, 0.443, 1.506, 11.507, 144.698], "fused kernel": [0.093, 0.333, 1.089, 4.123, 18.736],
+          "sliding window": [0.251, 0.988, 2.042, 5.399, 13.796], "linear": [0.146, 0.295, 0.64, 1.289, 0.25]}
+    rows = [{"tokens": t, "method": m, "seconds": v / 1000, "peak_mb": 1.0, "weights_mb": 12 * t * t * 4 / 1e6}
+            for m, vs in ms.items() for t, v in zip(lengths, vs)]
+    fits = {m: cost.fit_quadratic(lengths, [v / 1000 for v in vs]) for m, vs in ms.items()}
+    full = fits["full (by hand)"]
+    assert all(abs(e) <= 0.25 for e in full["errors"][:3]) and not full["holds"][-1]
+    data = {"rows": rows, "lengths": lengths, "fits": fits, "geometry": {"heads": 12, "head_dim": 32, "max_positions": 512},
+            "role": "encoder", "model": {"checkpoint": "tiny"}, "causal": False, "repeats": 3,
+            "slower_than_full": cost.slower_than_full(rows)}
+    fig = cost_figure(data, "seconds")
+    drawn = next(t for t in fig.data if t.name.startswith("full: a + b T"))
+    assert drawn.y[-1] is None and drawn.y[0] is not None  # not drawn over the point it misses
+    said = notice_of(fig)
+    assert "misses 512, 1,024 tokens by more than 25%, so it is not drawn there" in said and "64: +" in said
+    assert "linear attention 0.17% of full" in said  # never "0%"
+    assert "The sliding window is slower than full attention at 64, 128, 256 tokens (2.4x its time at 64)" in said
+    assert "it is faster from 512 tokens" in said and "outgrow the CPU's caches" in said
+    assert "Linear attention is slower than full attention at 64 tokens" in said
+    noisy = {**data, "slower_than_full": {"sliding window": {"tokens": [512, 1024], "faster_from": None,
+                                                             "ratios": [1.2, 1.1]}}}
+    said = notice_of(cost_figure(noisy, "seconds"))
+    assert "the longest length included" in said and "measure again" in said and "while the text is short" not in said
+    table = attention_cost_ui.cost_table(data)["value"]["data"]
+    assert table[0][2].endswith("%") and len(table[0]) == len(attention_cost_ui.COST_HEADERS)
 
 
 def sparse_data():

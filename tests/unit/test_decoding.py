@@ -542,3 +542,6 @@ def test_beam_tree_figure_labels_fit(model, tok):
     assert labelled  # the best path at least
     bounds = P.tree_bounds(beam["beam_tree"]["nodes"])
     assert all(P.place_labels(labelled, width_px=1100, height_px=330, bounds=bounds))  # none collides
+    # readable labels (9 px drew ~7 px glyphs), none touching at that font's glyph size in a narrow plot area
+    assert all(tr.textfont.size >= 12 for tr in fig.data if tr.mode == "markers+text")
+    assert all(P.place_labels(labelled, width_px=600, height_px=330, char_px=7.5, line_px=16, bounds=bounds))

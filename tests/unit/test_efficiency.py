@@ -293,3 +293,18 @@ def test_bad_settings_are_refused_readably(served, kwargs, word):
 
 def test_defaults_are_interactive_sized():
     assert api.DEFAULT_PROMPTS <= 5 and api.DEFAULT_TEXTS <= 5 and api.DEFAULT_NEW_TOKENS == 32
+
+
+def test_the_int8_speedup_carries_its_interval_and_the_rules_reason():
+    from backend.efficiency.api import speed_evidence
+    from components.efficiency.ui import speed_text
+
+    clear = speed_evidence([26.1, 27.0, 25.5, 26.6, 26.9, 25.8], [15.2, 15.6, 15.0, 15.5, 15.3, 15.1], "prompts")
+    assert clear["claim"]["claimed"] and clear["claim"]["better"] == "int8" and clear["ci95"][0] > 1.6
+    said = speed_text({"speedup": clear["ratio"], "speedup_evidence": clear}, "greedy tok/s")
+    assert said.startswith(f"**{clear['ratio']:.{clear['decimals']}f}x** greedy tok/s (95% interval") and "not claimed" not in said
+    noisy = speed_evidence([10, 30, 12, 28, 11, 29], [20, 14, 25, 13, 22, 15], "prompts")
+    assert not noisy["claim"]["claimed"] and noisy["claim"]["reason"] == "overlap"
+    assert "not claimed: the speed-up of int8 over fp32" in speed_text({"speedup": noisy["ratio"], "speedup_evidence": noisy}, "x")
+    few = speed_evidence([26, 27], [15, 15.5], "prompts")
+    assert few["claim"]["reason"] == "too_few" and "only 2 prompts" in few["claim"]["why"]

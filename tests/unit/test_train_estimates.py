@@ -48,7 +48,7 @@ def test_report_carries_count_and_interval():
 
 def test_small_accuracies_are_shown_with_count_and_interval():
     assert accuracy_text(1.0, 4, [0.5101, 1.0]) == "1.000 (n=4, 95% CI 0.51-1.00)"
-    assert accuracy_text(0.8, 100, [0.71, 0.87]) == "0.800"  # 30 or more: the number alone
+    assert accuracy_text(0.8, 100, [0.71, 0.87]) == "0.800 (95% CI 0.71-0.87)"  # 30 or more: no count
     methods = {"probe": {"accuracy": 1.0, "n": 4, "ci95": [0.5101, 1.0],
                          "confusion": {"labels": ["a", "b"], "normalised": [[1, 0], [0, 1]]}}}
     assert "acc 1.00<br>(n=4, 95% CI 0.51-1.00)" in confusion_figure(methods).layout.annotations[0].text

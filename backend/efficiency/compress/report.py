@@ -20,11 +20,20 @@ def _ratio(a, b, digits=3):
     return round(a / b, digits) if a is not None and b else None
 
 
+def _speed(r: dict, base: dict, variant: str) -> dict:
+    """The speed-up over the baseline with its 95% interval, the decimals it supports, and whether this
+    variant's own timing is too noisy to rank (`claims.speedup`, `stats.timing_summary`)."""
+    row = {**r, "variant": variant}  # mean, std and count: the same Welch interval the "fastest" claim reads
+    sp = claims.speedup(row, {**base, "variant": label_of(base["name"])})
+    return {"speedup_ci95": [round(sp["lo"], 3), round(sp["hi"], 3)], "speedup_decimals": sp["decimals"],
+            "timing_noisy": claims.timing_of(row).noisy}
+
+
 def rows(raw: dict) -> list[dict]:
     base = raw["rows"][0]
     out = []
     for r in raw["rows"]:
-        out.append({"key": r["name"], "variant": label_of(r["name"]), "accuracy": r["accuracy"],
+        out.append({**_speed(r, base, label_of(r["name"])), "key": r["name"], "variant": label_of(r["name"]), "accuracy": r["accuracy"],
                     "latency_ms_mean": r["latency_ms_mean"], "latency_ms_std": r["latency_ms_std"],
                     "latency_runs": r["latency_runs"], "size_mb": r["size_mb"], "files": r["files"],
                     "test_n": len(r.get("predictions") or []),
@@ -88,8 +97,11 @@ def notices(table: list[dict], curve: list[dict], agree: dict) -> list[str]:
     if fastest is None:
         lines.append(f"No variant is named the fastest: {claim['why']}.")
     elif fastest is not base:
-        lines.append(f"Fastest: {fastest['variant']}, {fastest['speedup_vs_baseline']:.2f}x the baseline's speed "
-                     f"({fastest['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms a query) at "
+        d = fastest["speedup_decimals"]
+        lo, hi = fastest["speedup_ci95"]
+        lines.append(f"Fastest: {fastest['variant']} ({claim['why']}), {fastest['speedup_vs_baseline']:.{d}f}x the "
+                     f"baseline's speed (95% interval {lo:.{d}f}-{hi:.{d}f}x; "
+                     f"{fastest['latency_ms_mean']:.1f} vs {base['latency_ms_mean']:.1f} ms a query) at "
                      f"{100 * fastest['accuracy']:.1f}% accuracy vs {100 * base['accuracy']:.1f}%, "
                      f"{fastest['size_mb']:.1f} MB vs {base['size_mb']:.1f} MB on disk.")
     lines += accuracy_lines(table)

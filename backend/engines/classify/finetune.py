@@ -34,24 +34,8 @@ from backend.runtime import budget as request_budget
 from backend.runtime import fixed_work, stops
 from backend.runtime.rates import RATES
 from backend.engines.classify.finetune_plan import (  # noqa: F401  (the plan is part of this module's API)
-    Budget,
-    epoch_order,
-    schedule,
-    GUESSED,
-    GUESS_PER_S,
-    MEASURED,
-    SCORE_WORK,
-    TRAIN_WORK,
-    UNIT_CAP,
-    _steps_that_fit,
-    advice,
-    compare,
-    loop_seconds,
-    plan,
-    rate_key,
-    seconds_for,
-    text_units,
-    MAX_LENGTH,
+    Budget, epoch_order, schedule, GUESSED, GUESS_PER_S, MEASURED, SCORE_WORK, TRAIN_WORK, UNIT_CAP, _steps_that_fit,
+    advice, compare, corrected, loop_seconds, plan, rate_key, seconds_for, text_units, MAX_LENGTH,
 )
 
 CHUNK_SECONDS = 4.0  # target work per GPU call: progress and Stop every few seconds
@@ -244,7 +228,18 @@ class Outcome:
     steps: int = 0
     total_steps: int = 0
     seconds: float = 0.0
-    estimate: dict | None = None
+    estimate: dict | None = None  # said after the first chunk, from this run's first steps
+    revised: list[float] = field(default_factory=list)  # each later correction of the estimated seconds
+
+    def said_s(self) -> float:
+        """The estimated seconds as last said: the latest correction, else the first estimate."""
+        return (self.revised or [self.estimate["estimated_s"]])[-1]
+
+    def kept(self, correction: dict | None) -> dict | None:
+        """A correction of the estimate (finetune_plan.corrected), remembered as said; None passes through."""
+        if correction is not None:
+            self.revised.append(correction["estimated_s"])
+        return correction
     train_s: float = 0.0  # wall time in training chunks (GPU calls included)
     eval_s: float = 0.0  # wall time in validation passes
 
@@ -376,6 +371,9 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
             out.estimate = _replan(train, val, budget, worker, res, chunk, done, done_units, chunk_s,
                                    time.perf_counter() - t_start)
             yield {"event": "estimate", **out.estimate}
+        elif step < len(batches) and (now := out.kept(corrected(train, val, budget, getattr(worker, "rate_model", ""),
+                                                                trained_units, out.train_s, step, out.said_s()))):
+            yield {"event": "estimate", **now}
         chunk_steps = max(1, int(CHUNK_SECONDS / max(step_s, 1e-3)))
         yield {"event": "step", "step": step, "total_steps": len(batches),
                "epoch": round(step / per_epoch, 3), "losses": list(res["losses"]),

@@ -105,6 +105,21 @@ def plan(train: list, val: list, budget, model: str = "", train_per_s: float | N
     return out
 
 
+REVISE_SHARE = 0.15  # the estimate moved by more than this share since it was last said: say it again
+
+
+def corrected(train: list, val: list, budget, model: str, units: int, train_s: float, steps: int,
+              said_s: float) -> dict | None:
+    """The plan again during a run, at the rate of all its steps so far (`units` of text in `train_s` seconds
+    of training over `steps` steps), with `corrected_from`: what was said before; None unless it moved by
+    more than REVISE_SHARE of that."""
+    if train_s <= 0 or units <= 0:
+        return None
+    now = plan(train, val, budget, model, train_per_s=units / train_s, basis="corrected on this run's steps so far",
+               spent_s=train_s, spent_steps=steps, spent_units=units)
+    return {**now, "corrected_from": said_s} if abs(now["estimated_s"] - said_s) > REVISE_SHARE * said_s else None
+
+
 def advice(p: dict, budget, n: int) -> str:
     """What to change so the whole plan fits its budget (fewer epochs, fewer examples, more seconds)."""
     epoch_s = p["steps_per_epoch"] * p["seconds_per_step"] + p["validation_s"]

@@ -102,7 +102,8 @@ def run(encoder, tokenizer, train_sets: dict[str, list], val_sets: dict[str, lis
         ev = tc.evaluate(model, tokenizer, sentences, labels, recipe.max_length, None if keep_on_stop else should_stop)
         gold = [s.tags for s in sentences]
         scores[lang] = {"f1": ev["report"]["overall"]["f1"], "report": ev["report"],
-                        "errors": errors_by_type(gold, ev["pred"]), "pred": ev["pred"]}
+                        "errors": errors_by_type(gold, ev["pred"]), "pred": ev["pred"],
+                        "counts": ner_metrics.sentence_counts(gold, ev["pred"])}
     meta = {"train_languages": list(train_sets), "train_sentences": len(train), "steps": out.steps,
             "total_steps": out.total_steps, "stopped": out.stopped,
             "epochs": plan.epochs, "best_step": out.best_step, "recipe": asdict(recipe), **frozen,

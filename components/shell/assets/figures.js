@@ -213,5 +213,9 @@ if (!window.__tlabFigures) {
   };
   new MutationObserver(later).observe(document.body, {childList: true, subtree: true, characterData: true});
   window.addEventListener('resize', later);
+  // A table already drawn when this script ran, or in a tab that only a click shows (a style change, which the
+  // observer does not watch), was never fitted: on a phone its numbers broke mid-digit ("0.54 / 5", "91 / .6 / %").
+  document.addEventListener('click', later, true);
+  later();
   tidy();
 }
