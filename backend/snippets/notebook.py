@@ -1,12 +1,18 @@
 """A snippet as a Jupyter notebook (nbformat, a maintained writer): a markdown cell naming the run and
-linking the book chapter's own notebook, a cell holding the learner's inputs, the snippet, the client call.
+linking the book chapter's own notebook, a cell holding the learner's inputs as Python literals, the files the
+app ships that the run read (written next to the notebook by its own cell), the snippet, the client call.
 
-`notebook_file` writes it into a fresh download folder of the requesting address
-(`downloads.new_folder`: one per address and kind, refused when the folder is full)."""
+A notebook runs where it is saved: the models come from their pip packages or the documented cache place (as
+the snippets load them), and a shipped file the snippet opens (`assets/...`) is in the notebook itself.
+
+`notebook_file` writes it into a new download folder of the requesting address (`downloads.new_folder`): an
+address keeps its notebooks up to `KEEP_BYTES` together, the oldest going first, so that a tab's Download still
+works after runs in other tabs."""
 
 from __future__ import annotations
 
-import json
+import math
+import re
 from pathlib import Path
 
 import nbformat
@@ -16,6 +22,69 @@ from backend.runtime import downloads
 from backend.snippets.text import file_name
 
 KIND = "notebook"
+KEEP_BYTES = 8 * 2**20  # an address's notebooks together (the glossary's search: ~90 KB; a Train run's: ~300 KB)
+ASSETS = Path(__file__).resolve().parents[2] / "assets"  # what the app ships, in its repository
+SHIPPED = re.compile(r"""(['"])(assets/[^'"\s]+)\1""")  # a quoted path under assets/ in a snippet
+PLACEHOLDER = re.compile(r"\{(\w*)\}")  # `{split}` in a path the snippet formats
+WORD = re.compile(r"""['"]([\w.-]+)['"]""")  # the quoted words that may fill a placeholder
+
+
+def literal(value, indent: int = 0) -> str:
+    """`value` as Python source that evaluates to it: repr for scalars and strings (True, None, the float's
+    exact digits, any character escaped as needed), `float('nan')`/`float('inf')` where repr would be a bare
+    name, nested dicts and lists one item a line; anything else (a path, a number type of a library) as the
+    string it prints as."""
+    pad, inner = " " * indent, " " * (indent + 4)
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f"float({repr(value)!r})"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{literal(k if isinstance(k, (str, int, float, bool)) or k is None else str(k))}: "
+                 f"{literal(v, indent + 4)}," for k, v in value.items()]
+        return "{\n" + "\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]" if isinstance(value, list) else "()"
+        open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
+        return open_ + "\n" + "\n".join(f"{inner}{literal(v, indent + 4)}," for v in value) + f"\n{pad}{close}"
+    return repr(str(value))
+
+
+def shipped_files(python: str, root: Path = ASSETS) -> dict[str, str]:
+    """{path: text} of every file the app ships that `python` opens: its quoted `assets/...` paths, a `{name}`
+    placeholder matched by the words the code quotes (`read("train"), read("test")` reads those two splits)."""
+    words = {m.group(1) for m in WORD.finditer(python)}
+    found: dict[str, str] = {}
+    for m in SHIPPED.finditer(python):
+        pattern = m.group(2)
+        fill = "(?:" + "|".join(re.escape(w) for w in sorted(words)) + ")" if words else "(?!)"
+        parts = PLACEHOLDER.split(pattern)  # literal, name, literal, name, ...
+        rx = re.compile("".join(re.escape(p) if i % 2 == 0 else fill for i, p in enumerate(parts)) + r"\Z")
+        fixed = parts[0].rsplit("/", 1)[0]  # the folder before any placeholder
+        base = root.parent / fixed
+        for path in sorted(base.rglob("*")) if base.is_dir() else ():
+            rel = path.relative_to(root.parent).as_posix()
+            if path.is_file() and rx.match(rel):
+                found[rel] = path.read_text(encoding="utf-8")
+    return found
+
+
+def data_cell(files: dict[str, str]) -> str:
+    """A cell that writes the shipped files next to the notebook, line by line as the app ships them."""
+    out = ["# The files of the app's repository that the run read, as it ships them: written next to this",
+           "# notebook, so that the code below finds them wherever the notebook is saved.",
+           "from pathlib import Path", "", "shipped = {}"]
+    for name, text in files.items():
+        lines = text.splitlines(keepends=True)
+        out += [f"shipped[{name!r}] = \"\".join(["] + [f"    {line!r}," for line in lines] + ["])"]
+    out += ["for name, text in shipped.items():",
+            "    path = Path(name)",
+            "    path.parent.mkdir(parents=True, exist_ok=True)",
+            '    path.write_text(text, encoding="utf-8")']
+    return "\n".join(out)
 
 
 def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: str = "") -> nbformat.NotebookNode:
@@ -25,12 +94,18 @@ def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: 
     if chapter_url:
         head.append(f"The book's chapter: [{chapter_title or chapter_url}]({chapter_url}) (its notebook).")
     shown = {k: file_name(v) if k == "file" else v for k, v in (inputs or {}).items() if v not in (None, "")}
+    python = snippet.get("python", "").rstrip("\n")
     cells = [new_markdown_cell("\n\n".join(head)),
              new_markdown_cell("The inputs of the run (for reference; the code below already holds them):"),
-             new_code_cell("inputs = " + json.dumps(shown, indent=2, ensure_ascii=False, default=str)),
-             new_code_cell(snippet.get("python", "").rstrip("\n")),
-             new_markdown_cell("The same endpoint through `gradio_client`, with the same arguments:"),
-             new_code_cell(snippet.get("client", "").rstrip("\n"))]
+             new_code_cell("inputs = " + literal(shown))]
+    files = shipped_files(python)
+    if files:
+        cells += [new_markdown_cell(f"The data the run used ({', '.join(f'`{n}`' for n in files)}), "
+                                    "from the app's repository:"),
+                  new_code_cell(data_cell(files), metadata={"jupyter": {"source_hidden": True}})]
+    cells += [new_code_cell(python),
+              new_markdown_cell("The same endpoint through `gradio_client`, with the same arguments:"),
+              new_code_cell(snippet.get("client", "").rstrip("\n"))]
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
     nbformat.validate(nb)
@@ -41,6 +116,7 @@ def notebook_file(snippet: dict, inputs: dict, root, chapter_title: str = "", ch
     """Write the notebook into a new download folder of this address; -> its path."""
     nb = notebook(snippet, inputs, chapter_title, chapter_url)
     text = nbformat.writes(nb)
-    path = downloads.new_folder(root, KIND, len(text.encode())) / f"{snippet.get('endpoint') or 'run'}.ipynb"
+    folder = downloads.new_folder(root, KIND, len(text.encode()), keep_bytes=KEEP_BYTES)
+    path = folder / f"{snippet.get('endpoint') or 'run'}.ipynb"
     path.write_text(text, encoding="utf-8")
     return path

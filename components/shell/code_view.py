@@ -61,12 +61,22 @@ def client_url() -> str:
     return os.environ.get("SPACE_ID") or gradio_patches.current_page_url() or snippets.DEFAULT_URL
 
 
+RESULT_AT: dict[str, int | None] = {}  # api_name -> where its JSON is among the outputs a script gets back
+
+
+def api_declared(name: str, outputs: list, result) -> None:
+    """Note where endpoint `name`'s JSON output (`result`) is among its `outputs` (the tuple
+    `client.predict` returns; an endpoint with one output, or an API-only one, returns it alone)."""
+    found = [i for i, o in enumerate(outputs) if o is result]
+    RESULT_AT[name] = found[0] if len(outputs) > 1 and found else None
+
+
 def written(endpoint: str, inputs: dict, result) -> tuple:
     """The view's three values for one run: code, client call, the notebook's path (None when the
     download folder is full: the code still shows)."""
     if not isinstance(result, dict) or not result:
         return "", "", None
-    snip = snippets.for_result(endpoint, inputs, result, client_url())
+    snip = snippets.for_result(endpoint, inputs, result, client_url(), result_at=RESULT_AT.get(endpoint))
     title, url = _chapter(snip["chapter"])
     try:
         path = served(str(snippets.notebook_file(snip, inputs, download_root(), title, url)))

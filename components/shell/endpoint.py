@@ -145,6 +145,8 @@ def declare(ep: Endpoint) -> list:
     Gradio's own `.success`/`.then` on them, or cancel them from a Stop button)."""
     fn = served(ep.fn, ep.planner, ep.shell_slot) if ep.wrap else ep.fn
     inputs = list(ep.inputs.values())
+    if ep.name:  # where a script finds its JSON (the code view's client cell prints it)
+        code_view.api_declared(ep.name, ep.outputs if ep.trigger is not None else [], ep.result)
     if ep.trigger is None:  # an API-only endpoint: no component runs it
         gr.api(fn, api_name=ep.name, **ep.lane, **ep.options)
         return []
