@@ -26,6 +26,10 @@ KEEP_BYTES = 8 * 2**20  # an address's notebooks together (the glossary's search
 ASSETS = Path(__file__).resolve().parents[2] / "assets"  # what the app ships, in its repository
 SHIPPED = re.compile(r"""(['"])(assets/[^'"\s]+)\1""")  # a quoted path under assets/ in a snippet
 PLACEHOLDER = re.compile(r"\{(\w*)\}")  # `{split}` in a path the snippet formats
+# What a notebook may print in red that is not an error, said where a reader meets it first
+STDERR_NOTE = ["# Loading a model, transformers prints progress bars (\"Loading weights\") on stderr. In Jupyter without",
+               "# ipywidgets, tqdm first warns \"TqdmWarning: IProgress not found\": harmless, the bars print as text",
+               "# (pip install ipywidgets draws them as widgets)."]
 WORD = re.compile(r"""['"]([\w.-]+)['"]""")  # the quoted words that may fill a placeholder
 
 
@@ -97,7 +101,7 @@ def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: 
     python = snippet.get("python", "").rstrip("\n")
     cells = [new_markdown_cell("\n\n".join(head)),
              new_markdown_cell("The inputs of the run (for reference; the code below already holds them):"),
-             new_code_cell("inputs = " + literal(shown))]
+             new_code_cell("\n".join([*STDERR_NOTE, "inputs = " + literal(shown)]))]
     files = shipped_files(python)
     if files:
         cells += [new_markdown_cell(f"The data the run used ({', '.join(f'`{n}`' for n in files)}), "

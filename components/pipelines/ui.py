@@ -338,7 +338,7 @@ def _build_generate_text() -> None:
         lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
         api_visibility="private")
     declare(Endpoint("generate_text", run_generate, inputs, [badge, generated, out], trigger=api_btn,
-                     lane=server_lane(), planner=_generation_plan))
+                     lane=server_lane(), planner=_generation_plan, result=out))
 
 
 def _build_fill_mask() -> None:

@@ -33,7 +33,7 @@ def _same(a, b) -> bool:
 
 def test_the_inputs_cell_gives_back_hostile_inputs_exactly():
     nb = snippets.notebook({"endpoint": "classify", "python": "print(1)", "client": ""}, HOSTILE)
-    cell = next(c.source for c in nb.cells if c.source.startswith("inputs = "))
+    cell = next(c.source for c in nb.cells if "\ninputs = " in c.source)
     namespace: dict = {}
     exec(compile(cell, "inputs", "exec"), namespace)  # a notebook cell, run as Jupyter runs it
     given = {k: v for k, v in HOSTILE.items() if v is not None}  # an input left empty is left out
@@ -46,7 +46,7 @@ def test_an_odd_value_is_its_text_and_the_server_copy_of_an_upload_its_name():
     nb = snippets.notebook({"endpoint": "build_index", "python": "", "client": ""},
                            {"file": "/tmp/gradio/abc/reviews.csv", "path": os.path, "empty": ""})
     namespace: dict = {}
-    exec(next(c.source for c in nb.cells if c.source.startswith("inputs = ")), namespace)
+    exec(next(c.source for c in nb.cells if "\ninputs = " in c.source), namespace)
     assert namespace["inputs"] == {"file": "reviews.csv", "path": str(os.path)}
 
 

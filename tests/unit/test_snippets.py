@@ -181,7 +181,7 @@ def test_the_notebook_validates_and_holds_the_run(tmp_path):
     assert snip["python"].rstrip("\n") in sources and snip["client"].rstrip("\n") in sources
     assert "05_text-generation.ipynb" in sources[0]
     namespace: dict = {}
-    exec(next(s for s in sources if s.startswith("inputs = ")), namespace)  # Python, as the notebook runs it
+    exec(next(s for s in sources if "\ninputs = " in s), namespace)  # Python, as the notebook runs it
     assert namespace["inputs"] == {"prompt": "Once"}
 
 
