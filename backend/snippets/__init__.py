@@ -12,10 +12,11 @@ from typing import Callable
 
 from backend.snippets import (anatomy, attention, compress, decoding, efficiency, interventions, multilingual, pipelines,
                               printed, scratch, search, tokenizers, train, train_ner, why)
+from backend.snippets.notebook import KEEP_BYTES as NOTEBOOK_KEEP_BYTES  # noqa: F401  (said on the page)
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
-__all__ = ["FAMILIES", "for_result", "client_arguments", "notebook", "notebook_file"]
+__all__ = ["FAMILIES", "for_result", "client_arguments", "notebook", "notebook_file", "NOTEBOOK_KEEP_BYTES"]
 
 # endpoint -> (snippet writer, the book chapter it belongs to)
 FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {

@@ -62,11 +62,16 @@ def _own_format(spec: ModelSpec, auto_class: str, what: str, imports: list[str])
     root = package_dir(spec.module or "")
     folder = converted_dir(root / spec.gguf_file) if root is not None else None
     if folder is not None and folder.exists():
+        # The copy holds the encoder alone: a bare AutoModel would add BERT's pooler, randomly initialised,
+        # and transformers would print a LOAD REPORT saying so ("pooler MISSING ... Consider training").
+        bare = auto_class == "AutoModel"
+        pooler = ["# no pooler: the copy has none, and the code below pools the hidden states itself"] if bare else []
         return Loading(["import os", "from pathlib import Path", *imports], [
             f"# {spec.checkpoint}: the app's float32 copy of the {spec.package} package's own 4-bit file",
             f"# (backend/hub/e5s1.py), in this server's cache; elsewhere: from_pretrained({spec.checkpoint!r})",
             f"folder = {in_cache(folder)}",
-            "tokenizer = AutoTokenizer.from_pretrained(folder)", f"{what} = {auto_class}.from_pretrained(folder)"],
+            "tokenizer = AutoTokenizer.from_pretrained(folder)", *pooler,
+            f"{what} = {auto_class}.from_pretrained(folder{', add_pooling_layer=False' if bare else ''})"],
             offline=True)
     return Loading(imports, [f"tokenizer = AutoTokenizer.from_pretrained({spec.checkpoint!r})",
                              f"{what} = {auto_class}.from_pretrained({spec.checkpoint!r})"])
