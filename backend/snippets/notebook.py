@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from backend.runtime import downloads
+from backend.runtime import config, downloads
 from backend.snippets.text import file_name
 
 KIND = "notebook"
@@ -30,6 +30,7 @@ PLACEHOLDER = re.compile(r"\{(\w*)\}")  # `{split}` in a path the snippet format
 STDERR_NOTE = ["# Loading a model, transformers prints progress bars (\"Loading weights\") on stderr. In Jupyter without",
                "# ipywidgets, tqdm first warns \"TqdmWarning: IProgress not found\": harmless, the bars print as text",
                "# (pip install ipywidgets draws them as widgets)."]
+APP_IMPORT = re.compile(r"^from backend[.\w]* import |^import backend", re.M)  # a snippet using the app's code
 WORD = re.compile(r"""['"]([\w.-]+)['"]""")  # the quoted words that may fill a placeholder
 
 
@@ -91,6 +92,19 @@ def data_cell(files: dict[str, str]) -> str:
     return "\n".join(out)
 
 
+def checkout_cell() -> str:
+    """A cell that puts a checkout of the app on `sys.path`: TLAB_CHECKOUT's, else (where the server is the
+    learner's own, not a public one whose paths are its own business) the checkout that made the run."""
+    fallback = "." if config.public_mode() else str(ASSETS.parent)
+    return "\n".join([
+        "# TLAB_CHECKOUT: a checkout of Transformers Lab (git clone it; its requirements.txt has the libraries)",
+        "import os", "import sys", "from pathlib import Path", "",
+        f"checkout = Path(os.environ.get(\"TLAB_CHECKOUT\") or {fallback!r})",
+        'if not (checkout / "backend" / "engines").is_dir():',
+        '    raise RuntimeError(f"No Transformers Lab checkout at {checkout}: set TLAB_CHECKOUT to one")',
+        "sys.path.insert(0, str(checkout))"])
+
+
 def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: str = "") -> nbformat.NotebookNode:
     """The notebook for one snippet (see module doc); validated before it is returned."""
     head = [f"# The same in Python: `/{snippet.get('endpoint', '')}`",
@@ -107,6 +121,10 @@ def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: 
         cells += [new_markdown_cell(f"The data the run used ({', '.join(f'`{n}`' for n in files)}), "
                                     "from the app's repository:"),
                   new_code_cell(data_cell(files), metadata={"jupyter": {"source_hidden": True}})]
+    if APP_IMPORT.search(python):
+        cells += [new_markdown_cell("The code below imports the app's own modules (read as source): a checkout of "
+                                    "Transformers Lab, named by `TLAB_CHECKOUT`:"),
+                  new_code_cell(checkout_cell())]
     cells += [new_code_cell(python),
               new_markdown_cell("The same endpoint through `gradio_client`, with the same arguments:"),
               new_code_cell(snippet.get("client", "").rstrip("\n"))]

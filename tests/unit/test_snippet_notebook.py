@@ -6,6 +6,9 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import sys
+
+import pytest
 
 from backend import snippets
 nb_module = importlib.import_module("backend.snippets.notebook")  # the package exports its function of that name
@@ -70,3 +73,18 @@ def test_a_formatted_path_takes_the_splits_the_code_names():
     code = 'def read(split):\n    return open(f"assets/data/ner/{split}.jsonl").read()\ntrain, test = read("train"), read("test")'
     assert sorted(nb_module.shipped_files(code)) == ["assets/data/ner/test.jsonl", "assets/data/ner/train.jsonl"]
     assert nb_module.shipped_files("text = 'no file here'") == {}
+
+
+def test_a_snippet_of_the_apps_own_code_finds_a_checkout_by_its_variable(monkeypatch, tmp_path):
+    snip = snippets.for_result("train_gpt", {"corpus": "glossary"}, {"settings": {"steps": 30}})
+    nb = snippets.notebook(snip, {"corpus": "glossary"})
+    cell = next(c.source for c in nb.cells if "TLAB_CHECKOUT" in c.source and c.cell_type == "code")
+    monkeypatch.setenv("TLAB_CHECKOUT", str(tmp_path))  # not a checkout: said, not an ImportError later
+    with pytest.raises(RuntimeError, match="No Transformers Lab checkout"):
+        exec(cell, {})
+    monkeypatch.setenv("TLAB_CHECKOUT", str(nb_module.ASSETS.parent))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    exec(cell, {})
+    assert sys.path[0] == str(nb_module.ASSETS.parent)
+    plain = snippets.notebook(snippets.for_result("tokenize", {"text": "x"}, {"text": "x", "results": {}}), {})
+    assert not any("TLAB_CHECKOUT" in c.source for c in plain.cells)  # the library's own calls need no checkout
