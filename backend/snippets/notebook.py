@@ -117,7 +117,8 @@ def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: 
              new_markdown_cell("The inputs of the run (for reference; the code below already holds them):"),
              new_code_cell("\n".join([*STDERR_NOTE, "inputs = " + literal(shown)]))]
     files = shipped_files(python)
-    if files:
+    if files:  # the page's snippet says where a checkout holds them; here the data cell above the code does
+        python = python.replace("run from a checkout)", "written next to this notebook by its data cell)")
         cells += [new_markdown_cell(f"The data the run used ({', '.join(f'`{n}`' for n in files)}), "
                                     "from the app's repository:"),
                   new_code_cell(data_cell(files), metadata={"jupyter": {"source_hidden": True}})]
