@@ -41,9 +41,17 @@ def _classify(result: dict) -> list[str]:
             '    print(sorted(zip(r["labels"], r["scores"]), key=lambda lp: -lp[1]), r["sequence"][:40])']
 
 
+def _completion(result: dict) -> list[str]:
+    return ['print(repr(found["completion"]))']  # /generate_text's one sequence's new text
+
+
+def _tagged(result: dict) -> list[str]:
+    return ['print(list(zip(found["tokens"], found["tags"])))']  # each word with its tag
+
+
 LINES: dict[str, Callable[[dict], list[str]]] = {
     "search": _search, "build_index": _build_index, "decode": _generated, "tokenize": _tokenize,
-    "classify": _classify}
+    "classify": _classify, "generate_text": _completion, "multilingual_ner": _tagged}
 
 
 def lines(endpoint: str, result: dict) -> list[str]:

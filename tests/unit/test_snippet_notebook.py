@@ -3,7 +3,9 @@ back the inputs whatever they hold, and a shipped file the snippet opens is in t
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import math
 import os
 import sys
@@ -88,3 +90,19 @@ def test_a_snippet_of_the_apps_own_code_finds_a_checkout_by_its_variable(monkeyp
     assert sys.path[0] == str(nb_module.ASSETS.parent)
     plain = snippets.notebook(snippets.for_result("tokenize", {"text": "x"}, {"text": "x", "results": {}}), {})
     assert not any("TLAB_CHECKOUT" in c.source for c in plain.cells)  # the library's own calls need no checkout
+
+
+def test_the_client_cell_prints_the_runs_json_in_the_library_cells_words():
+    """The client cell's lines, run on a result as the endpoint returns it, print what the library cell prints."""
+    result = {"tokens": ["Angela", "Merkel", "besuchte", "Paris"], "tags": ["B-PER", "I-PER", "O", "B-LOC"]}
+    client = snippets.for_result("multilingual_ner", {"text": "x"}, {**result, "model": {}}, result_at=1)["client"]
+    shown = client[client.index("found = "):]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(shown, {"result": ("markdown", result)})
+    assert out.getvalue() == str(list(zip(result["tokens"], result["tags"]))) + "\n"  # the library's print(...)
+    decode = snippets.for_result("decode", {"prompt": "Once"}, {"outputs": [{"text": " upon"}], "settings": {}})
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(decode["client"][decode["client"].index("found = "):], {"result": {"outputs": [{"text": " upon"}]}})
+    assert out.getvalue() == "' upon'\n"
