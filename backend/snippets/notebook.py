@@ -22,7 +22,7 @@ from backend.runtime import config, downloads
 from backend.snippets.text import file_name
 
 KIND = "notebook"
-KEEP_BYTES = 8 * 2**20  # an address's notebooks together (the glossary's search: ~90 KB; a Train run's: ~300 KB)
+KEEP_BYTES = 4 * 2**20  # an address's notebooks together (a search on the glossary: ~90 KB; most runs: a few KB)
 ASSETS = Path(__file__).resolve().parents[2] / "assets"  # what the app ships, in its repository
 SHIPPED = re.compile(r"""(['"])(assets/[^'"\s]+)\1""")  # a quoted path under assets/ in a snippet
 PLACEHOLDER = re.compile(r"\{(\w*)\}")  # `{split}` in a path the snippet formats
