@@ -119,6 +119,10 @@ def _status_panel(gr) -> None:
         )
         refresh = gr.Button("Refresh", size="sm")
     refresh.click(_status, None, [header, table], api_name="status")
+    from backend.runtime.contract import SMALL, Contract
+    from components.shell import door
+
+    door.attach(_status, Contract({}, SMALL), [])  # no arguments; a look at the models panel
     ticker = gr.Timer(3.0, active=False)
     from components.shell.lifecycle import PAGE_ONLY
 
@@ -240,7 +244,7 @@ def served_app(tabs=None):
 
 def launch_options(host: str, port: int, share: bool = False) -> dict:
     """demo.launch's keyword arguments for a page served on host:port (main() and the tests' tab pages)."""
-    from components.shell import live_settings, session_memory, upload_gate
+    from components.shell import body_gate, live_settings, session_memory, upload_gate
 
     return dict(
         server_name=host,
@@ -249,7 +253,9 @@ def launch_options(host: str, port: int, share: bool = False) -> dict:
         theme=theme(),
         max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
         # per request, per client, the folder's cap; an operator's live settings where a token was given
-        app_kwargs={"middleware": upload_gate.middleware() + live_settings.middleware()},
+        # a body's size before it is parsed; a malformed one answered in words (not pydantic's 422)
+        app_kwargs={"middleware": body_gate.middleware() + upload_gate.middleware() + live_settings.middleware(),
+                    "exception_handlers": body_gate.exception_handlers()},
         state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,
         footer_links=["api", "settings"],
@@ -312,6 +318,11 @@ def main(argv=None) -> int:
             except Exception as exc:  # a failed model fails only its tabs
                 print(f"preload {role}: {exc}", file=sys.stderr)
     demo = served_app()
+    import threading
+
+    from backend.hub import sizing
+
+    threading.Thread(target=sizing.warm, name="tlab-warm-door", daemon=True).start()  # the door's tokenizers
     demo.launch(**launch_options(args.host, args.port, args.share))
     return 0
 

@@ -39,7 +39,7 @@ from backend.runtime.validation import as_bool, as_int, check_text, one_of, opt_
 
 CORPUS_SOURCES = BUILTIN_CORPORA + ("upload", "paste")
 ASK_MAX_PASSAGES = 5  # the reader's prompt (or its span search) stays short
-EMBED_CHUNK = 256  # texts per GPU call: a second or two of work, then progress and the lease
+EMBED_CHUNK = 64  # texts per GPU call: a few seconds of work on 2 shared cores (256 default passages took ~20 s, past the step the budget must end within), then progress and the lease
 TEXT_FIELD_GUESSES = ("text", "body", "content", "passage")
 TITLE_FIELD_GUESSES = ("title", "name", "heading")
 MIN_WORDS, MAX_WORDS = 10, 1000  # passage length bounds (words)

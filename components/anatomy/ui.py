@@ -12,6 +12,7 @@ import time
 
 import gradio as gr
 
+from backend.anatomy.contracts import CONTRACTS
 from backend import anatomy
 from components.anatomy import plots
 from components.shell import code_view, links, runs
@@ -186,4 +187,4 @@ def build() -> None:
             trigger=run, lane=SHORT_LANE, errors=box, result=out_json, code=code,
             link=Link("anatomy", link_bar, run=run, params={"text": text, "text_b": text_b, "role": role,
                                                             "layer": layer, "head": head, "token": token_index}),
-            runs=Runs(runs.panel("anatomy"), [badge, verdict, diff_plot, lens_md, pooling_md])))
+            runs=Runs(runs.panel("anatomy"), [badge, verdict, diff_plot, lens_md, pooling_md]), contract=CONTRACTS["anatomy"]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.attention.contracts import CONTRACTS
 from backend import attention
 from components.attention import plots
 from components.shell import code_view, links, runs
@@ -223,7 +224,7 @@ def build() -> None:
             link=Link("attention", link_bar, run=show,
                       params={"text": text, "text_b": text_b, "role": role,
                               "layer": (hm_layer, 0, 99), "head": (hm_head, 0, 99)}),
-            runs=Runs(kept, [badge, summary_plot, top_df])))
+            runs=Runs(kept, [badge, summary_plot, top_df]), contract=CONTRACTS["attention"]))
         # One press fills every view: the heatmap, the math and the positions follow the main result
         # (private); the heatmap also redraws when a slider is let go.
         declare(Endpoint(None, run_heatmap, {"text": text, "text_b": text_b, "role": role, "layer": hm_layer,
@@ -232,4 +233,4 @@ def build() -> None:
         declare(Endpoint(None, run_math, math_in, math_out, trigger=ev.success, lane=SHORT_LANE))
         declare(Endpoint(None, run_positions, {"role": role}, pos_out, trigger=ev.success, lane=SHORT_LANE))
         declare(Endpoint("attention_math", run_math, math_in, math_out, trigger=m_run, lane=SHORT_LANE,
-                         errors=m_box))
+                         errors=m_box, contract=CONTRACTS["attention_math"]))

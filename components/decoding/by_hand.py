@@ -12,6 +12,7 @@ import html
 import gradio as gr
 import pandas as pd
 
+from backend.decoding.contracts import CONTRACTS
 from backend import decoding
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_int
@@ -252,5 +253,5 @@ def build(prompt, chat, model_box=None) -> None:
     ):
         declare(Endpoint(None, fn, inputs, outs, trigger=btn, lane=SHORT_LANE, errors=box, cleared=shown))
     lane = {k: v for k, v in SHORT_LANE.items() if k in ("concurrency_limit", "concurrency_id", "queue")}
-    declare(Endpoint("decode_by_hand", decode_by_hand_api, {}, [], lane=lane))
-    declare(Endpoint("generation_attention", generation_attention_api, {}, [], lane=lane))
+    declare(Endpoint("decode_by_hand", decode_by_hand_api, {}, [], lane=lane, contract=CONTRACTS["decode_by_hand"]))
+    declare(Endpoint("generation_attention", generation_attention_api, {}, [], lane=lane, contract=CONTRACTS["generation_attention"]))

@@ -11,6 +11,7 @@ import json
 
 import gradio as gr
 
+from backend.decoding.contracts import CONTRACTS
 from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
 from components.shell import code_view, lifecycle, links, runs
@@ -220,5 +221,5 @@ def build() -> None:
 
     links.model_box("decoding", model_box)
     declare(Endpoint("decode", decode_api, {}, [], lane=lane(DECODE_LANE), planner=_decode_api_plan,
-                     shell_slot=True))  # long decodes also take the long lane's slot
-    declare(Endpoint("compare_decoding", _compare_api, {}, [], lane=lane(LONG_LANE)))
+                     shell_slot=True, contract=CONTRACTS["decode"]))  # long decodes also take the long lane's slot
+    declare(Endpoint("compare_decoding", _compare_api, {}, [], lane=lane(LONG_LANE), contract=CONTRACTS["compare_decoding"]))

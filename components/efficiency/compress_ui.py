@@ -12,6 +12,7 @@ import logging
 
 import gradio as gr
 
+from backend.efficiency.contracts import CONTRACTS
 from backend.efficiency import compress
 from components.efficiency import compress_plots as plots
 from components.shell import LONG_LANE, SHORT_LANE, Dropdown, Radio, Slider, Textbox, error_box, md_text, raw_json
@@ -201,7 +202,7 @@ def build() -> None:
         kept = Runs(runs.panel("efficiency-compress"), [badge, summary, table, scatter])
         progress = {"show_progress_on": [summary]}
         ev, = declare(Endpoint("compress", run_compress, named, outputs, trigger=run_btn, lane=LONG_LANE,
-                               options=progress, errors=box, link=link, runs=kept, result=out_json, code=code))
+                               options=progress, errors=box, link=link, runs=kept, result=out_json, code=code, contract=CONTRACTS["compress"]))
         # Next step also moves the step dropdown; a failure blanks the result, not the dropdown.
         ev2, = declare(Endpoint(None, next_step, named, outputs + [named["through"]], trigger=step_btn,
                                 lane=LONG_LANE, options=progress, errors=box, cleared=outputs, link=link, runs=kept,
@@ -221,7 +222,7 @@ def _use(run_id) -> None:
     table = gr.Dataframe(headers=PREDICT_HEADERS, interactive=False, wrap=True, elem_id="compress-predict-table")
     pred_json = raw_json("Raw result (JSON: what /compress_predict returns)")
     declare(Endpoint("compress_predict", predict, {"text": text, "run_id": run_id}, [pred_json, table, note],
-                     trigger=go_btn, lane=SHORT_LANE, errors=box))
+                     trigger=go_btn, lane=SHORT_LANE, errors=box, contract=CONTRACTS["compress_predict"]))
     with gr.Row():
         variant = Textbox(value="student_onnx_int8", label="variant to download (key from the raw JSON)",
                           elem_id="compress-variant")
@@ -229,4 +230,4 @@ def _use(run_id) -> None:
     dl_file = gr.File(label="model files", interactive=False, elem_id="compress-download-file")
     dl_note = gr.Markdown(elem_id="compress-download-note")
     declare(Endpoint("compress_download", download, {"variant": variant, "run_id": run_id}, [dl_file, dl_note],
-                     trigger=dl_btn, lane=SHORT_LANE, errors=box))
+                     trigger=dl_btn, lane=SHORT_LANE, errors=box, contract=CONTRACTS["compress_download"]))

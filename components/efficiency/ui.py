@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.efficiency.contracts import CONTRACTS
 from backend import efficiency
 from components.efficiency import compress_ui, plots
 from components.shell import code_view, links, runs
@@ -141,5 +142,5 @@ def build() -> None:
                                            "encoder": encoder}, outputs, trigger=run, lane=LONG_LANE,
             options={"show_progress_on": [summary]},  # one progress bar, where the result's first line appears
             errors=box, result=out_json, code=code, link=Link("efficiency", link_bar),
-            runs=Runs(runs.panel("efficiency"), [badge, summary, dec_table, enc_table])))
+            runs=Runs(runs.panel("efficiency"), [badge, summary, dec_table, enc_table]), contract=CONTRACTS["efficiency"]))
     compress_ui.build()  # the chapter's whole benchmark: distil, quantize, ONNX Runtime, prune

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.interventions.contracts import CONTRACTS
 from backend import interventions
 from backend.runtime import config
 from components.interventions import plots
@@ -186,6 +187,6 @@ def build() -> None:
             after=[After("success", shape_updates, [out_json, layer_pick, what_pick], [layer_pick, what_pick])],
             link=Link("interventions", link_bar, run=run, params={"model": model, "text": text, "spec": spec},
                       results=outputs),
-            runs=Runs(kept, [summary, next_plot, cont_before, cont_after, badge])))
+            runs=Runs(kept, [summary, next_plot, cont_before, cont_after, badge]), contract=CONTRACTS["intervene"]))
         declare(Endpoint("sweep_heads", run_sweep, {"model": model, "text": text, "layer": sweep_layer},
-                         [sweep_json, sweep_md, sweep_plot], trigger=sweep_run, lane=LONG_LANE, errors=sweep_box))
+                         [sweep_json, sweep_md, sweep_plot], trigger=sweep_run, lane=LONG_LANE, errors=sweep_box, contract=CONTRACTS["sweep_heads"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.multilingual.contracts import CONTRACTS
 from backend import multilingual
 from backend.runtime.errors import InputError
 from components.multilingual import live, plots
@@ -139,9 +140,9 @@ def build() -> None:
                         "run)", value=first[0])
     outputs = [out_json, summary, table, plot, errors, examples]
     declare(Endpoint("multilingual_ner_transfer", show_transfer, {}, outputs, trigger=go, lane=SHORT_LANE, errors=box,
-                     after=[After("success", lambda: "", None, [badge])]))  # the default run again: no "your run"
+                     after=[After("success", lambda: "", None, [badge])], contract=CONTRACTS["multilingual_ner_transfer"]))  # the default run again: no "your run"
     declare(Endpoint("multilingual_ner_train", _LIVE, {"languages": languages, "steps": steps},
-                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box))
+                     [badge, *outputs], trigger=live_go, lane=live.LANE, errors=box, contract=CONTRACTS["multilingual_ner_train"]))
     live_stop.click(live.stop_live, None, [badge], api_visibility="private", queue=False)
     _sentence()
 
@@ -163,4 +164,4 @@ def _sentence() -> None:
     outputs = [out_json, chips, note]
     declare(Endpoint("multilingual_ner", tag, {"text": text, "run": run}, outputs, trigger=go, lane=SHORT_LANE,
                      errors=box, after=[After("failure", lambda: "", None, [note])], result=out_json, code=code,
-                     link=Link("multilingual", link_bar, run=go, results=outputs)))
+                     link=Link("multilingual", link_bar, run=go, results=outputs), contract=CONTRACTS["multilingual_ner"]))

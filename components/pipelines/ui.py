@@ -12,6 +12,7 @@ import json
 
 import gradio as gr
 
+from backend.pipelines.contracts import CONTRACTS
 from backend import pipelines
 from components.shell import code_view, lifecycle, links, runs
 from components.pipelines import plots as show
@@ -338,7 +339,8 @@ def _build_generate_text() -> None:
         lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
         api_visibility="private")
     declare(Endpoint("generate_text", run_generate, inputs, [badge, generated, out], trigger=api_btn,
-                     lane=server_lane(), planner=_generation_plan, result=out))
+                     lane=server_lane(), planner=_generation_plan, contract=CONTRACTS["generate_text"],
+                     result=out))
 
 
 def _build_fill_mask() -> None:
@@ -406,7 +408,7 @@ def _endpoint(task: str, fn, inputs: dict, outputs: list, go_btn, box, link_bar,
         None if private else task, fn, inputs, outputs, trigger=go_btn, lane=lane, errors=box,
         code=Code(_CODE.pop(task), name=task), result=outputs[-1] if result is None else result, runs=Runs(kept),
         link=Link(f"pipelines-{task}", link_bar, params, run=go_btn if task in CHEAP else None, parent="pipelines",
-                  subtabs=_SUBTABS["tabs"]), **extra))
+                  subtabs=_SUBTABS["tabs"]), contract=CONTRACTS[task], **extra))
 
 
 def build() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.scratch.contracts import CONTRACTS
 from backend.scratch import attention_cost_api as api
 from components import shell as common
 from components.shell import SHORT_LANE, Dropdown, Number, Radio, Slider, Textbox, error_box, md_text, raw_json
@@ -134,7 +135,7 @@ def build() -> None:
     cost_json = raw_json("Raw result (JSON: what /attention_cost returns)", elem_id="cost-json")
     outs = [summary, time_plot, mem_plot, table, cost_json]
     declare(Endpoint("attention_cost", measure, {"role": role, "max_tokens": max_tokens, "window": window}, outs,
-                     trigger=go, lane=LANE, errors=box))
+                     trigger=go, lane=LANE, errors=box, contract=CONTRACTS["attention_cost"]))
     gr.Markdown(SPARSE_INTRO, elem_id="sparse-intro")
     inputs = _sparse_controls()
     go2 = gr.Button("Compare on the model's own attention", variant="primary", elem_id="sparse-go")
@@ -147,5 +148,5 @@ def build() -> None:
     sparse_json = raw_json("Raw result (JSON: what /sparse_attention returns)", elem_id="sparse-json")
     outs2 = [summary2, patterns, errors, pairs, sparse_json]
     names = ("text", "role", "layer", "head", "window", "block", "global_tokens", "random_blocks")
-    declare(Endpoint("sparse_attention", compare, dict(zip(names, inputs)), outs2, trigger=go2, lane=LANE, errors=box2))
+    declare(Endpoint("sparse_attention", compare, dict(zip(names, inputs)), outs2, trigger=go2, lane=LANE, errors=box2, contract=CONTRACTS["sparse_attention"]))
     gr.Markdown(UNAVAILABLE, elem_id="future-unavailable")

@@ -13,6 +13,7 @@ import html
 
 import gradio as gr
 
+from backend.scratch.contracts import CONTRACTS
 from backend.scratch import (GPT_DEFAULTS, drop_gpt_session, export_gpt, plan_gpt, stop_gpt, train_gpt_iter)
 from components import shell as common
 from components.shell import code_view, links, runs
@@ -151,6 +152,6 @@ def build(corpus, text, upload, vocab) -> None:
     (ev,) = declare(Endpoint(
         "train_gpt", run_gpt, dict(zip(TRAIN_NAMES, controls + [corpus, text, upload, vocab])), outputs, trigger=go,
         lane=LANE, errors=box, cleared=[plot, samples, out_json], after=[model_box], result=out_json, code=code,
-        runs=Runs(kept, [status, plot, samples])))
+        runs=Runs(kept, [status, plot, samples]), contract=CONTRACTS["train_gpt"]))
     ev.then(show_plan, plan_inputs, [plan_md], api_visibility="private")  # now from the rate just measured
     trained.wire(MODEL, "download_gpt", download, stop_btn, status, dl, box)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.scratch.contracts import CONTRACTS
 from backend.scratch import scaling, scaling_api
 from components import shell as common
 from components.shell import SHORT_LANE, Dropdown, Slider, error_box, md_text, raw_json
@@ -120,7 +121,7 @@ def build() -> None:
                          elem_id="scaling-runs")
     law_json = raw_json("Raw result (JSON: what /scaling_law returns)", elem_id="scaling-json")
     declare(Endpoint("scaling_law", show_law, {}, [summary, by_size, by_compute, table, law_json], trigger=show,
-                     errors=box))
+                     errors=box, contract=CONTRACTS["scaling_law"]))
     gr.Markdown("**Add a size.** Same recipe, your layers and width; its point lands on the plot with the "
                 "interval the fit predicted for it.", elem_id="scaling-add-intro")
     with gr.Row():
@@ -132,5 +133,5 @@ def build() -> None:
     placed = gr.Markdown(elem_id="scaling-placed")
     add_json = raw_json("Raw result (JSON: what /scaling_add returns)", elem_id="scaling-add-json")
     (ev,) = declare(Endpoint("scaling_add", add_size, {"layers": layers, "width": width}, [placed, by_size, add_json],
-                             trigger=add, lane=LANE, errors=add_box, cleared=[placed, add_json]))
+                             trigger=add, lane=LANE, errors=add_box, cleared=[placed, add_json], contract=CONTRACTS["scaling_add"]))
     stop.click(None, None, None, cancels=[ev], queue=False, api_visibility="private")

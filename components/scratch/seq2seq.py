@@ -15,6 +15,7 @@ import html
 
 import gradio as gr
 
+from backend.scratch.contracts import CONTRACTS
 from backend.attention.views import encoder_decoder_views, iframe
 from backend.scratch import (SEQ2SEQ_DEFAULTS as D, drop_seq2seq_session, export_seq2seq, inspect_toy, plan_seq2seq,
                              stop_seq2seq, toy_json, train_seq2seq_iter)
@@ -231,11 +232,11 @@ def build() -> None:
     (ev,) = declare(Endpoint("train_seq2seq", run_train, dict(zip(TRAIN_NAMES, controls)), outputs, trigger=go,
                              lane=LANE, errors=box, cleared=[plot, samples, test, train_json],
                              result=train_json, code=code,
-                             runs=Runs(kept, [status, plot, samples])))
+                             runs=Runs(kept, [status, plot, samples]), contract=CONTRACTS["train_seq2seq"]))
     ev.then(show_plan, controls, [plan_md], api_visibility="private")
     t_names = dict(zip(("text", "layer", "head"), t_inputs))
     declare(Endpoint(None, run_translate, t_names, t_outputs, trigger=ev.success, lane=SHORT_LANE))
-    declare(Endpoint("translate_toy", run_translate, t_names, t_outputs, trigger=t_go, lane=SHORT_LANE, errors=t_box))
+    declare(Endpoint("translate_toy", run_translate, t_names, t_outputs, trigger=t_go, lane=SHORT_LANE, errors=t_box, contract=CONTRACTS["translate_toy"]))
     declare(Endpoint(None, run_translate, t_names, t_outputs, trigger=layer.input, also=[head.input], lane=SHORT_LANE,
                      options=dict(trigger_mode="always_last"), errors=t_box))
     trained.wire(MODEL, "download_seq2seq", download, stop_btn, status, dl, box)

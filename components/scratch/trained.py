@@ -11,6 +11,7 @@ from typing import Callable
 
 import gradio as gr
 
+from backend.scratch.contracts import CONTRACTS
 from backend.runtime.errors import LabError
 from components.shell import Dropdown, Number, Slider, error_box, gradio_patches, md_text
 from components.shell.badge import model_time
@@ -146,7 +147,7 @@ def wire(model: SessionModel, name: str, download: Callable, stop_btn, status, r
     stop_btn.click(model.stop, None, [status], api_visibility="private", queue=False)
     button, file, line = row
     declare(Endpoint(name, download, {}, [file, line], trigger=button, errors=box,
-                     after=[After("success", lambda: gr.update(visible=True), None, [file])]))
+                     after=[After("success", lambda: gr.update(visible=True), None, [file])], contract=CONTRACTS[name]))
     root = gradio_patches.page_being_built()
     if root is not None:
         root.unload(model.drop_session)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.scratch.contracts import CONTRACTS
 from backend.scratch import DEFAULT_SENTENCE, MAX_CHARS, scratch_source, split_after, train_tokenizer
 from components import shell as common
 from components.shell import code_view, runs
@@ -169,7 +170,7 @@ def build() -> None:
     declare(Endpoint("train_tokenizer", run, dict(zip(names, inputs)), outputs, trigger=go, lane=LANE,
                      errors=box,  # the slider goes back to 0 and, with no timeline, replays nothing
                      result=out_json, code=code,
-                     runs=Runs(kept, [summary, tpw, check])))
+                     runs=Runs(kept, [summary, tpw, check]), contract=CONTRACTS["train_tokenizer"]))
     steps.input(replay, [state, steps], [chips, caption], api_visibility="private", trigger_mode="always_last",
                 queue=False)
     _, vocab, corpus, text, upload, _ = inputs

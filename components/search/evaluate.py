@@ -10,6 +10,7 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
+from backend.search.contracts import CONTRACTS
 from backend import search
 from components.shell.figures import legend_below
 from components.shell import LONG_LANE, error_box, md_text, model_badge, notice, raw_json
@@ -119,4 +120,4 @@ def build_evaluation() -> None:
         badge = gr.Markdown(elem_id="search-evaluate-badge")
         out_json = raw_json("Evaluation (JSON: what /evaluate_reader returns)", elem_id="search-evaluate-json")
     outputs = [summary, plot, table, badge, out_json]
-    declare(Endpoint("evaluate_reader", evaluate, {}, outputs, trigger=run, lane=LONG_LANE, errors=box))
+    declare(Endpoint("evaluate_reader", evaluate, {}, outputs, trigger=run, lane=LONG_LANE, errors=box, contract=CONTRACTS["evaluate_reader"]))

@@ -11,6 +11,7 @@ import html
 
 import gradio as gr
 
+from backend.search.contracts import CONTRACTS
 from backend import search
 from components.shell import (
     BATCH_LANE, LONG_LANE, SHORT_LANE, Checkbox, Dropdown, File, Radio, Slider, Textbox, server_lane,
@@ -360,7 +361,7 @@ def build() -> None:
                          After("failure", corpus_after_failure, [corpus], [corpus, corpus_note]),
                          After("success", lambda: [gr.update(value="", visible=False), "", None, "", None, "", "",
                                                    None], None,
-                               [corpus_note, results, plot, caption, results_json, *search_code.outputs])]))
+                               [corpus_note, results, plot, caption, results_json, *search_code.outputs])], contract=CONTRACTS["build_index"]))
     corpus.input(lambda: gr.update(value="", visible=False), None, [corpus_note], queue=False,
                  api_visibility="private")
     # The map's caption follows. A link restores the query and k (an index is built on the tab's open, so a
@@ -370,11 +371,11 @@ def build() -> None:
                      cleared=[results, plot, results_json, badge, caption], result=results_json, code=search_code,
                      after=[After("success", after_search, [results_json], [caption, stats_md])],
                      link=Link("search", link_bar, results=[results, plot, results_json, badge, caption]),
-                     runs=Runs(kept, [badge, results, plot])))
+                     runs=Runs(kept, [badge, results, plot]), contract=CONTRACTS["search"]))
     declare(Endpoint("ask_corpus", ask, {"question": question, "k": k}, [answer_md, answer_json, reader_badge],
-                     trigger=ask_btn, lane=server_lane(), errors=ask_box, planner=_reader_plan))
+                     trigger=ask_btn, lane=server_lane(), errors=ask_box, planner=_reader_plan, contract=CONTRACTS["ask_corpus"]))
     declare(Endpoint("compare_indexes", compare, {"k": k}, [cmp_plot, cmp_md, cmp_json], trigger=cmp_btn,
-                     lane=LONG_LANE, errors=cmp_box))
+                     lane=LONG_LANE, errors=cmp_box, contract=CONTRACTS["compare_indexes"]))
     if isinstance(tab, gr.Tab):  # opening the tab readies the glossary (shared: built once)
         declare(Endpoint(None, open_tab, {}, [stats_md, stats_json, badge], trigger=tab.select, lane=SHORT_LANE))
     search.prepare_cache()  # start-up: leftovers of crashed cache writes removed

@@ -8,7 +8,7 @@ import functools
 import inspect
 import threading
 
-from backend.runtime import budget
+from backend.runtime import budget, memory
 from backend.runtime.errors import LabError
 from components.shell import gradio_patches
 from components.shell.errors import readable_error
@@ -57,6 +57,9 @@ def _unregister(b: budget.Budget) -> None:
         _WATCHED.pop(id(b), None)
 
 
+GREW_MB = 100  # a request that left the process this much bigger gives its freed memory back
+
+
 @contextlib.contextmanager
 def request_budget(args: tuple = (), owner=None):
     """The request's budget (deadline + stop flag), watched for a cancel while the handler runs;
@@ -65,11 +68,15 @@ def request_budget(args: tuple = (), owner=None):
     whose plan is long."""
     with budget.scope() as b:
         lane = _register(b)
+        before = memory.rss_mb()
         try:
             with _lane_slot(b, _takes_long_slot(lane, args, owner)):
                 yield b
         finally:
             _unregister(b)
+            after = memory.rss_mb()
+            if lane == "long" or (before is not None and after is not None and after - before > GREW_MB):
+                memory.give_back()  # the arenas a heavy request filled go back (4.0 GB at rest, not 1.0 GB)
 
 
 def _takes_long_slot(lane: str | None, args: tuple, owner) -> bool:

@@ -26,7 +26,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from components.shell import code_view, lifecycle, links, runs
+from backend.runtime.contract import Contract
+from components.shell import code_view, door, lifecycle, links, runs
 from components.shell.cancel import user_errors
 from components.shell.errors import clear_on_error
 from components.shell.plans import planned
@@ -116,6 +117,7 @@ class Endpoint:
     code: code_view.CodeView | Code | None = None
     result: Any = None  # the JSON output the code view writes its snippet from
     wrap: bool = True  # False: the handler handles its own errors and budget (a stream that yields them)
+    contract: Contract | None = None  # ranges and cost, checked at the queue's door; required of a public endpoint
 
 
 _SERVED: dict = {}
@@ -145,6 +147,17 @@ def declare(ep: Endpoint) -> list:
     Gradio's own `.success`/`.then` on them, or cancel them from a Stop button)."""
     fn = served(ep.fn, ep.planner, ep.shell_slot) if ep.wrap else ep.fn
     inputs = list(ep.inputs.values())
+    if ep.name and ep.contract is None:
+        raise TypeError(f"/{ep.name} declares no contract: give its Endpoint contract=Contract(ranges, cost) "
+                        "(backend/runtime/contract.py), so the door can check it and the contract suite can test it.")
+    if ep.contract is not None:
+        names = list(ep.inputs) if ep.trigger is not None else door.api_parameters(ep.fn)
+        unknown = set(ep.contract.ranges) - set(names)
+        missing = set(names) - set(ep.contract.ranges)
+        if unknown or missing:
+            raise TypeError(f"/{ep.name or ep.fn.__name__}'s contract does not match its arguments: "
+                            f"{sorted(missing)} without a range, {sorted(unknown)} not an argument.")
+        door.attach(fn, ep.contract, names)
     if ep.name:  # where a script finds its JSON (the code view's client cell prints it)
         code_view.api_declared(ep.name, ep.outputs if ep.trigger is not None else [], ep.result)
     if ep.trigger is None:  # an API-only endpoint: no component runs it

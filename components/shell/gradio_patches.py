@@ -50,13 +50,15 @@ def queue_events(queue) -> list[tuple]:
             for e in list(queue.event_ids_to_events.values()) if e._id in waiting or e._id in active]
 
 
-def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False) -> None:
+def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False, check=None) -> None:
     """Patch `demo._queue.push` so `admit(events, session_hash, fn, data)` -> (why refused or None,
     the request's plan or None) is asked as each request joins the queue (`with_request`: the HTTP
     request, whose address names the client, is passed too, last). A refusal answers as
     Gradio's own validation error does (the page shows it; gradio_client raises it); an admitted
     request keeps its plan on its queue Event (`tlab_plan`), where its handler finds it
-    (`current_event`). Gradio 6 has no supported admission hook."""
+    (`current_event`). `check(fn, data, request)` -> why refused or None is asked once before, off the event loop (it
+    may tokenize a long text): a request out of its endpoint's contract is refused without a lane's look.
+    Gradio 6 has no supported admission hook."""
     from gradio import route_utils
 
     queue = demo._queue
@@ -68,6 +70,12 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
         except Exception:  # an unknown fn_index: Gradio's own push answers it
             return await push(body, request, username)
         extra = (request,) if with_request else ()
+        why = None if check is None else await asyncio.to_thread(check, fn, body.data, request)
+        if why is not None:
+            if on_refused is not None:
+                on_refused(why)
+            return False, [{"__type__": "validate", "is_valid": False, "message": why,
+                            "parameter_name": "contract"}], "validator_error"
         why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra)
         for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
             if why is None:

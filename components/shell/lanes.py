@@ -185,11 +185,14 @@ def fair_pick(waiting, running) -> int | None:
 
 
 def admit_fairly(demo) -> None:
-    """Refuse, as a request joins the queue, what `lane_refusal` refuses (see above); start the long
-    lane's jobs in `fair_pick`'s order."""
+    """Refuse, as a request joins the queue, what its endpoint's contract refuses (`door.refusal`: out of
+    range, over a budget) and what `lane_refusal` refuses (see above); start the long lane's jobs in
+    `fair_pick`'s order."""
     from components.shell.errors import _input_log
 
-    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]),
-                                       with_request=True)
+    from components.shell import door
+
+    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("door: %s", why[:120]),
+                                       with_request=True, check=door.refusal)
     gradio_patches.order_lane(demo, LONG_LANE["concurrency_id"], fair_pick)
     clients.use_current_session(gradio_patches.current_session_hash)  # whose request a store is serving

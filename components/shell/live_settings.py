@@ -37,6 +37,13 @@ LIVE: dict[str, str] = {
     "TLAB_UPLOAD_FOLDER_MB": "components.shell.upload_gate.folder_cap (and the upload janitor's next pass)",
 }
 
+# The largest value each number may take: past these a reader's arithmetic stops meaning anything (a budget of
+# 1e308 s overflowed a deadline; a memory share over the machine's memory guards nothing).
+DAY_S = 86_400.0
+UPPER: dict[str, float] = {"TLAB_TIME_BUDGET_S": DAY_S, "TLAB_REQUEST_MEMORY_MB": 1 << 20,
+                           "TLAB_TRAIN_SESSION_MB": 1 << 20, "TLAB_UPLOAD_CLIENT_MB": 1 << 20,
+                           "TLAB_UPLOAD_FOLDER_MB": 1 << 20}
+
 _AT_START: dict[str, str | None] = {key: os.environ.get(key) for key in LIVE}
 _SWITCHES = {"TLAB_TRUST_FORWARDED": clients.TRUE_WORDS + clients.FALSE_WORDS}  # the words its reader takes; the rest: numbers >= 0
 
@@ -85,6 +92,8 @@ def _checked(key: str, text: str) -> str:
         number = float("nan")
     if not number >= 0 or number == float("inf"):
         raise ValueError(f"{key}: a number of 0 or more, not {text[:40]!r}")
+    if number > UPPER[key]:
+        raise ValueError(f"{key}: at most {UPPER[key]:g}, not {text[:40]!r}")
     return text
 
 
@@ -118,6 +127,8 @@ class LiveSettings:
             return await send_json(send, 200, apply(json.loads(body or b"{}")))
         except ValueError as exc:  # json's errors are ValueErrors too
             return await send_json(send, 400, {"detail": str(exc)})
+        except RecursionError:  # a body nested thousands deep: json gives up on it
+            return await send_json(send, 400, {"detail": "send a flat JSON object of settings"})
 
 
 def middleware() -> list:

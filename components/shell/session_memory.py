@@ -59,16 +59,24 @@ DOWNLOAD_PREFIX = "tlab-"  # the stores' download folders (tlab-train-*, tlab-gp
 DOWNLOADS_MAX_MB = 512  # all of them together (TLAB_DOWNLOAD_FOLDER_MB): the oldest zips go beyond it
 
 
-def trim_downloads(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S, now: float | None = None) -> list[str]:
-    """Delete the oldest download zips (files in the stores' tlab-* folders) until they hold at most
-    `max_bytes` together, sparing those younger than `grace_s` (their link was just handed out). Each
-    NER zip is ~90 MB: 32 sessions left 2.9 GB in a folder nothing trimmed (issue #39). A zip that goes
-    is made again by the next Download click. -> the deleted paths."""
+DOWNLOAD_MAX_AGE_S = 600  # a zip this old goes whatever the folder holds: its link was handed out minutes ago
+
+
+def trim_downloads(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRACE_S, now: float | None = None,
+                   max_age_s: float = DOWNLOAD_MAX_AGE_S) -> list[str]:
+    """Delete the download zips (files in the stores' tlab-* folders) older than `max_age_s`, then the oldest
+    until they hold at most `max_bytes` together, sparing those younger than `grace_s` (their link was just
+    handed out). Each NER zip is ~90 MB: 32 sessions left 2.9 GB in a folder nothing trimmed; trimmed only
+    above its cap, a folder held 495 of its 512 MB for 12 minutes and refused everyone's next zip. A zip that
+    goes is made again by the next Download click. -> the deleted paths."""
     files = []
     for entry in os.scandir(folder) if os.path.isdir(folder) else ():
         if entry.is_dir(follow_symlinks=False) and entry.name.startswith(DOWNLOAD_PREFIX):
             files += _files_under(entry.path)
-    return _trim_oldest(files, max_bytes, grace_s, now)
+    now = time.time() if now is None else now
+    stale = [f for f in files if now - f[0] >= max(max_age_s, grace_s)]
+    deleted = _trim_oldest(stale, 0, grace_s, now)
+    return deleted + _trim_oldest([f for f in files if f not in stale], max_bytes, grace_s, now)
 
 
 DOWNLOAD_FOLDER = os.path.join(".cache", "tlab-downloads")  # under the working directory (.cache/ is git-ignored)

@@ -162,10 +162,31 @@ class UploadGate:
                     return {"type": "http.disconnect"}
             return message
 
+        reply = []
+
+        async def noted(message):  # the reply lists the stored paths: they belong to this client
+            if message.get("type") == "http.response.body":
+                reply.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    _claim_uploads(b"".join(reply), client)
+            await send(message)
+
         try:
-            await self.app(scope, counted, send)
+            await self.app(scope, counted, noted)
         finally:
             self.book.landed(declared)
+
+
+def _claim_uploads(body: bytes, client: str) -> None:
+    """The upload route's reply (a JSON list of stored paths): each path belongs to `client`, so another
+    address that learns it cannot pass it to an endpoint (`door.foreign_upload`) or fetch it (/file=)."""
+    try:
+        paths = json.loads(body or b"[]")
+    except ValueError:
+        return
+    for path in paths if isinstance(paths, list) else ():
+        if isinstance(path, str):
+            clients.claim(path, client)
 
 
 async def _drain(receive) -> None:

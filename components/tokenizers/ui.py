@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from backend.tokenizers.contracts import CONTRACTS
 from backend.tokenizers.api import tokenize
 from backend.runtime.validation import as_bool
 from components.shell import code_view, links, runs
@@ -199,7 +200,7 @@ def build() -> None:
     events = declare(Endpoint(
         "tokenize", run, {"text": text, "special": special}, outputs, trigger=go, also=[text.submit], errors=box,
         notice=Notice(notice, [out_json], [notice_md]), result=out_json, code=code,
-        link=Link("tokenizers", link_bar, run=go, results=[*outputs, notice_md]), runs=Runs(kept, [enc_md, dec_md, ml_md])))
+        link=Link("tokenizers", link_bar, run=go, results=[*outputs, notice_md]), runs=Runs(kept, [enc_md, dec_md, ml_md]), contract=CONTRACTS["tokenize"]))
     for ev in events:
         ev.success(**chips)  # keep the chips as the toggle says
     show_bytes.change(**chips)

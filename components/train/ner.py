@@ -13,6 +13,7 @@ import html
 import gradio as gr
 
 import backend.train as training
+from backend.train.contracts import CONTRACTS
 from backend.runtime.errors import LabError
 from components import shell as common
 from components.shell import (SHORT_LANE, Checkbox, File, Number, Radio, Slider, Textbox, error_box, file_path,
@@ -195,13 +196,13 @@ def build() -> tuple:
         "train_ner", run_ner, dict(zip(NER_NAMES, inputs)), outputs, trigger=go, lane=LANE, errors=box,
         after=[After("success", lambda: (gr.update(value=None, visible=False), ""), None,
                      [download_file, download_md])],
-        runs=Runs(kept, [status, summary, table, bars]), result=result_json, code=code))
+        runs=Runs(kept, [status, summary, table, bars]), result=result_json, code=code, contract=CONTRACTS["train_ner"]))
     train_ev.then(show_estimate, inputs, [estimate_md], api_visibility="private")  # now at the rates just measured
     stop.click(stop_ner, None, [status], api_visibility="private", queue=False)
     declare(Endpoint("predict_ner", tag, {"text": text}, [tagged, tagged_json], trigger=tag_btn, also=[text.submit],
-                     lane=SHORT_LANE, errors=tag_box))
+                     lane=SHORT_LANE, errors=tag_box, contract=CONTRACTS["predict_ner"]))
     declare(Endpoint("download_ner", download, {}, [download_file, download_md], trigger=download_btn,
-                     lane=SHORT_LANE, errors=tag_box))
+                     lane=SHORT_LANE, errors=tag_box, contract=CONTRACTS["download_ner"]))
     link_params = {"ner_source": (source, LINK_SOURCES), "ner_epochs": epochs, "ner_max_sentences": max_sentences,
                    "ner_batch_size": batch_size, "ner_word_shapes": word_shapes, "ner_seed": seed}
     return show_estimate, inputs, estimate_md, (train_ev, link_params, link_bar, outputs + code.outputs)

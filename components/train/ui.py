@@ -15,6 +15,7 @@ import html
 import gradio as gr
 
 import backend.train as training
+from backend.train.contracts import CONTRACTS
 from backend.runtime import config
 from backend.runtime.errors import LabError
 from components import shell as common
@@ -387,7 +388,7 @@ def _build_classify(task) -> tuple:
     (ev,) = declare(Endpoint(  # its link is declared by build, with NER's settings; runs wired once it is
         "train", run_training, dict(zip(TRAIN_NAMES, train_inputs)), train_outputs, trigger=train_btn, lane=LANE,
         errors=train_box, after=[reset], result=result_json, code=code,
-        runs=Runs(kept, [status, summary, confusion_plot, curve_plot])))
+        runs=Runs(kept, [status, summary, confusion_plot, curve_plot]), contract=CONTRACTS["train"]))
     link = ({"task": task, "dataset": (dataset, LINK_DATASETS), "text_column": text_column,
              "label_column": label_column, "methods": methods, "epochs": epochs,
              "max_examples": max_examples, "max_seconds": max_seconds, "learning_rate": learning_rate,
@@ -398,13 +399,13 @@ def _build_classify(task) -> tuple:
     stop_btn.click(stop_training, None, [status], api_visibility="private", queue=False)
     declare(Endpoint(None, hardest_text, {}, [text], trigger=hardest.select, options=_PAGE))
     declare(Endpoint("predict_trained", predict, {"text": text, "method": method}, [prediction, prediction_json],
-                     trigger=predict_btn, also=[text.submit], lane=SHORT_LANE, errors=predict_box))
+                     trigger=predict_btn, also=[text.submit], lane=SHORT_LANE, errors=predict_box, contract=CONTRACTS["predict_trained"]))
     declare(Endpoint("use_trained", use_in_pipelines, {"on": use_box, "method": method}, [use_md, use_json],
                      trigger=use_box.input, errors=predict_box, cleared=[use_md],
-                     after=[After("failure", lambda: False, None, [use_box])]))
+                     after=[After("failure", lambda: False, None, [use_box])], contract=CONTRACTS["use_trained"]))
     declare(Endpoint("download_trained", download, {"method": method}, [download_file, download_md],
                      trigger=download_btn, lane=SHORT_LANE, errors=predict_box,
-                     after=[After("success", lambda: gr.update(visible=True), None, [download_file])]))
+                     after=[After("success", lambda: gr.update(visible=True), None, [download_file])], contract=CONTRACTS["download_trained"]))
     if root is not None:
         root.unload(drop_session)
     return link

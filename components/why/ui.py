@@ -8,6 +8,7 @@ their prediction loaded through `links.handoff(..., "why", "text", task=...)`.
 
 from __future__ import annotations
 
+from backend.why.contracts import CONTRACTS
 import gradio as gr
 
 import backend.why as attribution
@@ -94,7 +95,7 @@ def build() -> None:
             link=Link(KEY, link_bar, params={"text": text, "task": task, "labels": labels, "label": label,
                                              "word": word, "target": target, "contrast": contrast, "steps": steps,
                                              "orders": orders, "question": question, "handed": handed}),
-            runs=Runs(runs.panel(KEY), [badge, summary, deletion, agreement])))
+            runs=Runs(runs.panel(KEY), [badge, summary, deletion, agreement]), contract=CONTRACTS["attribute"]))
         # a hand-off that carries more than one input (zero-shot: text and labels) hands over one
         # packed value here; it is unpacked into the inputs (handlers.unpack)
         handed.change(handlers.unpack, handed, [text, labels, word, question, label, handed], **lifecycle.PAGE_ONLY)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
+from backend.runtime.contract import SMALL, Contract, Flag, Text
 from backend.runtime.errors import InputError
 from backend.runtime.plan import Plan
 from components.shell import endpoint, lifecycle, links, plans
@@ -28,6 +29,10 @@ def echo(text: str, loud: bool = False):
     return text.upper() if loud else text, {"text": text}
 
 
+ECHO = Contract({"text": Text("text"), "loud": Flag()}, SMALL)  # every public endpoint declares one
+ECHO_TEXT = Contract({"text": Text("text")}, SMALL)
+
+
 def _plan(args: tuple) -> Plan:
     return Plan(on_server=False, long=len(args[0] or "") > 10, note="")
 
@@ -40,7 +45,7 @@ def _page(**extra):
         events = declare(Endpoint(
             "echo", echo, {"text": text, "loud": loud}, [said, out], trigger=go, also=[text.submit], errors=box,
             notice=Notice(lambda o: f"{len(o['text'])} characters", [out], [notice_md]), planner=_plan,
-            link=Link("echo", bar, run=go), **extra))
+            link=Link("echo", bar, run=go), contract=ECHO, **extra))
     return demo, events, dict(text=text, loud=loud, go=go, box=box, said=said, out=out, notice=notice_md)
 
 
@@ -93,10 +98,10 @@ def test_a_link_that_blanks_the_results_blanks_their_code_view_too_and_one_that_
 
     with gr.Blocks():
         text, go, said, out, view = gr.Textbox(), gr.Button(), gr.Textbox(), gr.JSON(), code_view.view("echo")
-        declare(Endpoint("echo", echo, {"text": text}, [said, out], trigger=go, result=out, code=view,
+        declare(Endpoint("echo", echo, {"text": text}, [said, out], trigger=go, result=out, code=view, contract=ECHO_TEXT,
                          link=Link("echo", links.bar("echo", run=go), run=go, results=[said, out])))
         text2, go2, said2, out2, view2 = gr.Textbox(), gr.Button(), gr.Textbox(), gr.JSON(), code_view.view("echo2")
-        declare(Endpoint("echo2", echo, {"text": text2}, [said2, out2], trigger=go2, result=out2, code=view2,
+        declare(Endpoint("echo2", echo, {"text": text2}, [said2, out2], trigger=go2, result=out2, code=view2, contract=ECHO_TEXT,
                          link=Link("echo2", links.bar("echo2", run=go2), run=go2)))
     assert links.registered()["echo"].results == [said, out, *view.outputs]  # the snippet was written from them
     assert links.registered()["echo2"].results == []
@@ -113,7 +118,7 @@ def test_cleared_narrows_what_a_failure_blanks_and_after_adds_a_part():
 
 def test_an_api_only_endpoint_has_no_trigger_and_keeps_its_name():
     with gr.Blocks() as demo:
-        events = declare(Endpoint("echo_api", echo, {}, [], lane={"concurrency_limit": 1}))
+        events = declare(Endpoint("echo_api", echo, {}, [], lane={"concurrency_limit": 1}, contract=ECHO))
     assert events == []
     names = [d["api_name"] for d in _dependencies(demo)]
     assert "echo_api" in names
@@ -157,8 +162,8 @@ def test_a_link_declared_apart_writes_its_bar_and_a_second_columns_bar():
         text, loud, go, go2, box, said, out = gr.Textbox(), gr.Checkbox(), gr.Button(), gr.Button(), gr.Markdown(), \
             gr.Textbox(), gr.JSON()
         bar, bar2 = links.bar("echo"), links.bar("echo-two")
-        first = declare(Endpoint("echo", echo, {"text": text}, [said, out], trigger=go, errors=box))
-        second = declare(Endpoint("echo_loud", echo, {"text": text, "loud": loud}, [said, out], trigger=go2))
+        first = declare(Endpoint("echo", echo, {"text": text}, [said, out], trigger=go, errors=box, contract=ECHO_TEXT))
+        second = declare(Endpoint("echo_loud", echo, {"text": text, "loud": loud}, [said, out], trigger=go2, contract=ECHO))
         declare_link(Link("echo", bar, params={"text": text, "loud": loud}), first, more=[(second[0], bar2)])
     link = links.registered()["echo"]
     assert [p.name for p in link.params] == ["text", "loud"] and link.bar is bar

@@ -85,7 +85,9 @@ def test_bad_changes_change_nothing(monkeypatch):
                 {"TLAB_TIME_BUDGET_S": True}, {"TLAB_TIME_BUDGET_S": "9" * 41}, ["TLAB_TIME_BUDGET_S"],
                 {"TLAB_TIME_BUDGET_S": "45s"}, {"TLAB_TIME_BUDGET_S": -1}, {"TLAB_UPLOAD_CLIENT_MB": "nan"},
                 {"TLAB_UPLOAD_FOLDER_MB": "inf"}, {"TLAB_TRUST_FORWARDED": "maybe"},
-                {"TLAB_TIME_BUDGET_S": "45", "TLAB_TRUST_FORWARDED": "2"}):  # one bad key: none is set
+                {"TLAB_TIME_BUDGET_S": "45", "TLAB_TRUST_FORWARDED": "2"},  # one bad key: none is set
+                {"TLAB_TIME_BUDGET_S": "1e308"}, {"TLAB_TIME_BUDGET_S": 86_401},  # over a day: past its upper bound
+                {"TLAB_REQUEST_MEMORY_MB": 1e9}):
         with pytest.raises(ValueError):
             live_settings.apply(bad)
     assert live_settings.current()["TLAB_TIME_BUDGET_S"] == "120"
@@ -118,6 +120,10 @@ def test_the_route_answers_only_with_the_token(monkeypatch):
     refused = client.post(live_settings.PATH, json={"TLAB_QUEUE_MAX": 1}, headers=auth)
     assert refused.status_code == 400 and "not a live setting" in refused.json()["detail"]
     assert client.post(live_settings.PATH, content=b"{" * 5000, headers=auth).status_code == 413
+    nested = client.post(live_settings.PATH, content=b"[" * 2000 + b"]" * 2000, headers=auth)
+    assert nested.status_code == 400 and "JSON object" in nested.json()["detail"]  # not a 500 with a traceback
+    for malformed in (b"{not json", b"\xff\xfe", b'"TLAB_TIME_BUDGET_S"'):
+        assert client.post(live_settings.PATH, content=malformed, headers=auth).status_code == 400
     assert client.get("/anything").text == "gradio"  # every other path is the app's
 
 

@@ -106,6 +106,20 @@ def test_download_zips_are_trimmed_oldest_first_sparing_young_ones(tmp_path):
     assert session_memory.trim_downloads(str(tmp_path), max_bytes=0, grace_s=120, now=now) == []  # young: spared
 
 
+def test_download_zips_go_by_age_whatever_the_folder_holds(tmp_path):
+    now = 1_000_000.0
+    paths = []
+    for i, age in enumerate((session_memory.DOWNLOAD_MAX_AGE_S + 5, 300, 10)):
+        folder = tmp_path / f"tlab-ner-{i}"
+        folder.mkdir()
+        path = folder / "model.zip"
+        path.write_bytes(b"z" * MB)
+        os.utime(path, (now - age, now - age))
+        paths.append(path)
+    gone = session_memory.trim_downloads(str(tmp_path), max_bytes=100 * MB, grace_s=120, now=now)
+    assert gone == [str(paths[0])] and paths[1].exists() and paths[2].exists()  # far under the cap, gone by age
+
+
 def test_a_download_is_served_only_to_the_client_that_made_it(tmp_path):
     from backend.runtime import clients
 

@@ -1,0 +1,132 @@
+"""Every public endpoint at the extremes its contract accepts, on the public-mode app, with a memory watchdog.
+
+Generated from the endpoint registry: each public api_name's contract (components/shell/door.py) turns its valid
+call (tests/api_cases.py) into the most extreme call its ranges accept (longest texts, largest counts, most
+beams, steps and sizes: `Contract.extreme`). Each call must be refused at the door within REFUSED_S, or finish
+(a result or a readable error) within the time budget plus GRACE_S, with the app's resident memory never more
+than CEILING_MB above where it stood before the call. An endpoint without a contract fails. The budget is set
+short, live, so the suite checks that the door, the budget and the memory ceiling hold, not how long work takes.
+The table of figures goes to tests/artifacts/endpoint_extremes.md, or where TLAB_EXTREMES_TABLE says
+(bench/endpoint_extremes.py writes bench/results/endpoint_extremes.md)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import urllib.error
+from pathlib import Path
+
+import pytest
+
+from tests.api_cases import CASES
+from tests.conftest import ARTIFACTS, app_process, live_settings, rss_mb
+from tests.fuzz import raw
+
+BUDGET_S = 10  # the live time budget while the suite runs
+GRACE_S = 15  # a run ends within this of its budget (the contract's longest step)
+REFUSED_S = 2.0  # a refusal at the door comes within this
+CEILING_MB = 3000  # the most one call may lift the app above where it stood
+FIRST_LOAD_S = 40  # a model's first load (from the cache built at set-up) is not the request's work
+
+
+def _registry() -> dict:
+    """api_name -> (contract, argument names): the registry as the app builds it, in this process."""
+    import app
+    from components.shell import door
+
+    demo = app.build_app()
+    out = {}
+    for block_fn in demo.fns.values():
+        if block_fn.api_name and getattr(block_fn, "api_visibility", "public") == "public":
+            out["/" + block_fn.api_name] = door.contract_of(block_fn)
+    return out
+
+
+REGISTRY = _registry()
+
+
+class Watchdog:
+    """The app's resident memory sampled every 0.1 s while a call runs: its peak above the start."""
+
+    def __init__(self, proc):
+        self.proc, self.peak, self._stop = proc, 0.0, threading.Event()
+
+    def __enter__(self):
+        self.start = rss_mb(self.proc)
+        self.peak = self.start
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def _watch(self):
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, rss_mb(self.proc))
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_mb(self.proc))
+
+    @property
+    def rise(self) -> float:
+        return self.peak - self.start
+
+
+def extreme_call(api: str) -> list:
+    contract, names = REGISTRY[api]
+    valid = dict(zip(names, CASES[api]))
+    most = contract.extreme(valid)
+    return [most[n] for n in names]
+
+
+def test_every_public_endpoint_declares_a_contract_and_has_a_case():
+    assert not [api for api, found in REGISTRY.items() if found is None], "endpoints without a contract"
+    assert not set(REGISTRY) - set(CASES), "endpoints without a valid call in tests/api_cases.py"
+
+
+ROWS: list[dict] = []
+
+
+@pytest.fixture(scope="module")
+def extremes_app(public_app):
+    with live_settings(public_app.url, TLAB_TIME_BUDGET_S=BUDGET_S):
+        yield public_app.url
+    _write_table()
+
+
+@pytest.mark.parametrize("api", sorted(REGISTRY))
+def test_an_endpoint_at_its_extremes_is_refused_at_once_or_ends_in_budget(extremes_app, api):
+    data = extreme_call(api)
+    proc = app_process(extremes_app)
+    started = time.monotonic()
+    with Watchdog(proc) as dog:
+        try:
+            outcome, value = raw.call(extremes_app, api, data, timeout=BUDGET_S + GRACE_S + FIRST_LOAD_S + 60)
+        except urllib.error.HTTPError as exc:
+            outcome, value = "refused", exc.read().decode("utf-8", "replace")[:300]
+    seconds = time.monotonic() - started
+    refused = outcome == "error" and "contract" in str(value) or outcome == "refused"
+    at_door = outcome in ("error", "refused") and seconds <= REFUSED_S
+    ROWS.append({"api": api, "outcome": "refused at the door" if at_door else outcome, "seconds": seconds,
+                 "rise_mb": dog.rise, "message": str(value)[:160] if outcome != "complete" else ""})
+    if outcome == "error":
+        assert not raw.UNREADABLE.search(str(value)), f"{api}: an unreadable message: {value}"
+    assert dog.rise <= CEILING_MB, f"{api} lifted the app by {dog.rise:,.0f} MB (ceiling {CEILING_MB:,} MB)"
+    assert at_door or seconds <= BUDGET_S + GRACE_S + FIRST_LOAD_S, (
+        f"{api} took {seconds:.1f} s with a {BUDGET_S} s budget ({outcome}: {str(value)[:200]})")
+    _ = refused
+
+
+def _write_table() -> None:
+    path = Path(os.environ.get("TLAB_EXTREMES_TABLE") or ARTIFACTS / "endpoint_extremes.md")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"# Every public endpoint at its extremes (public mode, time budget {BUDGET_S} s)", "",
+             "Made by tests/fuzz/test_endpoint_extremes.py: each endpoint's most extreme call its contract accepts; "
+             f"refused at the door (within {REFUSED_S:g} s), or ended within the budget + {GRACE_S} s "
+             f"(+ {FIRST_LOAD_S} s for a model's first load); memory: the app's peak RSS above its level before the "
+             "call.", "", "| endpoint | outcome | seconds | memory rise MB | message |", "|---|---|---|---|---|"]
+    for r in sorted(ROWS, key=lambda r: r["api"]):
+        message = r["message"].replace("|", "/").replace("\n", " ")
+        lines.append(f"| {r['api']} | {r['outcome']} | {r['seconds']:.1f} | {r['rise_mb']:,.0f} | {message} |")
+    path.write_text("\n".join(lines) + "\n")
