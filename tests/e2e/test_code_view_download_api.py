@@ -25,7 +25,7 @@ TIMES: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
-def page(app_url, monkeypatch_module):
+def writer(app_url, monkeypatch_module):
     """The code view's notebook writer, with the endpoints declared as the page declares them (their JSON's
     place among the outputs a script gets back) and the lane's app as the address a page would name."""
     monkeypatch_module.setenv("HF_HUB_OFFLINE", "1")
@@ -98,12 +98,12 @@ def _printed(outs, shape: str) -> tuple[list[str], list[str]]:
     return ([l for l in library.splitlines() if rx.match(l)], [l for l in remote.splitlines() if rx.match(l)])
 
 
-def test_the_search_notebook_builds_the_same_index_and_finds_the_same_passages(page, app_url, tmp_path, kernel):
+def test_the_search_notebook_builds_the_same_index_and_finds_the_same_passages(writer, app_url, tmp_path, kernel):
     client = Client(app_url, verbose=False)
     client.predict(choice="glossary", index_type="flat", embedder="minilm", api_name="/build_index")
     result = client.predict(query=QUERY, k=4, api_name="/search")[2]
     ids, scores = [h["id"] for h in result["results"]], [h["score"] for h in result["results"]]
-    _, _, path = page.written("search", {"query": QUERY, "k": 4}, result)
+    _, _, path = writer.written("search", {"query": QUERY, "k": 4}, result)
     library, remote = _printed(_execute(path, tmp_path / "nb", kernel), r"-?\d+\.\d+ \d+ ")
     rows = [line.split(" ", 2) for line in library]
     assert [int(r[1]) for r in rows] == ids, library
@@ -111,20 +111,20 @@ def test_the_search_notebook_builds_the_same_index_and_finds_the_same_passages(p
     assert remote == library  # the client cell prints the page's result in the library cell's words
 
 
-def test_the_decode_notebook_generates_the_same_text(page, app_url, tmp_path, kernel):
+def test_the_decode_notebook_generates_the_same_text(writer, app_url, tmp_path, kernel):
     client = Client(app_url, verbose=False)
     settings = {"strategy": "beam", "num_beams": 3, "max_new_tokens": 8, "num_return_sequences": 2}
     result = client.predict(prompt=PROMPT, settings=settings, api_name="/decode")
-    _, _, path = page.written("decode", {"prompt": PROMPT}, result)
+    _, _, path = writer.written("decode", {"prompt": PROMPT}, result)
     library, remote = _printed(_execute(path, tmp_path / "nb", kernel), r"['\"]")
     assert [ast.literal_eval(line) for line in library] == [o["text"] for o in result["outputs"]]
     assert remote == library
 
 
-def test_the_tokenize_and_classify_notebooks_give_the_same_tokens_and_scores(page, app_url, tmp_path, kernel):
+def test_the_tokenize_and_classify_notebooks_give_the_same_tokens_and_scores(writer, app_url, tmp_path, kernel):
     client = Client(app_url, verbose=False)
     *_, tokens = client.predict(text="Tokenizing naïve text!", special=True, api_name="/tokenize")
-    _, _, path = page.written("tokenize", {"text": "Tokenizing naïve text!", "special": True}, tokens)
+    _, _, path = writer.written("tokenize", {"text": "Tokenizing naïve text!", "special": True}, tokens)
     library, remote = _printed(_execute(path, tmp_path / "tok", kernel), r"(encoder|decoder|\w+) \[")
     roles = [role for role, r in tokens["results"].items() if "error" not in r]
     assert [line.split(" ", 1)[0] for line in library] == roles
@@ -132,7 +132,7 @@ def test_the_tokenize_and_classify_notebooks_give_the_same_tokens_and_scores(pag
         assert f"] {tokens['results'][role]['ids']} [" in line, line
     assert remote == library
     result = client.predict(text=TEXT, batch=True, api_name="/classify")[3]
-    _, _, path = page.written("classify", {"text": TEXT, "batch": True}, result)
+    _, _, path = writer.written("classify", {"text": TEXT, "batch": True}, result)
     library, remote = _printed(_execute(path, tmp_path / "cls", kernel), r"\[\(")
     for printed in (library, remote):
         assert len(printed) == len(result["results"]), printed
