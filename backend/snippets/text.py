@@ -61,7 +61,8 @@ def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL, first: t
     before = []
     if first is not None:
         first_kwargs = {k: v for k, v in first[1].items() if v is not None}
-        before = [f"# the page ran /{first[0]} first", call("client.predict", [], {**first_kwargs, "api_name": f"/{first[0]}"})]
+        before = [f"# first, as the page did: /{first[0]} (a script's session starts with nothing of the page's)",
+                  call("client.predict", [], {**first_kwargs, "api_name": f"/{first[0]}"})]
     files = any(isinstance(v, Code) and v.startswith("handle_file(") for v in kwargs.values())
     head = "from gradio_client import Client, handle_file" if files else "from gradio_client import Client"
     tail = []
