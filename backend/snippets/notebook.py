@@ -127,7 +127,8 @@ def notebook(snippet: dict, inputs: dict, chapter_title: str = "", chapter_url: 
                                     "Transformers Lab, named by `TLAB_CHECKOUT`:"),
                   new_code_cell(checkout_cell())]
     cells += [new_code_cell(python),
-              new_markdown_cell("The same endpoint through `gradio_client`, with the same arguments:"),
+              new_markdown_cell("The same endpoint through `gradio_client`, with the same arguments (the app must be "
+                                "running at the address below), printing its JSON as the cell above prints its result:"),
               new_code_cell(snippet.get("client", "").rstrip("\n"))]
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
