@@ -92,6 +92,9 @@ def build_app(tabs=None):
         from components.shell import links
 
         links.address_tools()  # the one writer of the address bar (links, tab changes)
+        from components.shell import challenges
+
+        challenges.tools()  # the challenge sections' script; /challenges and /check_challenge
         gr.Markdown("# Transformers Lab\n" + tagline())
         _status_panel(gr)
         _tabs(gr, demo, None if tabs is None else set(tabs))
@@ -162,7 +165,7 @@ def _tabs(gr, demo, only: set | None = None) -> None:
     once every tab has registered its inputs."""
     from components.anatomy import ui as anatomy
     from components.attention import ui as attention
-    from components.shell import course
+    from components.shell import challenges, course
     from components.decoding import ui as decoding
     from components.efficiency import ui as efficiency
     from components.shell import links
@@ -197,6 +200,7 @@ def _tabs(gr, demo, only: set | None = None) -> None:
                 header = course.header_markdown(key)
                 if header:
                     gr.Markdown(header, elem_id=f"{key}-chapter", elem_classes=["tab-chapter"])
+                challenges.section(key, challenges.for_tab(key), f"Challenges for {title}")
                 builders[title].build()
             links.follow_tab(tab, key, elem_id)  # the address bar names the tab on screen
     _links(demo, tabs, tries)
@@ -244,6 +248,9 @@ def served_app(tabs=None):
 
 def launch_options(host: str, port: int, share: bool = False) -> dict:
     """demo.launch's keyword arguments for a page served on host:port (main() and the tests' tab pages)."""
+    from starlette.middleware import Middleware
+    from starlette.middleware.gzip import GZipMiddleware
+
     from components.shell import body_gate, live_settings, session_memory, upload_gate
 
     return dict(
@@ -254,7 +261,9 @@ def launch_options(host: str, port: int, share: bool = False) -> dict:
         max_file_size=f"{upload_gate.FILE_MAX_MB}mb",  # per file, while its bytes arrive
         # per request, per client, the folder's cap; an operator's live settings where a token was given
         # a body's size before it is parsed; a malformed one answered in words (not pydantic's 422)
-        app_kwargs={"middleware": body_gate.middleware() + upload_gate.middleware() + live_settings.middleware(),
+        # the page's config (1.5 MB) and JSON replies travel gzipped; event streams and zips are left alone
+        app_kwargs={"middleware": [Middleware(GZipMiddleware, minimum_size=1024)] + body_gate.middleware()
+                    + upload_gate.middleware() + live_settings.middleware(),
                     "exception_handlers": body_gate.exception_handlers()},
         state_session_capacity=session_memory.STATE_SESSIONS,
         show_error=True,

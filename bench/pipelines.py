@@ -180,7 +180,10 @@ def fill_mask_rows(repeats: int) -> list[list]:
     lm = hub.load("fill_mask")
     model, tok = lm.model, lm.tokenizer
     rows = []
-    for text in ("Paris is the [MASK] of France.", "I ordered a Megatron action [MASK] from your online store."):
+    long_text = ("The harbour town rebuilt its [MASK] after the storm. "
+                 + "Fishing boats and ferries now share the water with the yachts of summer visitors. " * 40)
+    for text in ("Paris is the [MASK] of France.", "I ordered a Megatron action [MASK] from your online store.",
+                 long_text):  # ~650 tokens after the mask: the cached path (left context once, each candidate alone)
         r = decoder_mask.fill_mask(model, tok, text, top_k=20)
         sentences = [c["sequence"] for c in r["candidates"]]
         start = decoder_mask._start_ids(tok)
@@ -193,7 +196,8 @@ def fill_mask_rows(repeats: int) -> list[list]:
                     logp.gather(-1, ids[0, 1:].unsqueeze(-1)).sum()
 
         ours, base = paired(lambda: decoder_mask.fill_mask(model, tok, text, top_k=5), plain, repeats)
-        rows.append([f"fill-mask by the decoder, {r['n_reranked']} candidates: {text}", "SmolLM2-135M",
+        shown = text if len(text) < 80 else f"{text[:50]}... ({len(tok(text)['input_ids'])} tokens)"
+        rows.append([f"fill-mask by the decoder, {r['n_reranked']} candidates: {shown}", "SmolLM2-135M",
                      "one forward per candidate sentence", ours, base])
     return rows
 

@@ -52,13 +52,16 @@ CASES["/fill_mask"] = ("Paris is the [MASK] of France.", 3, "")  # offline: the 
 CASES["/multilingual_ner_transfer"] = ()  # the default run built at set-up, read from the cache
 CASES["/multilingual_ner"] = ("Angela Merkel traf Emmanuel Macron in Paris.", "all")
 CASES["/multilingual_ner_train"] = (["de"], 2)  # a learner's own run, live: 2 steps on German, four test sets scored
+CASES["/challenges"] = (2,)  # chapter 2's goals (0 or None: all): no model
+CASES["/check_challenge"] = ("first-merge", '{"corpus": "xylophone xy xyz"}')  # a BPE trained on the answer: no model
 # api_name -> (args, part of the message): endpoints that must fail readably (none today).
 EXPECTED_ERRORS: dict[str, tuple[tuple, str]] = {}
-MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer", "/train_gpt", "/download_gpt"}
+MODEL_FREE = {"/tokenize", "/status", "/train_tokenizer", "/train_gpt", "/download_gpt", "/challenges",
+              "/check_challenge"}
 # Endpoints that answer with no model installed at all (a missing model fails only its own row).
 NEEDS_NO_MODEL = {"/train_tokenizer"}
 # Endpoints that use no installed model at all (a GPT trained from scratch): they answer in a bare Space.
-USES_NO_MODEL = {"/train_gpt", "/download_gpt"}
+USES_NO_MODEL = {"/train_gpt", "/download_gpt", "/challenges", "/check_challenge"}
 
 
 def all_api_names() -> set[str]:

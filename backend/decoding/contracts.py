@@ -4,10 +4,11 @@ validator (`parse_settings`, `parse_strategies`), and their cost at this server'
 from __future__ import annotations
 
 from backend.decoding import attention_growth, by_hand
-from backend.engines.generation.settings import MAX_COMPARE, parse_settings, parse_strategies
+from backend.engines.generation.settings import (MAX_BEAMS, MAX_COMPARE, MAX_COMPARE_WORK, MAX_NEW_TOKENS_CAP, MAX_TOP_N,
+                                                 parse_settings, parse_strategies)
 from backend.engines.server import generation as remote
 from backend.hub import sizing
-from backend.runtime.contract import SMALL, Choice, Contract, Cost, Flag, Int, Json, Scalar, Text
+from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Json, Num, Scalar, Text
 from backend.runtime.errors import InputError
 
 ROLE = "decoder"
@@ -18,10 +19,12 @@ def _width(s) -> int:
     return max(int(s.num_beams if s.strategy == "beam" else s.num_return_sequences or 1), 1)
 
 
-def _one(prompt, settings, model=None) -> Cost:
+def _one(prompt, settings, model=None, plan=None) -> Cost:
+    """One decode's cost: nothing here when its plan (admission's; else, for a comparison's strategy, the
+    generation server's own rule) sends it to the generation server."""
     s = parse_settings(settings)  # an InputError names the setting, as the handler would
-    eng, _ = remote.plan(ROLE, s, model)
-    if eng is not None:
+    on_server = (plan.on_server and not plan.long) if plan is not None else remote.plan(ROLE, s, model)[0] is not None
+    if on_server:
         return SMALL
     n = sizing.tokens(ROLE, prompt, model) + 16
     return sizing.generation_cost(ROLE, n, s.max_new_tokens, _width(s), s.strategy == "beam", model,
@@ -29,7 +32,7 @@ def _one(prompt, settings, model=None) -> Cost:
 
 
 def decode_cost(values: dict) -> Cost:
-    return _one(values.get("prompt"), values.get("settings"))
+    return _one(values.get("prompt"), values.get("settings"), plan=values.get(PLAN))
 
 
 def compare_cost(values: dict) -> Cost:
@@ -63,11 +66,23 @@ def _longest_path(valid):
     return [" the"] * by_hand.MAX_PATH
 
 
-SETTINGS = Json(max_chars=4_000, max_depth=2)
+def _most_settings(valid):
+    """The costliest single decode the settings allow: the most beams for the most new tokens."""
+    return {"strategy": "beam", "num_beams": MAX_BEAMS, "max_new_tokens": MAX_NEW_TOKENS_CAP, "top_n": MAX_TOP_N}
+
+
+def _most_strategies(valid):
+    """The costliest comparison under MAX_COMPARE_WORK: beams and samples for the most new tokens."""
+    per = MAX_COMPARE_WORK // (2 * MAX_NEW_TOKENS_CAP)
+    return [{"strategy": "beam", "num_beams": per, "max_new_tokens": MAX_NEW_TOKENS_CAP},
+            {"strategy": "sample", "num_return_sequences": per, "max_new_tokens": MAX_NEW_TOKENS_CAP, "seed": 1}]
+
+
+SETTINGS = Json(max_chars=4_000, max_depth=2, extreme=_most_settings)
 CONTRACTS = {
     "decode": Contract({"prompt": Text("prompt"), "settings": SETTINGS}, decode_cost),
-    "compare_decoding": Contract({"prompt": Text("prompt"), "strategies": Json(max_chars=16_000, max_depth=3,
-                                                                               max_items=MAX_COMPARE)}, compare_cost),
+    "compare_decoding": Contract({"prompt": Text("prompt"), "strategies": Json(16_000, 3, MAX_COMPARE, _most_strategies)},
+                                 compare_cost),
     "decode_by_hand": Contract({"prompt": Text("prompt"), "path": Json(PATH_CHARS, 2, by_hand.MAX_PATH, _longest_path),
                                 "top_k": Int(1, by_hand.MAX_TOP_K, optional=True),
                                 "action": Choice(by_hand.ACTIONS, optional=True),
@@ -77,4 +92,25 @@ CONTRACTS = {
                                       "layer": Int(-1000, 1000, optional=True), "head": Scalar(40),
                                       "path": Json(PATH_CHARS, 2, by_hand.MAX_PATH), "chat_template": Flag()},
                                      growth_cost),
+}
+
+
+# The page's own events (private, but a stranger may call them by fn_index): the Decoding run's widgets, each a
+# setting; the comparison's JSON box.
+PAGE_SETTINGS = ("strategy", "max_new_tokens", "temperature", "top_k", "top_p", "num_beams", "length_penalty",
+                 "no_repeat_ngram_size", "early_stopping", "num_return_sequences", "repetition_penalty", "seed",
+                 "chat_template", "top_n", "precision")
+
+
+def page_run_cost(values: dict) -> Cost:
+    settings = {k: values.get(k) for k in PAGE_SETTINGS if values.get(k) not in (None, "")}
+    return _one(values.get("prompt"), settings, (values.get("model") or "").strip() or None, values.get(PLAN))
+
+
+PAGE_CONTRACTS = {
+    "run": Contract({"prompt": Text("prompt"), **{k: Scalar(40) for k in PAGE_SETTINGS}, "temps_text": Free(200),
+                     "model": Free(1000)}, page_run_cost),
+    "compare": Contract({"prompt": Text("prompt"), "strategies_text": Json(16_000, 3, MAX_COMPARE),
+                         "model": Free(1000)},
+                        lambda v: compare_cost({"prompt": v.get("prompt"), "strategies": v.get("strategies_text")})),
 }

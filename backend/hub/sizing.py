@@ -60,10 +60,11 @@ def generation_cost(role: str, prompt_tokens: int, new: int, width: int = 1, bea
     every prefill chunk checks the budget, so a long run stops at it with the text so far."""
     from backend.runtime import speeds
     from backend.runtime.contract import Cost
-    from backend.runtime.memory_budget import MB, PREFILL_CHUNK, generation_bytes
+    from backend.runtime.memory_budget import MB, PREFILL_CHUNK, check_generation
 
     s = shape(role, override)
-    parts = generation_bytes(s, prompt_tokens, new, width, beam, keep_logits)
+    # over the request's share: refused here, in the handler's words, with what would fit (fewer beams...)
+    parts = check_generation(s, prompt_tokens, new, width, beam, keep_logits, what=what[:1].upper() + what[1:])
     context = prompt_tokens + new
     step = (1 + 0.2 * (width - 1)) * (1 + context / 2048) / speeds.per_s("decoder_steps")
     prefill = speeds.seconds("decoder_tokens", prompt_tokens)
@@ -78,10 +79,17 @@ WARM_ROLES = ("decoder", "encoder", "embedder", "sentiment", "ner", "qa", "fill_
 def warm(roles=WARM_ROLES) -> None:
     """Load the tokenizers the door counts with, so that a first request's price takes milliseconds, not the
     second a tokenizer takes to load (at start, in a thread: a role that fails to resolve is skipped)."""
+    import time
+
     from backend import hub
 
+    started = time.monotonic()
     for role in roles:
         try:
             hub.tokenizer(role)
         except Exception:  # noqa: BLE001  a missing model fails only its own tabs
             continue
+    print(f"{WARM_LINE} in {time.monotonic() - started:.1f} s", flush=True)
+
+
+WARM_LINE = "the door's tokenizers are loaded"  # the app's log says it (the contract suite waits for it)

@@ -7,11 +7,12 @@ from backend import hub
 from backend.engines.generation.settings import MAX_BEAMS as DECODE_MAX_BEAMS, MAX_NEW_TOKENS_CAP
 from backend.hub import sizing
 from backend.pipelines import decoder_mask, tasks
-from backend.pipelines.api import QA_METHODS, STRATEGIES, runs_on_server
+from backend.pipelines.api import QA_METHODS, STRATEGIES
 from backend.pipelines.encoders import AGGREGATIONS, MAX_TOP_K
 from backend.pipelines.seq2seq import LANGUAGE_NAMES
 from backend.runtime import config, speeds
-from backend.runtime.contract import SMALL, Choice, Contract, Cost, Flag, Free, Int, Num, Text
+from backend.runtime.config import get_settings
+from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Num, Text
 from backend.runtime.errors import InputError
 
 MODEL_BOX = Free(1000)  # the hub words a refusal over config.MAX_OVERRIDE_CHARS itself
@@ -34,10 +35,16 @@ def _lines(text, batch) -> list:
     return [line for line in str(text or "").splitlines() if line.strip()] if batch else [text or ""]
 
 
+def on_server(values: dict) -> bool:
+    """Does the request's one plan (made at admission) send its generation to the generation server? Its cost
+    there is the server's, not this process's."""
+    plan = values.get(PLAN)
+    return plan is not None and plan.on_server and not plan.long
+
+
 def _seq2seq_cost(task: str, values: dict, new_key: str = "max_new_tokens") -> Cost:
     override = _role_arg(values)
-    settings = {"num_beams": values.get("num_beams") or 0}
-    if runs_on_server(task, override, settings):
+    if on_server(values):
         return SMALL
     role = config.TASK_ROLES[task]
     prompt = sizing.tokens(role, values.get("text"), override) + PROMPT_OVERHEAD
@@ -50,9 +57,7 @@ def _generate_cost(values: dict) -> Cost:
     override = _role_arg(values)
     strategy = values.get("strategy") or "greedy"
     width = int(values.get("num_beams") or 1) if strategy == "beam" else 1
-    settings = {k: values.get(k) for k in ("strategy", "max_new_tokens", "temperature", "top_k", "top_p",
-                                          "num_beams", "seed")}
-    if runs_on_server("generate_text", override, settings):
+    if on_server(values):
         return SMALL
     prompt = sizing.tokens("text_generation", values.get("prompt"), override)
     return sizing.generation_cost("text_generation", prompt, int(values.get("max_new_tokens") or 1), width,
@@ -74,12 +79,18 @@ def fill_mask_cost(values: dict) -> Cost:
     n = max(decoder_mask.N_CANDIDATES, int(values.get("top_k") or 1))
     left_n, right_n = sizing.tokens("fill_mask", left, override), sizing.tokens("fill_mask", right, override)
     work = left_n + n * (1 + right_n)
+    budget_s = float(get_settings().time_budget_s)
+    readable = budget_s * speeds.per_s("decoder_tokens") if budget_s > 0 else float("inf")  # tokens in the budget
+    most_right = int((readable - left_n) / n - 1) if readable < work else right_n
+    most_k = int((readable - left_n) / (1 + right_n)) if readable < work else n
+    ways = ([f"at most {most_right:,} tokens after the mask"] if most_right >= 1 else [])
+    ways += [f"top_k of at most {most_k}"] if decoder_mask.N_CANDIDATES <= most_k < n else []
     rows = min(decoder_mask.scoring_rows(sizing.shape("fill_mask", override), left_n, right_n), n)
     return Cost(mb=decoder_mask.scoring_bytes(sizing.shape("fill_mask", override), left_n, right_n, rows) / 2**20,
                 s=speeds.seconds("decoder_tokens", work),
                 what=f"scoring {n} candidates against the {right_n:,} tokens after the mask ({work:,} tokens of reading)",
-                ask=(f"Ask for fewer candidates (top_k; at least {decoder_mask.N_CANDIDATES} are always scored) or "
-                     "a shorter text after the mask."))
+                ask=("Ask for " + " or ".join(ways) + "." if ways else "Send a shorter text.")
+                + f" (At least {decoder_mask.N_CANDIDATES} candidates are always scored.)")
 
 
 def qa_cost(values: dict) -> Cost:
@@ -88,7 +99,7 @@ def qa_cost(values: dict) -> Cost:
     if box == "span-decoding" or hub.get_hub().resolve("qa", None if box in QA_METHODS else override).method \
             == config.METHOD_SPAN:
         n = sizing.tokens("decoder", values.get("context"))
-        return Cost(mb=256, s=speeds.seconds("decoder_tokens", 3 * n) + 2, what="copy-only span decoding over this context",
+        return Cost(mb=256, s=speeds.seconds("decoder_tokens", 3 * n) + 2, what=f"{config.method_name(config.METHOD_SPAN)} over this context",
                     ask="Send a shorter context.")
     texts = [values.get("context"), values.get("question")]
     role_override = None if box in QA_METHODS else override

@@ -24,7 +24,7 @@ from backend.runtime import budget
 from backend.runtime.errors import InputError
 from backend.engines.generation.prefill import shape_of
 from backend.engines.tasks.text import device_of, model_max_length
-from backend.runtime.memory_budget import PREFILL_CHUNK, SCORE_COPIES
+from backend.runtime.memory_budget import PREFILL_CHUNK, SCORE_COPIES, Shape
 
 METHOD = "decoder-fill-mask"  # the fill_mask role's method under the local profile (config.LOCAL)
 METHOD_LABEL = f"{config.method_name(config.METHOD_DECODER_MASK)}: {config.method_text(config.METHOD_DECODER_MASK)}"
@@ -81,9 +81,20 @@ def _start_ids(tokenizer) -> list[int]:
     return []
 
 
+def _shape(model):
+    """The model's shape for the scoring's memory; a model without a full config (a hand-made one) is read as
+    the smallest that would matter: its rows are short anyway."""
+    try:
+        return shape_of(model)
+    except AttributeError:
+        vocab = int(getattr(getattr(model, "config", None), "vocab_size", 0) or 50_000)
+        return Shape(layers=1, heads=1, kv_heads=1, head_dim=1, vocab=vocab)
+
+
 def _new_cache(model):
     """A key/value cache for the left context (None: the model keeps none; it is then read whole)."""
-    if not getattr(model.config, "use_cache", True) or model.config.is_encoder_decoder:
+    config = getattr(model, "config", None)
+    if config is None or not getattr(config, "use_cache", True) or getattr(config, "is_encoder_decoder", False):
         return None
     from transformers import DynamicCache
 
@@ -184,7 +195,7 @@ def fill_mask(model, tokenizer, text: str, top_k: int = 5, n_candidates: int = N
     allowed = (is_spaced if spaced else is_bare)
     device = device_of(model)
     budget.check("nothing scored yet", "Shorten the text.")
-    rows_per_forward = scoring_rows(shape_of(model), len(start) + len(left_ids), len(right_ids))
+    rows_per_forward = scoring_rows(_shape(model), len(start) + len(left_ids), len(right_ids))
     with torch.inference_mode():
         prefix = torch.tensor([start + left_ids], device=device)
         cache = None if rows_per_forward else _new_cache(model)

@@ -197,6 +197,8 @@ class Json:
 
     def check(self, name: str, value):
         if isinstance(value, str):
+            if _text_depth(value, self.max_depth + 1) > self.max_depth:  # before its length: the likelier fault
+                raise InputError(f"{name} is nested more than {self.max_depth} levels deep.")
             if len(value) > self.max_chars:
                 raise InputError(f"{name} is {len(value):,} characters of JSON; at most {self.max_chars:,} are allowed.")
             try:
@@ -228,6 +230,26 @@ class Upload:
 
     def most(self, valid):
         return valid
+
+
+def _text_depth(text: str, stop: int) -> int:
+    """How deep JSON text nests its brackets (outside strings), read up to `stop`: no parser recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest >= stop:
+                return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def _depth(value, stop: int, level: int = 0) -> int:
@@ -270,7 +292,7 @@ class Contract:
     ranges: dict
     cost: Cost | Callable[[dict], Cost] = SMALL
     notes: str = ""
-    suite: dict = field(default_factory=dict)  # the contract suite's base values by name, where api_cases has none
+    suite: dict = field(default_factory=dict)  # values the contract suite's extreme call takes over the valid call
 
     def check(self, values: dict) -> dict:
         """The arguments, each checked against its range -> the cleaned values (InputError: the first wrong)."""
@@ -284,7 +306,9 @@ class Contract:
         return self.cost(values) if callable(self.cost) else self.cost
 
     def extreme(self, valid: dict) -> dict:
-        """The most extreme call the ranges accept, built from a valid one (`valid` by name)."""
+        """The most extreme call the ranges accept, built from a valid one (`valid` by name, with `suite`'s values
+        over it: the choice that makes the most work, e.g. a pasted corpus rather than a built-in one)."""
+        valid = {**valid, **{k: v for k, v in self.suite.items() if k in valid}}
         return {name: (self.ranges[name].most(value) if name in self.ranges else value) for name, value in valid.items()}
 
 
@@ -305,11 +329,15 @@ def refusal(cost: Cost) -> str | None:
     return None
 
 
-def admit(contract: Contract, values: dict) -> tuple[dict, Cost]:
+PLAN = "__plan__"  # the key under which a cost function finds the request's plan (None: no planner declared)
+
+
+def admit(contract: Contract, values: dict, plan=None) -> tuple[dict, Cost]:
     """Check `values` against `contract` and its cost against this server's budgets -> (cleaned values,
-    the cost); InputError with the reason otherwise."""
+    the cost); InputError with the reason otherwise. `plan`: the request's one plan, made at admission
+    (backend.runtime.plan.Plan: may the generation server do it?), handed to the cost as `values[PLAN]`."""
     cleaned = contract.check(values)
-    cost = contract.estimate(cleaned)
+    cost = contract.estimate({**cleaned, PLAN: plan})
     why = refusal(cost)
     if why:
         raise InputError(why)

@@ -85,7 +85,7 @@ CONTRACTS = {
     "scaling_add": Contract({"layers": Int(*scaling_api.LAYER_LIMITS), "width": Int(*scaling_api.WIDTH_LIMITS)},
                             _scaling_add),
     "attention_cost": Contract({"role": Choice(ROLES, optional=True), "max_tokens": Int(256, LIVE_MAX_TOKENS),
-                                "window": Int(1, 512)}, _attention_cost),
+                                "window": Int(1, 512)}, _attention_cost, suite={"role": "decoder"}),
     "sparse_attention": Contract({"text": Text("attention"), "role": Choice(ROLES, optional=True),
                                   "layer": Int(-10**6, 10**6, optional=True), "head": Int(-10**6, 10**6, optional=True),
                                   "window": Int(1, 256), "block": Int(2, 128), "global_tokens": Int(0, 32),

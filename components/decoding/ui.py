@@ -11,7 +11,7 @@ import json
 
 import gradio as gr
 
-from backend.decoding.contracts import CONTRACTS
+from backend.decoding.contracts import CONTRACTS, PAGE_CONTRACTS
 from backend import decoding
 from components.decoding import by_hand as decoding_by_hand
 from components.shell import code_view, lifecycle, links, runs
@@ -200,7 +200,7 @@ def build() -> None:
             "early_stopping": early_stopping, "n_return": n_return, "rep_pen": rep_pen, "seed": seed_link,
             "chat": chat, "top_n": top_n, "precision": precision},
             results=[*results, state]),  # a reopened link: not the run shown
-        runs=Runs(kept, [text, stats, badge])))
+        runs=Runs(kept, [text, stats, badge]), contract=PAGE_CONTRACTS["run"]))
     stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
     stop_btn.click(stopped_line, [stats], [stats], api_visibility="private", queue=False)
     # the number box fires `input` as it is typed in (its `release` only on blur); the slider on a drag
@@ -213,7 +213,8 @@ def build() -> None:
     picker.input(picked_strategies, [picker], [strategies], api_visibility="private", queue=False,
                  trigger_mode="always_last")
     declare(Endpoint(None, compare_ui, {"prompt": prompt, "strategies_text": strategies, "model": model_box},
-                     [cmp_df, cmp_plot, cmp_json, cmp_badge], trigger=cmp_btn, lane=LONG_LANE, errors=cmp_box))
+                     [cmp_df, cmp_plot, cmp_json, cmp_badge], trigger=cmp_btn, lane=LONG_LANE, errors=cmp_box,
+                     contract=PAGE_CONTRACTS["compare"]))
 
     # gr.api takes only the queue/concurrency part of the shared event settings
     def lane(q: dict) -> dict:

@@ -206,7 +206,8 @@ def build() -> None:
         # Next step also moves the step dropdown; a failure blanks the result, not the dropdown.
         ev2, = declare(Endpoint(None, next_step, named, outputs + [named["through"]], trigger=step_btn,
                                 lane=LONG_LANE, options=progress, errors=box, cleared=outputs, link=link, runs=kept,
-                                result=out_json, code=Code(code, name="compress")))  # `through`: the step it ran
+                                result=out_json, code=Code(code, name="compress"), contract=CONTRACTS["compress"]))
+        # `through`: the step it ran
         stop_btn.click(None, None, None, cancels=[ev, ev2], queue=False, api_visibility="private")
         _use(run_id)
 

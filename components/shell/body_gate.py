@@ -14,11 +14,12 @@ may grow by half), plus a megabyte for the rest of the body.
 from __future__ import annotations
 
 from backend.runtime.config import SearchLimits
-from components.shell.upload_gate import send_json
+from components.shell.upload_gate import _drain, send_json
 
 ESCAPING = 1.5  # JSON text of a pasted corpus: quotes, newlines and non-ASCII escaped
 SLACK = 2**20
-BODY_METHODS = ("POST", "PUT", "PATCH")
+NO_BODY = ("GET", "HEAD")  # every other method's body is bounded
+DRAIN_MAX = 2**30  # a refused body up to this size is read and dropped before the answer; a bigger one is cut
 
 
 def body_cap() -> int:
@@ -36,7 +37,7 @@ class BodyGate:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope.get("type") != "http" or scope.get("method") not in BODY_METHODS \
+        if scope.get("type") != "http" or scope.get("method") in NO_BODY \
                 or scope.get("path", "").rstrip("/").endswith("/upload"):
             return await self.app(scope, receive, send)
         cap = body_cap()
@@ -44,6 +45,8 @@ class BodyGate:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             why = _too_big(int(declared), cap)
+            if int(declared) <= DRAIN_MAX:  # read and drop it (nothing is kept), so that a client that sends
+                await _drain(receive)  # all of its body before it reads the answer gets the sentence, not a reset
             return await send_json(send, 413, {"detail": why, "error": why})
         seen = 0
 

@@ -14,6 +14,7 @@ import logging
 from backend.runtime import clients
 from backend.runtime import contract as contracts
 from backend.runtime.errors import InputError
+from components.shell import plans
 
 LOG = logging.getLogger("tlab.door")
 SPECIAL_PARAMETERS = ("progress", "request")  # what Gradio injects: never an API argument
@@ -65,10 +66,11 @@ def foreign_upload(data, client: str | None) -> str | None:
     return None
 
 
-def refusal(fn, data, request=None) -> str | None:
+def refusal(fn, data, request=None, plan=None) -> str | None:
     """Why this request may not be admitted (a file of another address, out of its ranges, over a budget), or
-    None. A cost function that fails on values it was not written for admits the request: the handler's own
-    checks then decide."""
+    None. `plan`: the one plan admission made for it (the cost of work the generation server does is not this
+    process's). A cost function that fails on values it was not written for admits the request: the handler's
+    own checks then decide."""
     why = foreign_upload(data, clients.of_request(request)) if request is not None else None
     if why:
         return why
@@ -78,9 +80,16 @@ def refusal(fn, data, request=None) -> str | None:
     contract, names = found
     values = dict(zip(names, list(data or ())))
     try:
-        contracts.admit(contract, values)
+        contracts.admit(contract, values, plan)
     except InputError as exc:
         return str(exc)
     except Exception:  # noqa: BLE001  a cost estimate that could not read these values
         LOG.exception("contract of %s could not be checked", getattr(fn, "name", fn))
     return None
+
+
+def admit(fn, data, request=None) -> tuple[str | None, object]:
+    """As a request joins the queue: its one plan (`plans.plan_of`), then why the door refuses it or None
+    -> (why, plan). The plan goes on to the lanes' admission and the handler: nothing plans it again."""
+    plan = plans.plan_of(fn, data)
+    return refusal(fn, data, request, plan), plan

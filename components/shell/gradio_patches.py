@@ -56,8 +56,8 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
     request, whose address names the client, is passed too, last). A refusal answers as
     Gradio's own validation error does (the page shows it; gradio_client raises it); an admitted
     request keeps its plan on its queue Event (`tlab_plan`), where its handler finds it
-    (`current_event`). `check(fn, data, request)` -> why refused or None is asked once before, off the event loop (it
-    may tokenize a long text): a request out of its endpoint's contract is refused without a lane's look.
+    (`current_event`). `check(fn, data, request)` -> (why refused or None, the request's plan) is asked once before, off the
+    event loop (it may tokenize a long text); `admit` then gets that plan (`plan=`) instead of making another: a request out of its endpoint's contract is refused without a lane's look.
     Gradio 6 has no supported admission hook."""
     from gradio import route_utils
 
@@ -70,18 +70,19 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
         except Exception:  # an unknown fn_index: Gradio's own push answers it
             return await push(body, request, username)
         extra = (request,) if with_request else ()
-        why = None if check is None else await asyncio.to_thread(check, fn, body.data, request)
+        why, planned = (None, None) if check is None else await asyncio.to_thread(check, fn, body.data, request)
         if why is not None:
             if on_refused is not None:
                 on_refused(why)
             return False, [{"__type__": "validate", "is_valid": False, "message": why,
                             "parameter_name": "contract"}], "validator_error"
-        why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra)
+        kept = {} if check is None else {"plan": planned}  # the plan `check` made: admission keeps it
+        why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra, **kept)
         for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
             if why is None:
                 break
             await asyncio.sleep(FINISHING_POLL_S)
-            why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra)
+            why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra, **kept)
         if why is None:
             answer = await push(body, request, username)
             # No await between push's return and this line: the handler, which runs after the queue's

@@ -157,11 +157,15 @@ def lane_refusal(events, session_hash: str | None, fn, data, plan: Plan | None =
     return None
 
 
-def admit(events, session_hash: str | None, fn, data, request=None) -> tuple[str | None, Plan | None]:
+_UNPLANNED = object()
+
+
+def admit(events, session_hash: str | None, fn, data, request=None, plan=_UNPLANNED) -> tuple[str | None, Plan | None]:
     """As a request joins the queue: bind its session to its client (the request's address), plan it
-    once (its handler and backend use that plan), then (why it is refused or None, the plan)."""
+    once (its handler and backend use that plan; `plan`: the one the door made), then (why it is refused
+    or None, the plan)."""
     clients.bind(session_hash, clients.of_request(request))
-    plan = plans.plan_of(fn, data)
+    plan = plans.plan_of(fn, data) if plan is _UNPLANNED else plan
     return lane_refusal(events, session_hash, fn, data, plan), plan
 
 
@@ -193,6 +197,6 @@ def admit_fairly(demo) -> None:
     from components.shell import door
 
     gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("door: %s", why[:120]),
-                                       with_request=True, check=door.refusal)
+                                       with_request=True, check=door.admit)
     gradio_patches.order_lane(demo, LONG_LANE["concurrency_id"], fair_pick)
     clients.use_current_session(gradio_patches.current_session_hash)  # whose request a store is serving

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from components.shell import course
+from components.shell import challenges, course
 from components.shell import links
 from components.shell.endpoint import Endpoint, declare
 from components.start import handlers, route
@@ -91,6 +91,8 @@ def build(titles: dict[str, str]) -> list[tuple]:
                 btn = gr.Button(f"Try: {c.try_label}", size="sm", scale=0, min_width=200,
                                 elem_id=f"start-try-{c.number}")
                 buttons.append((btn, c.try_query))
+        challenges.section(f"start-ch{c.number}", challenges.for_chapter(c.number),
+                           f"Chapter {c.number}'s challenges")
     return buttons
 
 

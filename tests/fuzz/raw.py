@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.request
 
 # What a readable message never contains: an exception class, a traceback, Gradio internals.
@@ -14,9 +15,11 @@ UNREADABLE = re.compile(r"Traceback|preprocess|\b[A-Z]\w*(Error|Exception)\b|obj
 
 
 def call(url: str, api_name: str, data: list, session_hash: str | None = None,
-         timeout: float = 300) -> tuple[str, object]:
+         timeout: float = 300, door: bool = False) -> tuple[str, object]:
     """POST /gradio_api/call/<api_name> and read its event stream -> ("complete", outputs)
-    or ("error", message)."""
+    or ("error", message). A request the door refuses as it joins the queue (its contract: out of range,
+    over a budget; the lanes' rules) is answered at once with Gradio's validation answer: ("error", its
+    message), or ("refused at the door", its message) with `door`."""
     body = {"data": data}
     if session_hash:
         body["session_hash"] = session_hash
@@ -24,8 +27,14 @@ def call(url: str, api_name: str, data: list, session_hash: str | None = None,
     name = api_name.strip("/")
     req = urllib.request.Request(f"{url}gradio_api/call/{name}", data=raw,
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
-        event_id = json.loads(resp.read())["event_id"]
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            event_id = json.loads(resp.read())["event_id"]
+    except urllib.error.HTTPError as exc:
+        refused = door_message(exc)
+        if refused is None:
+            raise
+        return ("refused at the door" if door else "error"), refused
     with urllib.request.urlopen(f"{url}gradio_api/call/{name}/{event_id}", timeout=timeout) as resp:
         event, value = read_stream(resp.read().decode("utf-8", "replace"))
     if event == "error":
@@ -43,3 +52,13 @@ def read_stream(text: str) -> tuple[str | None, object]:
         elif line.startswith("data:"):
             payload = line[5:].strip()
     return event, json.loads(payload) if payload not in (None, "", "null") else None
+
+
+def door_message(exc: urllib.error.HTTPError) -> str | None:
+    """The message of Gradio's validation answer (the door's refusal), or None for any other HTTP error."""
+    body = exc.read().decode("utf-8", "replace")
+    try:
+        detail = json.loads(body)["detail"]
+        return detail[0]["message"] if isinstance(detail, list) and detail[0].get("__type__") == "validate" else None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return None

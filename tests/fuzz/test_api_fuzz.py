@@ -43,6 +43,10 @@ SPECIAL = {
     ("/build_index", "paste"): [{"a": 1}, [1, 2]],  # a huge paste is a valid (if slow) corpus
     ("/train_tokenizer", "text"): [{"a": 1}, [1, 2]],  # so is a 1 MB paste to train a tokenizer on (cap 2 MB)
     ("/train_gpt", "text"): [{"a": 1}, [1, 2]],  # or a tiny GPT
+    ("/challenges", "chapter"): [*NUMERIC, 12, 0.5],
+    ("/check_challenge", "challenge_id"): [{"a": 1}, [1], NAN, HUGE, "no-such-goal"],
+    ("/check_challenge", "answer"): [{"a": 1}, [1, 2], NAN, HUGE, "not json", '{"corpus": 5}', '{"corpus": "x", "b": 1}',
+                                     "[" * 5000],
 }
 # The decode-by-hand endpoints (gr.api): paths are JSON lists of ids or token texts.
 PATHS = [[10**9], [-1], [NAN], [[1]], [{"a": 1}], "[" * 5000, "{not json", {"a": 1}, NAN, 12,
@@ -145,7 +149,7 @@ TEXT_VARIANTS = {"/build_index": ("paste", None, "Beam search keeps several hypo
 WITHOUT_TEXT = {"/compare_indexes", "/status", "/efficiency", "/use_trained", "/download_trained", "/train",
                 "/download_ner", "/download_gpt", "/train_ner", "/train_gpt", "/train_seq2seq", "/download_seq2seq",
                 "/compress", "/evaluate_reader", "/multilingual_ner_transfer", "/multilingual_ner_train",
-                "/scaling_law", "/scaling_add", "/attention_cost"}
+                "/scaling_law", "/scaling_add", "/attention_cost", "/challenges"}
 
 
 @pytest.mark.parametrize("api_name", sorted(set(CASES) | set(EXPECTED_ERRORS)))
@@ -153,7 +157,8 @@ def test_lone_surrogates_in_text_are_replaced_or_refused_readably(api, api_name)
     url, _, info, session = api
     args = list(TEXT_VARIANTS.get(api_name) or _valid_args(api_name))
     texts = [i for i, p in enumerate(info[api_name]["parameters"])
-             if (p["component"] == "Textbox" or p["parameter_name"] in ("prompt", "query", "question"))
+             if (p["component"] == "Textbox" or p["parameter_name"] in ("prompt", "query", "question", "answer",
+                                                                       "challenge_id"))
              and isinstance(args[i], str) and args[i]]
     if api_name in WITHOUT_TEXT:
         assert not texts, f"{api_name} now takes text: remove it from WITHOUT_TEXT so its text is fuzzed"

@@ -8,11 +8,12 @@ component at index 0 ... Original error: ...")."""
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.fuzz.raw import UNREADABLE
+from tests.fuzz.raw import UNREADABLE, door_message
 
 JUNK = ({"a": [1]}, 12345, "x" * 5)
 
@@ -22,8 +23,14 @@ def _join(url: str, fn_index: int, data: list, session: str) -> dict | None:
     body = json.dumps({"data": data, "fn_index": fn_index, "session_hash": session,
                        "event_data": None, "trigger_id": None}).encode()
     req = urllib.request.Request(url + "gradio_api/queue/join", data=body, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        event_id = json.loads(resp.read())["event_id"]
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            event_id = json.loads(resp.read())["event_id"]
+    except urllib.error.HTTPError as exc:  # refused as it joined the queue (its contract): that answer is read
+        refused = door_message(exc)
+        if refused is None:
+            raise
+        return {"msg": "process_completed", "success": False, "output": {"error": refused}}
     with urllib.request.urlopen(url + f"gradio_api/queue/data?session_hash={session}", timeout=300) as resp:
         for raw in resp:
             line = raw.decode("utf-8", "replace").strip()
