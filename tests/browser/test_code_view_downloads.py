@@ -23,7 +23,7 @@ def test_an_earlier_tabs_notebook_downloads_after_a_later_run_elsewhere_and_a_go
     expect(page.locator("#tok-enc-summary")).to_contain_text("tokens", timeout=240_000)
     settled(page)
     page.get_by_role("tab", name=re.compile(r"^\W*Attention\W*$")).first.click()  # a later run, another tab
-    page.locator("#attention-tab textarea").nth(0).fill("A later run in another tab")
+    page.locator("#attention-tab").get_by_label("Text (sentence A)").fill("A later run in another tab")
     page.locator("#attention-run").click()
     expect(page.locator("#attention-badge")).to_contain_text("tokens", timeout=240_000)
     settled(page)
