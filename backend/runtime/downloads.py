@@ -7,7 +7,8 @@ than its grace period, so a burst outran it).
     ... write folder / "student.zip" ...
 
 A new zip of the same kind from the same address replaces that address's last one (its link stops
-working: the page shows the newest). The folder belongs to the address (`clients.claim`): the upload
+working: the page shows the newest); a kind given `keep_bytes` (notebooks: one per run, each tab's own) keeps the
+address's newest ones up to that many bytes together instead, the oldest going first. The folder belongs to the address (`clients.claim`): the upload
 gate serves its files to that address only.
 """
 
@@ -58,16 +59,16 @@ def held_bytes(root: Path) -> int:
     return sum(folder_bytes(p) for p in root.glob(f"{PREFIX}*") if p.is_dir())
 
 
-def new_folder(root: str | Path | None, kind: str, expected_bytes: int = 0) -> Path:
+def new_folder(root: str | Path | None, kind: str, expected_bytes: int = 0, keep_bytes: int | None = None) -> Path:
     """A new folder for one `kind` of download of the current address, under `root` (default: the
-    system's temp folder): this address's previous `kind` folder goes first; then the request is
-    refused when the zip (`expected_bytes`) would take the folder past its cap."""
+    system's temp folder): this address's previous `kind` folder goes first (with `keep_bytes`: its oldest
+    `kind` folders go until the new one fits beside the rest in `keep_bytes`, so earlier links keep working);
+    then the request is refused when the zip (`expected_bytes`) would take the folder past its cap."""
     base = Path(root) if root else Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)
     client = clients.current() or "local"
     mine = f"{PREFIX}{kind}-{_tag(client)}-"
-    for old in base.glob(f"{mine}*"):
-        shutil.rmtree(old, ignore_errors=True)
+    _make_room(sorted(base.glob(f"{mine}*"), key=_age), expected_bytes, keep_bytes)
     cap = cap_mb() * 2**20
     held = held_bytes(base)
     if held + expected_bytes > cap:
@@ -77,3 +78,18 @@ def new_folder(root: str | Path | None, kind: str, expected_bytes: int = 0) -> P
     folder = Path(tempfile.mkdtemp(prefix=mine, dir=base))
     clients.claim(folder, client)
     return folder
+
+
+def _age(path: Path) -> tuple[float, str]:
+    try:
+        return path.stat().st_mtime, path.name
+    except OSError:
+        return 0.0, path.name
+
+
+def _make_room(old: list[Path], expected_bytes: int, keep_bytes: int | None) -> None:
+    """Remove `old` folders (oldest first): all of them without `keep_bytes`, else until `expected_bytes` more fit."""
+    sizes = [folder_bytes(p) for p in old]
+    while old and (keep_bytes is None or sum(sizes) + expected_bytes > keep_bytes):
+        shutil.rmtree(old.pop(0), ignore_errors=True)
+        sizes.pop(0)

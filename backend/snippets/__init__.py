@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Callable
 
 from backend.snippets import (anatomy, attention, compress, decoding, efficiency, interventions, multilingual, pipelines,
-                              scratch, search, tokenizers, train, train_ner, why)
+                              printed, scratch, search, tokenizers, train, train_ner, why)
+from backend.snippets.notebook import KEEP_BYTES as NOTEBOOK_KEEP_BYTES  # noqa: F401  (said on the page)
 from backend.snippets.notebook import notebook, notebook_file  # noqa: F401  (the page's download)
 from backend.snippets.text import DEFAULT_URL, Code, client_call, file_name
 
-__all__ = ["FAMILIES", "for_result", "client_arguments", "notebook", "notebook_file"]
+__all__ = ["FAMILIES", "for_result", "client_arguments", "notebook", "notebook_file", "NOTEBOOK_KEEP_BYTES"]
 
 # endpoint -> (snippet writer, the book chapter it belongs to)
 FAMILIES: dict[str, tuple[Callable[[dict, dict], str], int]] = {
@@ -62,10 +63,16 @@ def client_arguments(endpoint: str, inputs: dict, result: dict) -> dict:
     return {k: v for k, v in (inputs or {}).items() if not (k in MODEL_CHOICES and not v)}
 
 
-def for_result(endpoint: str, inputs: dict, result: dict, url: str = DEFAULT_URL) -> dict:
-    """{"endpoint", "python", "client", "chapter"} for one run; an unknown endpoint is a bug (KeyError)."""
+def for_result(endpoint: str, inputs: dict, result: dict, url: str = DEFAULT_URL, result_at: int | None = None) -> dict:
+    """{"endpoint", "python", "client", "chapter"} for one run; an unknown endpoint is a bug (KeyError).
+    `result_at`: where the run's JSON is among the endpoint's outputs (None: the endpoint returns it alone)."""
     write, chapter = FAMILIES[endpoint]
-    inputs = dict(inputs or {})
-    return {"endpoint": endpoint, "python": write(inputs, result or {}),
-            "client": client_call(endpoint, client_arguments(endpoint, inputs, result or {}), url),
-            "chapter": chapter}
+    inputs, result = dict(inputs or {}), result or {}
+    first = FIRST[endpoint](result) if endpoint in FIRST else None
+    client = client_call(endpoint, client_arguments(endpoint, inputs, result), url, first=first, result_at=result_at,
+                         shown=printed.lines(endpoint, result))
+    return {"endpoint": endpoint, "python": write(inputs, result), "client": client, "chapter": chapter}
+
+
+# endpoint -> the call the page made before it, from the run's result (a script's session starts empty)
+FIRST: dict[str, Callable[[dict], tuple[str, dict] | None]] = {"search": search.client_build}

@@ -46,6 +46,7 @@ def folder_lines(spec: ModelSpec) -> list[str]:
             f'folder = Path(find_spec("{spec.module}").submodule_search_locations[0]){sub}']
 
 
+NO_POOLER = "# no pooler"  # the comment above a bare encoder's load (a tokenizer alone leaves both out)
 CACHE_EXPRESSION = 'Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / ".cache" / "transformers-lab")'
 
 
@@ -62,11 +63,16 @@ def _own_format(spec: ModelSpec, auto_class: str, what: str, imports: list[str])
     root = package_dir(spec.module or "")
     folder = converted_dir(root / spec.gguf_file) if root is not None else None
     if folder is not None and folder.exists():
+        # The copy holds the encoder alone: a bare AutoModel would add BERT's pooler, randomly initialised,
+        # and transformers would print a LOAD REPORT saying so ("pooler MISSING ... Consider training").
+        bare = auto_class == "AutoModel"
+        pooler = [NO_POOLER + ": the copy has none, and the code below pools the hidden states itself"] if bare else []
         return Loading(["import os", "from pathlib import Path", *imports], [
             f"# {spec.checkpoint}: the app's float32 copy of the {spec.package} package's own 4-bit file",
             f"# (backend/hub/e5s1.py), in this server's cache; elsewhere: from_pretrained({spec.checkpoint!r})",
             f"folder = {in_cache(folder)}",
-            "tokenizer = AutoTokenizer.from_pretrained(folder)", f"{what} = {auto_class}.from_pretrained(folder)"],
+            "tokenizer = AutoTokenizer.from_pretrained(folder)", *pooler,
+            f"{what} = {auto_class}.from_pretrained(folder{', add_pooling_layer=False' if bare else ''})"],
             offline=True)
     return Loading(imports, [f"tokenizer = AutoTokenizer.from_pretrained({spec.checkpoint!r})",
                              f"{what} = {auto_class}.from_pretrained({spec.checkpoint!r})"])
@@ -131,7 +137,7 @@ def hub_or_folder(model: dict) -> tuple[list[str], list[str], str]:
 def tokenizer_only(model: dict, var: str) -> Loading:
     """Lines that define the tokenizer `var` alone (its folders named after it, so several sit in one script)."""
     full = loading(model, "AutoModel")
-    lines = [l for l in full.lines if not l.strip().startswith("model = ")]
+    lines = [l for l in full.lines if not l.strip().startswith(("model = ", NO_POOLER))]
     names = re.compile(r"(?<![/\w.'\"-])(folder|converted)\b(?!['\"])")  # the variables, never a path's words
     lines = [names.sub(lambda m: f"{m.group(1)}_{var}", l).replace("tokenizer = ", f"{var} = ") for l in lines]
     uses_torch = any("torch." in l for l in lines)

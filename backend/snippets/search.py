@@ -16,6 +16,7 @@ GLOSSARY_FILE = "assets/corpus/glossary.jsonl"  # the glossary the app ships, in
 PASTE_NAME = "pasted text"  # the corpus name /build_index gives pasted text
 FAISS_DEFAULTS = {"efConstruction": 40, "efSearch": 16, "nprobe": 1}  # IndexHNSW's and IndexIVF's own
 BATCH = 32
+BUILT_IN = ("glossary", "docstrings")  # the corpora /build_index names (backend/search/service.py BUILTIN_CORPORA)
 
 
 def _passages(corpus: str, build: dict) -> tuple[list[str], list[str]]:
@@ -110,3 +111,25 @@ def search(inputs: dict, result: dict) -> str:
            "# What the app adds: the index stays in your session between searches, and the corpus map (a PCA of "
            "the vectors) places the query among the passages."]
     return script(imports, *blocks, run)
+
+
+KNOB_ARGUMENTS = {"M": "m", "efConstruction": "efc", "efSearch": "efs", "nlist": "nlist", "nprobe": "nprobe",
+                  "nbits": "pq_bits"}  # index_settings' FAISS names -> /build_index's arguments (IVF-PQ's M: pq_m)
+
+
+def client_build(result: dict) -> tuple[str, dict] | None:
+    """The /build_index call that gives a script's session the index the search ran on (a script's session starts
+    with none): the same corpus, embedder and index kind and knobs. None for a corpus a call cannot name again
+    (an upload or a paste: /build_index with that file or text does)."""
+    corpus = str(result.get("corpus") or "")
+    if corpus not in BUILT_IN:
+        return None
+    s = result.get("index_settings") or {}
+    kind = str(s.get("kind") or "flat")
+    args: dict = {"choice": corpus, "index_type": kind}
+    for name, arg in KNOB_ARGUMENTS.items():
+        if name in s:
+            args["pq_m" if kind == "ivf_pq" and name == "M" else arg] = int(s[name])
+    if result.get("embedder"):
+        args["embedder"] = str(result["embedder"])
+    return "build_index", args

@@ -46,18 +46,31 @@ def call(name: str, args: list[str], kwargs: dict, width: int = 100) -> str:
 LONG_ARGUMENT = 120  # a text argument whose literal is longer is named above the call, which stays readable
 
 
-def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL) -> str:
+def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL, first: tuple[str, dict] | None = None,
+                result_at: int | None = None, shown: list[str] | None = None) -> str:
     """The same endpoint through gradio_client, every argument by keyword (as the README documents); a long
-    text (a pasted article) is a variable of its own above the call, whole: the call must ask for the same run."""
+    text (a pasted article) is a variable of its own above the call, whole: the call must ask for the same run.
+    `first`: (api_name, arguments) of a call the page made before this one (Search builds its index first);
+    `shown`: lines that print `found` (the run's JSON: `result[result_at]`, or `result` itself when the
+    endpoint returns it alone) in the words the library cell prints."""
     kwargs = {k: v for k, v in arguments.items() if v is not None}
     named = {k: v for k, v in kwargs.items()
              if isinstance(v, str) and not isinstance(v, Code) and len(literal(v)) > LONG_ARGUMENT and k.isidentifier()
-             and k not in ("client", "result", "Client", "handle_file")}
+             and k not in ("client", "result", "found", "Client", "handle_file")}
     body = call("client.predict", [], {**kwargs, **{k: Code(k) for k in named}, "api_name": f"/{api_name}"})
+    before = []
+    if first is not None:
+        first_kwargs = {k: v for k, v in first[1].items() if v is not None}
+        before = [f"# first, as the page did: /{first[0]} (a script's session starts with nothing of the page's)",
+                  call("client.predict", [], {**first_kwargs, "api_name": f"/{first[0]}"})]
     files = any(isinstance(v, Code) and v.startswith("handle_file(") for v in kwargs.values())
     head = "from gradio_client import Client, handle_file" if files else "from gradio_client import Client"
+    tail = []
+    if shown:
+        pick = "result" if result_at is None else f"result[{int(result_at)}]"
+        tail = [f"found = {pick}  # the run's JSON (the page's raw JSON box)", *shown]
     return "\n".join([head, "", *[f"{k} = {literal(v)}" for k, v in named.items()], f"client = Client({url!r})",
-                      f"result = {body}"]) + "\n"
+                      *before, f"result = {body}", *tail]) + "\n"
 
 
 def differing(values: dict, defaults: dict) -> dict:

@@ -339,7 +339,8 @@ def _build_generate_text() -> None:
         lambda c: (c or "").rstrip("…") + " · stopped by you", [counter], [counter], queue=False,
         api_visibility="private")
     declare(Endpoint("generate_text", run_generate, inputs, [badge, generated, out], trigger=api_btn,
-                     lane=server_lane(), planner=_generation_plan, contract=CONTRACTS["generate_text"]))
+                     lane=server_lane(), planner=_generation_plan, contract=CONTRACTS["generate_text"],
+                     result=out))
 
 
 def _build_fill_mask() -> None:

@@ -9,6 +9,7 @@ blanked with the tab's results when a link or a hand-off puts new inputs in the 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass
@@ -22,7 +23,14 @@ from components.shell.course import CHAPTERS
 from components.shell.session_memory import download_root, served
 
 _log = logging.getLogger("tlab.code_view")
-BLANK_JS = "() => ['', '', null]"
+BLANK_JS = "() => ['', '', null, '']"
+GONE = (f"This notebook is no longer on the server: it keeps each visitor's newest notebooks, "
+        f"{snippets.NOTEBOOK_KEEP_BYTES / 2**20:.0f} MB together, and this one was older. Press the tab's run button "
+        "again for a new one (the code above is the same run's, to copy).")
+# The button downloads its file as it is pressed; this asks for the same file and, where the server no longer has
+# it (or never gives it to this address), says so beside the button instead of a cancelled download alone.
+GONE_JS = ("async (f) => { if (!f || !f.url) return ''; try { const r = await fetch(f.url, {cache: 'no-store'}); "
+           "if (r.ok) return ''; } catch (e) {} return " + json.dumps(GONE) + "; }")
 
 
 @dataclass
@@ -30,6 +38,7 @@ class CodeView:
     python: gr.Code
     client: gr.Code
     download: gr.DownloadButton
+    gone: gr.Markdown  # the line that says a notebook is no longer on the server (not one of the run's outputs)
 
     @property
     def outputs(self) -> list:
@@ -47,7 +56,9 @@ def view(elem_id: str, of: str = "") -> CodeView:
                          buttons=["copy"], wrap_lines=True, lines=3, elem_id=f"{elem_id}-code-client")
         download = gr.DownloadButton("Download as a notebook (.ipynb)", value=None, size="sm",
                                      elem_id=f"{elem_id}-code-notebook")
-    return CodeView(python, client, download)
+        gone = gr.Markdown(elem_id=f"{elem_id}-code-gone")
+    download.click(None, [download], [gone], js=GONE_JS, **lifecycle.PAGE_ONLY)
+    return CodeView(python, client, download, gone)
 
 
 def _chapter(number: int) -> tuple[str, str]:
@@ -61,12 +72,22 @@ def client_url() -> str:
     return os.environ.get("SPACE_ID") or gradio_patches.current_page_url() or snippets.DEFAULT_URL
 
 
+RESULT_AT: dict[str, int | None] = {}  # api_name -> where its JSON is among the outputs a script gets back
+
+
+def api_declared(name: str, outputs: list, result) -> None:
+    """Note where endpoint `name`'s JSON output (`result`) is among its `outputs` (the tuple
+    `client.predict` returns; an endpoint with one output, or an API-only one, returns it alone)."""
+    found = [i for i, o in enumerate(outputs) if o is result]
+    RESULT_AT[name] = found[0] if len(outputs) > 1 and found else None
+
+
 def written(endpoint: str, inputs: dict, result) -> tuple:
     """The view's three values for one run: code, client call, the notebook's path (None when the
     download folder is full: the code still shows)."""
     if not isinstance(result, dict) or not result:
         return "", "", None
-    snip = snippets.for_result(endpoint, inputs, result, client_url())
+    snip = snippets.for_result(endpoint, inputs, result, client_url(), result_at=RESULT_AT.get(endpoint))
     title, url = _chapter(snip["chapter"])
     try:
         path = served(str(snippets.notebook_file(snip, inputs, download_root(), title, url)))
@@ -84,17 +105,17 @@ def attach(cv: CodeView, event, endpoint: str, inputs: dict, result, trigger=Non
 
     def code_for_run(*values):
         try:
-            return written(endpoint, dict(zip(names, values[:-1])), values[-1])
+            return (*written(endpoint, dict(zip(names, values[:-1])), values[-1]), "")
         except Exception:  # a bug in a snippet writer must not leave the last run's code beside this result
             _log.exception("no snippet for /%s", endpoint)
-            return "", "", None
+            return "", "", None, ""
 
     def code_blank():
-        return "", "", None
+        return "", "", None, ""
 
     code_for_run.__name__ = f"code_{endpoint}"
-    lifecycle.after(event, "success", code_for_run, [*comps, result], cv.outputs)
-    lifecycle.after(event, "failure", code_blank, None, cv.outputs)
+    lifecycle.after(event, "success", code_for_run, [*comps, result], [*cv.outputs, cv.gone])
+    lifecycle.after(event, "failure", code_blank, None, [*cv.outputs, cv.gone])
     if trigger is not None:
         listen = trigger.click if hasattr(trigger, "click") else trigger
-        listen(None, None, cv.outputs, js=BLANK_JS, **lifecycle.PAGE_ONLY)
+        listen(None, None, [*cv.outputs, cv.gone], js=BLANK_JS, **lifecycle.PAGE_ONLY)

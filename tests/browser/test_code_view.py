@@ -46,9 +46,9 @@ def test_a_newly_wired_tab_shows_its_run_in_python(page, tab_url):
     view under the raw result asks the same model for `output_attentions=True` on the run's pair, and the
     client call is /attention's with the same pair."""
     page.goto(tab_url + "?tab=attention")
-    texts = page.locator("#attention-tab textarea")
-    texts.nth(0).fill("Snippets show the weights")
-    texts.nth(1).fill("of every head")
+    tab = page.locator("#attention-tab")  # by label: the tab's goal section holds a text box of its own
+    tab.get_by_label("Text (sentence A)").fill("Snippets show the weights")
+    tab.get_by_label("Sentence B (optional: makes a pair)").fill("of every head")
     page.locator("#attention-run").click()
     expect(page.locator("#attention-badge")).to_contain_text("tokens", timeout=240_000)
     settled(page)

@@ -3,6 +3,8 @@ kind, the folder's cap checked at the door."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from backend.runtime import clients, downloads
@@ -36,3 +38,21 @@ def test_the_folder_is_served_to_its_address_only(tmp_path):
         folder = downloads.new_folder(tmp_path, "compress")
     assert clients.owner_of(str(folder / "model.zip")) == "203.0.113.7"
     assert "203.0.113.7" not in folder.name
+
+
+def test_a_kind_kept_by_bytes_keeps_earlier_downloads_until_they_no_longer_fit(tmp_path):
+    """Notebooks: each run's stays (a tab's Download after runs in other tabs), the oldest going first once the
+    address's together would pass `keep_bytes`; another address's are never touched."""
+    with clients.serving("198.51.100.9"):
+        stranger = downloads.new_folder(tmp_path, "notebook", 2**20, keep_bytes=3 * 2**20)
+        _zip(stranger, 1)
+    made = []
+    with clients.serving("203.0.113.7"):
+        for i in range(3):
+            made.append(downloads.new_folder(tmp_path, "notebook", 2**20, keep_bytes=3 * 2**20))
+            _zip(made[-1], 1)
+            os.utime(made[-1], (1000 + i, 1000 + i))  # an order the clock cannot blur
+        assert all(f.exists() for f in made)
+        made.append(downloads.new_folder(tmp_path, "notebook", 2**20, keep_bytes=3 * 2**20))
+    assert [f.exists() for f in made] == [False, True, True, True]  # the oldest went, the rest still download
+    assert stranger.exists() and clients.owner_of(str(made[-1] / "model.zip")) == "203.0.113.7"
