@@ -52,7 +52,7 @@ def test_the_head_and_model_views_download_as_files_that_draw_offline(page, brow
 
 def test_a_link_to_attention_restores_the_layer_and_head_and_draws_them(page, tab_url):
     page.goto(tab_url + "?tab=attention&text=The+cat+sat+on+the+mat&text_b=&role=encoder&layer=3&head=2")
-    expect(page.locator("#attention-tab textarea").first).to_have_value("The cat sat on the mat", timeout=60_000)
+    expect(page.locator("#attention-tab textarea:not(.tlab-ch-answer)").first).to_have_value("The cat sat on the mat", timeout=60_000)
     expect(page.locator("#attention-badge")).to_contain_text("8 tokens", timeout=120_000)
     page.locator("#attention-tab").get_by_role("tab", name="Heatmap").click()
     expect(page.locator("#attention-heatmap")).to_contain_text("layer 3, head 2", timeout=60_000)

@@ -90,9 +90,9 @@ def test_hand_offs_into_attention_tokenizers_decoding_and_why(page, tab_url):
 
     # ---- a NER sentence opens in Attention and Tokenizers
     _pipelines_task(page, "Named entities")
-    page.locator("#pl-ner-tab textarea").first.fill(SENTENCE)
+    page.locator("#pl-ner-tab textarea:not(.tlab-ch-answer)").first.fill(SENTENCE)
     page.locator("#pl-ner-tab").get_by_role("button", name="See its attention").click()
-    expect(page.locator("#attention-tab textarea").first).to_have_value(SENTENCE, timeout=30_000)
+    expect(page.locator("#attention-tab textarea:not(.tlab-ch-answer)").first).to_have_value(SENTENCE, timeout=30_000)
     expect(page.locator("#attention-tab input[value=encoder]")).to_be_checked()
     # Attention is quick: the hand-off ran it on this sentence.
     expect(page.locator("#attention-badge")).to_contain_text("Served by", timeout=120_000)
@@ -101,14 +101,14 @@ def test_hand_offs_into_attention_tokenizers_decoding_and_why(page, tab_url):
     shot(page, "course_handoff_attention")
 
     _pipelines_task(page, "Named entities")
-    page.locator("#pl-ner-tab textarea").first.fill(SENTENCE)
+    page.locator("#pl-ner-tab textarea:not(.tlab-ch-answer)").first.fill(SENTENCE)
     page.locator("#pl-ner-tab").get_by_role("button", name="See its tokens").click()
     expect(page.locator("#tok-text textarea")).to_have_value(SENTENCE, timeout=30_000)
 
     # ---- a generation prompt opens in Decoding whole
     long_prompt = "Dear Bumblebee, " + "thank you for your letter. " * 80  # longer than a link carries
     _pipelines_task(page, "Text generation")
-    page.locator("#pl-generate_text-tab textarea").first.fill(long_prompt)
+    page.locator("#pl-generate_text-tab textarea:not(.tlab-ch-answer)").first.fill(long_prompt)
     page.locator("#pl-generate_text-tab").get_by_role("button", name="Step through it in Decoding").click()
     expect(page.locator("#decoding-prompt textarea")).to_have_value(long_prompt, timeout=30_000)
     shot(page, "course_handoff_decoding")
@@ -160,7 +160,7 @@ def test_hand_offs_into_attention_tokenizers_decoding_and_why(page, tab_url):
 
     # ---- Why from a Pipelines classification (every method, the default)
     _pipelines_task(page, "Text classification")
-    page.locator("#pl-classify-tab textarea").first.fill(REVIEW)
+    page.locator("#pl-classify-tab textarea:not(.tlab-ch-answer)").first.fill(REVIEW)
     page.locator("#pl-classify-run").click()
     expect(page.locator("#pl-classify-badge")).to_contain_text("Served by", timeout=180_000)
     _mark_summary(page)

@@ -21,7 +21,7 @@ SENTENCE = "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus."
 def test_a_link_opens_the_ner_task_with_its_text_and_runs_it(page, tab_url):
     page.goto(f"{tab_url}?tab=pipelines-ner&text={quote(SENTENCE)}&aggregation=first")
     expect(page.locator("#pl-ner-run")).to_be_visible(timeout=60_000)  # Pipelines, at the NER task
-    expect(page.locator("#pl-ner-tab textarea").first).to_have_value(SENTENCE)
+    expect(page.locator("#pl-ner-tab textarea:not(.tlab-ch-answer)").first).to_have_value(SENTENCE)
     expect(page.locator("#pl-ner-tab input[value=first]")).to_be_checked()
     # NER is quick: the link ran it, and the result is this text's entities.
     highlight = page.locator("#pl-ner-highlight")
@@ -34,7 +34,7 @@ def test_a_run_writes_a_link_that_reopens_the_task(page, browser, tab_url):
     page.goto(tab_url)
     page.get_by_role("tab", name=re.compile(r"^\s*Pipelines", re.I)).first.click()
     page.get_by_role("tab", name="Fill-mask", exact=True).click()
-    page.locator("#pl-fill_mask-tab textarea").first.fill("The cat sat on the [MASK].")
+    page.locator("#pl-fill_mask-tab textarea:not(.tlab-ch-answer)").first.fill("The cat sat on the [MASK].")
     page.locator("#pl-fill_mask-run").click()
     expect(page.locator("#pipelines-fill_mask-link a")).to_have_text("Link to this result", timeout=180_000)
     page.wait_for_function("location.search.includes('tab=pipelines-fill_mask')")
@@ -43,7 +43,7 @@ def test_a_run_writes_a_link_that_reopens_the_task(page, browser, tab_url):
     fresh = new_page(browser)  # a fresh visitor: nothing of this page's session
     try:
         fresh.goto(link)
-        expect(fresh.locator("#pl-fill_mask-tab textarea").first).to_have_value("The cat sat on the [MASK].",
+        expect(fresh.locator("#pl-fill_mask-tab textarea:not(.tlab-ch-answer)").first).to_have_value("The cat sat on the [MASK].",
                                                                                 timeout=60_000)
         expect(fresh.locator("#pl-fill_mask-run")).to_be_visible()
         assert fresh.blocked_requests == []

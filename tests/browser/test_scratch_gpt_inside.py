@@ -26,7 +26,7 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, tab_url):
     params = re.search(r"([\d,]+) parameters", page.locator("#scratch-gpt-status").inner_text()).group(1)
     page.locator("#scratch-gpt-inside-text textarea").fill("The attention layer")
     page.get_by_role("button", name="Open it in Anatomy").click()
-    expect(page.locator("#anatomy-tab textarea").first).to_have_value("The attention layer", timeout=30_000)
+    expect(page.locator("#anatomy-tab textarea:not(.tlab-ch-answer)").first).to_have_value("The attention layer", timeout=30_000)
     expect(page.locator("#anatomy-badge")).to_contain_text("tiny GPT you trained", timeout=TIMEOUT)
     expect(page.locator("#anatomy-badge")).to_contain_text(f"{params} parameters")
     expect(page.locator("#anatomy-verdict")).to_contain_text("every layer under", timeout=30_000)

@@ -86,7 +86,7 @@ def _first_hour(page, client):
     layer, head = re.search(r"layer (\d+), head (\d+)", card).groups()
     page.locator("#start-open-3").click()
     expect(page.locator("#attention-tab-button")).to_have_attribute("aria-selected", "true")
-    texts = page.locator("div[role=tabpanel]#attention-tab textarea")
+    texts = page.locator("div[role=tabpanel]#attention-tab textarea:not(.tlab-ch-answer)")
     expect(texts.nth(0)).to_have_value(route.FLIES_A)
     expect(texts.nth(1)).to_have_value(route.FLIES_B)
     assert f"layer={layer}" in page.url and f"head={head}" in page.url
@@ -119,7 +119,7 @@ def _try_buttons(page):
     _tab(page, "Start").click()
     page.locator("#start-try-3").click()
     expect(_tab(page, "Attention")).to_have_attribute("aria-selected", "true")
-    expect(page.locator("#attention-tab textarea").first).to_have_value("time flies like an arrow")
+    expect(page.locator("#attention-tab textarea:not(.tlab-ch-answer)").first).to_have_value("time flies like an arrow")
     expect(page.locator("#attention-badge")).to_contain_text("7 tokens", timeout=120_000)  # [CLS] 5 words [SEP]
     expect(page.locator("#attention-chapter")).to_contain_text("Transformer Anatomy")
     shot(page, "start_try_attention")
@@ -137,7 +137,7 @@ def _try_buttons(page):
     # Chapter 4: NER in Pipelines, on a news sentence, found by the model trained here (run at once).
     _tab(page, "Start").click()
     page.locator("#start-try-4").click()
-    expect(page.locator("#pl-ner-tab textarea").first).to_have_value(NEWS, timeout=60_000)
+    expect(page.locator("#pl-ner-tab textarea:not(.tlab-ch-answer)").first).to_have_value(NEWS, timeout=60_000)
     expect(page.locator("#pl-ner-highlight")).to_contain_text("Angela Merkel", timeout=120_000)
     shot(page, "start_try_ner")
 
