@@ -14,7 +14,7 @@ ANY_INDEX = Int(-10**6, 10**6, optional=True)  # the model's own range is checke
 def _cost(values: dict) -> Cost:
     role = values.get("role") if values.get("role") in ROLES else "encoder"
     override = (values.get("override") or "").strip() or None
-    n = sizing.tokens_at_most(role, [values.get("text"), values.get("text_b")], MAX_TOKENS + 8, "the Anatomy tab", override)
+    n = sizing.tokens_at_most(role, [values.get("text"), values.get("text_b")], MAX_TOKENS, "the Anatomy tab", override)
     kind = "decoder_tokens" if role == "decoder" else "encoder_tokens"
     return Cost(mb=200 + n * n * 0.01, s=1.0 + 40 * speeds.seconds(kind, n), what="this anatomy")
 

@@ -13,7 +13,7 @@ ANY_INDEX = Int(-10**6, 10**6, optional=True)  # the model's own range is checke
 
 def _cost(values: dict) -> Cost:
     role = values.get("role") if values.get("role") in ROLES else "encoder"
-    n = sizing.tokens_at_most(role, [values.get("text"), values.get("text_b")], MAX_TOKENS + 8, "the attention view")
+    n = sizing.tokens_at_most(role, [values.get("text"), values.get("text_b")], MAX_TOKENS, "the attention view")
     kind = "decoder_tokens" if role == "decoder" else "encoder_tokens"
     return Cost(mb=100 + n * n * 0.02, s=1.0 + 20 * speeds.seconds(kind, n), what="this attention view")
 

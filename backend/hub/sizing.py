@@ -29,12 +29,18 @@ def tokens(role: str, text: str | None, override: str | None = None) -> int:
 
 
 def tokens_at_most(role: str, texts, cap: int, where: str, override: str | None = None) -> int:
-    """The tokens of `texts` to `role`'s tokenizer; an InputError over `cap` (before any weight is read)."""
+    """The tokens of `texts` (a text, or a pair) as `role`'s tokenizer encodes them for the model, special tokens
+    included; an InputError over `cap` (before any weight is read), in the entry point's words."""
+    from backend import hub
     from backend.runtime.errors import InputError
 
-    n = sum(tokens(role, t, override) for t in texts if t)
+    given = [t for t in texts if t]
+    if not given:
+        return 0
+    tok, _ = hub.tokenizer(role, override or None)
+    n = len(tok(*given[:2], add_special_tokens=True)["input_ids"]) + sum(tokens(role, t, override) for t in given[2:])
     if n > cap:
-        raise InputError(f"The text has about {n:,} tokens; {where} takes at most {cap}. Shorten it.")
+        raise InputError(f"The text has {n:,} tokens; {where} takes at most {cap}. Shorten it.")
     return n
 
 

@@ -14,7 +14,7 @@ MOST_HEADS = 16
 
 def _tokens(values: dict) -> tuple[str, int]:
     role = values.get("model") if values.get("model") in ROLES else "decoder"
-    return role, sizing.tokens_at_most(role, [values.get("text")], MAX_TOKENS + 8, "an intervention")
+    return role, sizing.tokens_at_most(role, [values.get("text")], MAX_TOKENS, "an intervention")
 
 
 def _intervene(values: dict) -> Cost:

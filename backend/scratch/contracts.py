@@ -56,7 +56,7 @@ def _attention_cost(values: dict) -> Cost:
 
 def _sparse(values: dict) -> Cost:
     role = values.get("role") if values.get("role") in ROLES else "encoder"
-    sizing.tokens_at_most(role, [values.get("text")], SPARSE_MAX_TOKENS + 8, "the sparse-attention comparison")
+    sizing.tokens_at_most(role, [values.get("text")], SPARSE_MAX_TOKENS, "the sparse-attention comparison")
     return Cost(mb=200, s=3, what="this comparison")
 
 

@@ -37,8 +37,9 @@ _LAST_ERROR_MAX = 512
 _ERROR_LOCK = threading.Lock()
 
 
-def _remember_error(message: str) -> None:
-    session = gradio_patches.current_session_hash()
+def _remember_error(message: str, session: str | None = None) -> None:
+    """Keep `message` for the session's failure listener (`session`: the request's, else this thread's)."""
+    session = session or gradio_patches.current_session_hash()
     if not session:
         return
     with _ERROR_LOCK:
@@ -46,6 +47,12 @@ def _remember_error(message: str) -> None:
         _LAST_ERROR.move_to_end(session)
         while len(_LAST_ERROR) > _LAST_ERROR_MAX:
             _LAST_ERROR.popitem(last=False)
+
+
+def remember_refusal(session: str, message: str) -> None:
+    """A request the door refused (gradio_patches.failed_at_once): its message shows as a handler's error does."""
+    _remember_error(message, session)
+    _input_log().info("door: %s", message.replace("\n", " ")[:300])
 
 
 def error_box(elem_id: str | None = None) -> gr.Markdown:

@@ -74,8 +74,7 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
         if why is not None:
             if on_refused is not None:
                 on_refused(why)
-            return False, [{"__type__": "validate", "is_valid": False, "message": why,
-                            "parameter_name": "contract"}], "validator_error"
+            return await failed_at_once(queue, body, request, username, fn, why)
         kept = {} if check is None else {"plan": planned}  # the plan `check` made: admission keeps it
         why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra, **kept)
         for _ in range(FINISHING_POLLS):  # a job whose answer the client already has may still be closing
@@ -97,6 +96,43 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
                         "parameter_name": "lane"}], "validator_error"
 
     queue.push = fair_push
+
+
+DOOR_TITLE = "Refused at the door"  # the title of a refusal that never waited in a lane
+
+
+async def failed_at_once(queue, body, request, username, fn, why: str):
+    """Answer a request refused at the door as a failed event, at once, without a place in any lane: the page's
+    life cycle then runs its failure part as after any handler's error (the outputs blanked, the message in the
+    tab's error box: `remember_error` keeps it for that), a gradio_client call raises it as it raises a handler's
+    error, and the REST route's stream ends with it. Gradio 6 answers a refusal at its door only as a validation
+    error, which the page shows beside an input and leaves the old result standing."""
+    from gradio.queueing import Event
+    from gradio.server_messages import ProcessCompletedMessage
+
+    event = Event(body.session_hash, fn, request, username)
+    event.data = body
+    if body.session_hash is None:
+        body.session_hash = event.session_hash
+    async with queue.pending_message_lock:
+        if body.session_hash not in queue.pending_messages_per_session:
+            queue.pending_messages_per_session[body.session_hash] = asyncio.Queue()  # as Gradio's push makes it
+        queue.pending_event_ids_session.setdefault(body.session_hash, set()).add(event._id)
+    body.event_id = event._id
+    if _REMEMBER[0] is not None:
+        _REMEMBER[0](body.session_hash, why)
+    queue.send_message(event, ProcessCompletedMessage(
+        output={"error": why, "title": DOOR_TITLE, "duration": 5, "visible": True}, title=DOOR_TITLE, success=False))
+    return True, event._id, "success"
+
+
+_REMEMBER: list = [None]  # (session, message) -> None: where the page's failure listener finds the message
+
+
+def remember_refusals(remember) -> None:
+    """`remember(session, message)`: called with each door refusal before it is answered (errors.py keeps it
+    for the tab's failure listener, as it keeps a handler's message)."""
+    _REMEMBER[0] = remember
 
 
 # ------------------------------------------------------------------ the queue's order

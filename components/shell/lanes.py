@@ -195,8 +195,10 @@ def admit_fairly(demo) -> None:
     from components.shell.errors import _input_log
 
     from components.shell import door
+    from components.shell.errors import remember_refusal
 
-    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("door: %s", why[:120]),
+    gradio_patches.remember_refusals(remember_refusal)  # a door refusal shows in the tab as a handler's error does
+    gradio_patches.admit_at_queue_door(demo, admit, lambda why: _input_log().info("lane: %s", why[:120]),
                                        with_request=True, check=door.admit)
     gradio_patches.order_lane(demo, LONG_LANE["concurrency_id"], fair_pick)
     clients.use_current_session(gradio_patches.current_session_hash)  # whose request a store is serving

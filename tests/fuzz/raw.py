@@ -9,6 +9,8 @@ import re
 import urllib.error
 import urllib.request
 
+DOOR_TITLE = "Refused at the door"  # components/shell/gradio_patches.DOOR_TITLE
+
 # What a readable message never contains: an exception class, a traceback, Gradio internals.
 UNREADABLE = re.compile(r"Traceback|preprocess|\b[A-Z]\w*(Error|Exception)\b|object has no attribute|"
                         r"<class |validation error for|NoneType|not supported between")
@@ -19,7 +21,8 @@ def call(url: str, api_name: str, data: list, session_hash: str | None = None,
     """POST /gradio_api/call/<api_name> and read its event stream -> ("complete", outputs)
     or ("error", message). A request the door refuses as it joins the queue (its contract: out of range,
     over a budget; the lanes' rules) is answered at once with Gradio's validation answer: ("error", its
-    message), or ("refused at the door", its message) with `door`."""
+    message), or ("refused at the door", its message) with `door`. The door's own refusals (the contract) come as
+    a failed event at once, titled DOOR_TITLE; the lanes' rules answer as Gradio's validation error (HTTP 422)."""
     body = {"data": data}
     if session_hash:
         body["session_hash"] = session_hash
@@ -39,7 +42,8 @@ def call(url: str, api_name: str, data: list, session_hash: str | None = None,
         event, value = read_stream(resp.read().decode("utf-8", "replace"))
     if event == "error":
         message = value.get("error") if isinstance(value, dict) else value
-        return "error", str(message)
+        at_door = door and isinstance(value, dict) and value.get("title") == DOOR_TITLE
+        return ("refused at the door" if at_door else "error"), str(message)
     return event or "?", value
 
 
