@@ -6,7 +6,7 @@ from __future__ import annotations
 from backend.anatomy.api import MAX_TOKENS, ROLES
 from backend.hub import sizing
 from backend.runtime import speeds
-from backend.runtime.contract import Choice, Contract, Cost, Free, Int, Text
+from backend.runtime.contract import Contract, Cost, Free, Int, Text
 
 ANY_INDEX = Int(-10**6, 10**6, optional=True)  # the model's own range is checked by the entry point
 
@@ -19,8 +19,9 @@ def _cost(values: dict) -> Cost:
     return Cost(mb=200 + n * n * 0.01, s=1.0 + 40 * speeds.seconds(kind, n), what="this anatomy")
 
 
+ROLE_NAME = Free(40)  # the entry point words an unknown role itself ("Role must be 'encoder' or 'decoder'")
 CONTRACTS = {
     "anatomy": Contract({"text": Text("attention"), "text_b": Text("attention", optional=True),
-                         "role": Choice(ROLES, optional=True), "layer": ANY_INDEX, "head": ANY_INDEX,
+                         "role": ROLE_NAME, "layer": ANY_INDEX, "head": ANY_INDEX,
                          "token_index": ANY_INDEX, "override": Free(1000)}, _cost),
 }

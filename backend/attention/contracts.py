@@ -6,7 +6,7 @@ from __future__ import annotations
 from backend.engines.attention.extract import MAX_TOKENS, ROLES
 from backend.hub import sizing
 from backend.runtime import speeds
-from backend.runtime.contract import Choice, Contract, Cost, Int, Text
+from backend.runtime.contract import Contract, Cost, Free, Int, Text
 
 ANY_INDEX = Int(-10**6, 10**6, optional=True)  # the model's own range is checked by the entry point
 
@@ -18,7 +18,8 @@ def _cost(values: dict) -> Cost:
     return Cost(mb=100 + n * n * 0.02, s=1.0 + 20 * speeds.seconds(kind, n), what="this attention view")
 
 
-TEXTS = {"text": Text("attention"), "text_b": Text("attention", optional=True), "role": Choice(ROLES, optional=True)}
+TEXTS = {"text": Text("attention"), "text_b": Text("attention", optional=True), "role": Free(40)}
+ROLE_NAME = Free(40)  # the entry point words an unknown role itself ("Role must be 'encoder' or 'decoder'")
 CONTRACTS = {
     "attention": Contract({**TEXTS, "layer": ANY_INDEX}, _cost),
     "attention_math": Contract({**TEXTS, "layer": ANY_INDEX, "head": ANY_INDEX, "query_index": ANY_INDEX}, _cost),

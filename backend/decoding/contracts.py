@@ -4,11 +4,11 @@ validator (`parse_settings`, `parse_strategies`), and their cost at this server'
 from __future__ import annotations
 
 from backend.decoding import attention_growth, by_hand
-from backend.engines.generation.settings import (MAX_BEAMS, MAX_COMPARE, MAX_COMPARE_WORK, MAX_NEW_TOKENS_CAP, MAX_TOP_N,
-                                                 parse_settings, parse_strategies)
+from backend.engines.generation.settings import (MAX_BEAMS, MAX_COMPARE_WORK, MAX_NEW_TOKENS_CAP, MAX_TOP_N,
+                                                 check_prefill, parse_settings, parse_strategies)
 from backend.engines.server import generation as remote
 from backend.hub import sizing
-from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Json, Num, Scalar, Text
+from backend.runtime.contract import PLAN, SMALL, Choice, Contract, Cost, Flag, Free, Int, Json, Scalar, Text
 from backend.runtime.errors import InputError
 
 ROLE = "decoder"
@@ -26,8 +26,9 @@ def _one(prompt, settings, model=None, plan=None) -> Cost:
     on_server = (plan.on_server and not plan.long) if plan is not None else remote.plan(ROLE, s, model)[0] is not None
     if on_server:
         return SMALL
-    n = sizing.tokens(ROLE, prompt, model) + 16
-    return sizing.generation_cost(ROLE, n, s.max_new_tokens, _width(s), s.strategy == "beam", model,
+    n = sizing.tokens(ROLE, prompt, model)
+    check_prefill(s, n)  # too many token-rows (prompt x sequences): the decoder's own refusal, in its words
+    return sizing.generation_cost(ROLE, n + 16, s.max_new_tokens, _width(s), s.strategy == "beam", model,
                                   keep_logits=True, what="this decode")
 
 
@@ -81,7 +82,7 @@ def _most_strategies(valid):
 SETTINGS = Json(max_chars=4_000, max_depth=2, extreme=_most_settings)
 CONTRACTS = {
     "decode": Contract({"prompt": Text("prompt"), "settings": SETTINGS}, decode_cost),
-    "compare_decoding": Contract({"prompt": Text("prompt"), "strategies": Json(16_000, 3, MAX_COMPARE, _most_strategies)},
+    "compare_decoding": Contract({"prompt": Text("prompt"), "strategies": Json(16_000, 3, extreme=_most_strategies)},
                                  compare_cost),
     "decode_by_hand": Contract({"prompt": Text("prompt"), "path": Json(PATH_CHARS, 2, by_hand.MAX_PATH, _longest_path),
                                 "top_k": Int(1, by_hand.MAX_TOP_K, optional=True),
@@ -110,7 +111,7 @@ def page_run_cost(values: dict) -> Cost:
 PAGE_CONTRACTS = {
     "run": Contract({"prompt": Text("prompt"), **{k: Scalar(40) for k in PAGE_SETTINGS}, "temps_text": Free(200),
                      "model": Free(1000)}, page_run_cost),
-    "compare": Contract({"prompt": Text("prompt"), "strategies_text": Json(16_000, 3, MAX_COMPARE),
+    "compare": Contract({"prompt": Text("prompt"), "strategies_text": Json(16_000, 3),
                          "model": Free(1000)},
                         lambda v: compare_cost({"prompt": v.get("prompt"), "strategies": v.get("strategies_text")})),
 }

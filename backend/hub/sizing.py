@@ -18,10 +18,32 @@ FALLBACK_SHAPES = {"encoder": ENCODER_SHAPE, "embedder": ENCODER_SHAPE, "sentime
                    "ner": ENCODER_SHAPE, "qa": ENCODER_SHAPE, "zero_shot": ENCODER_SHAPE}
 
 
+CHARS_PER_TOKEN = 2  # a guess on the high side, for a tokenizer the door may not build (see `ready`)
+
+
+def ready(role: str, override: str | None = None) -> bool:
+    """Can the role's tokenizer load without building anything? A packaged GGUF decoder's tokenizer is read from
+    its converted folder, which the set-up builds: the door (and its warm-up) never converts on a visitor's behalf
+    (a cold cache's first call does it, and says so)."""
+    from pathlib import Path
+
+    from backend import hub
+    from backend.hub import conversion
+
+    try:
+        r = hub.get_hub().resolve(role, override or None)
+    except Exception:  # noqa: BLE001  a session's model or a bad override: the tokenizer call decides
+        return True
+    return not r.gguf_file or conversion.converted_dir(Path(r.location) / r.gguf_file).is_dir()
+
+
 def tokens(role: str, text: str | None, override: str | None = None) -> int:
-    """How many tokens `text` is to `role`'s tokenizer (no special tokens); 0 for no text."""
+    """How many tokens `text` is to `role`'s tokenizer (no special tokens); 0 for no text; a character-based
+    guess where the tokenizer is not built yet (`ready`)."""
     if not text:
         return 0
+    if not ready(role, override):
+        return len(text) // CHARS_PER_TOKEN + 1
     from backend import hub
 
     tok, _ = hub.tokenizer(role, override or None)
@@ -35,8 +57,8 @@ def tokens_at_most(role: str, texts, cap: int, where: str, override: str | None 
     from backend.runtime.errors import InputError
 
     given = [t for t in texts if t]
-    if not given:
-        return 0
+    if not given or not ready(role, override):
+        return 0  # nothing to count, or a tokenizer not built yet: the entry point counts
     tok, _ = hub.tokenizer(role, override or None)
     n = len(tok(*given[:2], add_special_tokens=True)["input_ids"]) + sum(tokens(role, t, override) for t in given[2:])
     if n > cap:
@@ -92,7 +114,8 @@ def warm(roles=WARM_ROLES) -> None:
     started = time.monotonic()
     for role in roles:
         try:
-            hub.tokenizer(role)
+            if ready(role):
+                hub.tokenizer(role)
         except Exception:  # noqa: BLE001  a missing model fails only its own tabs
             continue
     print(f"{WARM_LINE} in {time.monotonic() - started:.1f} s", flush=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from backend.hub import sizing
 from backend.interventions.api import MAX_NEW_TOKENS, MAX_TOKENS, MAX_TOP_K, ROLES
 from backend.runtime import speeds
-from backend.runtime.contract import Choice, Contract, Cost, Free, Int, Text
+from backend.runtime.contract import Contract, Cost, Free, Int, Text
 
 SPEC_CHARS = 2_000
 MOST_HEADS = 16
@@ -30,10 +30,11 @@ def _sweep(values: dict) -> Cost:
                 what="this head sweep")
 
 
+ROLE_NAME = Free(40)  # the entry point words an unknown role itself ("Role must be 'encoder' or 'decoder'")
 CONTRACTS = {
-    "intervene": Contract({"model": Choice(ROLES, optional=True), "text": Text("text"),
+    "intervene": Contract({"model": ROLE_NAME, "text": Text("text"),
                            "spec": Free(SPEC_CHARS),
                            "new_tokens": Int(0, MAX_NEW_TOKENS), "top_k": Int(1, MAX_TOP_K)}, _intervene),
-    "sweep_heads": Contract({"model": Choice(ROLES, optional=True), "text": Text("text"),
+    "sweep_heads": Contract({"model": ROLE_NAME, "text": Text("text"),
                              "layer": Int(-10**6, 10**6, optional=True)}, _sweep),
 }

@@ -4,7 +4,7 @@ same limits its entry point checks, and its cost at this server's speed, priced 
 from __future__ import annotations
 
 from backend import hub
-from backend.engines.generation.settings import MAX_BEAMS as DECODE_MAX_BEAMS, MAX_NEW_TOKENS_CAP
+from backend.engines.generation.settings import MAX_BEAMS as DECODE_MAX_BEAMS, MAX_NEW_TOKENS_CAP, check_prefill, parse_settings
 from backend.hub import sizing
 from backend.pipelines import decoder_mask, tasks
 from backend.pipelines.api import QA_METHODS, STRATEGIES
@@ -60,6 +60,8 @@ def _generate_cost(values: dict) -> Cost:
     if on_server(values):
         return SMALL
     prompt = sizing.tokens("text_generation", values.get("prompt"), override)
+    settings = {k: values.get(k) for k in ("strategy", "max_new_tokens", "num_beams") if values.get(k) is not None}
+    check_prefill(parse_settings(settings), prompt)  # too many token-rows: the decoder's own refusal, in its words
     return sizing.generation_cost("text_generation", prompt, int(values.get("max_new_tokens") or 1), width,
                                   strategy == "beam", override, what="this generation")
 

@@ -111,8 +111,8 @@ class Choice:
         for v in self.values:
             if value == v or (isinstance(value, str) and isinstance(v, str) and value.strip().lower() == v.lower()):
                 return v
-        shown = ", ".join(repr(v) for v in self.values[:12]) + (" ..." if len(self.values) > 12 else "")
-        raise InputError(f"{name} must be one of {shown}; got {_shown(value)}.")
+        shown = ", ".join(str(v) for v in self.values[:12]) + (" ..." if len(self.values) > 12 else "")
+        raise InputError(f"{name} must be one of {shown}; got {_shown(value)}.")  # validation.one_of's words
 
     def most(self, valid):
         return valid if valid in self.values else self.values[-1]
