@@ -157,7 +157,8 @@ def declare(ep: Endpoint) -> list:
         if unknown or missing:
             raise TypeError(f"/{ep.name or ep.fn.__name__}'s contract does not match its arguments: "
                             f"{sorted(missing)} without a range, {sorted(unknown)} not an argument.")
-        door.attach(fn, ep.contract, names)
+        if ep.name or ep.errors is not None:  # a private stream that shows its own errors keeps its own words:
+            door.attach(fn, ep.contract, names)  # a refusal at the door would only raise a toast over the old text
     if ep.name:  # where a script finds its JSON (the code view's client cell prints it)
         code_view.api_declared(ep.name, ep.outputs if ep.trigger is not None else [], ep.result)
     if ep.trigger is None:  # an API-only endpoint: no component runs it

@@ -125,7 +125,7 @@ def test_errors_tab_changes_hand_offs_and_the_address_on_one_page(page, app_url)
                             ["anatomy-diffs"], lambda p: p.locator("#anatomy-panel").locator(first_text).fill(""))
     shot(page, "lifecycle_error_anatomy")
     _error_after_a_good_run(page, "Attention", "attention-run", "attention-error", ["attention-badge"], [],
-                            lambda p: p.locator("#attention-tab").locator(first_text).fill(""))
+                            lambda p: p.locator("#attention-tab textarea:not(.tlab-ch-answer)").first.fill(""))
     expect(page.locator("#attention-link a")).to_have_count(0)  # no link to the result that is gone
 
     # ---- the address names every tab it shows
