@@ -49,10 +49,11 @@ def _remember_error(message: str, session: str | None = None) -> None:
             _LAST_ERROR.popitem(last=False)
 
 
-def remember_refusal(session: str, message: str) -> None:
-    """A request the door refused (gradio_patches.failed_at_once): its message shows as a handler's error does."""
+def remember_refusal(session: str, message: str, where: str = "?") -> None:
+    """A request the door refused (gradio_patches.failed_at_once): its message shows as a handler's error does,
+    and the log has one line for it, naming the handler, as for a handler's own refusal."""
     _remember_error(message, session)
-    _input_log().info("door: %s", message.replace("\n", " ")[:300])
+    _input_log().info("%s (refused at the door): %s", where, message.replace("\n", " ")[:300])
 
 
 def error_box(elem_id: str | None = None) -> gr.Markdown:

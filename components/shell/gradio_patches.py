@@ -71,9 +71,7 @@ def admit_at_queue_door(demo, admit, on_refused=None, with_request: bool = False
             return await push(body, request, username)
         extra = (request,) if with_request else ()
         why, planned = (None, None) if check is None else await asyncio.to_thread(check, fn, body.data, request)
-        if why is not None:
-            if on_refused is not None:
-                on_refused(why)
+        if why is not None:  # logged by `remember_refusals`' callback, as the handler's own refusal would be
             return await failed_at_once(queue, body, request, username, fn, why)
         kept = {} if check is None else {"plan": planned}  # the plan `check` made: admission keeps it
         why, plan = admit(queue_events(queue), body.session_hash, fn, body.data, *extra, **kept)
@@ -120,7 +118,7 @@ async def failed_at_once(queue, body, request, username, fn, why: str):
         queue.pending_event_ids_session.setdefault(body.session_hash, set()).add(event._id)
     body.event_id = event._id
     if _REMEMBER[0] is not None:
-        _REMEMBER[0](body.session_hash, why)
+        _REMEMBER[0](body.session_hash, why, getattr(getattr(fn, "fn", None), "__name__", "?"))
     queue.send_message(event, ProcessCompletedMessage(
         output={"error": why, "title": DOOR_TITLE, "duration": 5, "visible": True}, title=DOOR_TITLE, success=False))
     return True, event._id, "success"
@@ -130,7 +128,7 @@ _REMEMBER: list = [None]  # (session, message) -> None: where the page's failure
 
 
 def remember_refusals(remember) -> None:
-    """`remember(session, message)`: called with each door refusal before it is answered (errors.py keeps it
+    """`remember(session, message, handler name)`: called with each door refusal before it is answered (errors.py keeps it
     for the tab's failure listener, as it keeps a handler's message)."""
     _REMEMBER[0] = remember
 
