@@ -14,7 +14,7 @@ may grow by half), plus a megabyte for the rest of the body.
 from __future__ import annotations
 
 from backend.runtime.config import SearchLimits
-from components.shell.upload_gate import _drain, send_json
+from components.shell.upload_gate import _drain, cut_at, send_json
 
 ESCAPING = 1.5  # JSON text of a pasted corpus: quotes, newlines and non-ASCII escaped
 SLACK = 2**20
@@ -48,18 +48,7 @@ class BodyGate:
             if int(declared) <= DRAIN_MAX:  # read and drop it (nothing is kept), so that a client that sends
                 await _drain(receive)  # all of its body before it reads the answer gets the sentence, not a reset
             return await send_json(send, 413, {"detail": why, "error": why})
-        seen = 0
-
-        async def counted():
-            nonlocal seen
-            message = await receive()
-            if message.get("type") == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > cap:  # no Content-Length, or more than it said: stop reading here
-                    return {"type": "http.disconnect"}
-            return message
-
-        await self.app(scope, counted, send)
+        await self.app(scope, cut_at(receive, cap), send)  # no Content-Length, or more than it said: cut at the cap
 
 
 def readable_validation_error(request, exc):

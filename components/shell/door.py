@@ -37,13 +37,7 @@ def api_parameters(fn) -> list[str]:
 
 def contract_of(fn) -> tuple[contracts.Contract, list[str]] | None:
     """The contract attached to `fn`, looked up through Gradio's BlockFunction and the shell's wrappers."""
-    f = getattr(fn, "fn", fn)
-    while f is not None:
-        found = getattr(f, "tlab_contract", None)
-        if found is not None:
-            return found
-        f = getattr(f, "__wrapped__", None)
-    return None
+    return plans.declared(fn, "tlab_contract")
 
 
 def _paths(value):

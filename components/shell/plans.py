@@ -23,15 +23,21 @@ def planned(fn, planner, shell_slot: bool = False):
     return fn
 
 
-def planner_of(fn):
-    """The planner declared for `fn`, looked up through the guard's and user_errors' wrappers."""
-    f = getattr(fn, "fn", fn)  # a Gradio BlockFunction holds the handler in .fn
+def declared(fn, attribute: str):
+    """What the shell declared on `fn` under `attribute` (its planner, its contract), looked up through Gradio's
+    BlockFunction (which holds the handler in .fn) and the guard's and user_errors' wrappers; None: nothing."""
+    f = getattr(fn, "fn", fn)
     while f is not None:
-        planner = getattr(f, "plan_request", None)
-        if planner is not None:
-            return planner
+        found = getattr(f, attribute, None)
+        if found is not None:
+            return found
         f = getattr(f, "__wrapped__", None)
     return None
+
+
+def planner_of(fn):
+    """The planner declared for `fn`."""
+    return declared(fn, "plan_request")
 
 
 def plan_of(fn, data) -> Plan | None:

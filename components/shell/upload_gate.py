@@ -151,16 +151,7 @@ class UploadGate:
             if declared <= request_cap():  # read and drop the body (nothing is stored), so the client,
                 await _drain(receive)  # which sends all of it before it reads, gets the sentence
             return await _refuse(send, 413, why)
-        seen = 0
-
-        async def counted():
-            nonlocal seen
-            message = await receive()
-            if message.get("type") == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > declared:  # more than it said: cut off here
-                    return {"type": "http.disconnect"}
-            return message
+        counted = cut_at(receive, declared)  # more than it said: cut off there
 
         reply = []
 
@@ -187,6 +178,22 @@ def _claim_uploads(body: bytes, client: str) -> None:
     for path in paths if isinstance(paths, list) else ():
         if isinstance(path, str):
             clients.claim(path, client)
+
+
+def cut_at(receive, limit: int):
+    """`receive`, reading as a disconnect once the body has passed `limit` bytes (so nothing reads past it)."""
+    seen = 0
+
+    async def counted():
+        nonlocal seen
+        message = await receive()
+        if message.get("type") == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                return {"type": "http.disconnect"}
+        return message
+
+    return counted
 
 
 async def _drain(receive) -> None:
