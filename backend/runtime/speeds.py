@@ -13,13 +13,13 @@ from backend.runtime.rates import RATES
 
 SHARED_CORES = 0.5  # two jobs at once each get half the cores: an estimate assumes the busy case
 
-# units per second on the reference machine, alone (bench/results/contract_speeds.md)
+# units per second on the reference machine, alone (bench/results/contract_speeds.md, 2026-12-07, load 1.3)
 REFERENCE = {
-    "decoder_tokens": 1100.0,  # SmolLM2-135M prompt tokens read per second (batch 1, chunks of 128, eager)
-    "decoder_steps": 17.0,  # new tokens per second, one sequence (greedy, short context)
-    "encoder_tokens": 6000.0,  # all-MiniLM-L6-v2 tokens per second (batch of 512-token windows)
-    "encoder_train_tokens": 1500.0,  # the same encoder, forward + backward
-    "e5_tokens": 1800.0,  # multilingual-e5-small (12 layers) tokens per second
+    "decoder_tokens": 440.0,  # SmolLM2-135M prompt tokens read per second (batch 1, chunks of 128 into a cache)
+    "decoder_steps": 19.0,  # new tokens per second, one sequence (greedy, short context)
+    "encoder_tokens": 6500.0,  # all-MiniLM-L6-v2 tokens per second (8 windows of 256 tokens)
+    "encoder_train_tokens": 2300.0,  # the same encoder, forward + backward
+    "e5_tokens": 3700.0,  # multilingual-e5-small (12 layers) tokens per second
 }
 
 
