@@ -8,6 +8,7 @@ No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionSt
 | patch | internal | why |
 |---|---|---|
 | `admit_at_queue_door` | `Blocks._queue.push`, `event_ids_to_events`, `active_jobs`, `event_queue_per_concurrency_id`, the queue `Event` | refuse a request as it joins the queue (Gradio 6 has no admission hook); keep its plan on its event |
+| `failed_at_once` (with `admit_at_queue_door`'s `check`) | `_queue.pending_messages_per_session`, `pending_event_ids_session`, `pending_message_lock`, `send_message`, `gradio.queueing.Event`, `ProcessCompletedMessage` | a request its contract refuses is answered as a failed event at once (the page's failure listeners then run), not as a validation error beside an input (checked end to end: tests/browser/test_anatomy_tab.py, tests/fuzz/test_endpoint_extremes.py) |
 | `current_event` | `gradio.context.LocalContext`, `_queue.event_ids_to_events` | a sync handler's thread is not told of a cancel: the watcher polls the event |
 | `current_session_hash` | `LocalContext.request` | the failed handler's message reaches the `.failure` listener |
 | `current_page_url` | `LocalContext.request` (a `gr.Request`'s headers) | "The same in Python" names the address the visitor reached, not a default |
