@@ -71,32 +71,29 @@ def _now(bound):
 
 @dataclass(frozen=True)
 class Int:
-    lo: int
-    hi: Any  # an int, or a function of nothing giving it
+    """A whole number in [lo, hi] (`hi` may be a function of nothing: a limit read per request)."""
+    lo: Any
+    hi: Any
     optional: bool = False  # None (or "") means "the default" / "random"
+
+    def read(self, name: str, value, lo, hi):
+        return as_int(name, value, lo=lo, hi=hi)
 
     def check(self, name: str, value):
         if self.optional and (value is None or value == ""):
             return None
-        return as_int(name, value, lo=_now(self.lo), hi=_now(self.hi))
+        return self.read(name, value, _now(self.lo), _now(self.hi))
 
     def most(self, valid):
         return _now(self.hi)
 
 
 @dataclass(frozen=True)
-class Num:
-    lo: float
-    hi: Any
-    optional: bool = False
+class Num(Int):
+    """A finite number in [lo, hi]."""
 
-    def check(self, name: str, value):
-        if self.optional and (value is None or value == ""):
-            return None
-        return as_float(name, value, lo=_now(self.lo), hi=_now(self.hi))
-
-    def most(self, valid):
-        return _now(self.hi)
+    def read(self, name: str, value, lo, hi):
+        return as_float(name, value, lo=lo, hi=hi)
 
 
 @dataclass(frozen=True)
