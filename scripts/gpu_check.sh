@@ -29,7 +29,7 @@ prepare() {
   "$py" -m pip download -q --no-deps --only-binary=:all: -d "$CARRY/wheels" \
     "transformers==$(PIN transformers)" "captum==$(PIN captum)" "$HUB_1X"
   HF_HUB_OFFLINE=1 "$py" - <<'EOF'
-from tests.tiny_models import minilm_tokenizer, smollm2_tokenizer
+from tests.helpers.tiny_models import minilm_tokenizer, smollm2_tokenizer
 
 minilm_tokenizer().save_pretrained(".cache/gpu-carry/tokenizers/minilm")
 smollm2_tokenizer().save_pretrained(".cache/gpu-carry/tokenizers/smollm2")

@@ -42,7 +42,7 @@ LANES = {
 # What a lane's shared app runs as (tests/conftest.py lane_app): the browser lane's as on ZeroGPU, so its
 # whole-page flows are checked for forwards outside spaces.GPU and the ZeroGPU e2e test needs no app of its own.
 LANE_ENV = {"browser": {"TLAB_TEST_APP_ON_ZEROGPU": "1"}}
-# Tier folders no lane runs, and why: every tier folder is in exactly one lane or here (tests/unit/test_lanes.py).
+# Tier folders no lane runs, and why: every tier folder is in exactly one lane or here (tests/unit/scripts/test_lanes.py).
 OFF_LANES = {
     "tests/gpu": "needs a CUDA device, which CI has not (every test there skips without one); "
                  "scripts/gpu_check.sh runs it on a lent GPU machine",

@@ -25,17 +25,24 @@ os.environ.setdefault("TLAB_PROFILE", "local")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 
+def _tier(item) -> str:
+    """The tier a test belongs to: the first folder under tests/ (tests/unit/backend/runtime/... is unit)."""
+    path = Path(str(item.fspath)).resolve()
+    tests = ROOT / "tests"
+    return path.relative_to(tests).parts[0] if path.is_relative_to(tests) else path.parent.name
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark each test with its tier (the folder it lives in) so `-m unit` etc. select a tier; a test marked
     `fresh_app` runs first among its tier's tests (it measures an app no test has used: the memory soak), the
     tier's tests keeping their place in the session."""
     for item in items:
-        tier = Path(str(item.fspath)).parent.name
+        tier = _tier(item)
         if tier in ("unit", "integration", "e2e", "browser", "fuzz", "space", "server"):
             item.add_marker(getattr(pytest.mark, tier))
-    places: dict[Path, list[int]] = {}
+    places: dict[str, list[int]] = {}
     for n, item in enumerate(items):
-        places.setdefault(Path(str(item.fspath)).resolve().parent, []).append(n)
+        places.setdefault(_tier(item), []).append(n)
     for spots in places.values():
         mine = [items[n] for n in spots]
         ordered = sorted(mine, key=lambda i: i.get_closest_marker("fresh_app") is None)  # stable: marked first
@@ -212,9 +219,9 @@ def private_cache_app(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tab_url(request):
     """A browser module's own page: app.py's page holding only the tab its module names in `TAB` (a key
-    of app.TABS; or a tuple of keys: the tabs a hand-off test crosses), served in this test process as main() serves it (tests/tab_app.py), closed after the
+    of app.TABS; or a tuple of keys: the tabs a hand-off test crosses), served in this test process as main() serves it (tests/helpers/tab_app.py), closed after the
     module. No app process of its own: its models load here once, shared by every module's page."""
-    from tests.tab_app import served_page
+    from tests.helpers.tab_app import served_page
 
     tabs = request.module.TAB  # one key, or the keys of the tabs a hand-off across tabs needs
     with served_page([tabs] if isinstance(tabs, str) else list(tabs)) as url:

@@ -7,7 +7,7 @@ A greedy generation of up to MAX_NEW tokens, then ONE forward over the final seq
 (the token before it: the last prompt token for the first one) over every token up to there.
 For a causal model that row is exactly what the step-by-step generation computed when it chose
 token i: the causal mask means no position ever sees a later one, so appending tokens changes
-none of the earlier rows (tests/unit/test_attention_growth.py checks it against the rows taken
+none of the earlier rows (tests/unit/backend/decoding/test_attention_growth.py checks it against the rows taken
 step by step with the KV cache). Cells to the right of the diagonal are `None` (not yet written).
 """
 

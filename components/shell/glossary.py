@@ -2,7 +2,7 @@
 
 Plain data, no Gradio. assets/glossary.js (placed once per page by `components.shell.guide`) finds
 these terms in what every tab draws and shows the definition on hover (desktop) or tap (phone);
-tests/unit/test_glossary.py checks the definitions against the code that makes each number.
+tests/unit/components/shell/test_glossary.py checks the definitions against the code that makes each number.
 
 Each entry: term -> (definition, pattern). The pattern (a regular expression that Python's `re` and
 JavaScript's RegExp read the same way; no capturing groups) says which spellings count; acronyms match

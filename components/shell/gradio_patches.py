@@ -1,7 +1,7 @@
 """Every place the app touches a private Gradio internal, in one module (Gradio pinned: 6.31.0).
 
 Each patch names the Gradio behaviour it changes and has its own test
-(tests/unit/test_gradio_patches.py) that fails loudly if the internal it relies on changes shape.
+(tests/unit/components/shell/test_gradio_patches.py) that fails loudly if the internal it relies on changes shape.
 No other module reads `_queue`, `event_ids_to_events`, `active_jobs`, `SessionState`,
 `GradioMultiPartParser` or `LocalContext`; they ask here.
 

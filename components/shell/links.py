@@ -231,7 +231,7 @@ ADDRESS_JS = (ASSETS / "address.js").read_text()
 # link bar), else the tab alone.
 FOLLOW_JS = (ASSETS / "follow_tab.js").read_text()
 # Run once the page has applied its own address: the address follower (FOLLOW_JS) writes nothing before,
-# and the browser tests wait for it before they click a tab (app.py; a tab served alone: tests/tab_app.py).
+# and the browser tests wait for it before they click a tab (app.py; a tab served alone: tests/helpers/tab_app.py).
 READY_JS = "() => { window.__tlabReady = true; }"
 PAGE_ONLY = lifecycle.PAGE_ONLY  # an event of the page alone (see there)
 QUERY_MAX = 4 * MAX_TEXT + 2000  # a link with every text input at its cap, and the rest

@@ -26,7 +26,7 @@ PATH = "/tlab/settings"
 TOKEN_VAR = "TLAB_SETTINGS_TOKEN"
 MAX_BODY = 4096
 
-# Each live key, and the one function that reads it on each call (tests/unit/test_live_settings.py
+# Each live key, and the one function that reads it on each call (tests/unit/components/shell/test_live_settings.py
 # changes every key and checks its reader sees the new value).
 LIVE: dict[str, str] = {
     "TLAB_TIME_BUDGET_S": "backend.runtime.budget.default_seconds",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 
 TAB = "anatomy"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -89,7 +89,7 @@ def test_error_is_readable(tab):
 
 
 def test_a_good_result_then_an_error_leaves_no_stale_result(tab):
-    from tests.browser.conftest import open_raw_json, overflowing_tables
+    from tests.helpers.browser import open_raw_json, overflowing_tables
 
     page = tab
     _run(page)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import open_raw_json, overflowing_tables
+from tests.helpers.browser import open_raw_json, overflowing_tables
 
 TAB = "attention"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

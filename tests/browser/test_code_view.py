@@ -10,7 +10,7 @@ import json
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.helpers.browser import settled, shot
 
 
 TAB = ("tokenizers", "attention")  # its page holds these tabs alone (tab_url, tests/conftest.py): the real shell

@@ -11,7 +11,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.helpers.browser import settled, shot
 
 TAB = ("tokenizers", "attention")  # a page holding these two tabs (tab_url): a run in each
 

@@ -9,7 +9,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.browser.test_decoding_tab import open_tab, pick_strategy, set_number
 from tests.conftest import new_page
 

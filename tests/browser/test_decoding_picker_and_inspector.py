@@ -10,7 +10,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.browser.test_decoding_tab import open_tab, set_number
 from tests.browser.test_figure_downloads_and_notices import OVERLAPS
 

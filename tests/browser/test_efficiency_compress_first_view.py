@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
-from tests.browser.figure_boxes import figure_problems
+from tests.helpers.browser import shot
+from tests.helpers.figure_boxes import figure_problems
 from tests.conftest import new_page
-from tests.tab_app import served_tab
+from tests.helpers.tab_app import served_tab
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
-from tests.browser.figure_boxes import figure_problems
+from tests.helpers.browser import shot
+from tests.helpers.figure_boxes import figure_problems
 from tests.conftest import new_page
-from tests.tab_app import served_tab
+from tests.helpers.tab_app import served_tab
 
 SPEC = [("teacher", 0.842, 11.2, 1.9, 86.7), ("student", 0.863, 5.1, 0.9, 36.2), ("student_int8", 0.853, 4.4, 0.8, 22.9),
         ("student_onnx", 0.863, 3.3, 0.5, 36.3), ("student_onnx_int8", 0.853, 2.9, 0.5, 9.4),

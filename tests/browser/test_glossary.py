@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from app import TABS
 from components.shell.glossary import GLOSSARY, find_terms
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.conftest import ARTIFACTS, new_page
 
 KEYS = ["start"] + [key for _, _, key, _ in TABS]

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.helpers.browser import settled, shot
 
 TAB = ("start", "tokenizers")  # a cross-tab flow: the Start card and the tab share one goal's progress
 GOAL = "tokenizers-disagree"

@@ -9,7 +9,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import press_again, shot
+from tests.helpers.browser import press_again, shot
 
 TAB = "decoding"  # the page of its own-tab tests (tab_url, tests/conftest.py)
 

@@ -10,7 +10,7 @@ import time
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

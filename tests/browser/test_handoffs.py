@@ -11,7 +11,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.helpers.browser import settled, shot
 
 # Its page holds the tabs the hand-offs cross, not the whole app (tab_url).
 TAB = ("pipelines", "train", "tokenizers", "attention", "why", "decoding")

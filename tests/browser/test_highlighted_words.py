@@ -8,9 +8,9 @@ import pytest
 from playwright.sync_api import expect
 
 from components.pipelines.plots import answer_highlight
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.conftest import new_page
-from tests.tab_app import served_tab
+from tests.helpers.tab_app import served_tab
 
 CONTEXT = ("The best-known account of the Kessling expedition was written by Margarethe Kessling herself, "
            "who led the survey of the upper valley in 1911 with eleven companions, mapping glaciers, "

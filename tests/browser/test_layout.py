@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import expect
 
 import app
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.conftest import new_page
 
 TAB = "attention"  # the page of its own-tab tests (tab_url, tests/conftest.py)

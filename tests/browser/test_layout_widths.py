@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 import app
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.conftest import new_page
 
 WIDTHS = (420, 1400)

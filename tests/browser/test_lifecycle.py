@@ -9,7 +9,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.helpers.browser import settled, shot
 
 RUN_S = 240_000  # a loaded box: a 32-token decode can take a minute
 

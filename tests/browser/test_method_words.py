@@ -9,7 +9,7 @@ import time
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.browser.test_pipelines_tab import open_subtab
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
+from tests.helpers.browser import settled, shot
 from tests.conftest import new_page
-from tests.tab_app import served_tab
+from tests.helpers.tab_app import served_tab
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.conftest import new_page
 
 TAB = ("tokenizers", "pipelines")

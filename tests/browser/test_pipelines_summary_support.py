@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.browser.test_pipelines_tab import open_subtab
 from tests.integration.test_summary_support_real import NEWS, REFERENCE
 

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.runtime import config
-from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
+from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

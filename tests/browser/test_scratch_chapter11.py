@@ -10,8 +10,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import settled, shot
-from tests.tab_app import served_tab
+from tests.helpers.browser import settled, shot
+from tests.helpers.tab_app import served_tab
 
 TIMEOUT = 180_000
 

@@ -9,8 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
-from tests.tab_app import served_tab
+from tests.helpers.browser import shot
+from tests.helpers.tab_app import served_tab
 
 TIMEOUT = 120_000
 

@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 
 TAB = ("scratch", "anatomy", "decoding")  # its page holds the three tabs the hand-offs cross (tab_url)
 TIMEOUT = 180_000

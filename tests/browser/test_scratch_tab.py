@@ -11,8 +11,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import overflowing_tables, press_again, shot
-from tests.tab_app import served_tab
+from tests.helpers.browser import overflowing_tables, press_again, shot
+from tests.helpers.tab_app import served_tab
 
 TIMEOUT = 120_000  # the first run loads the two real tokenizers
 

@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from backend.search.reader_eval import load_questions
-from tests.browser.conftest import open_raw_json, overflowing_tables, shot
+from tests.helpers.browser import open_raw_json, overflowing_tables, shot
 
 TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

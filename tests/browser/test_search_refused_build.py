@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from backend.search.corpora import load_glossary
 from backend.search.service import get_service
-from tests.browser.conftest import press_again, shot
+from tests.helpers.browser import press_again, shot
 from tests.browser.test_search_tab import open_tab
 
 TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)

@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
+from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
 
 TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import press_again, shot
+from tests.helpers.browser import press_again, shot
 
 TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -48,7 +48,7 @@ def _tokenizers(page, tab_url):
 
 
 def test_tokenizer_explains_byte_level_pieces_and_colours_every_label(page, tab_url):
-    from tests.browser.conftest import open_raw_json, overflowing_tables
+    from tests.helpers.browser import open_raw_json, overflowing_tables
 
     _tokenizers(page, tab_url)
     expect(page.locator("#tok-byte-note")).to_contain_text("Byte-level BPE")

@@ -17,7 +17,7 @@ from components.shell import course
 from components.shell.book import LETTER
 from components.start import route
 from components.start.handlers import CARDS
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 
 NEWS = "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus."
 # A hostile address: the last tab= wins, and "x" is no tab, so the page opens on Start as usual.

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 
 TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import press_again, shot
+from tests.helpers.browser import press_again, shot
 
 TAB = "tokenizers"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 from tests.browser.test_figure_downloads_and_notices import OVERLAPS
 
 TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)

@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_raw_json, overflowing_tables, press_again, shot
+from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
 from tests.browser.test_lifecycle import an_error_leaves_nothing
 
 TAB = ("train", "pipelines")  # its page holds the Train tab and the Pipelines tab it hands a model to (tab_url)

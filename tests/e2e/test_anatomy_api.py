@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_gpt2
+from tests.helpers.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_gpt2
 
 
 def _anatomy(client, text, text_b="", role="encoder", layer=0, head=0, token_index=-1, override=""):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from gradio_client.exceptions import AppError
 
-from tests.fuzz.raw import UNREADABLE
+from tests.helpers.raw import UNREADABLE
 
 
 def test_the_list_names_each_goal_its_format_and_tab(client):

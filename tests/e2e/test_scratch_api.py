@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tab_app import served_tab
+from tests.helpers.tab_app import served_tab
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from tests.tab_app import served_tab
+from tests.helpers.tab_app import served_tab
 
 
 @pytest.fixture(scope="module")

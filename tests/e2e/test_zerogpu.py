@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
-from tests.api_cases import CASES, EXPECTED_ERRORS, all_api_names
+from tests.helpers.api_cases import CASES, EXPECTED_ERRORS, all_api_names
 from tests.conftest import ARTIFACTS, running_app, zerogpu_env
 
 @pytest.fixture(scope="module")

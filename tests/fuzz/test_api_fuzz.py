@@ -3,7 +3,7 @@ surrogates, unknown choices, injection strings. Each bad value must come back as
 message that names the parameter as the API lists it (never an exception class, a traceback or
 Gradio's "Could not preprocess"), and the server must stay healthy.
 
-NaN, infinity and lone surrogates go through raw HTTP (tests/fuzz/raw.py): gradio_client's
+NaN, infinity and lone surrogates go through raw HTTP (tests/helpers/raw.py): gradio_client's
 JSON encoder cannot send them, a hostile caller can.
 """
 
@@ -16,8 +16,8 @@ import uuid
 import pytest
 from gradio_client import Client, handle_file
 
-from tests.api_cases import CASES, EXPECTED_ERRORS, LETTER, SEARCH
-from tests.fuzz.raw import UNREADABLE, call
+from tests.helpers.api_cases import CASES, EXPECTED_ERRORS, LETTER, SEARCH
+from tests.helpers.raw import UNREADABLE, call
 
 NAN, INF = math.nan, math.inf
 HUGE = "x" * 1_000_001
@@ -163,7 +163,7 @@ def test_lone_surrogates_in_text_are_replaced_or_refused_readably(api, api_name)
     if api_name in WITHOUT_TEXT:
         assert not texts, f"{api_name} now takes text: remove it from WITHOUT_TEXT so its text is fuzzed"
         return
-    assert texts, (f"{api_name}'s valid case has no text value to fuzz: give it one in tests/api_cases.py "
+    assert texts, (f"{api_name}'s valid case has no text value to fuzz: give it one in tests/helpers/api_cases.py "
                    "(or, if the endpoint takes no text, list it in WITHOUT_TEXT)")
     for i in texts:
         bad = list(args)

@@ -19,9 +19,9 @@ import uuid
 
 import pytest
 
-from tests.api_cases import CASES
+from tests.helpers.api_cases import CASES
 from tests.conftest import live_settings
-from tests.fuzz.raw import UNREADABLE, read_stream
+from tests.helpers.raw import UNREADABLE, read_stream
 from concurrent.futures import ThreadPoolExecutor
 
 A, B = "203.0.113.10", "198.51.100.20"

@@ -15,7 +15,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from components.shell.session_memory import UPLOAD_MAX_FILES
-from tests.fuzz.raw import UNREADABLE, call
+from tests.helpers.raw import UNREADABLE, call
 
 PASTE = "\n\n".join(f"Megatron note {i}: the decepticon leader wants his figure back, number {i}."
                     for i in range(12))

@@ -1,7 +1,7 @@
 """Every public endpoint at the extremes its contract accepts, on the public-mode app, with a memory watchdog.
 
 Generated from the endpoint registry: each public api_name's contract (components/shell/door.py) turns its valid
-call (tests/api_cases.py) into the most extreme call its ranges accept (longest texts, largest counts, most
+call (tests/helpers/api_cases.py) into the most extreme call its ranges accept (longest texts, largest counts, most
 beams, steps and sizes: `Contract.extreme`). Each call must be refused at the door within REFUSED_S, or finish
 (a result or a readable error) within the time budget plus GRACE_S, with the app's resident memory never more
 than CEILING_MB above where it stood before the call. An endpoint without a contract fails. The budget is set
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.api_cases import CASES
+from tests.helpers.api_cases import CASES
 from tests.conftest import ARTIFACTS, app_process, live_settings, rss_mb
-from tests.fuzz import raw
+from tests.helpers import raw
 
 BUDGET_S = 10  # the live time budget while the suite runs
 GRACE_S = 15  # a run ends within this of its budget (the contract's longest step)
@@ -91,7 +91,7 @@ def extreme_call(api: str) -> list:
 
 def test_every_public_endpoint_declares_a_contract_and_has_a_case():
     assert not [api for api, found in REGISTRY.items() if found is None], "endpoints without a contract"
-    assert not set(REGISTRY) - set(CASES), "endpoints without a valid call in tests/api_cases.py"
+    assert not set(REGISTRY) - set(CASES), "endpoints without a valid call in tests/helpers/api_cases.py"
 
 
 ROWS: list[dict] = []

@@ -13,7 +13,7 @@ import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.fuzz.raw import UNREADABLE, door_message
+from tests.helpers.raw import UNREADABLE, door_message
 
 JUNK = ({"a": [1]}, 12345, "x" * 5)
 
@@ -69,7 +69,7 @@ def test_every_fn_index_answers_junk_readably(app_url):
 
 
 def test_missing_arguments_and_server_paths_are_refused_without_internals(app_url):
-    from tests.fuzz.raw import call
+    from tests.helpers.raw import call
 
     for args in ([], ["one text"]):
         event, message = call(app_url, "/classify", args)

@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 
-from tests.api_cases import CASES
+from tests.helpers.api_cases import CASES
 from tests.conftest import live_settings
-from tests.fuzz.raw import UNREADABLE, call
+from tests.helpers.raw import UNREADABLE, call
 
 COMBINING = "abc\u0301\u0301\u0301\u0301e\u0301"
 LONE = "a\ud800b"

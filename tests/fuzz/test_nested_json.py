@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.fuzz.raw import UNREADABLE, call
+from tests.helpers.raw import UNREADABLE, call
 
 DEEP = "[" * 100_000
 

@@ -13,8 +13,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from tests.api_cases import CASES
-from tests.fuzz.raw import call
+from tests.helpers.api_cases import CASES
+from tests.helpers.raw import call
 from tests.fuzz.test_session_memory_soak import _upload_sentences
 
 ROOT = Path(__file__).resolve().parents[2]

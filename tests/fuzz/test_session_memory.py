@@ -21,7 +21,7 @@ import time
 import uuid
 
 from tests.conftest import app_process, rss_mb
-from tests.fuzz.raw import call
+from tests.helpers.raw import call
 
 SESSIONS = 150
 WARM_SESSIONS = 40  # four at a time, as the measured visits come: the allocator's arenas fill here

@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.conftest import app_process, rss_mb
-from tests.fuzz.raw import call
+from tests.helpers.raw import call
 
 SESSIONS = 30
 WARM_UP = 2  # the embedder loads, the data and the allocator settle

@@ -8,7 +8,7 @@ lent machine cannot pass by skipping. CI's lanes leave this folder out (scripts/
 
 Tokenizers: from TLAB_GPU_TOKENIZERS (a folder with `minilm/` and `smollm2/`, which
 scripts/gpu_check.sh prepares from the packaged models and carries), else from the packaged
-models themselves (tests/tiny_models.py).
+models themselves (tests/helpers/tiny_models.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.gpu.models import DEVICE, bert, llama, minilm_tokenizer, smollm2_tokenizer
+from tests.helpers.gpu_models import DEVICE, bert, llama, minilm_tokenizer, smollm2_tokenizer
 
 CUDA = torch.cuda.is_available() or DEVICE != "cuda"  # a dry run on the CPU runs too
 

@@ -12,7 +12,7 @@ from backend.decoding import by_hand
 from backend.decoding import precision as served_precision
 from backend.engines.generation import generate
 from backend.runtime import precision
-from tests.gpu.models import DEVICE, llama, smollm2_tokenizer
+from tests.helpers.gpu_models import DEVICE, llama, smollm2_tokenizer
 
 PROMPT = "The cat sat on the"
 STRATEGIES = {

@@ -15,7 +15,7 @@ from backend.engines.attention import extract
 from backend.engines.attention import math as am
 from backend.interventions import effects, hooks, spec
 from backend.runtime import precision
-from tests.gpu.models import DEVICE, bert, llama
+from tests.helpers.gpu_models import DEVICE, bert, llama
 
 TEXT = "time flies like an arrow"
 PROMPT = "The cat sat on the mat because it was tired"
@@ -126,7 +126,7 @@ def test_a_classifier_attribution_on_the_device():
     from transformers import AutoModelForSequenceClassification, BertConfig
 
     from backend.why import methods, tasks
-    from tests.gpu.models import MINILM_L6, minilm_tokenizer
+    from tests.helpers.gpu_models import MINILM_L6, minilm_tokenizer
 
     tok = minilm_tokenizer()
     cfg = BertConfig(vocab_size=tok.vocab_size, num_hidden_layers=2, num_labels=2, **MINILM_L6)

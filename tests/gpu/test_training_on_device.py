@@ -12,7 +12,7 @@ import torch
 from backend.engines.classify import finetune
 from backend.engines.ner import data as ner_data, token_classification
 from backend.engines.scratch import seq2seq, seq2seq_data, tiny_gpt
-from tests.gpu.models import DEVICE
+from tests.helpers.gpu_models import DEVICE
 
 
 def _lm(model, tok):

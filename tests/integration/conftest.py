@@ -6,12 +6,12 @@ import shutil
 
 import pytest
 
-from tests.integration.snippet_runner import runner_in_temp
+from tests.helpers.snippet_runner import runner_in_temp
 
 
 @pytest.fixture(scope="session")
 def snippet_runner():
-    """One fresh, offline interpreter for every snippet test of the session (tests/integration/snippet_runner.py)."""
+    """One fresh, offline interpreter for every snippet test of the session (tests/helpers/snippet_runner.py)."""
     runner = runner_in_temp()
     yield runner
     runner.close()

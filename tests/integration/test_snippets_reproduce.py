@@ -128,7 +128,7 @@ def _search_runs() -> list:
 
 @pytest.fixture(scope="module")
 def reproduced(runs, snippet_runner):
-    """Every snippet run in the session's fresh, offline interpreter (tests/integration/snippet_runner.py)."""
+    """Every snippet run in the session's fresh, offline interpreter (tests/helpers/snippet_runner.py)."""
     return snippet_runner.run([
         {"name": name, "python": snippets.for_result(endpoint, inputs, result)["python"], "take": TAKE.get(endpoint),
          "cwd": REPO if endpoint in READS_FILES else None, "changes_model": endpoint in CHANGES_MODEL}

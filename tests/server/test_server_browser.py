@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import shot
+from tests.helpers.browser import shot
 
 
 def run(page, label: str) -> str:

@@ -21,7 +21,7 @@ import urllib.request
 import pytest
 from gradio_client import Client
 
-from tests.api_cases import CASES, EXPECTED_ERRORS, MODEL_FREE, NEEDS_NO_MODEL, USES_NO_MODEL, all_api_names
+from tests.helpers.api_cases import CASES, EXPECTED_ERRORS, MODEL_FREE, NEEDS_NO_MODEL, USES_NO_MODEL, all_api_names
 from tests.conftest import ROOT, running_app
 
 SPACE_VENV = ROOT / ".space-venv"

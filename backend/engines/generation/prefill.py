@@ -6,7 +6,7 @@ scores per layer (5.8 GB) and ran for a minute after Stop. Here the prompt (all 
 goes through the model PREFILL_CHUNK tokens at a time, at batch 1, into a key/value cache; the
 request's budget is checked between chunks; the cache is then repeated for the beams or samples,
 and `generate` continues from it (it reads only the tokens the cache does not hold). The tokens and
-scores are the same as one `generate` call's: tests/unit/test_generation_prefill.py checks greedy,
+scores are the same as one `generate` call's: tests/unit/backend/engines/generation/test_generation_prefill.py checks greedy,
 sampling and beams against plain `generate`.
 
     shape = shape_of(model)                                   # for memory_budget.check_generation
