@@ -8,8 +8,7 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
 
-from tests.conftest import ARTIFACTS
-
+from tests.helpers.app import ARTIFACTS
 TAB = "attention"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 

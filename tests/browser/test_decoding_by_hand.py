@@ -9,7 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import overflowing_tables, shot
-from tests.browser.test_decoding_tab import open_tab, table
+from tests.helpers.decoding_page import open_tab, table
 
 TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -10,9 +10,8 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_decoding_tab import open_tab, pick_strategy, set_number
-from tests.conftest import new_page
-
+from tests.helpers.decoding_page import open_tab, pick_strategy, set_number
+from tests.helpers.browser import new_page
 TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 

@@ -9,29 +9,10 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_decoding_tab import pick_strategy, set_number
-from tests.conftest import new_page
-
+from tests.helpers.decoding_page import pick_strategy, set_number
+from tests.helpers.browser import new_page
+from tests.helpers.decoding_page import CRUSHED
 TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
-
-# Cells whose longest word does not fit their width: (column header, cell text, word px, cell px).
-CRUSHED = """(id) => {
-    const root = document.getElementById(id);
-    const out = [];
-    const canvas = document.createElement('canvas').getContext('2d');
-    for (const cell of root.querySelectorAll('thead th, [role=gridcell]')) {
-        if (cell.offsetParent === null) continue;
-        const text = cell.innerText.trim();
-        if (!text) continue;
-        const style = getComputedStyle(cell.querySelector('span, div') || cell);
-        canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
-        const word = Math.max(...text.split(/\\s+/).map(w => canvas.measureText(w).width));
-        const pad = parseFloat(getComputedStyle(cell).paddingLeft) + parseFloat(getComputedStyle(cell).paddingRight);
-        const room = cell.getBoundingClientRect().width - pad;
-        if (word > room + 1) out.push([text.slice(0, 30), Math.round(word), Math.round(room)]);
-    }
-    return out;
-}"""
 
 
 def test_the_decoding_step_table_is_readable_on_a_phone(browser, tab_url):

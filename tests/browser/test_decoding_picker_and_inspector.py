@@ -11,8 +11,8 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_decoding_tab import open_tab, set_number
-from tests.browser.test_figure_downloads_and_notices import OVERLAPS
+from tests.helpers.decoding_page import open_tab, set_number
+from tests.helpers.figure_boxes import OVERLAPS
 
 TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from components.decoding.handlers import running_line, stopped_line
 from tests.helpers.browser import shot
-from tests.browser.test_decoding_tab import open_tab, pick_strategy, run_and_wait, set_number, table
+from tests.helpers.decoding_page import open_tab, pick_strategy, run_and_wait, set_number, table
 
 TAB = "decoding"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -9,8 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, settled, shot
-from tests.conftest import new_page
-
+from tests.helpers.browser import new_page
 TAB = "efficiency"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 SCOPE = "#compress-panel"

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
 from tests.helpers.figure_boxes import figure_problems
-from tests.conftest import new_page
+from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
 
 

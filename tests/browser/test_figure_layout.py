@@ -10,21 +10,9 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
 from tests.helpers.figure_boxes import figure_problems
-from tests.conftest import new_page
+from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
-
-SPEC = [("teacher", 0.842, 11.2, 1.9, 86.7), ("student", 0.863, 5.1, 0.9, 36.2), ("student_int8", 0.853, 4.4, 0.8, 22.9),
-        ("student_onnx", 0.863, 3.3, 0.5, 36.3), ("student_onnx_int8", 0.853, 2.9, 0.5, 9.4),
-        ("pruned_30", 0.863, 5.2, 0.9, 36.2), ("pruned_50", 0.842, 5.1, 0.9, 36.2),
-        ("pruned_70", 0.674, 5.2, 0.9, 36.2), ("pruned_90", 0.221, 5.1, 0.9, 36.2)]
-
-
-def compress_rows() -> list[dict]:
-    from backend.efficiency.compress import report
-
-    raw = {"rows": [{"name": k, "accuracy": a, "latency_ms_mean": m, "latency_ms_std": s, "latency_runs": 100,
-                     "size_mb": mb, "files": [], "predictions": [0] * 95} for k, a, m, s, mb in SPEC]}
-    return report.rows(raw)
+from tests.helpers.figure_boxes import compress_rows
 
 
 def curve(sparsities) -> list[dict]:

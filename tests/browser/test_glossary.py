@@ -15,8 +15,8 @@ from playwright.sync_api import expect
 from app import TABS
 from components.shell.glossary import GLOSSARY, find_terms
 from tests.helpers.browser import shot
-from tests.conftest import ARTIFACTS, new_page
-
+from tests.helpers.app import ARTIFACTS
+from tests.helpers.browser import new_page
 KEYS = ["start"] + [key for _, _, key, _ in TABS]
 TITLES = {"start": "Start", **{key: title for title, _, key, _ in TABS}}
 

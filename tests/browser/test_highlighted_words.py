@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from components.pipelines.plots import answer_highlight
 from tests.helpers.browser import shot
-from tests.conftest import new_page
+from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
 
 CONTEXT = ("The best-known account of the Kessling expedition was written by Margarethe Kessling herself, "

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.conftest import ARTIFACTS
+from tests.helpers.app import ARTIFACTS
 from tests.helpers.tab_app import served_tab
 
 TIMEOUT = 240_000  # first use loads the decoder; the box is shared and slow

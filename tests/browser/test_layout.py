@@ -8,8 +8,7 @@ from playwright.sync_api import expect
 
 import app
 from tests.helpers.browser import shot
-from tests.conftest import new_page
-
+from tests.helpers.browser import new_page
 TAB = "attention"  # the page of its own-tab tests (tab_url, tests/conftest.py)
 
 MAIN_TABS = ("Start",) + tuple(title for title, *_ in app.TABS)  # every tab there is, the Start page first

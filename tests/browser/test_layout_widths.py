@@ -17,8 +17,7 @@ from playwright.sync_api import expect
 
 import app
 from tests.helpers.browser import shot
-from tests.conftest import new_page
-
+from tests.helpers.browser import new_page
 WIDTHS = (420, 1400)
 TABS = ("start",) + tuple(key for _, _, key, _ in app.TABS)
 

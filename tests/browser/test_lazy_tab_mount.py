@@ -8,8 +8,8 @@ import json
 import time
 import urllib.request
 
-from tests.conftest import ARTIFACTS, new_page
-
+from tests.helpers.app import ARTIFACTS
+from tests.helpers.browser import new_page
 FIRST_TAB_JS = """() => { const t = document.querySelector('#start-tab');
     return !!t && t.offsetParent !== null && t.getBoundingClientRect().height > 50; }"""
 

@@ -10,18 +10,12 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import settled, shot
-
-RUN_S = 240_000  # a loaded box: a 32-token decode can take a minute
+from tests.helpers.lifecycle_page import an_error_leaves_nothing
+from tests.helpers.lifecycle_page import _visible_notices, RUN_S
 
 
 def _tab(page, name: str) -> None:
     page.get_by_role("tab", name=re.compile(rf"^\W*{name}\W*$")).first.click()
-
-
-def _visible_notices(page, elem_id: str) -> list[str]:
-    return page.evaluate(
-        """(id) => [...document.querySelectorAll(`#${id} .tlab-notice, #${id} ~ .tlab-fig-bar .tlab-notice`)]
-            .filter((n) => n.offsetParent !== null && !n.hidden).map((n) => n.textContent)""", elem_id)
 
 
 def _address(page) -> str:
@@ -42,22 +36,6 @@ def _error_after_a_good_run(page, tab: str, run: str, box: str, outputs: list[st
     for plot in plots:
         page.locator(f"#{plot} .main-svg").first.wait_for(timeout=RUN_S)
     an_error_leaves_nothing(page, run, box, outputs, plots, spoil)
-
-
-def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
-    """After a good run on screen: spoil the input, run again; one inline message, and nothing of the good
-    run left (its outputs blank, its figures and their "What to notice" lines gone)."""
-    settled(page)  # the good run has ended: a press before that is dropped, not queued
-    spoil(page)
-    page.locator(f"#{run}").click()
-    expect(page.locator(f"#{box}")).to_be_visible(timeout=RUN_S)
-    assert page.locator(f"#{box}").inner_text().count("⚠️") == 1
-    for elem_id in outputs:
-        expect(page.locator(f"#{elem_id}")).to_have_text("")
-    page.wait_for_timeout(500)  # the figure script's tidy pass
-    for plot in plots:
-        assert page.locator(f"#{plot} .main-svg").count() == 0, plot
-        assert _visible_notices(page, plot) == [], plot
 
 
 def test_errors_tab_changes_hand_offs_and_the_address_on_one_page(page, app_url):

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.browser import settled, shot
-from tests.conftest import new_page
+from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
 
 

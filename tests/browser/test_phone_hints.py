@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.conftest import new_page
+from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
 
 
@@ -19,7 +19,7 @@ def hints_url():
     from components.efficiency import compress_ui
     from components.shell import figure_tools
     from components.start import ui as start
-    from tests.browser.test_figure_layout import compress_rows
+    from tests.helpers.figure_boxes import compress_rows
 
     def build():
         figure_tools()  # the page's table script and styles, as app.py places them

@@ -6,13 +6,12 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.conftest import new_page
-
+from tests.helpers.browser import new_page
 TAB = ("tokenizers", "pipelines")
 
 
 def test_tables_keep_whole_words_and_plots_fit_on_a_phone(browser, tab_url):
-    from tests.browser.test_decoding_phone_table import CRUSHED
+    from tests.helpers.decoding_page import CRUSHED
 
     page = new_page(browser, viewport={"width": 420, "height": 900})
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_figure_downloads_and_notices import PLOTS, _download
+from tests.helpers.figure_boxes import PLOTS, _download
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

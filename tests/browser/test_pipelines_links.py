@@ -11,8 +11,7 @@ from urllib.parse import quote
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.conftest import new_page
-
+from tests.helpers.browser import new_page
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
 SENTENCE = "Angela Merkel met Emmanuel Macron in Berlin to discuss Airbus."

@@ -10,7 +10,7 @@ from backend.runtime import config
 from components.pipelines.examples import RHINE, RHINE_LABELS
 from components.pipelines.plots import NO_ANSWER
 from tests.helpers.browser import shot
-from tests.browser.test_pipelines_tab import open_subtab
+from tests.helpers.pipelines_page import open_subtab
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

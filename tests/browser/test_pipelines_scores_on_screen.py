@@ -10,7 +10,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import press_again, shot
-from tests.browser.test_pipelines_tab import open_subtab
+from tests.helpers.pipelines_page import open_subtab
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -9,8 +9,8 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_pipelines_tab import open_subtab
-from tests.integration.test_summary_support_real import NEWS, REFERENCE
+from tests.helpers.pipelines_page import open_subtab
+from tests.helpers.summary_texts import NEWS, REFERENCE
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

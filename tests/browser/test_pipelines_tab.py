@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from backend.runtime import config
 from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
+from tests.helpers.pipelines_page import open_subtab
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -31,17 +32,6 @@ SUBTABS = [
     ("Fill-mask", "fill_mask", "Paris is the [MASK] of France.", "#pl-fill_mask-plot .js-plotly-plot"),
 ]
 FALLBACKS = {"summarize", "translate"}  # qa: the reader fine-tuned here
-
-
-def open_pipelines(page, tab_url):
-    page.goto(tab_url)
-    page.get_by_role("tab", name=re.compile(r"^\s*Pipelines", re.I)).first.click()
-    expect(page.locator("#pl-classify-run")).to_be_visible(timeout=30_000)
-
-
-def open_subtab(page, tab_url, tab):
-    open_pipelines(page, tab_url)
-    page.get_by_role("tab", name=tab, exact=True).click()
 
 
 def tokens_so_far(counter) -> int:

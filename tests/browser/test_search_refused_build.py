@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from backend.search.corpora import load_glossary
 from backend.search.service import get_service
 from tests.helpers.browser import press_again, shot
-from tests.browser.test_search_tab import open_tab
+from tests.helpers.search_page import open_tab
 
 TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

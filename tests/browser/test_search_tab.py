@@ -7,6 +7,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
+from tests.helpers.search_page import open_tab
 
 TAB = "search"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -20,12 +21,6 @@ Glaciers carve U-shaped valleys as they slowly move downhill.
 
 Honeybees communicate the location of flowers with a waggle dance.
 """
-
-
-def open_tab(page, tab_url):
-    page.goto(tab_url)
-    page.get_by_role("tab", name=re.compile("search", re.I)).first.click()
-    expect(page.locator("#search-build")).to_be_visible(timeout=30_000)
 
 
 def choose_upload(page):

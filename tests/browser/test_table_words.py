@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from tests.conftest import new_page
+from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
 
 ROWS = [["German only", "0.605 (0.545-0.723)", "0.648 (0.563-0.730)", "0.737 (0.674-0.794)", "0.597 (0.500-0.674)"],

@@ -10,7 +10,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_train_tab import _set_budget, open_tab
+from tests.helpers.train_page import _set_budget, open_tab
 
 TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -9,7 +9,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_figure_downloads_and_notices import OVERLAPS
+from tests.helpers.figure_boxes import OVERLAPS
 
 TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -8,15 +8,10 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
-from tests.browser.test_lifecycle import an_error_leaves_nothing
+from tests.helpers.lifecycle_page import an_error_leaves_nothing
+from tests.helpers.train_page import _set_budget, open_tab
 
 TAB = ("train", "pipelines")  # its page holds the Train tab and the Pipelines tab it hands a model to (tab_url)
-
-
-def open_tab(page, tab_url):
-    page.goto(tab_url)
-    page.get_by_role("tab", name=re.compile("^Train$")).first.click()
-    expect(page.locator("#train-go")).to_be_visible(timeout=30_000)
 
 
 def test_train_compare_and_classify(page, tab_url):
@@ -41,22 +36,6 @@ def test_train_compare_and_classify(page, tab_url):
     expect(page.locator("#train-prediction")).to_contain_text("negative", timeout=60_000)
     shot(page, "train_tab")
     assert not getattr(page, "blocked_requests", [])
-
-
-def _set_budget(page, elem_id, value, shows):
-    """Type a budget value and wait until the estimate shows it. A value typed while the
-    accordion is still rendering can be lost (seen once on a loaded box), so type it again."""
-    box = page.locator(f"#{elem_id} input[type=number]")
-    estimate = page.locator("#train-estimate")
-    for _ in range(3):
-        box.fill(str(value))
-        box.press("Enter")
-        try:
-            expect(estimate).to_contain_text(shows, timeout=10_000)
-            return
-        except AssertionError:
-            continue
-    expect(estimate).to_contain_text(shows)
 
 
 def test_a_short_fine_tune_shows_its_loss_and_both_maps(page, tab_url):

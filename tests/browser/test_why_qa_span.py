@@ -7,7 +7,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.browser.test_why_handoffs import QUICK, _only, _run
+from tests.helpers.why_page import QUICK, _only, _run
 
 TAB = "why"  # its page holds this tab alone (tab_url, tests/conftest.py)
 

@@ -14,8 +14,7 @@ import psutil
 import pytest
 from gradio_client import Client
 
-from tests.conftest import app_process, live_settings
-
+from tests.helpers.app import app_process, live_settings
 SETTLE_S = 5.0  # a cancel must have stopped the work by then
 WINDOW_S = 3.0  # CPU time measured over this window after SETTLE_S
 IDLE_CPU = 0.25  # core-seconds per second: a busy worker uses ~1-2 on this box

@@ -14,18 +14,7 @@ import pytest
 from gradio_client.exceptions import AppError
 
 from components.pipelines.examples import LETTER, LETTER_GERMAN_START, LETTER_START, LETTER_SUMMARY, PRAISE, RHINE
-
-
-def call(client, api_name, *args):
-    start = time.perf_counter()
-    out = client.predict(*args, api_name=api_name)
-    wall = time.perf_counter() - start
-    result = out[-1] if isinstance(out, (list, tuple)) else out
-    assert isinstance(result, dict), f"{api_name} returned {type(result)}"
-    assert result["model"]["checkpoint"] and result["model"]["source"]
-    # the reported time is real work, and never more than the caller waited for the answer
-    assert 0 < result["seconds"] <= wall, (result["seconds"], wall)
-    return out, result
+from tests.helpers.pipelines_calls import call
 
 
 def error_of(client, api_name, *args) -> str:

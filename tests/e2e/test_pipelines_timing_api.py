@@ -11,9 +11,7 @@ import time
 
 import pytest
 
-from tests.conftest import app_of_its_own
-
-
+from tests.helpers.app import app_of_its_own
 def timed(client, api_name, *args):
     start = time.perf_counter()
     out = client.predict(*args, api_name=api_name)

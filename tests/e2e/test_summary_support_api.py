@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from tests.e2e.test_pipelines_api import call
-from tests.integration.test_summary_support_real import NEWS, REFERENCE
+from tests.helpers.pipelines_calls import call
+from tests.helpers.summary_texts import NEWS, REFERENCE
 
 
 def test_summarize_json_has_the_check_the_extractive_summary_and_the_table(client):

@@ -19,8 +19,7 @@ import pytest
 from gradio_client import Client
 
 from tests.helpers.api_cases import CASES, EXPECTED_ERRORS, all_api_names
-from tests.conftest import ARTIFACTS, running_app, zerogpu_env
-
+from tests.helpers.app import ARTIFACTS, running_app, zerogpu_env
 @pytest.fixture(scope="module")
 def zerogpu(lane_app, tmp_path_factory):
     """The lane's app where it runs as on ZeroGPU (the browser lane's: its log then holds every whole-page

@@ -8,9 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import running_app
-
-
+from tests.helpers.app import running_app
 @pytest.fixture(scope="package")
 def public_app(tmp_path_factory):
     """The app in public mode (no model folders a visitor may name), with an upload folder of its own

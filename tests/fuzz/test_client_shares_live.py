@@ -20,7 +20,7 @@ import uuid
 import pytest
 
 from tests.helpers.api_cases import CASES
-from tests.conftest import live_settings
+from tests.helpers.app import live_settings
 from tests.helpers.raw import UNREADABLE, read_stream
 from concurrent.futures import ThreadPoolExecutor
 

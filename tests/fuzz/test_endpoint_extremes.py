@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.api_cases import CASES
-from tests.conftest import ARTIFACTS, app_process, live_settings, rss_mb
+from tests.helpers.app import ARTIFACTS, app_process, live_settings, rss_mb
 from tests.helpers import raw
 
 BUDGET_S = 10  # the live time budget while the suite runs

@@ -18,7 +18,7 @@ import uuid
 import pytest
 
 from tests.helpers.api_cases import CASES
-from tests.conftest import live_settings
+from tests.helpers.app import live_settings
 from tests.helpers.raw import UNREADABLE, call
 
 COMBINING = "abc\u0301\u0301\u0301\u0301e\u0301"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.helpers.api_cases import CASES
 from tests.helpers.raw import call
-from tests.fuzz.test_session_memory_soak import _upload_sentences
+from tests.helpers.raw import _upload_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATHS = sorted({"/tmp", tempfile.gettempdir(), str(Path.home()), str(ROOT), str(ROOT.resolve())})

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
 
-from tests.conftest import app_process, rss_mb
+from tests.helpers.app import app_process, rss_mb
 from tests.helpers.raw import call
 
 SESSIONS = 150

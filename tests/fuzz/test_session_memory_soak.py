@@ -29,15 +29,15 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.conftest import app_process, rss_mb
+from tests.helpers.app import app_process, rss_mb
 from tests.helpers.raw import call
+from tests.helpers.raw import _upload_sentences
 
 SESSIONS = 30
 WARM_UP = 2  # the embedder loads, the data and the allocator settle
 ALLOWED_GROWTH_MB = 150
 ROOT = Path(__file__).resolve().parents[2]
 CLOSE_WAIT_S = 20.0
-N_UPLOAD = 300
 
 
 class Page:
@@ -56,18 +56,6 @@ class Page:
 
     def close(self) -> None:
         self.sock.close()
-
-
-def _upload_sentences(url: str, n: int = N_UPLOAD) -> dict:
-    """The shipped set's first `n` sentences as an NER upload, as gradio_client's handle_file sends it."""
-    rows = (ROOT / "assets/data/ner/train.jsonl").read_bytes().splitlines()[:n]
-    body = (b'--B\r\nContent-Disposition: form-data; name="files"; filename="ner.jsonl"\r\n'
-            b"Content-Type: application/json\r\n\r\n" + b"\n".join(rows) + b"\n\r\n--B--\r\n")
-    req = urllib.request.Request(url + "gradio_api/upload", data=body, method="POST",
-                                 headers={"Content-Type": "multipart/form-data; boundary=B"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        path = json.loads(resp.read())[0]
-    return {"path": path, "orig_name": "ner.jsonl", "meta": {"_type": "gradio.FileData"}}
 
 
 def _visit(url: str, upload: dict) -> None:

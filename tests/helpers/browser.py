@@ -1,9 +1,57 @@
-"""Helpers of the browser tier (screenshots, table and JSON checks); the `browser` and `page`
+"""Helpers of the browser tier (pages, screenshots, waits, table and JSON checks); the `browser` and `page`
 fixtures are in tests/conftest.py."""
 
 from __future__ import annotations
 
-from tests.conftest import ARTIFACTS
+import os
+import re
+
+from tests.helpers.app import ARTIFACTS
+
+# ------------------------------------------------------------------ the browser (one per run)
+CHROMIUM = os.environ.get("TLAB_CHROMIUM", "/usr/bin/chromium")
+EXPECT_S = 20  # how long an expect() without a timeout of its own waits for the page to agree
+
+
+# Any URL but a loopback host's (and the page's own data:, blob: and about: URLs).
+LEAVES_LOCALHOST = re.compile(r"^(?!(?:https?|wss?)://(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(?:[/?#]|$)"
+                              r"|data:|blob:|about:)")
+
+
+def new_page(browser, *, settle: bool = True, **context_options):
+    """A page in a context of its own (1400 x 1000 unless `context_options` say otherwise; close it
+    with page.context.close()). Requests leaving localhost are aborted and listed in
+    page.blocked_requests. With `settle`, page.goto on the app waits until the page has applied its
+    own address (window.__tlabReady): a tab clicked before the restore has answered can be put back
+    by it."""
+    context = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}, **context_options})
+    blocked: list[str] = []
+
+    def refuse(route):
+        blocked.append(route.request.url)
+        route.abort()
+
+    # Matched by Playwright itself: only a request leaving localhost reaches this process (a catch-all
+    # route sent each of the page's ~110 requests per load through it and back, to continue most).
+    context.route(LEAVES_LOCALHOST, refuse)
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    pg.blocked_requests = blocked
+    # An uncaught error in the page's JS (a figure Plotly cannot draw) stops Gradio applying the rest of that
+    # run's outputs and leaves its status spinning: the page fixture fails a test that saw one.
+    pg.page_errors = []
+    pg.on("pageerror", lambda error: pg.page_errors.append(str(error)[:300]))
+    if settle:
+        goto = pg.goto
+
+        def goto_and_settle(url, **kwargs):
+            response = goto(url, **kwargs)
+            if pg.evaluate("() => !!document.querySelector('gradio-app')"):
+                pg.wait_for_function("() => window.__tlabReady === true", timeout=120_000)
+            return response
+
+        pg.goto = goto_and_settle
+    return pg
 
 
 def shot(page, name: str) -> None:

@@ -3,6 +3,9 @@ of them overlap or stick out of the figure (the phone checks: no overlap at 390 
 
 from __future__ import annotations
 
+from tests.helpers.app import ARTIFACTS
+
+
 BOXES_JS = """(sel) => {
     const div = document.querySelector(sel + ' .js-plotly-plot');
     if (!div) return null;
@@ -43,3 +46,57 @@ def figure_problems(page, selector: str) -> list[str]:
             if _overlap(b1, b2):
                 out.append(f"{k1} {t1!r} overlaps {k2} {t2!r}")
     return out
+
+
+# Visible plots under `scope`: (elem id of its block, the notice shown, the notice the figure carries,
+# how many download buttons).
+PLOTS = """(scope) => [...document.querySelectorAll(scope + ' .js-plotly-plot')].filter(p => p.offsetParent !== null)
+  .map(p => { const bar = p.parentElement.querySelector(':scope > .tlab-fig-bar');
+    const note = bar ? bar.querySelector('.tlab-notice') : null;
+    return [p.parentElement.closest('[id]').id, note && !note.hidden ? note.innerText : '',
+            (p.layout && p.layout.meta && p.layout.meta.notice) || '', bar ? bar.querySelectorAll('button.tlab-fig-save').length : 0]; })"""
+
+
+# Text in a plot that overlaps its title: (plot id, what overlaps). Titles against axis titles, tick
+# labels (a top axis), the legend and Gradio's label chip; subplot titles (annotations) against each other.
+OVERLAPS = """(scope) => {
+  const out = [];
+  const hit = (a, b) => a.width && b.width && a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  for (const p of document.querySelectorAll(scope + ' .js-plotly-plot')) {
+    if (p.offsetParent === null) continue;
+    const id = p.parentElement.closest('[id]').id;
+    const title = p.querySelector('.gtitle');
+    const others = [...p.querySelectorAll('.xtitle, .ytitle, .legend, .xtick text'),
+                    ...p.parentElement.querySelectorAll(':scope > label.block-label')];  // Gradio's label chip
+    if (title) for (const o of others) if (hit(title.getBoundingClientRect(), o.getBoundingClientRect()))
+      out.push([id, 'title', (o.textContent || String(o.className)).slice(0, 30)]);
+    const notes = [...p.querySelectorAll('.annotation-text')].map(a => [a.textContent, a.getBoundingClientRect()]);
+    for (let i = 0; i < notes.length; i++) for (let j = i + 1; j < notes.length; j++)
+      if (hit(notes[i][1], notes[j][1])) out.push([id, notes[i][0].slice(0, 30), notes[j][0].slice(0, 30)]);
+  }
+  return out;
+}"""
+
+
+def _download(page, plot_id: str, fmt: str) -> bytes:
+    with page.expect_download() as info:
+        page.locator(f"#{plot_id} button.tlab-fig-save[data-format={fmt}]").click()
+    download = info.value
+    assert download.suggested_filename == f"{plot_id}.{fmt}"
+    path = ARTIFACTS / f"course_figure_{plot_id}.{fmt}"
+    download.save_as(str(path))
+    return path.read_bytes()
+
+
+def compress_rows() -> list[dict]:
+    from backend.efficiency.compress import report
+
+    raw = {"rows": [{"name": k, "accuracy": a, "latency_ms_mean": m, "latency_ms_std": s, "latency_runs": 100,
+                     "size_mb": mb, "files": [], "predictions": [0] * 95} for k, a, m, s, mb in SPEC]}
+    return report.rows(raw)
+
+
+SPEC = [("teacher", 0.842, 11.2, 1.9, 86.7), ("student", 0.863, 5.1, 0.9, 36.2), ("student_int8", 0.853, 4.4, 0.8, 22.9),
+        ("student_onnx", 0.863, 3.3, 0.5, 36.3), ("student_onnx_int8", 0.853, 2.9, 0.5, 9.4),
+        ("pruned_30", 0.863, 5.2, 0.9, 36.2), ("pruned_50", 0.842, 5.1, 0.9, 36.2),
+        ("pruned_70", 0.674, 5.2, 0.9, 36.2), ("pruned_90", 0.221, 5.1, 0.9, 36.2)]

@@ -9,6 +9,9 @@ import re
 import urllib.error
 import urllib.request
 
+from tests.helpers.app import ROOT
+
+
 DOOR_TITLE = "Refused at the door"  # components/shell/gradio_patches.DOOR_TITLE
 
 # What a readable message never contains: an exception class, a traceback, Gradio internals.
@@ -66,3 +69,19 @@ def door_message(exc: urllib.error.HTTPError) -> str | None:
         return detail[0]["message"] if isinstance(detail, list) and detail[0].get("__type__") == "validate" else None
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return None
+
+
+N_UPLOAD = 300  # sentences in the soak's NER upload
+
+
+def _upload_sentences(url: str, n: int = N_UPLOAD) -> dict:
+    """The shipped set's first `n` sentences as an NER upload, as gradio_client's handle_file sends it."""
+    rows = (ROOT / "assets/data/ner/train.jsonl").read_bytes().splitlines()[:n]
+    body = (b'--B\r\nContent-Disposition: form-data; name="files"; filename="ner.jsonl"\r\n'
+            b"Content-Type: application/json\r\n\r\n" + b"\n".join(rows) + b"\n\r\n--B--\r\n")
+    req = urllib.request.Request(url + "gradio_api/upload", data=body, method="POST",
+                                 headers={"Content-Type": "multipart/form-data; boundary=B"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        path = json.loads(resp.read())[0]
+    return {"path": path, "orig_name": "ner.jsonl", "meta": {"_type": "gradio.FileData"}}
+

@@ -1,4 +1,4 @@
-"""One fresh, offline interpreter for every snippet test of a test session (issue #52's "the snippets are true").
+"""One fresh, offline interpreter for every snippet test of a test session (the snippets are true: each reproduces its run).
 
 A snippet must run where a learner runs it: a new Python with the repository off `sys.path` (it may not import
 the app), offline. Starting one such interpreter per test module paid torch's and transformers' import and the
@@ -16,10 +16,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-import textwrap
 import threading
 from pathlib import Path
+
+import tempfile
+import textwrap
+
 
 MARK = "SNIPPET-RESULT "  # the driver's reply line starts with it (a library may print to stdout too)
 
@@ -125,3 +127,40 @@ class Runner:
 def runner_in_temp():
     """A Runner over a temporary folder (for the fixture; the folder goes with the runner)."""
     return Runner(Path(tempfile.mkdtemp(prefix="snippets-")))
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# What each endpoint's case reads back from its snippet's variables (name -> expression)
+TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
+        "build_index": {"vectors": "vectors.tolist()", "ntotal": "index.ntotal", "faiss_class": "type(index).__name__"},
+        "attention": {"attention": "attentions.tolist()"},
+        "anatomy": {"norms": "norms", "lens": "[t.values[:, 0].tolist() for t in globals().get('lens', [])]",
+                    "next_id": "int(out.logits[0, -1].argmax()) if hasattr(out, 'logits') else None"},
+        "attribute": {m: f"{m}.tolist() if '{m}' in globals() else None"
+                      for m in ("integrated_gradients", "gradient_x_input", "occlusion")},
+        "multilingual_ner": {"tags": "tags"},
+        "intervene": {"tokens": "[tokens_before, tokens_after] if 'tokens_after' in globals() else None",
+                      "texts": "[tokenizer.decode(tokens_before), tokenizer.decode(tokens_after)] "
+                               "if 'tokens_after' in globals() else None",
+                      "probs": "{i: [float(p_before[i]), float(p_after[i])] for i in top} "
+                               "if 'top' in globals() else None",
+                      "kl": "globals().get('kl')",
+                      "cosine": "float(before @ after) if 'before' in globals() else None"},
+        "compress": {"accuracies": "accuracies"},
+        "train_tokenizer": {"merges": "[m if isinstance(m, list) else m.split(' ', 1) for m in merges]",
+                            "tokens": "tokenizer.encode(sentence).tokens", "vocab": "tokenizer.get_vocab_size()"},
+        "efficiency": {"fp32": "[tokenizer.decode(o) for o in outputs['fp32']]", "ppl": "ppl",
+                       "int8_linears": "sum(type(m).__module__.startswith('torch.ao.nn.quantized.dynamic') for m in int8.modules())"}}
+
+
+def same_attributions(name: str, got: dict, result: dict) -> int:
+    """Each method's scores of a snippet (`got`) against the /attribute result's, token by token, within 1e-4
+    (relative past 1); -> how many methods were compared."""
+    for method in result["methods"]:
+        mine, theirs = got[method], result["scores"][method]
+        assert mine is not None and len(mine) == len(theirs) == len(result["tokens"]), (name, method)
+        for a, b in zip(mine, theirs):
+            assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, method, a, b)
+    return len(result["methods"])

@@ -43,7 +43,7 @@ def served_page(tabs: list[str]) -> Iterator[str]:
     out. Its models load in this process once, shared by every page the tests serve after it. One page at
     a time: building a page resets the shell's link and life-cycle registries, which a page being served
     reads at request time (hence one tab per test module, the module's `TAB`)."""
-    os.environ["HF_HUB_OFFLINE"] = "1"  # as tests/conftest.py's running_app starts app.py
+    os.environ["HF_HUB_OFFLINE"] = "1"  # as tests/helpers/app.py's running_app starts app.py
     os.environ["TLAB_PROFILE"] = "local"
     from app import launch_options, served_app
 

@@ -5,7 +5,6 @@ tokens for greedy, beam and seeded sampling, the same labels and scores within 1
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -16,30 +15,9 @@ from backend.efficiency import compress
 from backend.runtime.errors import InputError
 from backend.scratch import train_tokenizer
 from backend.search.service import get_service
+from tests.helpers.snippet_runner import REPO, same_attributions, TAKE
 
 TEXTS = ["The parcel arrived broken and late.", "Thank you, the books are wonderful!"]
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# What each endpoint's case reads back from its snippet's variables (name -> expression)
-TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
-        "build_index": {"vectors": "vectors.tolist()", "ntotal": "index.ntotal", "faiss_class": "type(index).__name__"},
-        "attention": {"attention": "attentions.tolist()"},
-        "anatomy": {"norms": "norms", "lens": "[t.values[:, 0].tolist() for t in globals().get('lens', [])]",
-                    "next_id": "int(out.logits[0, -1].argmax()) if hasattr(out, 'logits') else None"},
-        "attribute": {m: f"{m}.tolist() if '{m}' in globals() else None"
-                      for m in ("integrated_gradients", "gradient_x_input", "occlusion")},
-        "multilingual_ner": {"tags": "tags"},
-        "intervene": {"tokens": "[tokens_before, tokens_after] if 'tokens_after' in globals() else None",
-                      "texts": "[tokenizer.decode(tokens_before), tokenizer.decode(tokens_after)] "
-                               "if 'tokens_after' in globals() else None",
-                      "probs": "{i: [float(p_before[i]), float(p_after[i])] for i in top} "
-                               "if 'top' in globals() else None",
-                      "kl": "globals().get('kl')",
-                      "cosine": "float(before @ after) if 'before' in globals() else None"},
-        "compress": {"accuracies": "accuracies"},
-        "train_tokenizer": {"merges": "[m if isinstance(m, list) else m.split(' ', 1) for m in merges]",
-                            "tokens": "tokenizer.encode(sentence).tokens", "vocab": "tokenizer.get_vocab_size()"},
-        "efficiency": {"fp32": "[tokenizer.decode(o) for o in outputs['fp32']]", "ppl": "ppl",
-                       "int8_linears": "sum(type(m).__module__.startswith('torch.ao.nn.quantized.dynamic') for m in int8.modules())"}}
 READS_FILES = ("search", "efficiency", "train_tokenizer", "compress")  # snippets that read a file the app ships: run from a checkout
 CHANGES_MODEL = ("multilingual_ner",)  # loads the run's layers into the encoder it loaded
 PASTE = ("Der Hund schläft im Garten.\nThe cat sits on the mat.\nTransformers use self-attention.\n"
@@ -267,17 +245,6 @@ def test_why_snippets_give_the_same_attributions(runs, reproduced):
             continue
         checked += same_attributions(name, reproduced[name], result)
     assert checked == 5
-
-
-def same_attributions(name: str, got: dict, result: dict) -> int:
-    """Each method's scores of a snippet (`got`) against the /attribute result's, token by token, within 1e-4
-    (relative past 1); -> how many methods were compared."""
-    for method in result["methods"]:
-        mine, theirs = got[method], result["scores"][method]
-        assert mine is not None and len(mine) == len(theirs) == len(result["tokens"]), (name, method)
-        for a, b in zip(mine, theirs):
-            assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (name, method, a, b)
-    return len(result["methods"])
 
 
 def test_efficiency_snippet_gives_the_same_fp32_run_and_quantizes_the_same_layers(runs, reproduced):

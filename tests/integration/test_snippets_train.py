@@ -18,7 +18,7 @@ from backend.engines.classify import datasets
 from backend.snippets import train as train_snippet
 from backend.train import api, features, use
 from backend.train.store import get_store
-from tests.integration.test_snippets_reproduce import REPO
+from tests.helpers.snippet_runner import REPO
 
 SESSION = "snippets-train"
 ITEMS = ["parcel", "book", "chair", "lamp", "phone", "jacket", "kettle"]

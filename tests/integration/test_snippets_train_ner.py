@@ -19,7 +19,7 @@ from backend.engines.ner.token_classification import Recipe
 from backend.runtime import budget as request_budget
 from backend.snippets import train_ner
 from backend.train import ner_api
-from tests.integration.test_snippets_reproduce import REPO
+from tests.helpers.snippet_runner import REPO
 
 TAKE = {"predicted": "predicted", "scores": "scores", "train": "len(train)", "steps": "step + 1",
         "test": "[s['tokens'] for s in test]"}

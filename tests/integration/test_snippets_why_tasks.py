@@ -15,7 +15,7 @@ import pytest
 
 from backend import snippets, why as attribution
 from backend.train import api as train_api, use as train_use
-from tests.integration.test_snippets_reproduce import TAKE, same_attributions
+from tests.helpers.snippet_runner import TAKE, same_attributions
 
 METHODS = "integrated_gradients,gradient_x_input,occlusion"
 RUNS = [

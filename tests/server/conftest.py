@@ -13,8 +13,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import ROOT
-
+from tests.helpers.app import ROOT
 SERVER_PYTHON = ROOT / ".server-venv" / "bin" / "python"
 SCRIPT = ROOT / "scripts" / "server.sh"
 
@@ -65,7 +64,6 @@ def lm():
 @pytest.fixture(scope="session")
 def server_app(server_url):
     """The app pointed at the server, started once for the tier (the API and browser tests share it)."""
-    from tests.conftest import running_app
-
+    from tests.helpers.app import running_app
     with running_app("app-server.log", extra_env={"TLAB_GENERATION_URL": server_url}) as url:
         yield url

@@ -43,8 +43,8 @@ def test_the_decoding_tab_names_the_server_and_says_what_it_cannot_show(page, se
 
 
 def test_a_summary_and_the_corpus_reader_name_the_server_that_wrote_them(page, server_app, server_url):
-    from tests.browser.test_pipelines_tab import open_subtab
-    from tests.browser.test_search_tab import open_tab
+    from tests.helpers.pipelines_page import open_subtab
+    from tests.helpers.search_page import open_tab
 
     open_subtab(page, server_app, "Summarization")
     page.locator("#pl-summarize-run").click()

@@ -22,8 +22,7 @@ import pytest
 from gradio_client import Client
 
 from tests.helpers.api_cases import CASES, EXPECTED_ERRORS, MODEL_FREE, NEEDS_NO_MODEL, USES_NO_MODEL, all_api_names
-from tests.conftest import ROOT, running_app
-
+from tests.helpers.app import ROOT, running_app
 SPACE_VENV = ROOT / ".space-venv"
 SPACE_PYTHON = SPACE_VENV / "bin" / "python"
 PACKAGED = SPACE_VENV / "packaged-models"

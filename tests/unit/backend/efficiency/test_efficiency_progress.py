@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from backend.efficiency import api as efficiency
 from backend.efficiency import measure
-from tests.unit.backend.efficiency.test_efficiency import folders, served  # noqa: F401  (fixtures: the tiny models served)
+from tests.helpers.efficiency_models import folders, served  # noqa: F401  (fixtures: the tiny models served)
 
 
 def test_every_timed_encoder_run_is_announced_before_it_runs(served, monkeypatch):

@@ -58,7 +58,7 @@ def test_a_weak_qa_answer_is_flagged_with_the_threshold_chosen():
 def test_the_index_sweep_names_a_fastest_only_where_the_rule_allows():
     from backend.search import speed
     from components.search.plots import tradeoff_figure
-    from tests.unit.components.shell.test_figure_notices import notice_of
+    from components.shell import notice_of
 
     rng = np.random.default_rng(1)
     base = rng.uniform(0.05, 0.2, 50)

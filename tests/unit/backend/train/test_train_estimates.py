@@ -16,17 +16,8 @@ from backend.runtime.rates import RATES
 from backend.train import api
 from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
 from components.train.plots import confusion_figure, curve_figure
-from tests.unit.backend.train.test_train import NEG, POS, _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
-from tests.helpers.virtual_clock import installed
-
-MODEL = "truth-test-model"  # a rate key no other test measures
-
-
-@pytest.fixture
-def clean_rates():
-    RATES.forget()
-    yield
-    RATES.forget()
+from tests.helpers.train_data import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
+from tests.helpers.train_timing import _drain, _rows, clean_rates, clock, MODEL, SlowWorker  # noqa: F401 (fixtures)
 
 
 # ----------------------------------------------------------------------------- Wilson interval
@@ -54,11 +45,6 @@ def test_small_accuracies_are_shown_with_count_and_interval():
     assert "acc 1.00<br>(n=4, 95% CI 0.51-1.00)" in confusion_figure(methods).layout.annotations[0].text
     curve = {"sizes": ["all"], "examples": [8], "probe": [1.0], "test_n": 4}
     assert "only 4 test examples" in curve_figure(curve).layout.title.text
-
-
-# ----------------------------------------------------------------------------- the plan
-def _rows(n, chars=20):
-    return [("x" * chars, i % 2) for i in range(n)]
 
 
 def test_plan_counts_steps_and_each_validation_pass_at_measured_rates(clean_rates):
@@ -115,44 +101,6 @@ def test_comparison_says_both_numbers_when_off_by_more_than_a_quarter():
         "Done: model time 52.00 s (estimated 44 s before it started)."
     assert done_line({"seconds": 0.5, "estimate": FT.compare(0.42, 0.5)}) == \
         "Done: model time 0.50 s (estimated 0.4 s before it started)."
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    """The fine-tuning loop's clock, moved only by the fake worker's steps: the re-plan is tested exactly."""
-    return installed(monkeypatch, FT)
-
-
-class SlowWorker:
-    """A fake worker: each optimiser step takes `step_s` seconds, each validation forward `eval_s`,
-    on `clock`."""
-
-    rate_model = MODEL
-
-    def __init__(self, clock, step_s=0.02, eval_s=0.01):
-        self.clock, self.step_s, self.eval_s = clock, step_s, eval_s
-
-    def train_chunk(self, state, batches, n_labels, lr, step0, total, seed, time_limit_s, stop_key=None):
-        start, losses = self.clock.perf_counter(), []
-        for _ in batches:
-            self.clock.sleep(self.step_s)
-            losses.append(0.5)
-            if self.clock.perf_counter() - start > time_limit_s:
-                break
-        return {"state": {"model": {}}, "losses": losses, "step_s": [self.step_s] * len(losses)}
-
-    def forward_chunk(self, weights, texts, n_labels, stop_key=None):
-        self.clock.sleep(self.eval_s)
-        return np.full((len(texts), n_labels), 1.0 / n_labels), np.zeros((len(texts), 2), dtype=np.float32)
-
-
-def _drain(gen):
-    events = []
-    while True:
-        try:
-            events.append(next(gen))
-        except StopIteration as done:
-            return events, done.value
 
 
 def test_the_loop_replans_after_its_first_chunk_and_measures_the_rates(clean_rates, clock):

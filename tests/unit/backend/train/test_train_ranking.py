@@ -10,7 +10,7 @@ from backend.engines.classify import finetune as FT
 from backend.train import ranking
 from components.train.plots import confusion_figure
 from components.train.ui import estimate_line, summary_markdown
-from tests.unit.backend.train.test_train_estimates import MODEL, SlowWorker, _drain, _rows, clean_rates, clock  # noqa: F401
+from tests.helpers.train_timing import SlowWorker, _drain, _rows, clean_rates, clock  # noqa: F401 (fixtures)
 
 
 def _method(acc: float, n: int, seed: int, **extra) -> dict:

@@ -20,7 +20,7 @@ from backend.runtime.errors import InputError
 from backend.pipelines import api as papi
 from backend.train import api, use
 from backend.hub import builders as offline
-from tests.unit.backend.train.test_train import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
+from tests.helpers.train_data import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from components.shell import admit_fairly, server_lane
 from components.shell import plans
 from components.shell.endpoint import served
 from components.shell.guard import guard
-from tests.unit.backend.engines.server.test_remote_chat import TEXT, _no_weights_here
-from tests.unit.backend.engines.server.test_remote_generation import serving_fake
+from tests.helpers.fake_server import TEXT, _no_weights_here
+from tests.helpers.fake_server import serving_fake
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,7 @@ def test_a_decode_request_is_planned_once_and_the_backend_uses_that_plan(monkeyp
     from components.decoding import handlers as decoding_handlers
     from components.shell import DECODE_LANE
     from tests.helpers.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
-    from tests.unit.backend.engines.server.test_remote_generation import MODEL
+    from tests.helpers.fake_server import MODEL
 
     tok = smollm2_tokenizer()
     folder = save_tiny(tiny_llama(seed=0, pad_token_id=tok.eos_token_id), tok, tmp_path / "tiny-llama")

@@ -19,7 +19,7 @@ from components.pipelines import handlers as tab
 from components.search import ui as search_tab
 from components.shell.endpoint import served
 from components.shell.guard import _guarded
-from tests.unit.backend.engines.server.test_remote_generation import FakeServer, script_for
+from tests.helpers.fake_server import FakeServer, script_for
 
 
 def _event(handler, args):

@@ -13,12 +13,9 @@ import torch
 
 from backend.efficiency.compress import report
 from backend.engines.compression import pipeline as compress_run, distill, onnx_ort, perf_bench, prune
-from backend.engines.classify import datasets, finetune
-from tests.helpers.tiny_models import minilm_tokenizer, tiny_bert
-
-
-def _teacher(layers=4, labels=6, seed=0):
-    return finetune.EncoderClassifier(tiny_bert(num_hidden_layers=layers, seed=seed), labels).eval()
+from backend.engines.classify import finetune
+from tests.helpers.tiny_models import minilm_tokenizer
+from tests.helpers.compress_models import _teacher, _tiny_dataset
 
 
 def test_distillation_loss_matches_hand_computation():
@@ -111,11 +108,6 @@ def test_a_planted_slower_variant_shows_in_the_table_and_notices(monkeypatch):
     assert by["student"]["latency_runs"] == 12
     assert not any(line.startswith("Fastest") for line in report.notices(table, [], {}))  # the baseline is fastest
     assert report.targets(table)["student"]["met"] is False
-
-
-def _tiny_dataset(n_train=24, n_eval=12) -> datasets.Dataset:
-    ds = datasets.load_shipped("emotion")
-    return datasets.Dataset("emotion", ds.labels, ds.train[:n_train], ds.validation[:n_eval], ds.test[:n_eval])
 
 
 @pytest.fixture(scope="module")

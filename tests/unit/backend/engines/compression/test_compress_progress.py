@@ -7,7 +7,7 @@ from __future__ import annotations
 from backend.engines.compression import pipeline as compress_run
 from backend.engines.classify import finetune
 from tests.helpers.tiny_models import minilm_tokenizer
-from tests.unit.backend.engines.compression.test_compress import _teacher, _tiny_dataset
+from tests.helpers.compress_models import _teacher, _tiny_dataset
 
 
 def test_a_live_run_reports_the_soft_labels_and_each_step_with_the_time_left(tmp_path):

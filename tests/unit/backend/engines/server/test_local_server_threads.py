@@ -12,7 +12,7 @@ from backend.engines.server import generation as remote
 from backend.engines.embedding.batching import Coalescer
 from backend.engines.server.client import on_this_machine
 from backend.runtime import budget
-from tests.unit.backend.engines.server.test_remote_generation import FakeServer, script_for
+from tests.helpers.fake_server import FakeServer, script_for
 
 
 @pytest.fixture

@@ -17,10 +17,9 @@ from backend.engines.server import chat as remote_chat
 from backend.engines.server import generation as remote
 from backend.hub import server_models
 from backend.runtime.errors import InputError
-from tests.unit.backend.engines.server.test_remote_generation import MODEL, closed_port_url, script_for, serving_fake
+from tests.helpers.fake_server import MODEL, closed_port_url, script_for, serving_fake
+from tests.helpers.fake_server import _no_weights_here, TEXT
 
-TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world for 41 years. "
-        "A broadcasting aerial was added at the top in 1957.")
 PASSAGES = [{"title": "Tokenizer", "text": "A tokenizer splits text into tokens and maps them to ids."},
             {"title": "Encoder", "text": "An encoder turns token ids into contextual vectors."}]
 
@@ -38,24 +37,6 @@ def fake(tok, monkeypatch):
     for role in ("SUMMARIZATION", "TRANSLATION", "QA"):
         monkeypatch.delenv(f"TLAB_MODEL_{role}", raising=False)
     yield from serving_fake(tok, monkeypatch)
-
-
-def _no_weights_here(monkeypatch, reply: dict | None = None) -> list:
-    """In-process fallbacks record their calls instead of loading SmolLM2's weights."""
-    calls = []
-    from backend.pipelines import api
-
-    def load(task, override, progress):
-        if task not in ("ner", "embedder"):  # the summary checks' encoders (summary_checks), not the decoder
-            calls.append(task)
-        return SimpleNamespace(model=None, tokenizer=None, method="instruct-fallback", checkpoint="here",
-                               describe=lambda: {"checkpoint": "here", "method": "instruct-fallback"}), []
-
-    monkeypatch.setattr(api, "_load", load)
-    monkeypatch.setattr(instruct, "chat_generate", lambda *a, **k: dict(reply or {
-        "text": "In-process reply.", "prompt_tokens": 9, "new_tokens": 3, "mean_logprob": -1.0,
-        "finish_reason": "eos", "warnings": []}))
-    return calls
 
 
 def test_chat_sends_the_chat_template_ids_greedily_with_the_fallbacks_penalty(fake, tok):

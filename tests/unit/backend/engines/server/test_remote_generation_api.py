@@ -14,7 +14,7 @@ import pytest
 from backend import decoding, pipelines
 from backend.engines.server import generation as remote
 from tests.helpers.tiny_models import save_tiny, smollm2_tokenizer, tiny_llama
-from tests.unit.backend.engines.server.test_remote_generation import MODEL, closed_port_url, serving_fake
+from tests.helpers.fake_server import MODEL, closed_port_url, serving_fake
 
 PROMPT = "The capital of France is"
 
