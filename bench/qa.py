@@ -3,12 +3,12 @@
   .venv/bin/python bench/qa.py            # TUNING, HELD_OUT, HELD_OUT_2, then HELD_OUT_3 (~130 questions)
   .venv/bin/python bench/qa.py --held-out # HELD_OUT_3 only
 
-The check sets (tests/integration/qa_sets.py) were written for this project: short news, science,
+The check sets (tests/data/qa/, their card in its README.md) were written for this project: short news, science,
 history and business contexts (~60-80 words, 4-5 sentences), answers that are names, numbers,
 dates, places and short phrases, and questions the text does not answer. The settings
 (calibration, demos, sentences read) were chosen on TUNING; the no-answer rule and margin on
 TUNING and HELD_OUT (seen by then); the absent-topic-word rule (backend.engines.qa.question_terms)
-on all three; HELD_OUT_3 (tests/integration/qa_sets_3.py) was written afterwards by a writer who
+on all three; HELD_OUT_3 (tests/data/qa/held_out_3.jsonl) was written afterwards by a writer who
 had not seen the method, and is the held-out number. Through `tasks.qa`, the runner the tab calls, with the embedder ranking sentences
 as the app does. Latency is per question, warm models, on this (shared, noisy) machine.
 Writes bench/results/qa.md.
@@ -33,8 +33,9 @@ import torch  # noqa: E402
 from backend import hub  # noqa: E402
 from backend.engines.qa import span_qa  # noqa: E402
 from backend.pipelines import tasks as P  # noqa: E402
-from tests.integration.qa_sets import HELD_OUT, HELD_OUT_2, TUNING, grade  # noqa: E402
-from tests.integration.qa_sets_3 import HELD_OUT_3  # noqa: E402
+from tests.helpers.qa_sets import grade, load  # noqa: E402
+
+TUNING, HELD_OUT, HELD_OUT_2, HELD_OUT_3 = (load(name) for name in ("tuning", "held_out", "held_out_2", "held_out_3"))
 
 OUT = Path(__file__).resolve().parent / "results" / "qa.md"
 

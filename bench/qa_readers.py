@@ -1,6 +1,6 @@
 """QA on the `local` profile: the reader trained here (chapter 7) against copy-only span decoding, one run.
 
-  .venv/bin/python bench/qa_readers.py           # the blind set HELD_OUT_4 (tests/integration/qa_sets_4.py)
+  .venv/bin/python bench/qa_readers.py           # the blind set HELD_OUT_4 (tests/data/qa/held_out_4.jsonl)
   .venv/bin/python bench/qa_readers.py --dev     # TUNING + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 (seen before)
 
 Both through `tasks.qa`, the runner the Pipelines tab calls (span decoding with the embedder ranking
@@ -31,6 +31,7 @@ from backend import hub  # noqa: E402
 from backend.engines.qa import span_qa, squad_metrics  # noqa: E402
 from backend.pipelines import tasks as P  # noqa: E402
 from backend.runtime import config  # noqa: E402
+from tests.helpers import qa_sets  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "qa.md"
 
@@ -89,12 +90,10 @@ def main() -> None:
                     help="time the reader alone (span decoding's ~3 s a question is already measured above)")
     args = ap.parse_args()
     if args.dev:
-        from tests.integration.qa_sets import HELD_OUT, HELD_OUT_2, TUNING
-        from tests.integration.qa_sets_3 import HELD_OUT_3
-        cases, name = TUNING + HELD_OUT + HELD_OUT_2 + HELD_OUT_3, "TUNING + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 (seen)"
+        cases = [case for set_name in ("tuning", "held_out", "held_out_2", "held_out_3") for case in qa_sets.load(set_name)]
+        name = "TUNING + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 (seen)"
     else:
-        from tests.integration.qa_sets_4 import HELD_OUT_4
-        cases, name = HELD_OUT_4, "HELD_OUT_4 (blind, measured once)"
+        cases, name = qa_sets.load("held_out_4"), "HELD_OUT_4 (blind, measured once)"
     methods = readers()
     if args.reader_only:
         methods = dict(list(methods.items())[:1])

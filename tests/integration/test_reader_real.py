@@ -1,6 +1,6 @@
 """The reader trained here (chapter 7) with the real all-MiniLM-L6-v2, on the blind set HELD_OUT_4.
 
-HELD_OUT_4 (tests/integration/qa_sets_4.py) was written by someone who had not seen the reader or its
+HELD_OUT_4 (tests/data/qa/held_out_4.jsonl) was written by someone who had not seen the reader or its
 training data, and measured once with both local methods (bench/qa_readers.py, bench/results/qa.md).
 Floors: what was measured, less a small margin. Through `tasks.qa`, as the Pipelines tab serves it.
 """
@@ -16,7 +16,9 @@ from backend import hub
 from backend.engines.qa import squad_metrics
 from backend.pipelines import tasks as P
 from backend.runtime import config
-from tests.integration.qa_sets_4 import HELD_OUT_4
+from tests.helpers.qa_sets import load
+
+HELD_OUT_4 = load("held_out_4")
 
 MIN_RIGHT, MAX_WRONG, MIN_REFUSED = 32, 16, 11  # measured 35/50 right, 13/71 wrong, 13/21 refused (bench/results/qa.md)
 

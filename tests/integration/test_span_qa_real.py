@@ -1,6 +1,6 @@
 """Copy-only span QA with the real SmolLM2-135M-Instruct, on the HELD_OUT_3 check set.
 
-HELD_OUT_3 (tests/integration/qa_sets_3.py) was written for this project, by a writer who had not
+HELD_OUT_3 (tests/data/qa/held_out_3.jsonl) was written for this project, by a writer who had not
 seen the method, after the no-answer rules were chosen (on TUNING, HELD_OUT and HELD_OUT_2).
 Through `tasks.qa` with the embedder ranking sentences, as the app serves `qa` on `local`.
 Floors: what bench/qa.py measured on this set, less a small margin (bench/results/qa.md).
@@ -16,8 +16,9 @@ from backend import hub
 from backend.engines.qa import span_qa
 from backend.pipelines import tasks as P
 from backend.runtime import config
-from tests.integration.qa_sets import grade
-from tests.integration.qa_sets_3 import HELD_OUT_3
+from tests.helpers.qa_sets import grade, load
+
+HELD_OUT_3 = load("held_out_3")
 
 MIN_OVERLAP, MIN_REFUSED = 9, 8  # measured 11 of 24 and 10 of 12 (bench/results/qa.md), less a small margin
 
