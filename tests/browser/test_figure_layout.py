@@ -8,11 +8,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import shot
-from tests.helpers.figure_boxes import figure_problems
-from tests.helpers.browser import new_page
+from tests.helpers.browser import new_page, shot, until
+from tests.helpers.figure_boxes import compress_rows, figure_problems
 from tests.helpers.tab_app import served_tab
-from tests.helpers.figure_boxes import compress_rows
 
 
 def curve(sparsities) -> list[dict]:
@@ -81,8 +79,9 @@ def test_no_figure_has_parts_overlapping_or_cut_at_this_width(browser, figures_u
         page.goto(figures_url)
         for key in FIGURES:
             expect(page.locator(f"#{key} .js-plotly-plot .main-svg").first).to_be_visible(timeout=60_000)
-        page.wait_for_timeout(800)  # figures.js wraps titles and grows squeezed plots after the first draw
-        problems = {key: figure_problems(page, f"#{key}") for key in FIGURES}
+        # figures.js wraps titles and grows squeezed plots after the first draw: read until it has
+        problems = until(page, lambda: {key: figure_problems(page, f"#{key}") for key in FIGURES},
+                         lambda found: not any(found.values()))
         shot(page, f"figure_layout_{width}")
         assert {k: v for k, v in problems.items() if v} == {}
         # a plot keeps room to be read: the scatter's plot area is at least 200 px tall even under 9 legend rows

@@ -16,8 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 import app
-from tests.helpers.browser import shot
-from tests.helpers.browser import new_page
+from tests.helpers.browser import new_page, shot, until
 WIDTHS = (420, 1400)
 TABS = ("start",) + tuple(key for _, _, key, _ in app.TABS)
 
@@ -134,11 +133,8 @@ FOUND: dict[str, list] = {}
 
 def _check(page, key: str, name: str) -> None:
     width = page.viewport_size["width"]
-    for _ in range(12):  # the figure script wraps titles after a draw (debounced): a busy box needs a moment
-        page.wait_for_timeout(1000)
-        problems = page.evaluate(PROBLEMS)
-        if not problems:
-            break
+    # the figure script wraps titles after a draw (debounced): a busy box needs a moment
+    problems = until(page, lambda: page.evaluate(PROBLEMS), lambda found: not found, timeout_ms=12_000)
     FOUND.setdefault(f"{width}", []).extend([f"{name}: {p}" for p in problems + _clipped_views(page)])
     sideways = page.evaluate("document.documentElement.scrollWidth")
     if sideways > width + 1:

@@ -5,7 +5,6 @@ error's toast does not outlive it: the message stays inline, the toast goes."""
 from __future__ import annotations
 
 import re
-import time
 
 from playwright.sync_api import expect
 
@@ -38,6 +37,5 @@ def test_an_error_toast_does_not_outlive_its_error(page, tab_url):
         page.locator("#pl-fill_mask-run").click()
         expect(page.locator("#pl-fill_mask-error")).to_be_visible(timeout=60_000)
     expect(page.locator("#pl-fill_mask-error")).to_contain_text("MASK")  # the latest one, inline
-    time.sleep(7)  # toasts live 5 s
-    expect(page.locator(".toast-body")).to_have_count(0)
+    expect(page.locator(".toast-body")).to_have_count(0, timeout=7_000)  # toasts live 5 s
     shot(page, "error_toast_gone")

@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.helpers.browser import shot
+from tests.helpers.browser import shot, until
 
 TAB = ("scratch", "anatomy", "decoding")  # its page holds the three tabs the hand-offs cross (tab_url)
 TIMEOUT = 180_000
@@ -34,12 +34,11 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, tab_url):
     expect(bars).to_have_count(4, timeout=30_000)  # embeddings + 3 layers, each drawn
     # The link written after the run changed the address; the figure's clip paths must follow it, or
     # the browser draws the plot area empty (axes, no bars): what a hand-off showed before the fix.
-    page.wait_for_timeout(500)
-    stale = page.evaluate("""() => {
+    stale = until(page, lambda: page.evaluate("""() => {
       const here = location.href.split('#')[0];
       return [...document.querySelectorAll('#anatomy-diffs [clip-path]')].map(e => e.getAttribute('clip-path'))
         .filter(v => v.includes('http') && !v.includes(here + '#'));
-    }""")
+    }"""), lambda found: found == [], timeout_ms=5_000)
     assert stale == [], stale
     shot(page, "scratch_gpt_in_anatomy")
     page.locator("#anatomy-tab").get_by_role("tab", name="Residual stream").click()

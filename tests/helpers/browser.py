@@ -75,6 +75,19 @@ def settled(page, timeout_ms: int = 240_000) -> None:
     )
 
 
+def until(page, read, done=bool, timeout_ms: int = 10_000, every_ms: int = 100):
+    """Read `read()` again and again until `done(value)` holds or `timeout_ms` has passed -> the last value read,
+    for the caller to assert on. For a condition the page reaches by itself (a script's pass after a draw), in
+    place of a fixed wait that is too short on a loaded box and too long on a quiet one."""
+    waited = 0
+    while True:
+        value = read()
+        if done(value) or waited >= timeout_ms:
+            return value
+        page.wait_for_timeout(every_ms)
+        waited += every_ms
+
+
 def press_again(page, button: str) -> None:
     """Press a button whose earlier run may still be open: once `settled`, so the press is not dropped."""
     settled(page)

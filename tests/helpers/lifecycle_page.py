@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.helpers.browser import settled
+from tests.helpers.browser import settled, until
 
 
 def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots: list[str], spoil) -> None:
@@ -18,10 +18,10 @@ def an_error_leaves_nothing(page, run: str, box: str, outputs: list[str], plots:
     assert page.locator(f"#{box}").inner_text().count("⚠️") == 1
     for elem_id in outputs:
         expect(page.locator(f"#{elem_id}")).to_have_text("")
-    page.wait_for_timeout(500)  # the figure script's tidy pass
-    for plot in plots:
-        assert page.locator(f"#{plot} .main-svg").count() == 0, plot
-        assert _visible_notices(page, plot) == [], plot
+    for plot in plots:  # read until the figure script's tidy pass has run (150 ms after the DOM settles)
+        left = until(page, lambda: (page.locator(f"#{plot} .main-svg").count(), _visible_notices(page, plot)),
+                     lambda found: found == (0, []), timeout_ms=5_000)
+        assert left == (0, []), plot
 
 
 RUN_S = 240_000  # a loaded box: a 32-token decode can take a minute
