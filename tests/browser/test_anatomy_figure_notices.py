@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.helpers.browser import shot
+from tests.helpers.browser import shot, until
 from tests.helpers.figure_boxes import OVERLAPS, PLOTS
 
 TAB = "anatomy"  # its page holds this tab alone (tab_url, tests/conftest.py)
@@ -16,10 +16,10 @@ def test_every_anatomy_figure_has_its_line_and_no_title_overlaps(page, tab_url):
     expect(page.locator("#anatomy-diffs .tlab-notice")).to_contain_text("hidden states", timeout=180_000)
     for tab in ("Layer by layer", "Residual stream", "Masked attention", "Logit lens", "Parameter budget"):
         page.locator("#anatomy-tab").get_by_role("tab", name=tab, exact=True).click()
-        page.wait_for_timeout(800)
-        plots = page.evaluate(PLOTS, "#anatomy-tab")
+        plots = until(page, lambda: page.evaluate(PLOTS, "#anatomy-tab"), lambda found: found and all(
+            buttons == 2 and carried and shown == "What to notice: " + carried for _, shown, carried, buttons in found))
         assert plots, tab
         for plot_id, shown, carried, buttons in plots:
             assert buttons == 2 and carried and shown == "What to notice: " + carried, (plot_id, shown)
-        assert page.evaluate(OVERLAPS, "#anatomy-tab") == []
+        assert until(page, lambda: page.evaluate(OVERLAPS, "#anatomy-tab"), lambda found: found == []) == []
     shot(page, "anatomy_figure_notices")

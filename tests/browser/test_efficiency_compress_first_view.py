@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import shot
+from tests.helpers.browser import new_page, shot, until
 from tests.helpers.figure_boxes import figure_problems
-from tests.helpers.browser import new_page
 from tests.helpers.tab_app import served_tab
 
 
@@ -57,8 +56,9 @@ def test_the_section_opens_on_the_default_run_whole(browser, section_url, defaul
         expect(summary).to_contain_text(f"Accuracy is measured on {r['test_size']} test sentences")
         for plot in ("compress-scatter", "compress-pruning"):
             expect(page.locator(f"#{plot} .js-plotly-plot .legend")).to_be_visible(timeout=30_000)
-        page.wait_for_timeout(800)
-        assert figure_problems(page, "#compress-scatter") == [] and figure_problems(page, "#compress-pruning") == []
+        both = lambda: figure_problems(page, "#compress-scatter") + figure_problems(page, "#compress-pruning")  # noqa: E731
+        problems = until(page, both, lambda found: found == [])  # figures.js's pass after the first draw
+        assert problems == []
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         shot(page, f"efficiency_compress_first_view_{width}")
     finally:

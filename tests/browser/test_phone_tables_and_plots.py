@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.helpers.browser import shot
-from tests.helpers.browser import new_page
+from tests.helpers.browser import new_page, shot, until
 TAB = ("tokenizers", "pipelines")
 
 
@@ -17,17 +16,17 @@ def test_tables_keep_whole_words_and_plots_fit_on_a_phone(browser, tab_url):
     try:
         page.goto(tab_url + "?tab=tokenizers&text=Tokenizers+split+unbelievably+long+words")
         expect(page.locator("#tok-notice")).to_contain_text("What to notice", timeout=120_000)
-        page.wait_for_timeout(800)
-        for table in ("tok-enc-table", "tok-dec-table"):
-            assert page.evaluate(CRUSHED, table) == [], table
+        for table in ("tok-enc-table", "tok-dec-table"):  # read until figures.js has fitted the table
+            assert until(page, lambda: page.evaluate(CRUSHED, table), lambda found: found == []) == [], table
         shot(page, "course_polish_phone_tokenizers")
         page.goto(tab_url + "?tab=pipelines-classify&text=The+battery+died+after+two+days.")
         expect(page.locator("#pl-classify-plot .tlab-notice")).to_contain_text("wins", timeout=120_000)
-        page.wait_for_timeout(800)
-        table_id = page.evaluate("""() => { const t = [...document.querySelectorAll('[id^=pl-classify] .table-wrap')]
-            .find(t => t.offsetParent !== null); return t ? t.closest('[id]').id : null; }""")
+        visible_table = """() => { const t = [...document.querySelectorAll('[id^=pl-classify] .table-wrap')]
+            .find(t => t.offsetParent !== null); return t ? t.closest('[id]').id : null; }"""
+        table_id = until(page, lambda: page.evaluate(visible_table))
         assert table_id, "no Classify table"
-        assert page.evaluate(CRUSHED, table_id) == []  # "NEGAT..." no more
+        crushed = until(page, lambda: page.evaluate(CRUSHED, table_id), lambda found: found == [])
+        assert crushed == []  # "NEGAT..." no more
         width = page.evaluate("document.querySelector('#pl-classify-plot .js-plotly-plot').getBoundingClientRect().right")
         assert width <= 420, width
         assert page.evaluate("document.documentElement.scrollWidth") <= 420

@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+from gradio_client.utils import Status
 
 PROMPT = "Transformers are the"
 
@@ -139,7 +140,10 @@ def test_compare_bad_input_gets_a_clear_message(client, strategies, message):
 
 def test_cancelled_job_leaves_the_model_usable(client):
     job = client.submit(PROMPT, {"strategy": "greedy", "max_new_tokens": 48}, api_name="/decode")
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60  # cancelled once the server works on it (not while it waits in the queue)
+    while job.status().code not in (Status.PROCESSING, Status.ITERATING, Status.PROGRESS, Status.FINISHED):
+        assert time.monotonic() < deadline, job.status()
+        time.sleep(0.05)
     job.cancel()
     r = _decode(client, settings={"strategy": "greedy", "max_new_tokens": 3})
     assert r["n_new_tokens"] == 3
