@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.helpers.figure_boxes import PLOTS, _download
+from tests.helpers.figure_boxes import PLOTS, download_figure
 
 TAB = "pipelines"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -22,9 +22,9 @@ def test_a_plot_downloads_as_png_and_svg_offline_and_says_what_to_notice(page, t
     bars = page.evaluate("""() => { const d = document.querySelector('#pl-classify-plot .js-plotly-plot').data[0];
         const i = d.x.indexOf(Math.max(...d.x)); return [d.y[i], d.x[i]]; }""")
     assert f"'{bars[0]}' wins with {bars[1]:.2f}" in shown, (bars, shown)
-    png = _download(page, "pl-classify-plot", "png")
+    png = download_figure(page, "pl-classify-plot", "png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
-    svg = _download(page, "pl-classify-plot", "svg")
+    svg = download_figure(page, "pl-classify-plot", "svg")
     assert svg.lstrip()[:4] == b"<svg" and b"wins" not in svg  # the figure itself, not the page
     assert page.blocked_requests == []
     shot(page, "pipelines_classify_notice")

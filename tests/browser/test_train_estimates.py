@@ -10,7 +10,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.helpers.train_page import _set_budget, open_tab
+from tests.helpers.train_page import set_budget, open_tab
 
 TAB = "train"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -29,7 +29,7 @@ def test_estimate_before_and_the_comparison_after_a_tiny_upload(page, tab_url, t
     expect(estimate).to_contain_text("12 train / 2 validation / 2 test", timeout=30_000)
     page.get_by_text("Learning curve (8", exact=False).first.click()  # off: the fastest run
     page.get_by_text("Fine-tuning budget").first.click()
-    _set_budget(page, "train-epochs", 1, "x 1 epoch:")
+    set_budget(page, "train-epochs", 1, "x 1 epoch:")
     # Before the run: the whole run's seconds, part by part, and where the rates come from.
     expect(estimate).to_contain_text("The whole run: about")
     text = estimate.inner_text()
@@ -63,5 +63,5 @@ def test_estimate_before_and_the_comparison_after_a_tiny_upload(page, tab_url, t
     expect(page.locator("#train-confusion")).to_contain_text("n=2")
     shot(page, "train_truth_result")
     # The next estimate is built from the rates this run measured.
-    _set_budget(page, "train-epochs", 2, "x 2 epochs:")
+    set_budget(page, "train-epochs", 2, "x 2 epochs:")
     expect(estimate).to_contain_text("measured in this process")

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import open_raw_json, overflowing_tables, press_again, shot
 from tests.helpers.lifecycle_page import an_error_leaves_nothing
-from tests.helpers.train_page import _set_budget, open_tab
+from tests.helpers.train_page import set_budget, open_tab
 
 TAB = ("train", "pipelines")  # its page holds the Train tab and the Pipelines tab it hands a model to (tab_url)
 
@@ -45,8 +45,8 @@ def test_a_short_fine_tune_shows_its_loss_and_both_maps(page, tab_url):
         page.locator("#train-methods label", has_text=label).click()
     page.get_by_text("Learning curve (8", exact=False).first.click()
     page.get_by_text("Fine-tuning budget").first.click()
-    _set_budget(page, "train-epochs", 1, "x 1 epoch:")
-    _set_budget(page, "train-max-examples", 48, "48 examples x 1 epoch:")
+    set_budget(page, "train-epochs", 1, "x 1 epoch:")
+    set_budget(page, "train-max-examples", 48, "48 examples x 1 epoch:")
     page.locator("#train-go").click()
     expect(page.locator("#train-status")).to_contain_text("Done", timeout=240_000)
     expect(page.locator("#train-loss .js-plotly-plot")).to_be_visible()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.helpers.browser import shot
-from tests.helpers.why_page import QUICK, _only, _run
+from tests.helpers.why_page import QUICK, tick_only, run_why
 
 TAB = "why"  # its page holds this tab alone (tab_url, tests/conftest.py)
 
@@ -19,8 +19,8 @@ def test_why_explains_a_qa_span_in_the_tab(page, tab_url):
     page.locator("#why-task input[value=qa]").check()
     page.locator("#why-text textarea").fill("The Eiffel Tower is in Paris. It was built in 1889 by Gustave Eiffel.")
     page.locator("#why-question textarea, #why-question input").first.fill("When was the Eiffel Tower built?")
-    _only(page, QUICK)
-    _run(page)
+    tick_only(page, QUICK)
+    run_why(page)
     expect(page.locator("#why-summary")).to_contain_text("1889")
     expect(page.locator("#why-strip .why-part").first).to_contain_text("question")
     expect(page.locator("#why-table")).to_contain_text("context")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.helpers.api_cases import CASES
 from tests.helpers.raw import call
-from tests.helpers.raw import _upload_sentences
+from tests.helpers.raw import upload_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_PATHS = sorted({"/tmp", tempfile.gettempdir(), str(Path.home()), str(ROOT), str(ROOT.resolve())})
@@ -41,7 +41,7 @@ def _files(value) -> list[dict]:
 
 
 def test_no_download_reply_names_a_server_path_and_each_link_still_downloads(public_url):
-    ner_file = _upload_sentences(public_url, 10)
+    ner_file = upload_sentences(public_url, 10)
     served = 0
     for train, train_args, download, args in DOWNLOADS:
         session = uuid.uuid4().hex

@@ -31,7 +31,7 @@ import pytest
 
 from tests.helpers.app import app_process, rss_mb
 from tests.helpers.raw import call
-from tests.helpers.raw import _upload_sentences
+from tests.helpers.raw import upload_sentences
 
 SESSIONS = 30
 WARM_UP = 2  # the embedder loads, the data and the allocator settle
@@ -82,7 +82,7 @@ def _visit(url: str, upload: dict) -> None:
 def test_30_training_sessions_opened_and_closed_leave_memory_where_it_was(public_url):
     url = public_url
     proc = app_process(url)
-    upload = _upload_sentences(url)  # one file, trained on by every session (as 30 visitors might)
+    upload = upload_sentences(url)  # one file, trained on by every session (as 30 visitors might)
     for _ in range(WARM_UP):
         _visit(url, upload)
     time.sleep(2.5)  # past memory.give_back's interval: the warm-up's last trim has run

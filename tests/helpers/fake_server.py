@@ -140,7 +140,7 @@ TEXT = ("The Eiffel Tower is 330 metres tall. It was the tallest man-made struct
         "A broadcasting aerial was added at the top in 1957.")
 
 
-def _no_weights_here(monkeypatch, reply: dict | None = None) -> list:
+def no_weights_here(monkeypatch, reply: dict | None = None) -> list:
     """In-process fallbacks record their calls instead of loading SmolLM2's weights."""
     calls = []
     from backend.pipelines import api

@@ -78,7 +78,7 @@ OVERLAPS = """(scope) => {
 }"""
 
 
-def _download(page, plot_id: str, fmt: str) -> bytes:
+def download_figure(page, plot_id: str, fmt: str) -> bytes:
     with page.expect_download() as info:
         page.locator(f"#{plot_id} button.tlab-fig-save[data-format={fmt}]").click()
     download = info.value

@@ -74,7 +74,7 @@ def door_message(exc: urllib.error.HTTPError) -> str | None:
 N_UPLOAD = 300  # sentences in the soak's NER upload
 
 
-def _upload_sentences(url: str, n: int = N_UPLOAD) -> dict:
+def upload_sentences(url: str, n: int = N_UPLOAD) -> dict:
     """The shipped set's first `n` sentences as an NER upload, as gradio_client's handle_file sends it."""
     rows = (ROOT / "assets/data/ner/train.jsonl").read_bytes().splitlines()[:n]
     body = (b'--B\r\nContent-Disposition: form-data; name="files"; filename="ner.jsonl"\r\n'

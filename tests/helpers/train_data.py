@@ -30,11 +30,11 @@ def tiny(monkeypatch, tiny_dir):
     return tiny_dir
 
 
-def _csv(tmp_path, rows, name="data.csv", header="text,label"):
+def csv_file(tmp_path, rows, name="data.csv", header="text,label"):
     p = tmp_path / name
     p.write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
     return str(p)
 
 
-def _toy_rows(n=8):
+def toy_rows(n=8):
     return [f"{t},pos" for t in POS[:n]] + [f"{t},neg" for t in NEG[:n]]

@@ -14,7 +14,7 @@ def open_tab(page, tab_url):
     expect(page.locator("#train-go")).to_be_visible(timeout=30_000)
 
 
-def _set_budget(page, elem_id, value, shows):
+def set_budget(page, elem_id, value, shows):
     """Type a budget value and wait until the estimate shows it. A value typed while the
     accordion is still rendering can be lost (seen once on a loaded box), so type it again."""
     box = page.locator(f"#{elem_id} input[type=number]")

@@ -22,7 +22,7 @@ def clean_rates():
 
 
 # ----------------------------------------------------------------------------- the plan
-def _rows(n, chars=20):
+def rows_of_length(n, chars=20):
     return [("x" * chars, i % 2) for i in range(n)]
 
 
@@ -55,7 +55,7 @@ class SlowWorker:
         return np.full((len(texts), n_labels), 1.0 / n_labels), np.zeros((len(texts), 2), dtype=np.float32)
 
 
-def _drain(gen):
+def drain(gen):
     events = []
     while True:
         try:

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 QUICK = ["occlusion", "gradient_x_input"]
 
 
-def _only(page, methods: list[str]) -> None:
+def tick_only(page, methods: list[str]) -> None:
     """Tick only `methods` in the Why tab's settings (a quick run)."""
     page.locator("#why-panel").get_by_text("Methods and settings").click()
     for box in page.locator("#why-methods input[type=checkbox]").all():
@@ -16,7 +16,7 @@ def _only(page, methods: list[str]) -> None:
             box.click()
 
 
-def _run(page) -> None:
+def run_why(page) -> None:
     page.locator("#why-run").click()
     expect(page.locator("#why-summary")).to_contain_text("Most faithful here", timeout=240_000)
     expect(page.locator("#why-table")).to_be_visible()

@@ -14,7 +14,7 @@ from backend.runtime.errors import InputError
 from backend.train import api, gpu, probe as P
 from backend.engines.classify import datasets as D, finetune as FT, metrics as M
 from backend.train.store import TrainStore, Trained
-from tests.helpers.train_data import _csv, _toy_rows, NEG, POS, tiny, tiny_dir  # noqa: F401 (fixtures)
+from tests.helpers.train_data import csv_file, toy_rows, NEG, POS, tiny, tiny_dir  # noqa: F401 (fixtures)
 
 
 # ----------------------------------------------------------------------------- metrics + probe
@@ -44,10 +44,10 @@ def test_probe_separates_separable_data_and_is_deterministic():
 # ----------------------------------------------------------------------------- uploads
 def test_upload_splits_each_label_70_15_15_with_a_fixed_seed(tmp_path):
     rows = [f"text number {i},{'a' if i % 2 else 'b'}" for i in range(40)]
-    ds = D.read_upload(_csv(tmp_path, rows))
+    ds = D.read_upload(csv_file(tmp_path, rows))
     assert ds.labels == ["a", "b"]
     assert ds.counts() == {"train": {"a": 14, "b": 14}, "validation": {"a": 3, "b": 3}, "test": {"a": 3, "b": 3}}
-    assert D.read_upload(_csv(tmp_path, rows)).train == ds.train
+    assert D.read_upload(csv_file(tmp_path, rows)).train == ds.train
 
 
 def test_upload_split_column_is_used_as_given(tmp_path):
@@ -80,7 +80,7 @@ def test_bad_uploads_say_what_is_wrong(tmp_path, content, name, message):
 
 
 def test_named_columns_binary_and_huge_files(tmp_path, monkeypatch):
-    p = _csv(tmp_path, [f"{t},pos,x" for t in POS[:6]] + [f"{t},neg,x" for t in NEG[:6]], header="body,tag,other")
+    p = csv_file(tmp_path, [f"{t},pos,x" for t in POS[:6]] + [f"{t},neg,x" for t in NEG[:6]], header="body,tag,other")
     assert D.read_upload(p, "body", "tag").labels == ["neg", "pos"]
     with pytest.raises(InputError, match="no column 'words' for the text. Its columns are: body, tag, other"):
         D.read_upload(p, "words", "tag")
@@ -190,7 +190,7 @@ def test_the_time_budget_stops_the_run(tiny):
 
 # ----------------------------------------------------------------------------- entry points + sessions
 def test_train_compares_methods_and_the_session_keeps_the_model(tiny, tmp_path):
-    path = _csv(tmp_path, _toy_rows())
+    path = csv_file(tmp_path, toy_rows())
     r = api.train("s1", "upload", path, methods="zero_shot,probe,finetune", epochs=2, max_seconds=60,
                   batch_size=4, learning_rate=1e-3)
     assert set(r["methods"]) == {"zero_shot", "probe", "finetune"}
@@ -209,12 +209,12 @@ def test_train_compares_methods_and_the_session_keeps_the_model(tiny, tmp_path):
 
 
 def test_two_sessions_never_see_each_others_models(tiny, tmp_path):
-    r = api.train("a", "upload", _csv(tmp_path, _toy_rows(), "a.csv"), methods=["probe"], learning_curve=False)
+    r = api.train("a", "upload", csv_file(tmp_path, toy_rows(), "a.csv"), methods=["probe"], learning_curve=False)
     assert len(r["map"]["x"]) == 12 and r["map"]["of"].endswith("(train split)")  # no fine-tuning: the train split
     with pytest.raises(InputError, match="No trained model in this session yet"):
         api.predict_trained("b", "good day")
     rows = [f"{t},happy" for t in POS[:6]] + [f"{t},sad" for t in NEG[:6]] + [f"{t} {t},mixed" for t in POS[:6]]
-    api.train("b", "upload", _csv(tmp_path, rows, "b.csv"), methods=["probe"], learning_curve=False)
+    api.train("b", "upload", csv_file(tmp_path, rows, "b.csv"), methods=["probe"], learning_curve=False)
     assert set(api.predict_trained("a", "good day")["labels"]) == {"neg", "pos"}
     assert set(api.predict_trained("b", "good day")["labels"]) == {"happy", "mixed", "sad"}
     with pytest.raises(InputError, match="no 'finetune' classifier"):
@@ -235,7 +235,7 @@ def test_bad_requests_fail_before_any_model_loads(tiny, tmp_path, monkeypatch):
     with pytest.raises(InputError, match="Unknown dataset"):
         api.train("s", "imdb")
     with pytest.raises(InputError, match="Too few examples"):
-        api.train("s", "upload", _csv(tmp_path, [f"{t},pos" for t in POS] + ["x,neg"]))
+        api.train("s", "upload", csv_file(tmp_path, [f"{t},pos" for t in POS] + ["x,neg"]))
 
 
 def test_one_run_at_a_time_per_session_and_stop_flag():

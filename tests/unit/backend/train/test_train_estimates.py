@@ -16,8 +16,8 @@ from backend.runtime.rates import RATES
 from backend.train import api
 from components.train.ui import accuracy_text, done_line, estimate_line, show_estimate, summary_markdown
 from components.train.plots import confusion_figure, curve_figure
-from tests.helpers.train_data import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
-from tests.helpers.train_timing import _drain, _rows, clean_rates, clock, MODEL, SlowWorker  # noqa: F401 (fixtures)
+from tests.helpers.train_data import csv_file, toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
+from tests.helpers.train_timing import drain, rows_of_length, clean_rates, clock, MODEL, SlowWorker  # noqa: F401 (fixtures)
 
 
 # ----------------------------------------------------------------------------- Wilson interval
@@ -52,7 +52,7 @@ def test_plan_counts_steps_and_each_validation_pass_at_measured_rates(clean_rate
     RATES.add(FT.rate_key(FT.TRAIN_WORK, MODEL), per_text * 10, 1.0)  # 10 examples a second
     RATES.add(FT.rate_key(FT.SCORE_WORK, MODEL), per_text * 100, 1.0)  # 100 examples a second
     b = FT.Budget(epochs=3, batch_size=16, max_seconds=60)
-    p = FT.plan(_rows(64), _rows(50), b, MODEL)
+    p = FT.plan(rows_of_length(64), rows_of_length(50), b, MODEL)
     assert p["steps"] == 12 and p["steps_per_epoch"] == 4 and p["measured"] is True
     assert p["basis"] == FT.MEASURED
     assert p["train_s"] == pytest.approx(64 * 3 / 10, abs=0.05)  # 19.2 s of steps
@@ -66,7 +66,7 @@ def test_a_plan_over_budget_says_how_many_steps_fit_and_what_to_lower(clean_rate
     RATES.add(FT.rate_key(FT.TRAIN_WORK, MODEL), per_text * 10, 1.0)
     RATES.add(FT.rate_key(FT.SCORE_WORK, MODEL), per_text * 10, 1.0)
     b = FT.Budget(epochs=3, batch_size=16, max_seconds=30)
-    p = FT.plan(_rows(160), _rows(40), b, MODEL)  # 30 steps of 1.6 s + 3 passes of 4 s = 60 s
+    p = FT.plan(rows_of_length(160), rows_of_length(40), b, MODEL)  # 30 steps of 1.6 s + 3 passes of 4 s = 60 s
     assert p["estimated_s"] == pytest.approx(60.0, abs=0.2) and p["fits_budget"] is False
     # epoch 1 = 10 steps of 1.6 s + a 4 s pass = 20 s; steps start at 20, 21.6 ... 29.6 s: 7 more
     assert p["steps_that_fit"] == 17
@@ -75,15 +75,15 @@ def test_a_plan_over_budget_says_how_many_steps_fit_and_what_to_lower(clean_rate
     assert "epochs to 1" in p["advice"] and "raise max seconds to 70" in p["advice"]
     n_fit = int(p["advice"].split("max training examples to ")[1].split(" ")[0].rstrip(","))
     # Each way out the advice names really fits when planned again.
-    assert FT.plan(_rows(160), _rows(40), FT.Budget(epochs=1, batch_size=16, max_seconds=30), MODEL)["fits_budget"]
-    assert FT.plan(_rows(n_fit), _rows(40), b, MODEL)["fits_budget"]
-    assert FT.plan(_rows(160), _rows(40), FT.Budget(epochs=3, batch_size=16, max_seconds=70), MODEL)["fits_budget"]
+    assert FT.plan(rows_of_length(160), rows_of_length(40), FT.Budget(epochs=1, batch_size=16, max_seconds=30), MODEL)["fits_budget"]
+    assert FT.plan(rows_of_length(n_fit), rows_of_length(40), b, MODEL)["fits_budget"]
+    assert FT.plan(rows_of_length(160), rows_of_length(40), FT.Budget(epochs=3, batch_size=16, max_seconds=70), MODEL)["fits_budget"]
     line = estimate_line(p)
     assert "**over** the 30 s budget" in line and "Only 17 of 30 steps fit" in line
 
 
 def test_nothing_measured_is_called_a_rough_guess(clean_rates):
-    p = FT.plan(_rows(64), _rows(10), FT.Budget(), MODEL)
+    p = FT.plan(rows_of_length(64), rows_of_length(10), FT.Budget(), MODEL)
     assert p["measured"] is False and p["basis"] == FT.GUESSED and "rough guess" in p["basis"]
     assert "rough guess" in estimate_line(p)
 
@@ -105,7 +105,7 @@ def test_comparison_says_both_numbers_when_off_by_more_than_a_quarter():
 
 def test_the_loop_replans_after_its_first_chunk_and_measures_the_rates(clean_rates, clock):
     budget = FT.Budget(epochs=4, batch_size=2, max_seconds=0.6)
-    events, out = _drain(FT.run(_rows(20), _rows(4), 2, budget, SlowWorker(clock, step_s=0.03)))
+    events, out = drain(FT.run(rows_of_length(20), rows_of_length(4), 2, budget, SlowWorker(clock, step_s=0.03)))
     est = events[0]
     assert est["event"] == "estimate" and est["basis"].startswith("measured on this run's first steps")
     assert est["steps"] == 40 and est["fits_budget"] is False  # 40 x 0.03 s > 0.6 s, said before the rest ran
@@ -119,7 +119,7 @@ def test_the_loop_replans_after_its_first_chunk_and_measures_the_rates(clean_rat
 
 # ----------------------------------------------------------------------------- the whole run (tiny model)
 def test_the_estimate_covers_the_whole_run_and_the_result_compares(tiny, tmp_path, clean_rates):
-    path = _csv(tmp_path, _toy_rows())
+    path = csv_file(tmp_path, toy_rows())
     kw = dict(methods="zero_shot,probe,finetune", epochs=2, max_seconds=60, batch_size=4)
     before = api.estimate("upload", path, **kw)
     assert {p["part"] for p in before["parts"]} >= {"features", "zero_shot", "probe", "finetune", "scoring", "curve"}

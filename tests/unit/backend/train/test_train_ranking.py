@@ -10,7 +10,7 @@ from backend.engines.classify import finetune as FT
 from backend.train import ranking
 from components.train.plots import confusion_figure
 from components.train.ui import estimate_line, summary_markdown
-from tests.helpers.train_timing import SlowWorker, _drain, _rows, clean_rates, clock  # noqa: F401 (fixtures)
+from tests.helpers.train_timing import SlowWorker, drain, rows_of_length, clean_rates, clock  # noqa: F401 (fixtures)
 
 
 def _method(acc: float, n: int, seed: int, **extra) -> dict:
@@ -62,7 +62,7 @@ class SlowingWorker(SlowWorker):
 
 def test_the_estimate_is_corrected_while_the_run_slows(clean_rates, clock):
     budget = FT.Budget(epochs=2, batch_size=2, max_seconds=100)
-    events, out = _drain(FT.run(_rows(40), _rows(4), 2, budget, SlowingWorker(clock)))
+    events, out = drain(FT.run(rows_of_length(40), rows_of_length(4), 2, budget, SlowingWorker(clock)))
     said = [e for e in events if e["event"] == "estimate"]
     assert said[0]["basis"].startswith("measured on this run's first steps") and len(said) >= 2
     assert said[1]["corrected_from"] == said[0]["estimated_s"] and said[1]["estimated_s"] > 2 * said[0]["estimated_s"]

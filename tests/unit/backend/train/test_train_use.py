@@ -20,13 +20,13 @@ from backend.runtime.errors import InputError
 from backend.pipelines import api as papi
 from backend.train import api, use
 from backend.hub import builders as offline
-from tests.helpers.train_data import _csv, _toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
+from tests.helpers.train_data import csv_file, toy_rows, tiny, tiny_dir  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
 def two_sessions(tiny, tmp_path):
     """Session "a" trained a probe on pos/neg; session "b" trained nothing."""
-    api.train("a", "upload", _csv(tmp_path, _toy_rows(), "a.csv"), methods=["probe"], learning_curve=False)
+    api.train("a", "upload", csv_file(tmp_path, toy_rows(), "a.csv"), methods=["probe"], learning_curve=False)
     return "a", "b"
 
 
@@ -68,7 +68,7 @@ def test_a_new_training_puts_pipelines_back_on_the_profile_model(two_sessions, t
     a, _ = two_sessions
     use.use_trained(a, True)
     assert use.in_use(a) is not None
-    api.train(a, "upload", _csv(tmp_path, _toy_rows(), "again.csv"), methods=["probe"], learning_curve=False)
+    api.train(a, "upload", csv_file(tmp_path, toy_rows(), "again.csv"), methods=["probe"], learning_curve=False)
     assert use.in_use(a) is None
 
 
@@ -116,7 +116,7 @@ def test_download_is_a_save_pretrained_zip_with_a_card_in_the_sessions_own_folde
 
 
 def test_download_of_a_fine_tuned_model_holds_its_head(tiny, tmp_path):
-    api.train("f", "upload", _csv(tmp_path, _toy_rows()), methods=["finetune"], epochs=1, batch_size=4,
+    api.train("f", "upload", csv_file(tmp_path, toy_rows()), methods=["finetune"], epochs=1, batch_size=4,
               max_seconds=60, learning_curve=False)
     r = use.export("f", "finetune")
     with zipfile.ZipFile(r["path"]) as z:

@@ -17,7 +17,7 @@ from components.shell import admit_fairly, server_lane
 from components.shell import plans
 from components.shell.endpoint import served
 from components.shell.guard import guard
-from tests.helpers.fake_server import TEXT, _no_weights_here
+from tests.helpers.fake_server import TEXT, no_weights_here
 from tests.helpers.fake_server import serving_fake
 
 
@@ -44,7 +44,7 @@ def _free_port() -> int:
 def test_a_summarize_request_asks_the_server_gate_once(fake, monkeypatch):
     from gradio_client import Client
 
-    _no_weights_here(monkeypatch)
+    no_weights_here(monkeypatch)
     gates, real_gate = [], server_models.gate
 
     def counted(*args, **kwargs):

@@ -15,7 +15,7 @@ from backend.efficiency.compress import report
 from backend.engines.compression import pipeline as compress_run, distill, onnx_ort, perf_bench, prune
 from backend.engines.classify import finetune
 from tests.helpers.tiny_models import minilm_tokenizer
-from tests.helpers.compress_models import _teacher, _tiny_dataset
+from tests.helpers.compress_models import tiny_teacher, tiny_dataset
 
 
 def test_distillation_loss_matches_hand_computation():
@@ -42,7 +42,7 @@ def test_distillation_loss_matches_hand_computation():
 
 
 def test_student_keeps_the_chosen_teacher_layers():
-    teacher = _teacher(layers=4)
+    teacher = tiny_teacher(layers=4)
     student = distill.student_from(teacher, [0, 3])
     assert len(student.encoder.encoder.layer) == 2 and student.encoder.config.num_hidden_layers == 2
     assert teacher.encoder.config.num_hidden_layers == 4  # untouched
@@ -57,7 +57,7 @@ def test_student_keeps_the_chosen_teacher_layers():
 
 def test_onnx_export_and_onnx_runtime_give_the_same_logits(tmp_path):
     tok = minilm_tokenizer()
-    model = _teacher(layers=2)
+    model = tiny_teacher(layers=2)
     path = onnx_ort.export(model, tok, tmp_path / "m.onnx")
     predict = onnx_ort.predictor(onnx_ort.session(path), tok)
     texts = ["short", "a much longer sentence, with punctuation, to make the batch pad the first one"]
@@ -70,7 +70,7 @@ def test_onnx_export_and_onnx_runtime_give_the_same_logits(tmp_path):
 
 
 def test_pruning_zeroes_weights_but_not_bytes(tmp_path):
-    model = _teacher(layers=2)
+    model = tiny_teacher(layers=2)
     pruned = prune.pruned_copy(model, 0.7)
     assert prune.sparsity_of(model) < 0.01
     assert abs(prune.sparsity_of(pruned) - 0.7) < 0.01
@@ -114,8 +114,8 @@ def test_a_planted_slower_variant_shows_in_the_table_and_notices(monkeypatch):
 def tiny_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("compress")
     tok = minilm_tokenizer()
-    teacher = _teacher(layers=4)
-    ds = _tiny_dataset()
+    teacher = tiny_teacher(layers=4)
+    ds = tiny_dataset()
     labels = [l.upper() for l in ds.labels]
     finetune.save_folder(root / "teacher", teacher.encoder, teacher.state_dict(), tok, labels)
     teacher, _, _ = finetune.load_folder(root / "teacher")

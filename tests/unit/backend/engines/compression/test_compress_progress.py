@@ -7,14 +7,14 @@ from __future__ import annotations
 from backend.engines.compression import pipeline as compress_run
 from backend.engines.classify import finetune
 from tests.helpers.tiny_models import minilm_tokenizer
-from tests.helpers.compress_models import _teacher, _tiny_dataset
+from tests.helpers.compress_models import tiny_teacher, tiny_dataset
 
 
 def test_a_live_run_reports_the_soft_labels_and_each_step_with_the_time_left(tmp_path):
     tok = minilm_tokenizer()
-    ds = _tiny_dataset(n_train=130, n_eval=8)
+    ds = tiny_dataset(n_train=130, n_eval=8)
     labels = [l.upper() for l in ds.labels]
-    teacher = _teacher(layers=2)
+    teacher = tiny_teacher(layers=2)
     finetune.save_folder(tmp_path / "teacher", teacher.encoder, teacher.state_dict(), tok, labels)
     said: list[tuple[float, str]] = []
     checks: list[int] = []

@@ -18,7 +18,7 @@ from backend.engines.server import generation as remote
 from backend.hub import server_models
 from backend.runtime.errors import InputError
 from tests.helpers.fake_server import MODEL, closed_port_url, script_for, serving_fake
-from tests.helpers.fake_server import _no_weights_here, TEXT
+from tests.helpers.fake_server import no_weights_here, TEXT
 
 PASSAGES = [{"title": "Tokenizer", "text": "A tokenizer splits text into tokens and maps them to ids."},
             {"title": "Encoder", "text": "An encoder turns token ids into contextual vectors."}]
@@ -76,7 +76,7 @@ def test_roles_and_overrides_the_server_does_not_serve(fake, monkeypatch):
 
 
 def test_summarize_runs_on_the_server_without_loading_weights(fake, monkeypatch):
-    calls = _no_weights_here(monkeypatch)
+    calls = no_weights_here(monkeypatch)
     r = pipelines.summarize(TEXT, max_new_tokens=40, min_new_tokens=10)
     assert calls == [] and r["engine"] == {"kind": "vllm", "url": fake.url, "model": MODEL}
     assert r["summary"] == "Paris is lovely" and r["method"] == "instruct-fallback"
@@ -87,7 +87,7 @@ def test_summarize_runs_on_the_server_without_loading_weights(fake, monkeypatch)
 
 
 def test_translate_runs_on_the_server(fake, monkeypatch):
-    calls = _no_weights_here(monkeypatch)
+    calls = no_weights_here(monkeypatch)
     r = pipelines.translate("The cat sleeps.", "en", "de", max_new_tokens=20)
     assert calls == [] and r["engine"]["kind"] == "vllm" and r["translation"] == "Paris is lovely"
     assert "German" in tok_text(fake.requests[-1]["prompt"])
@@ -100,7 +100,7 @@ def tok_text(ids):
 
 
 def test_beam_summaries_run_in_process_and_say_why(fake, monkeypatch):
-    calls = _no_weights_here(monkeypatch)
+    calls = no_weights_here(monkeypatch)
     r = pipelines.summarize(TEXT, max_new_tokens=20, num_beams=2)
     assert calls == ["summarize"] and fake.requests == []
     assert r["engine"]["kind"] == "in-process" and r["notices"][0] == r["engine"]["note"]
@@ -109,7 +109,7 @@ def test_beam_summaries_run_in_process_and_say_why(fake, monkeypatch):
 
 @pytest.mark.parametrize("mode", ["die_mid", "refuse"])
 def test_a_server_failing_before_its_reply_runs_here_with_the_message(fake, monkeypatch, mode):
-    calls = _no_weights_here(monkeypatch)
+    calls = no_weights_here(monkeypatch)
     fake.mode = mode
     r = pipelines.summarize(TEXT, max_new_tokens=20)
     assert calls == ["summarize"] and r["summary"] == "In-process reply."
@@ -118,7 +118,7 @@ def test_a_server_failing_before_its_reply_runs_here_with_the_message(fake, monk
 
 
 def test_a_server_down_runs_here_with_the_message(fake, monkeypatch):
-    calls = _no_weights_here(monkeypatch)
+    calls = no_weights_here(monkeypatch)
     url = closed_port_url()
     monkeypatch.setenv("TLAB_GENERATION_URL", url)
     r = pipelines.translate("The cat sleeps.", max_new_tokens=10)
