@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.app import ARTIFACTS, ROOT, app_of_its_own, running_app, zerogpu_env  # noqa: F401 (ROOT: for conftests below)
+from tests.helpers.app import ARTIFACTS, ROOT, app_of_its_own, running_app, zerogpu_env
 from tests.helpers.browser import CHROMIUM, EXPECT_S, new_page
 
 # The Hub is unreachable on CI: say so up front so nothing waits on it.
