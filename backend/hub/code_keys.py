@@ -10,7 +10,9 @@ left out), so a reworded comment does not retrain a model for ten minutes.
 Builds cached before their keys covered their code keep their keys while their code is the code they
 were built from: `BUILT_FROM` (code_keys.json) holds that code's digest per recipe, and `code_salt`
 adds nothing to the key while the digest matches, the digest itself once it differs. A new recipe
-(or a bumped version) is not listed, so its key always holds its code's digest.
+(or a bumped version) is not listed, so its key always holds its code's digest. A change checked to
+build the same thing may be adopted into the record (scripts/code_keys.py --adopt), so it does not
+rebuild; the commit says why.
 """
 
 from __future__ import annotations
