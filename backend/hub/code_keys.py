@@ -41,13 +41,23 @@ def module_file(name: str, root: Path = ROOT) -> Path | None:
 def imported(path: Path) -> set[str]:
     """The `backend` modules a file imports at any depth (`from a import b` may name a module a.b)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _statements(ast.parse(path.read_text(encoding="utf-8")).body):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             out.add(node.module)
             out.update(f"{node.module}.{a.name}" for a in node.names)
     return {name for name in out if name.split(".")[0] == "backend"}
+
+
+def _statements(nodes: list) -> Iterable[ast.AST]:
+    """Every statement, at any depth (imports are statements: expressions need no visit, which is most of a tree)."""
+    for node in nodes:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
 
 
 def closure(modules: Iterable[str], follow: str | None = FOLLOW, root: Path = ROOT) -> dict[str, Path]:
