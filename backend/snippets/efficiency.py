@@ -46,6 +46,8 @@ def efficiency(inputs: dict, result: dict) -> str:
         f"        out = m.generate(**enc, max_new_tokens={new}, pad_token_id=tokenizer.pad_token_id)",
         "        outputs[name].append(out[0, enc.input_ids.shape[1]:].tolist())",
         'same = sum(a == b for a, b in zip(outputs["fp32"], outputs["int8"]))',
+        'for name, rows in outputs.items():  # each copy\'s greedy text, prompt by prompt',
+        '    print(name, [tokenizer.decode(row) for row in rows])',
         f'print(f"greedy: {{same}} of {{len(prompts)}} prompts give the same {new} tokens")']
     ppl = [
         f"# the first {n_texts} of the paragraphs the app ships ({TEXTS_FILE} in its repository: run from a checkout)",
@@ -62,6 +64,6 @@ def efficiency(inputs: dict, result: dict) -> str:
         "    return math.exp(nll / count)",
         "",
         'ppl = {"fp32": perplexity(model), "int8": perplexity(int8)}',
-        "print({name: round(p, 2) for name, p in ppl.items()})"]
+        "print({name: round(p, 3) for name, p in ppl.items()})"]
     imports = ["import json", "import math", "import torch", *load.imports]
     return script(imports, load.lines, quantize, greedy, ppl)

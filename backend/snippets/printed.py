@@ -90,9 +90,11 @@ LINES: dict[str, Callable[[dict], list[str]]] = {
                         'print("with the edits:", repr(found["continuation"]["after"]))'),
     "efficiency": _fixed('dec = found["decoder"]',
                          'agree = dec["agreement"]',
+                         'for name in ("fp32", "int8"):',
+                         '    print(name, [p[name] for p in dec["prompts"]])',
                          'print(f"greedy: {agree[\'first_\' + str(agree[\'new_tokens\'])]} of {agree[\'of\']} prompts give '
                          'the same {agree[\'new_tokens\']} tokens")',
-                         'print({r["name"]: round(r["perplexity"], 2) for r in dec["rows"]})'),
+                         'print({r["name"]: round(r["perplexity"], 3) for r in dec["rows"]})'),
     "compress": _fixed('for r in found["rows"]:',
                        '    print(f"{r[\'key\']:>20}  accuracy {r[\'accuracy\']:.4f}")'),
     "train_tokenizer": _fixed('print(found["steps"], "merges; the first 50:", [[m["left"], m["right"]] for m in found["merges"][:50]])',

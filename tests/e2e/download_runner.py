@@ -67,11 +67,12 @@ def page_lines(endpoint: str, result: dict) -> list[str]:
     return [line for line in out.getvalue().splitlines() if line.strip()]
 
 
-def run(app_url: str, writer, endpoint: str, arguments: dict, inputs: dict | None = None):
+def run(app_url: str, writer, endpoint: str, arguments: dict, inputs: dict | None = None, client=None):
     """The run as the page makes it: /`endpoint` with `arguments` through gradio_client -> (its JSON, the path
     of the notebook the page's writer offers for it). `inputs`: what the page's code view reads, where it is not
-    the arguments (Decoding reads its prompt alone; the settings come with the result)."""
-    got = Client(app_url, verbose=False).predict(**arguments, api_name=f"/{endpoint}")
+    the arguments (Decoding reads its prompt alone; the settings come with the result); `client`: the session of
+    an earlier call (Search's index)."""
+    got = (client or Client(app_url, verbose=False)).predict(**arguments, api_name=f"/{endpoint}")
     at = writer.RESULT_AT.get(endpoint)
     result = got if at is None else got[at]
     _, _, path = writer.written(endpoint, arguments if inputs is None else inputs, result)
