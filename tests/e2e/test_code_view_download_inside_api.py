@@ -21,7 +21,10 @@ RUNS = {
                   "random_orders": 1, "question": "", "model_box": ""},
     "efficiency": {"prompts": 1, "texts": 1, "new_tokens": 8, "encoder": False},
     "multilingual_ner": {"text": "Angela Merkel traf Emmanuel Macron in Paris.", "run": "de"},
-    "build_index": {"choice": "glossary", "file": None, "paste": "", "text_field": None, "title_field": "",
+    # a pasted text (the glossary's build and search: test_code_view_download_api.py), in an HNSW index
+    "build_index": {"choice": "paste", "file": None, "paste": "Der Hund schläft im Garten.\nThe cat sits on the mat.\n"
+                    "Transformers use self-attention.\nBeam search keeps several candidates.", "text_field": None,
+                    "title_field": "",
                     "keep_good": False, "max_words": 120, "overlap": 30, "index_type": "hnsw", "m": 16, "efc": 40,
                     "efs": 16, "nlist": 100, "nprobe": 8, "pq_m": 16, "pq_bits": 8, "embedder": "minilm"},
 }
