@@ -3,7 +3,9 @@ GPT and tiny encoder-decoder, chapter 8's compression) run as downloaded and giv
 real run on the lane's app with a tiny budget (a few steps, a few dozen examples), the notebook the page's writer
 offers for it executed from an empty folder, offline, without the repository on its path (download_runner.py);
 its library cell and its gradio_client cell must both print the page's numbers in the same words. Every run is
-seeded and runs on one order of sums, so the notebook trains the same model: the same numbers, not close ones."""
+seeded and the notebook repeats the page's steps on the same data, so it trains the same model: the same numbers
+to the digits printed (download_runner.same_words allows one unit of the last printed digit, for a number the
+page's JSON stored rounded before the client cell prints it; a real difference is many units)."""
 
 from __future__ import annotations
 
