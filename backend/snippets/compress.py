@@ -13,6 +13,7 @@ from pathlib import Path
 from backend.hub import compress_builder
 from backend.runtime import config
 from backend.snippets.checkpoint import in_cache
+from backend.snippets.efficiency import INT8_WARNINGS
 from backend.snippets.text import literal, script
 
 _log = logging.getLogger("tlab.snippets")
@@ -89,7 +90,7 @@ def compress(inputs: dict, result: dict) -> str:
                "from safetensors.torch import load_file", "from transformers import AutoModel, AutoTokenizer"]
     if "student_int8" in keys:
         imports.append("from torch.ao.quantization import per_channel_dynamic_qconfig")
-        body += ["int8 = torch.ao.quantization.quantize_dynamic(Classifier(run / 'student').eval(), "
+        body += [*INT8_WARNINGS, "int8 = torch.ao.quantization.quantize_dynamic(Classifier(run / 'student').eval(), "
                  "{torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)",
                  "variants['student_int8'] = torch_logits(int8)"]
     onnx = [k for k in keys if k in ONNX]
@@ -106,7 +107,8 @@ def compress(inputs: dict, result: dict) -> str:
                  ""]
         body += [f"variants[{k!r}] = onnx_logits(run / {ONNX[k]!r})" for k in onnx]
     body += ["", "accuracies = {name: accuracy(logits_of) for name, logits_of in variants.items()}",
-             "for name, acc in accuracies.items():",
+             f"for name in [k for k in {literal(keys)} if k in accuracies]:  # in the page's order",
+             "    acc = accuracies[name]",
              "    print(f\"{name:>20}  accuracy {acc:.4f}\")"]
     note = []
     if not keys:

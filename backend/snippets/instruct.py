@@ -108,8 +108,8 @@ def fill_mask(inputs: dict, result: dict) -> str:
            "candidates = [{'token_str': words[int(cand[i])].strip(), 'score': float(score[i]),",
            "               'sentence_logprob': float(sentence[i]), 'left_logprob': float(left_lp[i]), 'left_rank': i + 1}",
            "              for i in order]",
-           "for c in candidates:",
-           "    print(c)"]
+           "for c in candidates:  # each word, its share of the score and its sentence's log-likelihood",
+           "    print(c['token_str'], round(c['score'], 4), round(c['sentence_logprob'], 4))"]
     notes = ["# What the app adds: the sequence (left + word + right) and the notices; a long right context is "
              "scored in chunks (the same sums)."]
     return script(["import torch", *load.imports], load.lines, run, notes)

@@ -186,7 +186,7 @@ def qa(question: str, context: str, top_n: int, set_aside: list[dict], folder: P
             "no_answer = not answers or best - null <= THRESHOLD  # [CLS] wins unless the best span beats it by more",
             "answer = None if no_answer else answers[0]",
             "answers = answers[:TOP_N]",
-            "print(\"no answer\" if no_answer else answer)",
+            "print(\"no answer\" if no_answer else repr(answer[\"answer\"]))",
             "for a in answers:",
             '    print(round(a["score"], 4), repr(a["answer"]), a["start"], a["end"])']
     return script(imports, load, run)

@@ -52,7 +52,8 @@ def _by_similarity(texts: list[str], descriptions: list[str], model: dict, scori
            '    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)',
            "    return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=1)",
            "", "cosine = embed(texts) @ embed(descriptions).T  # one row per text, one column per description",
-           "print(cosine)"]
+           "for text, row in zip(texts, cosine.tolist()):  # a text's cosine with each description, in their order",
+           "    print([round(c, 4) for c in row], text[:40])"]
     return script(["import torch", *load.imports], load.lines, run, [f"# What the app adds: the scores are {scoring}"])
 
 

@@ -53,7 +53,7 @@ def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL, first: t
     `first`: (api_name, arguments) of a call the page made before this one (Search builds its index first);
     `shown`: lines that print `found` (the run's JSON: `result[result_at]`, or `result` itself when the
     endpoint returns it alone) in the words the library cell prints."""
-    kwargs = {k: v for k, v in arguments.items() if v is not None}
+    kwargs = dict(arguments)  # None too: an argument the endpoint requires (an upload left empty) must be passed
     named = {k: v for k, v in kwargs.items()
              if isinstance(v, str) and not isinstance(v, Code) and len(literal(v)) > LONG_ARGUMENT and k.isidentifier()
              and k not in ("client", "result", "found", "Client", "handle_file")}

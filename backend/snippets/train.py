@@ -290,8 +290,7 @@ def train(inputs: dict, result: dict) -> str:
         imports += ft_imports
         blocks.append(ft)
     blocks.append(["for method, p in probs.items():",
-                   "    print(method, \"test accuracy\", round(float((p.argmax(1) == y_test).mean()), 4),",
-                   "          [labels[i] for i in p.argmax(1)[:5]])",
+                   "    print(method, \"test accuracy\", round(float((p.argmax(1) == y_test).mean()), 4))",
                    ADDS])
     return script(sorted(set(imports), key=_import_order), *blocks)
 

@@ -281,9 +281,12 @@ def _methods(result: dict, encoding: list[str] | None = None, extras: list[str] 
                   "                                               feature_mask=torch.arange(len(scored))[None])[0]"]
     names = [m for m in ("integrated_gradients", "gradient_x_input", "occlusion") if m in methods]
     if names:
+        # one text: each token as the text has it (its characters, by its offsets), as the page shows it
+        shown = ("text[slice(*spans[p])]" if encoding is None else "tokenizer.convert_ids_to_tokens(int(ids[0, p]))")
+        if encoding is None:
+            lines += ['spans = tokenizer(text, return_offsets_mapping=True)["offset_mapping"]']
         lines += ["for i, p in enumerate(scored.tolist()):",
-                  f"    print(tokenizer.convert_ids_to_tokens(int(ids[0, p])), "
-                  + ", ".join(f"round(float({n}[i]), 4)" for n in names) + ")"]
+                  f"    print({shown}, " + ", ".join(f"round(float({n}[i]), 4)" for n in names) + ")"]
     return lines
 
 

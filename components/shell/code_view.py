@@ -77,7 +77,10 @@ RESULT_AT: dict[str, int | None] = {}  # api_name -> where its JSON is among the
 
 def api_declared(name: str, outputs: list, result) -> None:
     """Note where endpoint `name`'s JSON output (`result`) is among its `outputs` (the tuple
-    `client.predict` returns; an endpoint with one output, or an API-only one, returns it alone)."""
+    `client.predict` returns; an endpoint with one output, or an API-only one, returns it alone). An output
+    Gradio skips in its API (`skip_api`: a gr.State, a button) is the page's own: gradio_client leaves it out of
+    the tuple, so it takes no place there."""
+    outputs = [o for o in outputs if not getattr(o, "skip_api", False)]
     found = [i for i, o in enumerate(outputs) if o is result]
     RESULT_AT[name] = found[0] if len(outputs) > 1 and found else None
 
