@@ -22,7 +22,6 @@ from backend.snippets.pipelines import finetuned_loading, trained_sentiment_fold
 from backend.snippets.text import literal, script
 from backend.snippets.word_shapes import WORD_SHAPE
 
-IG_BATCH = 8  # the app's internal_batch_size (backend/why/methods.py)
 CAPTUM = "from captum.attr import FeatureAblation, LayerGradientXActivation, LayerIntegratedGradients"
 
 
@@ -244,8 +243,9 @@ def _methods(result: dict, encoding: list[str] | None = None, extras: list[str] 
     """Captum's calls over `forward(ids, mask, *extras)`; `encoding`: the lines that define ids, mask, special
     and the extras (default: the text alone), each extra a (1, tokens) row that moves with its token."""
     methods = result.get("methods") or []
-    steps = int(((result.get("checks") or {}).get("completeness") or {}).get("steps")
-                or (result.get("settings") or {}).get("steps") or 32)
+    completeness = (result.get("checks") or {}).get("completeness") or {}
+    steps = int(completeness.get("steps") or (result.get("settings") or {})["steps"])  # the run's own
+    batch = completeness.get("internal_batch_size")  # the run's, where it says (else Captum's: all steps at once)
     extras = list(extras or [])
     args = f"({', '.join(['mask', *extras])}{',' if not extras else ''})"
     lines = list(encoding or ['enc = tokenizer(text, return_tensors="pt")',
@@ -259,7 +259,8 @@ def _methods(result: dict, encoding: list[str] | None = None, extras: list[str] 
     if "integrated_gradients" in methods:
         lines += ["lig = LayerIntegratedGradients(forward, embeddings)",
                   f"attributions, delta = lig.attribute(ids, baselines=baseline, additional_forward_args={args}, "
-                  f"n_steps={steps}, internal_batch_size={IG_BATCH}, return_convergence_delta=True)",
+                  f"n_steps={steps}, {f'internal_batch_size={int(batch)}, ' if batch else ''}"
+                  "return_convergence_delta=True)",
                   "integrated_gradients = attributions.sum(-1)[0, scored].detach()  # one score per token"]
     if "gradient_x_input" in methods:
         lines += [f"gxi = LayerGradientXActivation(forward, embeddings).attribute(ids, additional_forward_args={args})",

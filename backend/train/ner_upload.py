@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.engines.classify.datasets import EVAL_SHARE
 from backend.engines.ner import data as ner_data
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
@@ -126,7 +127,7 @@ def parse(text: str, ext: str) -> list[ner_data.Sentence]:
 def _split(sentences: list[ner_data.Sentence], seed: int) -> dict[str, list[ner_data.Sentence]]:
     order = list(range(len(sentences)))
     random.Random(f"ner-{seed}").shuffle(order)
-    n_eval = max(1, round(len(order) * 0.15))
+    n_eval = max(1, round(len(order) * EVAL_SHARE))
     pick = lambda idx: [sentences[i] for i in idx]  # noqa: E731
     return {"validation": pick(order[:n_eval]), "test": pick(order[n_eval:2 * n_eval]),
             "train": pick(order[2 * n_eval:])}

@@ -307,13 +307,13 @@ def _why(task="sentiment", model=None, **extra) -> dict:
                  "method": config.METHOD_FINETUNED}
     return {"task": task, "model": model or sentiment, "prediction": {"label": "NEGATIVE"}, "text": "Late again.",
             "methods": ["integrated_gradients", "occlusion"], "settings": {"steps": 16},
-            "checks": {"completeness": {"steps": 64}}, "quantity": "probability of NEGATIVE", **extra}
+            "checks": {"completeness": {"steps": 64, "internal_batch_size": 5}}, "quantity": "probability of NEGATIVE", **extra}
 
 
 def test_why_writes_captum_with_the_steps_the_run_ended_at_and_its_baseline():
     python = snippets.for_result("attribute", {"text": "Late again.", "task": "sentiment"}, _why())["python"]
     assert "LayerIntegratedGradients(forward, embeddings)" in python and "n_steps=64" in python
-    assert "internal_batch_size=8" in python and "baselines=baseline" in python
+    assert "internal_batch_size=5" in python and "baselines=baseline" in python  # the run's own batch
     assert "ids.masked_fill(~special, base_id)" in python and "FeatureAblation(without)" in python
     assert "LayerGradientXActivation" not in python.split("\n\n", 1)[1]  # not asked for: imported, never called
     assert "LABEL = labels.index('NEGATIVE')" in python and 'head["weight"]' in python
