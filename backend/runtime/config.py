@@ -348,6 +348,11 @@ def text_rule(use: str) -> TextRule:
     return rule
 
 
+# A long document is read as passages of this many words, each sharing the last few with the one before
+DEFAULT_CHUNK_WORDS = 120
+DEFAULT_OVERLAP_WORDS = 30
+
+
 @dataclass(frozen=True)
 class SearchLimits:
     """Corpus limits: TLAB_SEARCH_MAX_MB (default 50), TLAB_SEARCH_MAX_PASSAGES (200k), and the
