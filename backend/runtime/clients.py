@@ -26,6 +26,8 @@ import threading
 from collections import OrderedDict
 from typing import Callable
 
+from backend.runtime import env
+
 MAX_SESSIONS = 50_000  # sessions remembered (about 100 bytes each); the oldest are forgotten first
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # what trust_forwarded takes
 
@@ -39,7 +41,7 @@ _current_session: Callable[[], str | None] = lambda: None  # noqa: E731  the she
 def trust_forwarded() -> bool:
     """TLAB_TRUST_FORWARDED: 1 trusts X-Forwarded-For (its TLAB_PROXY_HOPS-th entry from the right), 0 never;
     unset: only on a Space. The one reader of the setting."""
-    value = os.environ.get("TLAB_TRUST_FORWARDED", "").strip().lower()
+    value = (env.read("TLAB_TRUST_FORWARDED", "") or "").strip().lower()
     if value in TRUE_WORDS:
         return True
     if value in FALSE_WORDS:
@@ -68,9 +70,9 @@ def _clean(address: str | None) -> str | None:
 def proxy_hops() -> int:
     """TLAB_PROXY_HOPS: how many trusted proxies append to X-Forwarded-For (1 on a Space)."""
     try:
-        return min(max(int(os.environ.get("TLAB_PROXY_HOPS", "1")), 1), 8)
+        return min(max(int(env.read("TLAB_PROXY_HOPS")), 1), 8)
     except ValueError:
-        return 1
+        return int(env.var("TLAB_PROXY_HOPS").default)
 
 
 def address(socket_host: str | None, forwarded_for: str | None = None, trusted: bool | None = None,

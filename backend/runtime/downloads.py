@@ -21,16 +21,17 @@ import tempfile
 from pathlib import Path
 
 from backend.runtime import clients
+from backend.runtime import env
 from backend.runtime.errors import InputError
 
 PREFIX = "tlab-"  # the download folders' prefix (components/shell/session_memory.py trims them too)
-DEFAULT_CAP_MB = 512.0
+DEFAULT_CAP_MB = float(env.var("TLAB_DOWNLOAD_FOLDER_MB").default)
 
 
 def cap_mb() -> float:
     """All download zips together (TLAB_DOWNLOAD_FOLDER_MB, as the janitor reads it)."""
     try:
-        return float(os.environ.get("TLAB_DOWNLOAD_FOLDER_MB", DEFAULT_CAP_MB))
+        return float(env.read("TLAB_DOWNLOAD_FOLDER_MB"))
     except ValueError:
         return DEFAULT_CAP_MB
 

@@ -30,9 +30,10 @@ import time
 from collections import defaultdict, deque
 
 from backend.runtime import clients, downloads
+from backend.runtime import env
 from components.shell import session_memory
 
-UPLOAD_CLIENT_MAX_MB = 256  # per client per grace window (TLAB_UPLOAD_CLIENT_MB)
+UPLOAD_CLIENT_MAX_MB = float(env.var("TLAB_UPLOAD_CLIENT_MB").default)  # per client per grace window (TLAB_UPLOAD_CLIENT_MB)
 FILE_MAX_MB = 60  # Gradio's max_file_size (app.py passes it to launch)
 SIZE_EVERY_S = 1.0  # how often the folder is measured again (between, arrivals are added as they land)
 
