@@ -1,7 +1,7 @@
-"""Who a request comes from: a *client* is an address, not a browser session (issue #39).
+"""Who a request comes from: a *client* is an address, not a browser session.
 
-Sessions cost nothing to mint: a stranger with 20 throwaway sessions used to hold 20 shares of the
-training memory and every long-lane place. So what a visitor may hold (trained models, private
+Sessions cost nothing to mint: counted per session, a stranger with 20 throwaway sessions would hold 20 shares
+of the training memory and every long-lane place. So what a visitor may hold (trained models, private
 indexes, long jobs) is counted per client, and the sessions of one client share one share.
 
 A client is the socket's address, or, behind a proxy that the operator trusts (TLAB_TRUST_FORWARDED;

@@ -266,7 +266,7 @@ class Settings:
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
     keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
     # ... but only for keep_max_age_s after it was made (default 3x keep_items_s): calling a model does not
-    # hold it for ever (issue #39). Each client (an address: backend/runtime/clients.py) holds at most
+    # hold it for ever. Each client (an address: backend/runtime/clients.py) holds at most
     # client_share of each store's memory and places, and of the long lane's places: 0.25 in public mode,
     # all of it on a server of your own (TLAB_CLIENT_SHARE sets it either way).
     keep_max_age_s: float = 2700.0

@@ -1,7 +1,7 @@
 """A download's folder, made only after making room: one zip per address and kind at a time, the
-folder's cap checked at the door (issue #54: 30 `/compress_download` calls in 19 s took the download
-folder from 150 MB to 2,756 MB against its 512 MB cap; the janitor that trims it spares zips younger
-than its grace period, so a burst outran it).
+folder's cap checked at the door. A janitor alone is not enough: it spares zips younger than its grace
+period, so a burst outruns it (30 `/compress_download` calls in 19 s would take the folder from 150 MB to
+2,756 MB against a 512 MB cap).
 
     folder = downloads.new_folder(root, "compress")   # raises InputError when the folder is full
     ... write folder / "student.zip" ...

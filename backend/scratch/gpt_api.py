@@ -17,8 +17,8 @@ from backend.engines.scratch import corpora, tiny_gpt
 from backend.hub import session_models
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_float, as_int, one_of
-from backend.engines.scratch import loop
-from backend.engines.scratch.tiny_gpt import DEFAULTS
+from backend.engines.scratch import run_settings
+from backend.engines.scratch.run_settings import GPT_DEFAULTS as DEFAULTS
 from backend.scratch import fit, trained_run
 from backend.scratch.gpt_store import Model, get_store
 
@@ -122,7 +122,7 @@ def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, 
                "unigram_entropy": round(tiny_gpt.unigram_entropy(data.val), 4)}
         settings = tiny_gpt.Settings(steps=s["steps"], batch=s["batch"], learning_rate=s["learning_rate"],
                                      eval_every=s["eval_every"], temperature=s["temperature"], seed=s["seed"],
-                                     prompt=str(prompt or "")[:200], report_every=loop.report_every(s["steps"]))
+                                     prompt=str(prompt or "")[:200], report_every=run_settings.report_every(s["steps"]))
         trained = run.trained = Model(model, tok, {"corpus": what, "tokens": scheme, "settings": s})
 
         def finish():  # also when the caller stops iterating: the model so far is described and kept

@@ -84,8 +84,8 @@ class GptStore(TrainedStore):
 
     def by_name(self, name: str) -> Model | None:
         """The trained model offered under `name` (and its session marked used), or None: only to a
-        request of the client (the address) whose session trained it (issue #39: a name once worked
-        from anywhere, for as long as the model lived)."""
+        request of the client (the address) whose session trained it (a name alone would let anyone who
+        learns it use the model for as long as it lived)."""
         with self._lock:
             for key in self._sessions.keys():
                 s = self._sessions.peek(key)

@@ -10,6 +10,7 @@ of machine, is read instead, and the result says which.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
@@ -37,11 +38,10 @@ def _identity() -> dict:
 
 
 def _source(module) -> bytes:
-    """A module's source as the build key reads it, with its package's path written one way: the location of the
-    code is not part of what it trains. (The tiny GPT and its loop moved from backend/scratch to
-    backend/engines/scratch, which changed only their import lines; the key is computed on the old spelling, so it
-    is the key the family was built under and a move does not retrain it at set-up.)"""
-    text = inspect.getsource(module)
+    """A module's code as the build key reads it: parsed and written back (comments and layout are not what it
+    trains), with its package's path written one way (nor is the location of the code: the key spells the package
+    `backend.scratch` wherever the code lives, so moving it never retrains the family at set-up)."""
+    text = ast.unparse(ast.parse(inspect.getsource(module)))
     return text.replace("backend.engines.scratch", "backend.scratch").replace("backend/engines/scratch",
                                                                               "backend/scratch").encode()
 

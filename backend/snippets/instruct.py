@@ -1,4 +1,4 @@
-"""The Pipelines tab's snippets for the runs the local profile serves with its decoder (issue #52).
+"""The Pipelines tab's snippets for the runs the local profile serves with its decoder.
 
 Summaries and translations ("instruct-fallback"): SmolLM2-135M-Instruct gets the app's task prompt through
 its chat template and replies greedily with a repetition penalty of 1.1 (`engines.tasks.instruct.chat_generate`),

@@ -1,4 +1,4 @@
-"""The Pipelines' /ner and /qa snippets for a local run served by a model this app trained (issue #52): the run
+"""The Pipelines' /ner and /qa snippets for a local run served by a model this app trained: the run
 itself, in transformers and torch, from the model's folder in the app's cache.
 
 /ner: all-MiniLM-L6-v2 fine-tuned here with a token head and word shapes (backend/engines/ner/serving.py). The

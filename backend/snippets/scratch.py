@@ -5,7 +5,7 @@ merges (or Unigram's most probable pieces) and the run's sentence split by the t
 
 from __future__ import annotations
 
-from backend.engines.scratch import loop, seq2seq, tiny_gpt
+from backend.engines.scratch import run_settings, seq2seq, tiny_gpt
 from backend.snippets.text import file_name, literal, script
 
 SCRATCH_TEXT = "assets/data/scratch/tokenizers.txt"  # the shipped essay, in the app's repository
@@ -112,15 +112,15 @@ def _app_corpus(inputs: dict) -> list[str]:
 
 
 def train_gpt(inputs: dict, result: dict) -> str:
-    s = _settings(result, tiny_gpt.DEFAULTS)
+    s = _settings(result, run_settings.GPT_DEFAULTS)
     scheme = str(result.get("tokens") or inputs.get("tokens") or tiny_gpt.SCHEMES[0])
     vocab = int(float(inputs.get("vocab_size") or result.get("vocab_size") or s["vocab_size"]))
-    if scheme == "bytes":
-        vocab = tiny_gpt.BYTES_VOCAB
+    if scheme == "bytes":  # one token per byte value: the vocabulary is the byte tokenizer's own
+        vocab = tiny_gpt.byte_tokenizer().get_vocab_size()
     steps = int(s["steps"])
     options = {"steps": steps, "batch": int(s["batch"]), "learning_rate": float(s["learning_rate"]),
                "eval_every": int(s["eval_every"]), "temperature": float(s["temperature"]), "seed": int(s["seed"])}
-    report = loop.report_every(steps)  # as the app sets it for the run's steps
+    report = run_settings.report_every(steps)  # as the app sets it for the run's steps
     if report != tiny_gpt.Settings.report_every:
         options["report_every"] = report
     settings = ", ".join(f"{k}={v!r}" for k, v in options.items())
@@ -147,11 +147,11 @@ S2S_ADDS = ("# What the app adds: the plan (how long the run should take, refuse
 
 
 def train_seq2seq(inputs: dict, result: dict) -> str:
-    s = _settings(result, seq2seq.DEFAULTS)
+    s = _settings(result, run_settings.SEQ2SEQ_DEFAULTS)
     steps, width, seed = int(s["steps"]), int(s["width"]), int(s["seed"])
     options = {"steps": steps, "batch": int(s["batch"]), "learning_rate": float(s["learning_rate"]),
                "eval_every": int(s["eval_every"]), "seed": seed}
-    report = loop.report_every(steps)  # as the app sets it for the run's steps
+    report = run_settings.report_every(steps)  # as the app sets it for the run's steps
     if report != seq2seq.Settings.report_every:
         options["report_every"] = report
     settings = ", ".join(f"{k}={v!r}" for k, v in options.items())
@@ -159,7 +159,7 @@ def train_seq2seq(inputs: dict, result: dict) -> str:
         "train, val, test = (list(seq2seq_data.load(k)) for k in seq2seq_data.SPLITS)  # the shipped toy dates",
         "tok = seq2seq.build_tokenizer(train)",
         f"model = seq2seq.build_model(tok.get_vocab_size(), {int(s['layers'])}, {int(s['heads'])}, "
-        f"{width}, {seq2seq.FFN_SCALE * width}, {seed}, tok)  # layers, heads, width, feed-forward width, seed",
+        f"{width}, {run_settings.SEQ2SEQ_FFN_SCALE * width}, {seed}, tok)  # layers, heads, width, feed-forward width, seed",
         "print(seq2seq.param_count(model), \"parameters\")",
         f"settings = seq2seq.Settings({settings})",
         "outcome = loop.Outcome()  # the model as trained lands in outcome.model",

@@ -29,12 +29,12 @@ CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
 #   static group cannot know; it has 2 slots, and a long decode also takes the long lane's slot
 #   (`LONG_SLOT`, below) before it runs, so it queues behind long work, never in front of short work.
 # The short lane has at least 2 slots: tokenize / attention requests are tens of milliseconds of
-# work, and one slot made them queue behind each other under a crowd (issue #21's siege).
+# work, and one slot made them queue behind each other under a crowd (bench/siege.py).
 SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
 # The long lane has one slot more than TLAB_MODEL_CONCURRENCY, and on a shared server (client share
 # under 1) an address runs at most TLAB_MODEL_CONCURRENCY long jobs at once (`fair_pick`): the last slot
 # is another address's, so an honest visitor's short summary never waits behind a stranger's pair of
-# maximum-cost jobs (issue #54: 225 s before; docs/lanes.md states the worst wait).
+# maximum-cost jobs (225 s without that rule; docs/lanes.md states the worst wait).
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency + 1}
 # With a generation server (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
 # the server batches them, and a decode it runs is never long work here (its plan says so).
@@ -113,7 +113,7 @@ def _lane_slot(b: budget.Budget, long: bool):
 # refused at once with a readable message (Gradio's validation answer: the page shows it, and
 # gradio_client raises it as a ValidationError) instead of waiting behind work that cannot end.
 LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
-# Sessions cost nothing to mint (issue #39: one client with a session per request held every place), so
+# Sessions cost nothing to mint (one client with a session per request held every place), so
 # a client (an address: backend/runtime/clients.py) holds at most its share of the lane's places
 # (running + waiting), whatever number of sessions it opens.
 

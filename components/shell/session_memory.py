@@ -85,7 +85,7 @@ DOWNLOAD_FOLDER = os.path.join(".cache", "tlab-downloads")  # under the working 
 
 def download_root() -> str:
     """Where the stores write a download's zip (their tlab-* folders), so that no reply names a server
-    path (issue #39). Gradio replies with a file's `path` and its `/gradio_api/file=<path>` URL, made
+    path. Gradio replies with a file's `path` and its `/gradio_api/file=<path>` URL, made
     absolute for a file it copies to its cache; a file under a static path (`gr.set_static_paths`) is
     served where it is and keeps the path it was given, so `served()` gives it relative to the working
     directory (`.cache/tlab-downloads/tlab-train-x/model.zip`). The owner check (upload_gate) resolves it

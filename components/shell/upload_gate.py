@@ -1,4 +1,4 @@
-"""Uploads bounded at the door, and downloads served to their owner (issue #39): the upload folder
+"""Uploads bounded at the door, and downloads served to their owner: the upload folder
 never holds more than its cap; a trained model's zip goes only to the client (address) that made it.
 
 The folder's janitor (session_memory.keep_uploads_bounded) deletes the oldest files beyond the cap, but

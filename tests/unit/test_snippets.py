@@ -1,4 +1,4 @@
-"""The text of "The same in Python" (backend/snippets, issue #52): settings that differ from the library's
+"""The text of "The same in Python" (backend/snippets): settings that differ from the library's
 defaults appear, named as the library names them, and the rest do not; the checkpoint is the result's own
 (a Hub id by name, a packaged model found from its package, never a path written in); the client call names
 the endpoint and its arguments; the notebook validates and holds the snippet, the inputs and the chapter."""

@@ -1,4 +1,4 @@
-"""The Pipelines snippets of the runs the local profile serves with its decoder (issue #52): the instruct fallback's
+"""The Pipelines snippets of the runs the local profile serves with its decoder: the instruct fallback's
 summary and translation, the decoder's fill-mask. Text only here (tests/integration/test_snippets_decoder_tasks.py
 runs them): each is the run itself from the packaged GGUF, never the book checkpoint's `pipeline(...)`."""
 

@@ -331,7 +331,7 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
     split (default: accuracy and mean cross-entropy of `val`). Inside a request with a time
     budget (backend.runtime.budget) the run also ends `reserve_s` (or 15 %) before that budget, so
     there is time left to score the model, and a cancel of the request stops it like Stop.
-    Stop is checked before each step and validation batch (it took 9-40 s: issue #39); no validation
+    Stop is checked before each step and validation batch (a whole pass takes 9-40 s); no validation
     runs after it: the best scored checkpoint is kept, else the last state, unscored (`best_val` None)."""
     stop = stop or threading.Event()
     evaluate = evaluate or _validation_score(worker, val, n_labels, stop)

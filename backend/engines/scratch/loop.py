@@ -108,11 +108,6 @@ class Outcome:
     model: Any = None  # the model as trained so far (a GPU task hands back a new object)
 
 
-def report_every(steps: int) -> int:
-    """Steps between two loss reports for a run of `steps`: about 30 reports, 1 to 10 steps apart."""
-    return max(1, min(10, steps // 30))
-
-
 @dataclass(kw_only=True)
 class Settings:
     """A run: `steps` AdamW steps of `batch` examples at a peak learning rate, a report of the losses

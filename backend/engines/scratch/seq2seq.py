@@ -39,9 +39,6 @@ from backend.runtime.device import gpu_task
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
-# a run's settings where a request leaves one out (/train_seq2seq's defaults); the feed-forward is FFN_SCALE x width
-DEFAULTS = dict(steps=400, layers=2, heads=4, width=64, batch=64, learning_rate=3e-3, eval_every=50, seed=0)
-FFN_SCALE = 2
 MAX_SOURCE, MAX_TARGET = 32, 16  # tokens: the longest toy input is 14, the longest target 11
 
 

@@ -30,13 +30,9 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 from backend.runtime.device import gpu_task
 from backend.engines.scratch import loop, train as tok_train
-from backend.engines.scratch.loop import Outcome, one_thread, schedule, stopped as _stopped  # noqa: F401  (their old home)
+from backend.engines.scratch.loop import Outcome, one_thread, schedule, stopped as _stopped  # noqa: F401  (re-exported for the tiny GPT's callers)
 
 SCHEMES = ("bytes", "bpe")
-BYTES_VOCAB = 256  # the bytes scheme: one token per byte value
-# a run's settings where a request leaves one out (/train_gpt's defaults)
-DEFAULTS = dict(steps=300, layers=3, heads=4, width=96, context=64, batch=16, learning_rate=2e-3, eval_every=50,
-                temperature=0.8, seed=0, vocab_size=1000)
 VAL_FRACTION = 0.1
 EVAL_BATCHES = 4  # fixed validation windows per evaluation (the same ones every time)
 SAMPLE_TOKENS = 80
@@ -60,7 +56,7 @@ def _bytes_to_unicode() -> dict[int, str]:
 def byte_tokenizer() -> Tokenizer:
     """One token per UTF-8 byte, id = the byte's value (a BPE with no merges over GPT-2's byte alphabet)."""
     table = _bytes_to_unicode()
-    vocab = {table[b]: b for b in range(BYTES_VOCAB)}
+    vocab = {table[b]: b for b in range(256)}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     tok.decoder = decoders.ByteLevel()
@@ -75,7 +71,7 @@ def make_tokenizer(scheme: str, text: str, vocab_size: int) -> Tokenizer:
 
 def encode(tok: Tokenizer, text: str) -> torch.Tensor:
     """The whole text as one id sequence (line by line, a newline token kept for bytes)."""
-    ids = tok.encode(text).ids if tok.get_vocab_size() == BYTES_VOCAB else \
+    ids = tok.encode(text).ids if tok.get_vocab_size() == 256 else \
         [i for line in text.splitlines() for i in tok.encode(line).ids]
     return torch.tensor(ids, dtype=torch.long)
 
