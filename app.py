@@ -249,7 +249,7 @@ def served_app(tabs=None):
     from components.shell import admit_fairly
 
     demo.queue(default_concurrency_limit=4, max_size=get_settings().queue_max)  # more waiting: refused at once
-    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/common.py)
+    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/shell/lanes.py)
     return demo
 
 

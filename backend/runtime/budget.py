@@ -14,7 +14,7 @@ its deadline or of a cancel. With no budget open (a script, a test) `check()` do
 Generation does not raise: its stopping criterion ends the text and the result says
 finish_reason "time budget" (see backend.engines.generation.generate).
 
-Two jobs at once (two lanes) on a small CPU: each job's torch work gets its share of the
+Jobs at once (in one lane or several) on a small CPU: each job's torch work gets its share of the
 cores (`fair_threads`, applied at every check), so two jobs never run 2x the cores' threads.
 """
 
