@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH as EMBED_MAX_LENGTH  # how the app embeds
+from backend.engines.classify.similarity import DEFAULT_TEMPERATURE  # where a run does not say its own
 from backend.hub import multilingual_runs
 from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
 from backend.snippets import local_heads, multilingual
@@ -109,7 +111,7 @@ def _similarity(result: dict) -> tuple[list[str], list[str], list[str]]:
         "model = encoder",
         f"labels = {literal(list(described))}",
         f"descriptions = {literal(list(described.values()))}  # each label as the app describes it",
-        f"LABEL, T = labels.index({label!r}), {float(p.get('temperature', 0.05))!r}",
+        f"LABEL, T = labels.index({label!r}), {float(p.get('temperature', DEFAULT_TEMPERATURE))!r}",
         "",
         "def embed(ids, mask):  # the mean of the last hidden states, L2-normalised",
         "    hidden = encoder(input_ids=ids, attention_mask=mask).last_hidden_state.float()",
@@ -117,7 +119,8 @@ def _similarity(result: dict) -> tuple[list[str], list[str], list[str]]:
         "    return torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)",
         "",
         "with torch.no_grad():  # the descriptions' vectors are held fixed: they are not the input explained",
-        '    enc = tokenizer(descriptions, padding=True, truncation=True, max_length=256, return_tensors="pt")',
+        f'    enc = tokenizer(descriptions, padding=True, truncation=True, max_length={EMBED_MAX_LENGTH}, '
+        'return_tensors="pt")',
         "    vectors = embed(enc.input_ids, enc.attention_mask)"], [
         f"def forward(ids, mask):  # the score of {label!r}: softmax over the labels of cosine / T",
         "    return (embed(ids, mask) @ vectors.T / T).softmax(-1)[:, LABEL]"]

@@ -393,13 +393,15 @@ def test_why_writes_the_forward_of_zero_shot_ner_and_qa():
 # ------------------------------------------------------------------ efficiency (int8)
 def test_efficiency_quantizes_with_quantize_dynamic_and_says_the_app_scales_its_own_way():
     result = {"decoder": {"model": PACKAGED, "prompts": [{"prompt": "The history of"}, {"prompt": "Rivers"}],
-                          "agreement": {"new_tokens": 16}}, "settings": {"prompts": 2, "texts": 3, "new_tokens": 16}}
+                          "agreement": {"new_tokens": 16}},
+              "settings": {"prompts": 2, "texts": 3, "new_tokens": 16, "perplexity_max_tokens": 300}}
     python = snippets.for_result("efficiency", {"prompts": 2, "texts": 3, "new_tokens": 16, "encoder": False},
                                  result)["python"]
     assert ("torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear: "
             "per_channel_dynamic_qconfig}, dtype=torch.qint8)") in python
     assert "prompts = ['The history of', 'Rivers']" in python and "max_new_tokens=16" in python
     assert "[:3]" in python and "labels=ids" in python and "math.exp(nll / count)" in python
+    assert "max_length=300" in python  # the run's own cut
     adds = [l for l in python.splitlines() if l.startswith("# What the app adds")]
     assert len(adds) == 1 and "not one 7-bit scale per call" in adds[0]  # its int8 Linear is not quantize_dynamic's
     assert str(config.get_settings().cache_dir) not in python

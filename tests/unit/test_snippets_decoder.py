@@ -39,8 +39,10 @@ def test_an_instruct_translation_names_the_runs_languages_and_has_no_minimum():
     assert "BLEU" in python and "generation server" not in python  # written in this process: no server note
     served = _snippet("translate", {"text": "Hi.", "source": "en", "target": "fr"},
                       {"model": {**DECODER, "role": "translation", "method": config.METHOD_INSTRUCT},
-                       "language_pair": "English -> French", "engine": {"kind": "vllm", "url": "http://x"}})
+                       "language_pair": "English -> French", "engine": {"kind": "vllm", "url": "http://x"},
+                       "settings": {"max_new_tokens": 120}})  # the run's settings: the endpoint's default length
     assert "written by the generation server (vllm)" in served and "http://x" not in served
+    assert "max_new_tokens=120" in served
 
 
 def test_the_decoders_fill_mask_reranks_the_runs_candidates():
