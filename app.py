@@ -17,12 +17,13 @@ QUEUE_SUMMARY_EVERY = 10**12  # events: never, in practice
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(QUEUE_SUMMARY_EVERY))
 
 from backend.runtime import env  # noqa: E402  (after the two settings above: it imports nothing of Gradio)
+from backend.runtime.config import DEFAULT_HOST, DEFAULT_PORT  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
+    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", DEFAULT_HOST))
+    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", DEFAULT_PORT)))
     p.add_argument("--share", action="store_true", help="ask Gradio for a public link (needs network)")
     p.add_argument("--profile", choices=("auto", "book", "local"), default=env.read("TLAB_PROFILE"))
     p.add_argument("--preload", action="store_true", help="load the encoder, decoder and embedder at start-up")

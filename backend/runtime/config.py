@@ -254,7 +254,7 @@ class Settings:
     """Run-time settings, read from the environment (flags in app.py set the same vars)."""
 
     profile: str = "auto"
-    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "transformers-lab")
+    cache_dir: Path = field(default_factory=lambda: Path.home().joinpath(*CACHE_UNDER_HOME))
     hub_timeout_s: float = 2.0
     device: str = "auto"  # auto | cpu | cuda
     model_concurrency: int = 1
@@ -350,6 +350,12 @@ def text_rule(use: str) -> TextRule:
     return rule
 
 
+# Where `make run` serves the app unless told (app.py's --host and --port), and where the cache is unless
+# TLAB_CACHE_DIR says (under the home folder)
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
+CACHE_UNDER_HOME = (".cache", "transformers-lab")
+# The corpora /build_index names (the app ships them)
+BUILTIN_CORPORA = ("glossary", "docstrings")
 # A long document is read as passages of this many words, each sharing the last few with the one before
 DEFAULT_CHUNK_WORDS = 120
 DEFAULT_OVERLAP_WORDS = 30

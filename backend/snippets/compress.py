@@ -14,7 +14,7 @@ from backend.engines.compression.distill import MAX_LENGTH  # the students' and 
 from backend.engines.compression.perf_bench import ACCURACY_BATCH
 from backend.hub import compress_builder
 from backend.runtime import config
-from backend.snippets.checkpoint import in_cache
+from backend.snippets.checkpoint import CACHE_EXPRESSION, in_cache
 from backend.snippets.text import literal, script
 
 _log = logging.getLogger("tlab.snippets")
@@ -115,5 +115,5 @@ def compress(inputs: dict, result: dict) -> str:
     note = []
     if not keys:
         note = [f"# this result has no variants yet (step {literal(inputs.get('through') or 'teacher')})"]
-    cache = ['CACHE = Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / ".cache" / "transformers-lab")']
+    cache = [f"CACHE = {CACHE_EXPRESSION}"]
     return script(imports, cache if "CACHE /" in teacher else [], load, data, note + body, [ADDS])

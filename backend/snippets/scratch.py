@@ -6,13 +6,13 @@ merges (or Unigram's most probable pieces) and the run's sentence split by the t
 from __future__ import annotations
 
 from backend.engines.scratch import run_settings, seq2seq, tiny_gpt
+from backend.engines.scratch.run_settings import SHOWN_MERGES  # the first merges the tab's table shows
 from backend.snippets.text import file_name, literal, script
 
 SCRATCH_TEXT = "assets/data/scratch/tokenizers.txt"  # the shipped essay, in the app's repository
 GLOSSARY = "assets/corpus/glossary.jsonl"
 SENTENCES = "assets/data/{kind}/{split}.jsonl"
 MAX_LITERAL = 2000  # a longer paste is read from a file of the learner's own
-SHOWN = 50  # the first merges the tab's table shows
 MODELS = {"BPE": ("models.BPE(unk_token=UNK)", "trainers.BpeTrainer"),
           "WordPiece": ("models.WordPiece(unk_token=UNK)", "trainers.WordPieceTrainer"),
           "Unigram": ("models.Unigram()", "trainers.UnigramTrainer")}
@@ -65,15 +65,15 @@ def train_tokenizer(inputs: dict, result: dict) -> str:
         "tokenizer.train_from_iterator(text.splitlines(), trainer)  # one document per line"]
     if algorithm == "BPE":
         read = ['merges = json.loads(tokenizer.to_str())["model"]["merges"]  # in the order learned',
-                f"print(len(merges), \"merges; the first {SHOWN}:\", merges[:{SHOWN}])"]
+                f"print(len(merges), \"merges; the first {SHOWN_MERGES}:\", merges[:{SHOWN_MERGES}])"]
         imports = ["import json", *imports]
     elif algorithm == "WordPiece":
         read = ["# WordPiece keeps only its vocabulary; the ids of the new pieces follow the order of the merges",
                 "vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])",
-                f"print([t for t, _ in vocab if t != UNK and len(t.removeprefix('##')) > 1][:{SHOWN}])"]
+                f"print([t for t, _ in vocab if t != UNK and len(t.removeprefix('##')) > 1][:{SHOWN_MERGES}])"]
     else:
         read = ['pieces = json.loads(tokenizer.to_str())["model"]["vocab"]  # [piece, log-probability]',
-                f"print(sorted((p for p in pieces if len(p[0]) > 1 and p[0] != UNK), key=lambda p: -p[1])[:{SHOWN}])"]
+                f"print(sorted((p for p in pieces if len(p[0]) > 1 and p[0] != UNK), key=lambda p: -p[1])[:{SHOWN_MERGES}])"]
         imports = ["import json", *imports]
     read += [f"sentence = {literal(sentence)}", "print(tokenizer.encode(sentence).tokens)"]
     adds = ("# What the app adds: each merge's count (recounted by replaying the merges on the corpus's word counts: "

@@ -10,13 +10,12 @@ checkpoint, prefixes, token limit, pooling and normalisation): the snippet is wr
 from __future__ import annotations
 
 from backend.engines.embedding.vectors import BATCH, DEFAULT_MAX_LENGTH  # how the app embeds passages
-from backend.runtime.config import DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS
+from backend.runtime.config import BUILTIN_CORPORA, DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import literal, script
 
 GLOSSARY_FILE = "assets/corpus/glossary.jsonl"  # the glossary the app ships, in its repository
 PASTE_NAME = "pasted text"  # the corpus name /build_index gives pasted text
-BUILT_IN = ("glossary", "docstrings")  # the corpora /build_index names (backend/search/service.py BUILTIN_CORPORA)
 
 
 def _passages(corpus: str, build: dict) -> tuple[list[str], list[str]]:
@@ -133,7 +132,7 @@ def client_build(result: dict) -> tuple[str, dict] | None:
     with none): the same corpus, embedder and index kind and knobs. None for a corpus a call cannot name again
     (an upload or a paste: /build_index with that file or text does)."""
     corpus = str(result.get("corpus") or "")
-    if corpus not in BUILT_IN:
+    if corpus not in BUILTIN_CORPORA:
         return None
     s = result.get("index_settings") or {}
     kind = str(s.get("kind") or "flat")

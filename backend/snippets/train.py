@@ -17,6 +17,7 @@ and examples) and, for an upload, from the inputs (its file name and columns). P
 from __future__ import annotations
 
 from backend.engines.classify import datasets
+from backend.engines.classify import probe_recipe as probe  # how the app fits the probe
 from dataclasses import asdict
 
 from backend.engines.classify import finetune as FT
@@ -26,7 +27,7 @@ from backend.engines.classify.similarity import DEFAULT_TEMPERATURE as TEMPERATU
 from backend.engines.embedding.vectors import BATCH, CHUNK  # texts per forward, and per embedding call
 from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH as EMBED_MAX_LENGTH  # the embedder's token limit
 from backend.snippets.checkpoint import loading
-from backend.snippets.text import file_name, script
+from backend.snippets.text import call, file_name, script
 
 BUDGET = asdict(Budget())  # what /train runs with where a result leaves a setting out
 ADDS = ("# What the app adds: the time estimate and budget (which may cut fine-tuning short), Stop, the learning "
@@ -165,20 +166,19 @@ def _zero_shot(template: str) -> list[str]:
 
 def _probe() -> list[str]:
     return ["# Feature extraction + logistic regression on the frozen vectors of the whole train split;",
-            "# sklearn's LogisticRegression(C=1.0) fits the same objective (softmax + L2 on standardised features)",
+            f"# sklearn's LogisticRegression(C={probe.C}) fits the same objective (softmax + L2 on standardised features)",
             "x_train, x_test = embed([t for t, _ in train]), embed(test_texts)",
             "mean, scale = x_train.mean(axis=0), x_train.std(axis=0)",
-            "scale = np.where(scale > 1e-6, scale, 1.0).astype(np.float32)",
+            f"scale = np.where(scale > {probe.MIN_SCALE}, scale, 1.0).astype(np.float32)",
             "z, y = torch.as_tensor((x_train - mean) / scale), torch.tensor([y for _, y in train])",
             "w = torch.zeros(z.shape[1], len(labels), requires_grad=True)",
             "b = torch.zeros(len(labels), requires_grad=True)",
-            "lbfgs = torch.optim.LBFGS([w, b], lr=1.0, max_iter=200, tolerance_grad=1e-6, tolerance_change=1e-9,",
-            "                          history_size=20, line_search_fn=\"strong_wolfe\")",
+            "lbfgs = " + call("torch.optim.LBFGS", ["[w, b]"], probe.LBFGS),
             "",
             "",
-            "def objective():  # mean cross-entropy + ||w||^2 / (2 C n), C = 1: sklearn's sum, divided by n",
+            f"def objective():  # mean cross-entropy + ||w||^2 / (2 C n), C = {probe.C}: sklearn's sum, divided by n",
             "    lbfgs.zero_grad()",
-            "    loss = nn.functional.cross_entropy(z @ w + b, y) + 0.5 * (1.0 / len(y)) * (w * w).sum()",
+            f"    loss = nn.functional.cross_entropy(z @ w + b, y) + 0.5 * (1.0 / ({probe.C} * len(y))) * (w * w).sum()",
             "    loss.backward()",
             "    return loss",
             "",
