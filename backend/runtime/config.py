@@ -354,8 +354,11 @@ def text_rule(use: str) -> TextRule:
 # TLAB_CACHE_DIR says (under the home folder)
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
 CACHE_UNDER_HOME = (".cache", "transformers-lab")
-# The corpora /build_index names (the app ships them)
+# The corpora /build_index names (the app ships them), the name it gives a pasted corpus, and the shipped
+# glossary's file (from the repository's root)
 BUILTIN_CORPORA = ("glossary", "docstrings")
+PASTE_NAME = "pasted text"
+GLOSSARY_FILE = "assets/corpus/glossary.jsonl"
 # A long document is read as passages of this many words, each sharing the last few with the one before
 DEFAULT_CHUNK_WORDS = 120
 DEFAULT_OVERLAP_WORDS = 30

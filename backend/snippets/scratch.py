@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from backend.engines.scratch import run_settings, seq2seq, tiny_gpt
 from backend.engines.scratch.run_settings import SHOWN_MERGES  # the first merges the tab's table shows
+from backend.runtime.config import GLOSSARY_FILE
 from backend.snippets.text import file_name, literal, script
 
 SCRATCH_TEXT = "assets/data/scratch/tokenizers.txt"  # the shipped essay, in the app's repository
-GLOSSARY = "assets/corpus/glossary.jsonl"
 SENTENCES = "assets/data/{kind}/{split}.jsonl"
 MAX_LITERAL = 2000  # a longer paste is read from a file of the learner's own
 MODELS = {"BPE": ("models.BPE(unk_token=UNK)", "trainers.BpeTrainer"),
@@ -33,8 +33,8 @@ def corpus_lines(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
         return [], [f"text = open({name!r}, encoding='utf-8-sig').read()  # the file you uploaded"]
     if corpus == "glossary":
         return ["import json"], [
-            FROM_CHECKOUT.format(what=GLOSSARY),
-            f"text = \"\\n\".join(json.loads(line)[\"text\"] for line in open({GLOSSARY!r}, encoding=\"utf-8\") "
+            FROM_CHECKOUT.format(what=GLOSSARY_FILE),
+            f"text = \"\\n\".join(json.loads(line)[\"text\"] for line in open({GLOSSARY_FILE!r}, encoding=\"utf-8\") "
             "if line.strip())"]
     if corpus == "sentences":
         return ["import json"], [
@@ -53,7 +53,7 @@ def corpus_lines(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
 def train_tokenizer(inputs: dict, result: dict) -> str:
     algorithm = str(result.get("algorithm") or inputs.get("algorithm") or "BPE")
     model, trainer = MODELS.get(algorithm, MODELS["BPE"])
-    size = int((result.get("vocab_size") or {}).get("asked") or float(inputs.get("vocab_size") or 1000))
+    size = int((result.get("vocab_size") or {}).get("asked") or float(inputs["vocab_size"]))  # the run's
     unk = ", unk_token=UNK" if algorithm == "Unigram" else ""  # Unigram's unknown piece is the trainer's setting
     imports, text = corpus_lines(inputs, result)
     sentence = (result.get("replay") or {}).get("sentence") or inputs.get("sentence") or ""

@@ -10,12 +10,11 @@ checkpoint, prefixes, token limit, pooling and normalisation): the snippet is wr
 from __future__ import annotations
 
 from backend.engines.embedding.vectors import BATCH, DEFAULT_MAX_LENGTH  # how the app embeds passages
-from backend.runtime.config import BUILTIN_CORPORA, DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS
+from backend.runtime.config import (BUILTIN_CORPORA, DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, GLOSSARY_FILE,
+                                    PASTE_NAME)
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import literal, script
 
-GLOSSARY_FILE = "assets/corpus/glossary.jsonl"  # the glossary the app ships, in its repository
-PASTE_NAME = "pasted text"  # the corpus name /build_index gives pasted text
 
 
 def _passages(corpus: str, build: dict) -> tuple[list[str], list[str]]:

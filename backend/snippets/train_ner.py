@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from backend.engines.classify.datasets import EVAL_SHARE  # an upload's validation and test shares
+from backend.engines.ner.data import JSONL_EXTS  # an upload's other extensions are CoNLL columns
 from backend.engines.ner.token_classification import EVAL_BATCH, Recipe  # how the app tags and trains
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import file_name, literal, script
 from backend.snippets.word_shapes import WORD_SHAPE
 
 NER_FILES = "assets/data/ner/{split}.jsonl"  # the shipped splits, in the app's repository
-JSONL_EXTS = ("jsonl", "json")  # an upload's other extensions are CoNLL columns (backend/train/ner_upload.py)
 THIRD_PARTY = ("torch", "transformers")  # the snippet's imports after the standard library's
 FIXED = asdict(Recipe())  # the recipe's fields where a result lacks one: the app's own defaults
 

@@ -16,13 +16,12 @@ from pathlib import Path
 
 from backend.engines.classify.datasets import EVAL_SHARE
 from backend.engines.ner import data as ner_data
+from backend.engines.ner.data import CONLL_EXTS, JSONL_EXTS
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
 from backend.runtime.validation import clean_text
 
 SOURCES = ("shipped", "upload")
-CONLL_EXTS = ("conll", "txt", "iob", "bio", "tsv")
-JSONL_EXTS = ("jsonl", "json")
 MAX_TYPES = 20  # entity types in one upload (labels = 1 + 2 per type)
 MIN_SENTENCES = 10  # so every split gets some
 SHIPPED_NAME = "NER (shipped: PER / ORG / LOC / MISC)"
