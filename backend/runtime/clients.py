@@ -23,8 +23,9 @@ import contextvars
 import ipaddress
 import os
 import threading
-from collections import OrderedDict
 from typing import Callable
+
+from cachetools import FIFOCache
 
 from backend.runtime import env
 
@@ -32,9 +33,9 @@ MAX_SESSIONS = 50_000  # sessions remembered (about 100 bytes each); the oldest 
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # what trust_forwarded takes
 
 _LOCK = threading.Lock()
-_SESSIONS: OrderedDict[str, str] = OrderedDict()  # session -> client, least recently bound first
+_SESSIONS: FIFOCache = FIFOCache(MAX_SESSIONS)  # session -> client; the least recently bound goes first
 _CURRENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("tlab_client", default=None)
-_OWNED: OrderedDict[str, str] = OrderedDict()  # a session's download folder -> its client
+_OWNED: FIFOCache = FIFOCache(MAX_SESSIONS)  # a session's download folder -> its client (oldest claim goes first)
 _current_session: Callable[[], str | None] = lambda: None  # noqa: E731  the shell plugs Gradio's in
 
 
@@ -111,9 +112,6 @@ def bind(session: str | None, client: str | None) -> None:
         return
     with _LOCK:
         _SESSIONS[session] = client
-        _SESSIONS.move_to_end(session)
-        while len(_SESSIONS) > MAX_SESSIONS:
-            _SESSIONS.popitem(last=False)
 
 
 def client_of(session) -> str:
@@ -150,8 +148,6 @@ def claim(folder, client: str) -> None:
     """`folder` belongs to `client` (see `own`)."""
     with _LOCK:
         _OWNED[os.path.realpath(str(folder))] = client
-        while len(_OWNED) > MAX_SESSIONS:
-            _OWNED.popitem(last=False)
 
 
 def owner_of(path: str) -> str | None:

@@ -21,6 +21,7 @@ from typing import Iterator
 
 from backend.engines.scratch import corpora, loop, tiny_gpt
 from backend.hub import conversion
+from backend.hub.code_keys import code_salt
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
@@ -29,6 +30,7 @@ from backend.scratch import scaling
 RECIPE_NAME = "scaling-family"
 FILE = "family.json"
 SHIPPED = Path(corpora.SCRATCH_DIR) / "scaling_family.json"
+CODE = ("backend.scratch.scaling", __name__)  # the recipe and the build: with the engine modules they import, keyed
 HEADROOM = 0.8  # an added size may use this share of the request's budget
 WIDTH_LIMITS, LAYER_LIMITS = (16, 256), (1, 6)
 
@@ -47,11 +49,11 @@ def _source(module) -> bytes:
 
 
 def build_key() -> str:
-    """Changes with the recipe, the sizes, the text and the tiny GPT's code and loop (any of them rebuilds; where
-    the code lives does not, see `_source`)."""
+    """Changes with the recipe, the sizes, the text, the tiny GPT's code and loop, and the code of the recipe and
+    its build (`CODE`, code_keys.py) (any of them rebuilds; where the code lives does not, see `_source`)."""
     text = "\n".join(corpora.shipped(name) for name in scaling.RECIPE.corpus)
     settings = json.dumps(_identity(), sort_keys=True).encode() + hashlib.sha256(text.encode()).digest() + \
-        _source(tiny_gpt) + _source(loop)
+        _source(tiny_gpt) + _source(loop) + code_salt(RECIPE_NAME, CODE)
     return conversion.build_key(RECIPE_NAME, [], Path(corpora.SCRATCH_DIR), settings)
 
 
