@@ -3,7 +3,7 @@
 The code reads a variable only through `read(name)` (or `is_set`), which refuses a name not listed
 here, so a new setting cannot be read without being documented. `docs/settings.md`'s table is
 generated from `VARS` (`python -m backend.runtime.env --write`; `--check` says whether it is current),
-and tests/unit/test_env_registry.py fails when the page and the registry differ or when code reads a
+and tests/unit/backend/runtime/test_env.py fails when the page and the registry differ or when code reads a
 `TLAB_` variable some other way.
 
 `default` is the raw value `read` returns when the variable is unset (None: unset has a meaning of its

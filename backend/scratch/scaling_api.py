@@ -10,7 +10,6 @@ of machine, is read instead, and the result says which.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import inspect
 import json
@@ -21,7 +20,7 @@ from typing import Iterator
 
 from backend.engines.scratch import corpora, loop, tiny_gpt
 from backend.hub import conversion
-from backend.hub.code_keys import code_salt
+from backend.hub.code_keys import code_salt, normalised
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
@@ -40,10 +39,10 @@ def _identity() -> dict:
 
 
 def _source(module) -> bytes:
-    """A module's code as the build key reads it: parsed and written back (comments and layout are not what it
-    trains), with its package's path written one way (nor is the location of the code: the key spells the package
-    `backend.scratch` wherever the code lives, so moving it never retrains the family at set-up)."""
-    text = ast.unparse(ast.parse(inspect.getsource(module)))
+    """A module's code as the build key reads it: as Python reads it (`code_keys.normalised`: comments,
+    docstrings and layout are not what it trains), with its package's path written one way (nor is the location of
+    the code: the key spells the package `backend.scratch` wherever the code lives)."""
+    text = normalised(inspect.getsource(module))
     return text.replace("backend.engines.scratch", "backend.scratch").replace("backend/engines/scratch",
                                                                               "backend/scratch").encode()
 

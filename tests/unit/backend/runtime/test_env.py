@@ -12,7 +12,7 @@ import pytest
 
 from backend.runtime import env
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 READERS = ("backend", "components", "scripts", "bench")  # and app.py: code that must read through the registry
 MENTIONS = READERS + ("tests", ".ci")  # where a TLAB_ name may be written (and Makefile, scripts' shell)
 NAME = re.compile(r"\bTLAB_[A-Z0-9_]*[A-Z0-9]\b")

@@ -16,7 +16,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SNIPPETS = "backend/snippets"
 # The snippets' own choices of how a snippet reads, which no other code has
 SNIPPET_OWN = {
