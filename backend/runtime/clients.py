@@ -1,7 +1,7 @@
-"""Who a request comes from: a *client* is an address, not a browser session (issue #39).
+"""Who a request comes from: a *client* is an address, not a browser session.
 
-Sessions cost nothing to mint: a stranger with 20 throwaway sessions used to hold 20 shares of the
-training memory and every long-lane place. So what a visitor may hold (trained models, private
+Sessions cost nothing to mint: counted per session, a stranger with 20 throwaway sessions would hold 20 shares
+of the training memory and every long-lane place. So what a visitor may hold (trained models, private
 indexes, long jobs) is counted per client, and the sessions of one client share one share.
 
 A client is the socket's address, or, behind a proxy that the operator trusts (TLAB_TRUST_FORWARDED;
@@ -27,6 +27,8 @@ from typing import Callable
 
 from cachetools import FIFOCache
 
+from backend.runtime import env
+
 MAX_SESSIONS = 50_000  # sessions remembered (about 100 bytes each); the oldest are forgotten first
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # what trust_forwarded takes
 
@@ -40,7 +42,7 @@ _current_session: Callable[[], str | None] = lambda: None  # noqa: E731  the she
 def trust_forwarded() -> bool:
     """TLAB_TRUST_FORWARDED: 1 trusts X-Forwarded-For (its TLAB_PROXY_HOPS-th entry from the right), 0 never;
     unset: only on a Space. The one reader of the setting."""
-    value = os.environ.get("TLAB_TRUST_FORWARDED", "").strip().lower()
+    value = (env.read("TLAB_TRUST_FORWARDED", "") or "").strip().lower()
     if value in TRUE_WORDS:
         return True
     if value in FALSE_WORDS:
@@ -69,9 +71,9 @@ def _clean(address: str | None) -> str | None:
 def proxy_hops() -> int:
     """TLAB_PROXY_HOPS: how many trusted proxies append to X-Forwarded-For (1 on a Space)."""
     try:
-        return min(max(int(os.environ.get("TLAB_PROXY_HOPS", "1")), 1), 8)
+        return min(max(int(env.read("TLAB_PROXY_HOPS")), 1), 8)
     except ValueError:
-        return 1
+        return int(env.var("TLAB_PROXY_HOPS").default)
 
 
 def address(socket_host: str | None, forwarded_for: str | None = None, trusted: bool | None = None,

@@ -20,7 +20,7 @@ from typing import Iterator
 
 from backend.engines.scratch import corpora, loop, tiny_gpt
 from backend.hub import conversion
-from backend.hub.code_keys import code_salt
+from backend.hub.code_keys import code_salt, normalised
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
@@ -39,11 +39,10 @@ def _identity() -> dict:
 
 
 def _source(module) -> bytes:
-    """A module's source as the build key reads it, with its package's path written one way: the location of the
-    code is not part of what it trains. (The tiny GPT and its loop moved from backend/scratch to
-    backend/engines/scratch, which changed only their import lines; the key is computed on the old spelling, so it
-    is the key the family was built under and a move does not retrain it at set-up.)"""
-    text = inspect.getsource(module)
+    """A module's code as the build key reads it: as Python reads it (`code_keys.normalised`: comments,
+    docstrings and layout are not what it trains), with its package's path written one way (nor is the location of
+    the code: the key spells the package `backend.scratch` wherever the code lives)."""
+    text = normalised(inspect.getsource(module))
     return text.replace("backend.engines.scratch", "backend.scratch").replace("backend/engines/scratch",
                                                                               "backend/scratch").encode()
 

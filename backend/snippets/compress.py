@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from backend.engines.compression.distill import MAX_LENGTH  # the students' and the teacher's token window
+from backend.engines.compression.perf_bench import ACCURACY_BATCH
 from backend.hub import compress_builder
 from backend.runtime import config
-from backend.snippets.checkpoint import in_cache
+from backend.snippets.checkpoint import CACHE_EXPRESSION, in_cache
 from backend.snippets.efficiency import INT8_WARNINGS
 from backend.snippets.text import literal, script
 
@@ -68,10 +70,12 @@ def compress(inputs: dict, result: dict) -> str:
         f"rows = [json.loads(line) for line in open({TEST_FILE!r}, encoding=\"utf-8\") if line.strip()]",
         "texts, gold = [r[\"text\"] for r in rows], [labels.index(r[\"label\"].upper()) for r in rows]",
         "",
-        "def accuracy(logits_of, batch=32):  # argmax of the logits against the labels, 32 texts at a time",
+        f"def accuracy(logits_of, batch={ACCURACY_BATCH}):  # argmax of the logits against the labels, "
+        f"{ACCURACY_BATCH} texts at a time",
         "    preds = []",
         "    for s in range(0, len(texts), batch):",
-        '        enc = tokenizer(texts[s:s + batch], padding=True, truncation=True, max_length=128, return_tensors="pt")',
+        f'        enc = tokenizer(texts[s:s + batch], padding=True, truncation=True, max_length={MAX_LENGTH}, '
+        'return_tensors="pt")',
         "        preds += np.asarray(logits_of(enc)).argmax(-1).tolist()",
         "    return float(np.mean(np.array(preds) == np.array(gold)))",
         "",
@@ -113,5 +117,5 @@ def compress(inputs: dict, result: dict) -> str:
     note = []
     if not keys:
         note = [f"# this result has no variants yet (step {literal(inputs.get('through') or 'teacher')})"]
-    cache = ['CACHE = Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / ".cache" / "transformers-lab")']
+    cache = [f"CACHE = {CACHE_EXPRESSION}"]
     return script(imports, cache if "CACHE /" in teacher else [], load, data, note + body, [ADDS])

@@ -25,8 +25,8 @@ def efficiency(inputs: dict, result: dict) -> str:
     # activation scales amplify its last-digit differences (perplexity 53.8 instead of the page's 54.9, measured)
     load = loading(dec.get("model") or result.get("model") or {}, "AutoModelForCausalLM", options=EAGER)
     prompts = [p.get("prompt", "") for p in dec.get("prompts") or []]
-    new = int(settings.get("new_tokens") or (dec.get("agreement") or {}).get("new_tokens") or 32)
-    n_texts = int(settings.get("texts") or 5)
+    new = int(settings.get("new_tokens") or (dec.get("agreement") or {})["new_tokens"])  # the run's own
+    n_texts, cut = int(settings["texts"]), int(settings["perplexity_max_tokens"])
     quantize = [
         "# The int8 copy is the app's own (backend/engines/compression/quantize.py, read as source): torch.ao's",
         "# dynamic int8 Linear (int8 weights, one scale per output row) whose activations get one scale per group of",
@@ -57,7 +57,7 @@ def efficiency(inputs: dict, result: dict) -> str:
         "def perplexity(m):  # exp(the mean negative log-likelihood per predicted token, over all texts)",
         "    nll, count = 0.0, 0",
         "    for text in texts:",
-        '        ids = tokenizer(text, return_tensors="pt", truncation=True, max_length=512).input_ids',
+        f'        ids = tokenizer(text, return_tensors="pt", truncation=True, max_length={cut}).input_ids',
         "        with torch.inference_mode():",
         "            loss = m(input_ids=ids, labels=ids).loss  # the mean over the text's ids.shape[1] - 1 predictions",
         "        nll, count = nll + float(loss) * (ids.shape[1] - 1), count + ids.shape[1] - 1",

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-DEFAULT_URL = "http://127.0.0.1:7860/"  # where `make run` serves the app (the README's examples use it)
+from backend.runtime.config import DEFAULT_HOST, DEFAULT_PORT
+
+DEFAULT_URL = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}/"  # where `make run` serves the app (the README's examples use it)
 
 
 def script(imports: list[str], *blocks: list[str]) -> str:

@@ -1,4 +1,4 @@
-""""The same in Python" under a result (issue #52): the library calls that reproduce the run, the
+""""The same in Python" under a result: the library calls that reproduce the run, the
 `gradio_client` call of the same endpoint, Copy (the code box's own button) and the run as a notebook.
 
 The text comes from `backend.snippets`; this module only places and wires it. It follows the result's

@@ -1,4 +1,4 @@
-"""The snippets are true (issue #52): each covered endpoint runs here, in-process, on the local profile; its
+"""The snippets are true: each covered endpoint runs here, in-process, on the local profile; its
 "The same in Python" snippet then runs in the session's one fresh interpreter (snippet_runner.py: offline, the
 repository off sys.path, every snippet in its own namespace) and must give the endpoint's result back: the same
 tokens for greedy, beam and seeded sampling, the same labels and scores within 1e-4, the same ids."""
