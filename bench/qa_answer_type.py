@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend import hub  # noqa: E402
 from backend.engines.qa import reader, squad_metrics  # noqa: E402
-from backend.runtime import config  # noqa: E402
+from backend.runtime import config, env  # noqa: E402
 from tests.helpers.qa_sets import load  # noqa: E402
 
 TUNING, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5 = (
@@ -30,7 +30,7 @@ TUNING, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5 = (
 OUT = Path(__file__).resolve().parent / "results" / "qa_answer_type.md"
 SETS = {"TUNING + HELD_OUT 1-4 (seen: the rules were chosen on them)": TUNING + HELD_OUT + HELD_OUT_2 + HELD_OUT_3
         + HELD_OUT_4, "HELD_OUT_5 (blind for the first version, seen since: see below)": HELD_OUT_5}
-if os.environ.get("TLAB_BLIND_6"):
+if env.is_set("TLAB_BLIND_6"):
     HELD_OUT_6 = load("held_out_6")
     SETS["HELD_OUT_6 (written blind after the revision, measured once)"] = HELD_OUT_6
 

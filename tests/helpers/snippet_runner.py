@@ -150,9 +150,7 @@ TAKE = {"search": {"ids": "ids[0].tolist()", "scores": "scores[0].tolist()"},
                       "cosine": "float(before @ after) if 'before' in globals() else None"},
         "compress": {"accuracies": "accuracies"},
         "train_tokenizer": {"merges": "[m if isinstance(m, list) else m.split(' ', 1) for m in merges]",
-                            "tokens": "tokenizer.encode(sentence).tokens", "vocab": "tokenizer.get_vocab_size()"},
-        "efficiency": {"fp32": "[tokenizer.decode(o) for o in outputs['fp32']]", "ppl": "ppl",
-                       "int8_linears": "sum(type(m).__module__.startswith('torch.ao.nn.quantized.dynamic') for m in int8.modules())"}}
+                            "tokens": "tokenizer.encode(sentence).tokens", "vocab": "tokenizer.get_vocab_size()"}}
 
 
 def same_attributions(name: str, got: dict, result: dict) -> int:
