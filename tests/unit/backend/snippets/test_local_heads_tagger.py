@@ -12,7 +12,7 @@ from transformers import AutoConfig, TokenClassificationPipeline
 from backend.engines.ner import serving, token_classification as tc
 from backend.snippets import local_heads
 from backend.snippets.word_shapes import WORD_SHAPE
-from tests.tiny_models import minilm_tokenizer, tiny_bert
+from tests.helpers.tiny_models import minilm_tokenizer, tiny_bert
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 TEXTS = ["Schwarzenegger met Dzhokhar in WOLFSBURG on 12 May.", "the UNESCO-listed Zürich, mr. O'Neil!"]

@@ -15,7 +15,7 @@ import re
 import tokenize
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CODE = ("backend", "components", "scripts", "bench", "tests")  # and app.py
 WORK_ITEM = re.compile(r"\bissues?\s+#?\d+|\bitem\s+#\d+|(?:^|[\s(\[])#\d{1,4}\b(?![0-9a-fA-F])", re.IGNORECASE)
 ANYWHERE = re.compile(r"\bissues?\s+#\d+|\bissue\s+\d+\b", re.IGNORECASE)  # in any string, shown or not
