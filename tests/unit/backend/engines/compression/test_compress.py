@@ -88,7 +88,7 @@ def test_pruning_finds_an_encoder_nested_under_a_head():
             super().__init__()
             self.classifier = inner
 
-    model = Wrapped(_teacher(layers=2))
+    model = Wrapped(tiny_teacher(layers=2))
     assert len(prune.encoder_linears(model)) == len(prune.encoder_linears(model.classifier)) > 0
     assert abs(prune.sparsity_of(prune.pruned_copy(model, 0.5)) - 0.5) < 0.01
 
