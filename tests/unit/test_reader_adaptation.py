@@ -1,6 +1,6 @@
 """The reader adapted to its own corpus (backend.engines.qa.adaptation, backend.hub.corpus_reader_builder) on a
 tiny random BERT with the real MiniLM tokenizer and a tiny SQuAD-style fixture over real glossary passages:
-the bootstrap interval, the adaptation (training, threshold on validation), the before/after table's numbers
+the intervals, the adaptation (training, threshold on validation), the before/after table's numbers
 recomputed by hand, and the cached build with its stored table."""
 
 from __future__ import annotations
@@ -55,16 +55,19 @@ def _general(tok, seed=0):
     return reader.new_model(tiny_bert(tok.vocab_size, seed=seed), seed=seed).eval()
 
 
-def test_the_bootstrap_is_seeded_and_close_to_the_normal_interval_of_a_proportion():
+def test_the_intervals_are_the_statistics_modules_seeded_bootstrap():
+    from backend.runtime import stats
+
     rng = np.random.default_rng(1)
-    values = (rng.random(400) < 0.5).astype(float)
-    lo, hi = adaptation.bootstrap_interval(values)
-    assert (lo, hi) == adaptation.bootstrap_interval(values)  # the same seed, the same interval
-    p, half = values.mean(), 1.96 * np.sqrt(values.mean() * (1 - values.mean()) / values.size)
-    assert lo < p < hi and abs(lo - (p - half)) < 0.01 and abs(hi - (p + half)) < 0.01
-    assert adaptation.bootstrap_interval([1.0] * 30) == (1.0, 1.0)
-    narrow = adaptation.bootstrap_interval(np.tile(values, 4))
-    assert narrow[1] - narrow[0] < hi - lo  # four times the questions: about half the width
+    em, f1 = list((rng.random(60) < 0.5).astype(float)), list(rng.random(60))
+    got = adaptation._summary(em, f1)
+    e = stats.accuracy(em)
+    assert got["exact_ci"] == [round(100 * e.lo, 2), round(100 * e.hi, 2)]
+    assert got["exact_ci"][0] < got["exact"] < got["exact_ci"][1] and got["questions"] == 60
+    other = list((rng.random(60) < 0.7).astype(float))
+    change, lo, hi = stats.paired_difference(other, em)
+    assert adaptation._difference(em, other) == {"points": round(100 * change, 2),
+                                                 "ci": [round(100 * lo, 2), round(100 * hi, 2)]}
 
 
 def test_adaptation_trains_every_step_and_takes_its_threshold_from_validation(tok, splits):

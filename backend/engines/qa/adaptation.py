@@ -7,7 +7,7 @@ trained on) and chooses its no-answer threshold on the validation split. `chapte
 test split, the general and the adapted reader on each question's own passage (SQuAD EM and F1), the
 retriever's recall@k over the glossary corpus, and the retriever-reader end to end (each reader over the top k
 retrieved passages), every figure with a seeded percentile bootstrap interval over the questions
-(`bootstrap_interval`). It runs once, at set-up (backend/hub/corpus_reader_builder.py), and is stored with the
+(backend.runtime.stats). It runs once, at set-up (backend/hub/corpus_reader_builder.py), and is stored with the
 model: the page shows the stored figures.
 """
 
@@ -21,40 +21,30 @@ import numpy as np
 
 from backend.engines.qa import reader, squad_metrics
 from backend.engines.qa.data import Example
+from backend.runtime import stats
 
 RECIPE_SETTINGS = reader.Recipe(epochs=3, batch_size=16, learning_rate=6e-5, warmup=0.1)
 RECALL_K = (1, 3, 5, 10)
 END_TO_END_K = (1, 5)  # Ask the corpus reads up to 5 passages
-BOOTSTRAP = {"resamples": 2000, "seed": 0, "level": 0.95}
-
-
-def bootstrap_interval(values, resamples: int = BOOTSTRAP["resamples"], seed: int = BOOTSTRAP["seed"],
-                       level: float = BOOTSTRAP["level"]) -> tuple[float, float]:
-    """The seeded percentile bootstrap interval of the mean of `values` (one per question): the questions
-    are drawn again with replacement `resamples` times; the interval holds the middle `level` of the means.
-    (One function, so a shared statistics module can take its place.)"""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
-    tail = 100 * (1 - level) / 2
-    lo, hi = np.percentile(means, [tail, 100 - tail])
-    return float(lo), float(hi)
+BOOTSTRAP = {"resamples": stats.RESAMPLES, "seed": stats.SEED, "level": stats.LEVEL}
 
 
 def _summary(em: list[float], f1: list[float]) -> dict:
-    """EM and F1 in % with their intervals, and the number of questions."""
-    pct = lambda xs: [round(100 * x, 2) for x in bootstrap_interval(xs)]  # noqa: E731
+    """EM and F1 in % with their intervals (backend.runtime.stats: the seeded bootstrap), and the number of
+    questions."""
+    pct = lambda xs: [round(100 * x, 2) for x in stats.bootstrap(xs, _mean)]  # noqa: E731
     return {"exact": round(100 * float(np.mean(em)), 2) if em else 0.0, "exact_ci": pct(em),
             "f1": round(100 * float(np.mean(f1)), 2) if f1 else 0.0, "f1_ci": pct(f1), "questions": len(em)}
 
 
+def _mean(x: np.ndarray) -> np.ndarray:
+    return x.mean(axis=-1)
+
+
 def _difference(a: list[float], b: list[float]) -> dict:
-    """b - a per question (the same questions), its mean in points and the interval of that mean."""
-    d = [y - x for x, y in zip(a, b)]
-    lo, hi = bootstrap_interval(d)
-    return {"points": round(100 * float(np.mean(d)), 2), "ci": [round(100 * lo, 2), round(100 * hi, 2)]}
+    """b - a per question (the same questions, resampled together), in points, with its interval."""
+    change, lo, hi = stats.paired_difference(b, a)
+    return {"points": round(100 * change, 2), "ci": [round(100 * lo, 2), round(100 * hi, 2)]}
 
 
 def adapt(model, tokenizer, train: list[Example], validation: list[Example],
@@ -86,6 +76,7 @@ def end_to_end_threshold(model, tokenizer, questions: list[Example], retrieved: 
     reads = _Reads(model, tokenizer)
     spans = []  # per question: (logit, margin, answer) of each retrieved passage's best span
     for q, texts in zip(questions, retrieved):
+        reads.prefetch(q.question, texts)
         outs = [reads(q.question, t) for t in texts]
         spans.append([(o["answers"][0]["logit"], o["margin"], o["answers"][0]["answer"])
                       for o in outs if o["answers"] and o["margin"] is not None])
@@ -113,6 +104,13 @@ class _Reads:
         if (question, text) not in self.memo:
             self.memo[(question, text)] = reader.answer(self.model, self.tokenizer, question, text, top_n=1)
         return self.memo[(question, text)]
+
+    def prefetch(self, question: str, texts: list[str]) -> None:
+        """Read the passages not read yet for `question` in shared forwards (reader.answer_many)."""
+        todo = list(dict.fromkeys(t for t in texts if (question, t) not in self.memo))
+        if todo:
+            outs = reader.answer_many(self.model, self.tokenizer, question, todo, top_n=1)
+            self.memo.update({(question, t): o for t, o in zip(todo, outs)})
 
     def said(self, question: str, text: str) -> str:
         out = self(question, text)
@@ -144,7 +142,7 @@ def chapter7_table(general, adapted, tokenizer, test: list[Example], passages: l
     recall = []
     for k in RECALL_K:
         hits = [float(gold[i] in ranked[i][:k]) for i in answerable]
-        lo, hi = bootstrap_interval(hits)
+        lo, hi = stats.bootstrap(hits, _mean)
         recall.append({"k": k, "recall": round(100 * float(np.mean(hits)), 2) if hits else 0.0,
                        "ci": [round(100 * lo, 2), round(100 * hi, 2)], "questions": len(hits)})
     readers, per_question = [], {}
@@ -152,6 +150,8 @@ def chapter7_table(general, adapted, tokenizer, test: list[Example], passages: l
         if say is not None:
             say(f"Measuring the {name} reader on {len(test)} test questions")
         reads = _Reads(model, tokenizer)
+        for i, q in enumerate(test):  # a question's own passage and its retrieved ones: one forward
+            reads.prefetch(q.question, [q.context] + [passages[j]["text"] for j in ranked[i][:max(END_TO_END_K)]])
         scores = {"gold": [squad_metrics.score(list(q.answers), reads.said(q.question, q.context)) for q in test]}
         for k in END_TO_END_K:
             scores[k] = []
