@@ -23,7 +23,7 @@ from backend.hub import reader_builder
 from backend.hub.cache_build import CacheBuild
 from backend.runtime import budget as request_budget, fixed_work
 
-RECIPE = "reader-glossary-v2"  # bump when the recipe changes
+RECIPE = "reader-glossary-v3"  # bump when the recipe changes
 TABLE_FILE = "chapter7_table.json"
 CLASSIFIER = ("the offline reader (all-MiniLM-L6-v2 with a span head, trained SQuAD 2.0 style on the shipped "
               "general QA set), then fine-tuned on the glossary's own questions")
@@ -59,9 +59,12 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
 
     with request_budget.detached():
         ranked = adaptation.rank_passages(passages, splits["validation"], embed, max(adaptation.END_TO_END_K))
+        near = adaptation.rank_passages(passages, splits["train"], embed, adaptation.HARD_NEGATIVES + 1)
         info = adaptation.adapt(model, tokenizer, splits["train"], splits["validation"],
                                 progress=fixed_work.first_use(progress, "the reader adapted to the glossary"),
-                                retrieved=[[passages[j]["text"] for j in r] for r in ranked])
+                                retrieved=[[passages[j]["text"] for j in r] for r in ranked],
+                                negatives=adaptation.hard_negatives(splits["train"], passages, near,
+                                                                    adaptation.HARD_NEGATIVES))
         fixed_work.finished(info["steps"], info["total_steps"], "the adapted reader")
         say = (lambda text: progress(1.0, text)) if progress is not None else None
         table = adaptation.chapter7_table(general, model, tokenizer, splits["test"], passages, embed, say=say)
@@ -70,9 +73,11 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
                   "test_file": str(qa_data.GLOSSARY_DIR.name + "/test.jsonl")})
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": "glossary_qa train split (after qa)",
             "general_reader": general_folder.name, "null_threshold": info["null_threshold"],
+            "rank_penalty": info["rank_penalty"],
             "validation_exact": info["validation"]["exact"], "validation_f1": info["validation"]["f1"],
             "adaptation": {k: info[k] for k in ("steps", "windows", "final_loss", "train_loop_s", "recipe", "sizes",
-                                                 "unanswerable", "validation", "threshold_chosen_on")},
+                                                 "hard_negatives", "unanswerable", "validation",
+                                                 "validation_end_to_end", "threshold_chosen_on")},
             "build_s": round(time.perf_counter() - t0, 2)}
     return model, tokenizer, meta, table
 
@@ -81,7 +86,8 @@ def _saved(tmp: Path, model, tokenizer, meta: dict, table: dict) -> dict:
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     (tmp / TABLE_FILE).write_text(json.dumps({**table, "build_s": meta["build_s"], "adaptation": meta["adaptation"],
-                                              "null_threshold": meta["null_threshold"]}, indent=1))
+                                              "null_threshold": meta["null_threshold"],
+                                              "rank_penalty": meta["rank_penalty"]}, indent=1))
     return meta
 
 

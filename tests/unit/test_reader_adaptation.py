@@ -55,19 +55,35 @@ def _general(tok, seed=0):
     return reader.new_model(tiny_bert(tok.vocab_size, seed=seed), seed=seed).eval()
 
 
-def test_the_intervals_are_the_statistics_modules_seeded_bootstrap():
+def test_the_intervals_are_the_statistics_modules_seeded_bootstrap_and_lenient_counts_near_misses():
     from backend.runtime import stats
 
     rng = np.random.default_rng(1)
-    em, f1 = list((rng.random(60) < 0.5).astype(float)), list(rng.random(60))
-    got = adaptation._summary(em, f1)
+    q = qa_data.parse(_record(0, GLOSSARY[0], "In which year was the Transformer introduced?", "2017"))
+    none = qa_data.parse(_record(1, GLOSSARY[0], "Who won the 2018 world cup?", None))
+    questions = [q] * 60 + [none] * 4
+    preds = [str(rng.choice(["2017", "in 2017", "1999", ""])) for _ in range(60)] + ["", "", "", "2017"]
+    got = adaptation._summary(questions, preds)
+    em = [float(p == "2017") for p in preds[:60]] + [1.0, 1.0, 1.0, 0.0]
     e = stats.accuracy(em)
-    assert got["exact_ci"] == [round(100 * e.lo, 2), round(100 * e.hi, 2)]
-    assert got["exact_ci"][0] < got["exact"] < got["exact_ci"][1] and got["questions"] == 60
-    other = list((rng.random(60) < 0.7).astype(float))
+    assert got["exact"] == round(100 * e.value, 2) and got["exact_ci"] == [round(100 * e.lo, 2), round(100 * e.hi, 2)]
+    right = [float(p in ("2017", "in 2017")) for p in preds[:60]] + [1.0, 1.0, 1.0, 0.0]
+    assert got["lenient"] == round(100 * float(np.mean(right)), 2) > got["exact"]
+    assert (got["refused_unanswerable"], got["unanswerable"], got["questions"]) == (3, 4, 64)
+    assert got["answered_wrong"] == preds.count("1999") and got["refused_answerable"] == preds[:60].count("")
+    other = [1.0 - x for x in em]
     change, lo, hi = stats.paired_difference(other, em)
     assert adaptation._difference(em, other) == {"points": round(100 * change, 2),
                                                  "ci": [round(100 * lo, 2), round(100 * hi, 2)]}
+
+
+def test_lenient_is_containment_either_way_or_half_the_tokens():
+    assert squad_metrics.lenient(["about four times"], "four times") == 1
+    assert squad_metrics.lenient(["four times"], "It reduces model size about four times") == 1
+    assert squad_metrics.lenient(["the square root of the key dimension"], "square root of the key") == 1
+    assert squad_metrics.lenient(["2017"], "2018") == 0 and squad_metrics.lenient(["2017"], "") == 0
+    assert squad_metrics.lenient([], "") == 1 and squad_metrics.lenient([], "2017") == 0
+    assert squad_metrics.lenient(["the"], "a") == 0  # nothing left after normalising: not a containment
 
 
 def test_adaptation_trains_every_step_and_takes_its_threshold_from_validation(tok, splits):

@@ -278,10 +278,13 @@ def evaluate(model, tokenizer, examples: list[Example], threshold: float | None 
             "best_threshold": best_threshold(margins, [e.answerable for e in examples], span_f1)}
 
 
-def read_passages(model, tokenizer, question: str, texts: list[str], read: Callable[[str, str], dict] | None = None
-                  ) -> tuple[dict | None, list[dict]]:
+def read_passages(model, tokenizer, question: str, texts: list[str], read: Callable[[str, str], dict] | None = None,
+                  rank_penalty: float | None = None) -> tuple[dict | None, list[dict]]:
     """Chapter 7's retriever-reader rule: the reader reads each passage on its own; the answer is the
-    best-scoring span (start + end logit) among the passages where it does not choose "no answer".
+    best-scoring span among the passages where it does not choose "no answer", a span scoring its start +
+    end logit less `rank_penalty` for each place its passage is below the retriever's first (the retriever's
+    order as a prior: a reader alone finds confident spans in near-miss passages). `texts` are in the
+    retriever's order; `rank_penalty` None: the model's config's (chosen on validation; 0 where none was).
 
     -> (the winning row or None (no answer), a row per passage: {passage (1-based), answer, start, end, logit,
     margin, no_answer, threshold}). `read(question, text)`: this module's `answer(..., top_n=1)` for one
@@ -294,5 +297,7 @@ def read_passages(model, tokenizer, question: str, texts: list[str], read: Calla
         rows.append({"passage": i, "answer": best["answer"] if best else "", "start": best["start"] if best else None,
                      "end": best["end"] if best else None, "logit": best["logit"] if best else None,
                      "margin": out["margin"], "no_answer": out["no_answer"], "threshold": out.get("threshold")})
+    if rank_penalty is None:
+        rank_penalty = float(getattr(model.config, "rank_penalty", 0.0))
     kept = [r for r in rows if not r["no_answer"] and r["logit"] is not None]
-    return (max(kept, key=lambda r: r["logit"]) if kept else None), rows
+    return (max(kept, key=lambda r: r["logit"] - rank_penalty * (r["passage"] - 1)) if kept else None), rows
