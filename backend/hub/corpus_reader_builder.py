@@ -23,7 +23,7 @@ from backend.hub import reader_builder
 from backend.hub.cache_build import CacheBuild
 from backend.runtime import budget as request_budget, fixed_work
 
-RECIPE = "reader-glossary-v3"  # bump when the recipe changes
+RECIPE = "reader-glossary-v4"  # bump when the recipe changes
 TABLE_FILE = "chapter7_table.json"
 CLASSIFIER = ("the offline reader (all-MiniLM-L6-v2 with a span head, trained SQuAD 2.0 style on the shipped "
               "general QA set), then fine-tuned on the glossary's own questions")
@@ -73,7 +73,7 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
                   "test_file": str(qa_data.GLOSSARY_DIR.name + "/test.jsonl")})
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": "glossary_qa train split (after qa)",
             "general_reader": general_folder.name, "null_threshold": info["null_threshold"],
-            "rank_penalty": info["rank_penalty"],
+            "rank_penalty": info["rank_penalty"], "read_depth": info["read_depth"],
             "validation_exact": info["validation"]["exact"], "validation_f1": info["validation"]["f1"],
             "adaptation": {k: info[k] for k in ("steps", "windows", "final_loss", "train_loop_s", "recipe", "sizes",
                                                  "hard_negatives", "unanswerable", "validation",
@@ -87,7 +87,8 @@ def _saved(tmp: Path, model, tokenizer, meta: dict, table: dict) -> dict:
     tokenizer.save_pretrained(tmp)
     (tmp / TABLE_FILE).write_text(json.dumps({**table, "build_s": meta["build_s"], "adaptation": meta["adaptation"],
                                               "null_threshold": meta["null_threshold"],
-                                              "rank_penalty": meta["rank_penalty"]}, indent=1))
+                                              "rank_penalty": meta["rank_penalty"],
+                                              "read_depth": meta["read_depth"]}, indent=1))
     return meta
 
 

@@ -27,6 +27,7 @@ RECIPE_SETTINGS = reader.Recipe(epochs=2, batch_size=16, learning_rate=6e-5, war
 RECALL_K = (1, 3, 5, 10)
 END_TO_END_K = (1, 5)  # Ask the corpus reads up to 5 passages
 RANK_PENALTIES = (0.0, 1.0, 2.0, 3.0, 4.0)  # logit points a passage's span loses per place below the first
+READ_DEPTHS = (1, 2, 3, 5)  # how many of the retrieved passages the reader may answer from
 HARD_NEGATIVES = 1  # retrieved-but-wrong passages per training question, trained on as "no answer"
 BOOTSTRAP = {"resamples": stats.RESAMPLES, "seed": stats.SEED, "level": stats.LEVEL}
 
@@ -74,15 +75,16 @@ def adapt(model, tokenizer, train: list[Example], validation: list[Example],
     -> what was done, and the validation metrics on the questions' own passages at the chosen threshold."""
     info = reader.train(model, tokenizer, train + list(negatives), recipe, progress)
     at_zero = reader.evaluate(model, tokenizer, validation, threshold=0.0)
-    threshold, penalty = ((at_zero["best_threshold"], 0.0) if retrieved is None
-                          else end_to_end_rule(model, tokenizer, validation, retrieved))
-    model.config.null_threshold, model.config.rank_penalty = threshold, penalty
+    threshold, penalty, depth = ((at_zero["best_threshold"], 0.0, None) if retrieved is None
+                                 else end_to_end_rule(model, tokenizer, validation, retrieved))
+    model.config.null_threshold, model.config.rank_penalty, model.config.read_depth = threshold, penalty, depth
     tuned = reader.evaluate(model, tokenizer, validation, threshold=threshold)
     end_to_end = None
     if retrieved is not None:  # what Ask does on validation with the chosen rule (chosen there: optimistic)
         end_to_end = _summary(validation, [(top["answer"] if (top := reader.read_passages(
             model, tokenizer, q.question, texts)[0]) else "") for q, texts in zip(validation, retrieved)])
-    return {**info, "null_threshold": round(threshold, 4), "rank_penalty": penalty, "hard_negatives": len(negatives),
+    return {**info, "null_threshold": round(threshold, 4), "rank_penalty": penalty, "read_depth": depth,
+            "hard_negatives": len(negatives),
             "threshold_chosen_on": "own passage" if retrieved is None else f"top {len(retrieved[0])} retrieved",
             "validation": {k: (round(v, 2) if isinstance(v, float) else v) for k, v in tuned["metrics"].items()},
             "validation_end_to_end": end_to_end,
@@ -92,12 +94,13 @@ def adapt(model, tokenizer, train: list[Example], validation: list[Example],
 
 
 def end_to_end_rule(model, tokenizer, questions: list[Example], retrieved: list[list[str]],
-                    penalties: tuple[float, ...] = RANK_PENALTIES) -> tuple[float, float]:
-    """(margin threshold, rank penalty) that maximise total F1 of the retriever-reader rule
-    (reader.read_passages: the best span, less the penalty per place below the first passage, among the
-    passages whose margin passes the threshold, else no answer) over each question's retrieved passages (the
-    SQuAD 2.0 best-threshold search, with the reader reading several passages); ties go to the smaller
-    penalty, then the smaller threshold."""
+                    penalties: tuple[float, ...] = RANK_PENALTIES, depths: tuple[int, ...] | None = None
+                    ) -> tuple[float, float, int]:
+    """(margin threshold, rank penalty, depth) that maximise total F1 of the retriever-reader rule
+    (reader.read_passages: over the first `depth` retrieved passages, the best span, less the penalty per
+    place below the first passage, among the passages whose margin passes the threshold, else no answer) over
+    each question's retrieved passages (the SQuAD 2.0 best-threshold search, with the reader reading several
+    passages); ties go to the smaller depth, then the smaller penalty, then the smaller threshold."""
     reads = _Reads(model, tokenizer)
     spans = []  # per question: (logit, margin, answer, place) of each retrieved passage's best span
     for q, texts in zip(questions, retrieved):
@@ -105,25 +108,28 @@ def end_to_end_rule(model, tokenizer, questions: list[Example], retrieved: list[
         outs = [reads(q.question, t) for t in texts]
         spans.append([(o["answers"][0]["logit"], o["margin"], o["answers"][0]["answer"], i)
                       for i, o in enumerate(outs) if o["answers"] and o["margin"] is not None])
+    most = max((len(t) for t in retrieved), default=1)
+    depths = tuple(d for d in (depths or READ_DEPTHS) if d < most) + (most,)
 
-    def total_f1(t: float, penalty: float) -> float:
-        preds = [max(kept, key=lambda x: x[0] - penalty * x[3])[2] if (kept := [x for x in c if x[1] > t]) else ""
-                 for c in spans]
+    def total_f1(t: float, penalty: float, depth: int) -> float:
+        preds = [max(kept, key=lambda x: x[0] - penalty * x[3])[2]
+                 if (kept := [x for x in c if x[1] > t and x[3] < depth]) else "" for c in spans]
         return sum(squad_metrics.score(list(q.answers), p)[1] for q, p in zip(questions, preds))
 
     cands = sorted({round(x[1], 4) for c in spans for x in c})
-    best_t, best_p, best = 0.0, 0.0, -1.0
-    for penalty in penalties:
-        for t in [min(cands, default=0.0) - 1.0] + cands:
-            f = total_f1(t, penalty)
-            if f > best + 1e-9:
-                best_t, best_p, best = t, penalty, f
-    return float(best_t), float(best_p)
+    best_t, best_p, best_d, best = 0.0, 0.0, most, -1.0
+    for depth in depths:
+        for penalty in (penalties if depth > 1 else (0.0,)):
+            for t in [min(cands, default=0.0) - 1.0] + cands:
+                f = total_f1(t, penalty, depth)
+                if f > best + 1e-9:
+                    best_t, best_p, best_d, best = t, penalty, depth, f
+    return float(best_t), float(best_p), int(best_d)
 
 
 def end_to_end_threshold(model, tokenizer, questions: list[Example], retrieved: list[list[str]]) -> float:
     """The margin threshold alone (no rank penalty): `end_to_end_rule` with the reader's plain rule."""
-    return end_to_end_rule(model, tokenizer, questions, retrieved, (0.0,))[0]
+    return end_to_end_rule(model, tokenizer, questions, retrieved, (0.0,), (max(map(len, retrieved)),))[0]
 
 
 class _Reads:
@@ -224,5 +230,5 @@ def chapter7_table(general, adapted, tokenizer, test: list[Example], passages: l
 
 def recipe_settings() -> dict:
     return {"recipe": asdict(RECIPE_SETTINGS), "recall_k": RECALL_K, "end_to_end_k": END_TO_END_K,
-            "rank_penalties": RANK_PENALTIES, "hard_negatives": HARD_NEGATIVES,
+            "rank_penalties": RANK_PENALTIES, "read_depths": READ_DEPTHS, "hard_negatives": HARD_NEGATIVES,
             "bootstrap": BOOTSTRAP}

@@ -279,16 +279,21 @@ def evaluate(model, tokenizer, examples: list[Example], threshold: float | None 
 
 
 def read_passages(model, tokenizer, question: str, texts: list[str], read: Callable[[str, str], dict] | None = None,
-                  rank_penalty: float | None = None) -> tuple[dict | None, list[dict]]:
+                  rank_penalty: float | None = None, depth: int | None = None) -> tuple[dict | None, list[dict]]:
     """Chapter 7's retriever-reader rule: the reader reads each passage on its own; the answer is the
     best-scoring span among the passages where it does not choose "no answer", a span scoring its start +
     end logit less `rank_penalty` for each place its passage is below the retriever's first (the retriever's
     order as a prior: a reader alone finds confident spans in near-miss passages). `texts` are in the
     retriever's order; `rank_penalty` None: the model's config's (chosen on validation; 0 where none was).
+    Only the first `depth` passages are read (None: the config's `read_depth`, chosen on validation; all
+    where none was): a reader that reads more passages also has more chances to be fooled by a near miss.
 
     -> (the winning row or None (no answer), a row per passage: {passage (1-based), answer, start, end, logit,
     margin, no_answer, threshold}). `read(question, text)`: this module's `answer(..., top_n=1)` for one
     passage (an evaluation passes a memo, so a passage read for the top 3 is not read again for the top 5)."""
+    if depth is None:
+        depth = getattr(model.config, "read_depth", None)
+    texts = list(texts)[:depth] if depth else list(texts)
     outs = (answer_many(model, tokenizer, question, texts, top_n=1) if read is None
             else [read(question, text) for text in texts])
     rows = []
