@@ -196,7 +196,8 @@ def adaptation_markdown(t: dict | None) -> str:
     trained = (f" The adaptation trained on {sizes['train']} questions"
                + (f" and {negatives} retrieved-but-wrong passages as \"no answer\"" if negatives else "")
                + f" and chose its threshold ({t['null_threshold']:+.2f})"
-               + (f" and its rank penalty ({penalty:.0f} per place)" if penalty is not None else "")
+               + (f" and its rank penalty ({penalty:.0f} per place)" if penalty is not None
+                  and t.get("read_depth", 2) != 1 else "")
                + (f" and how many retrieved passages it reads (the first {t['read_depth']}: the top-k rows below "
                   f"retrieve k and read at most that many)" if t.get("read_depth") else "")
                + f" on {sizes['validation']}." if sizes else "")
