@@ -1,8 +1,9 @@
 """The reader adapted to its own corpus (chapter 7's last step), built once into the cache at set-up
 (`python -m backend.hub build`) by its recipe (backend/engines/qa/adaptation.py): the general offline reader
 (reader_builder.py: MiniLM with a span head trained on assets/data/qa) fine-tuned on the glossary's train
-split, its no-answer threshold chosen on validation (end to end, over the passages the retriever finds there,
-as Ask reads them), and the before/after table measured on the test split
+split and on retrieved-but-wrong passages as "no answer", its no-answer threshold, rank penalty and reading
+depth chosen on validation (end to end, over the passages the retriever finds there, as Ask reads them), and the
+before/after table measured on the test split
 and stored beside it (TABLE_FILE), so the page shows stored figures and no click measures them.
 
 The one builder shape (cache_build.py: `conversion.write_once` under `<cache>/trained/<RECIPE>-<key>`); the

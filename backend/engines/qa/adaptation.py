@@ -3,12 +3,15 @@ corpus (the book: a SQuAD reader, then SubjQA), and the retriever-reader measure
 
 `adapt` fine-tunes the general reader (handed in: the offline `qa` reader, trained on assets/data/qa) on the
 glossary's train split (assets/data/glossary_qa, written blind and split by passage, so no test passage is
-trained on) and chooses its no-answer threshold on the validation split. `chapter7_table` measures, on the
-test split, the general and the adapted reader on each question's own passage (SQuAD EM and F1), the
-retriever's recall@k over the glossary corpus, and the retriever-reader end to end (each reader over the top k
-retrieved passages), every figure with a seeded percentile bootstrap interval over the questions
-(backend.runtime.stats). It runs once, at set-up (backend/hub/corpus_reader_builder.py), and is stored with the
-model: the page shows the stored figures.
+trained on), with one retrieved-but-wrong passage per question as a "no answer" example (`hard_negatives`),
+and chooses on the validation split, end to end over the retrieved passages, its no-answer threshold, its rank
+penalty and how many of the retrieved passages it reads (`end_to_end_rule`). `chapter7_table` measures, on the
+test split, the general and the adapted reader on each question's own passage (SQuAD EM and F1, and a lenient
+"right" rate), the retriever's recall@k over the glossary corpus, and the retriever-reader end to end (each
+reader over the top k retrieved passages, by its own rule), every figure with a seeded percentile bootstrap
+interval over the questions (backend.runtime.stats); a question's passages are read in shared forwards. It
+runs once, at set-up (backend/hub/corpus_reader_builder.py), and is stored with the model: the page shows the
+stored figures.
 """
 
 from __future__ import annotations
