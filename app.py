@@ -16,15 +16,18 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no phone-home: wor
 QUEUE_SUMMARY_EVERY = 10**12  # events: never, in practice
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(QUEUE_SUMMARY_EVERY))
 
+from backend.runtime import env  # noqa: E402  (after the two settings above: it imports nothing of Gradio)
+from backend.runtime.config import DEFAULT_HOST, DEFAULT_PORT  # noqa: E402
+
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
+    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", DEFAULT_HOST))
+    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", DEFAULT_PORT)))
     p.add_argument("--share", action="store_true", help="ask Gradio for a public link (needs network)")
-    p.add_argument("--profile", choices=("auto", "book", "local"), default=os.environ.get("TLAB_PROFILE", "auto"))
+    p.add_argument("--profile", choices=("auto", "book", "local"), default=env.read("TLAB_PROFILE"))
     p.add_argument("--preload", action="store_true", help="load the encoder, decoder and embedder at start-up")
-    p.add_argument("--generation-url", default=os.environ.get("TLAB_GENERATION_URL", ""),
+    p.add_argument("--generation-url", default=env.read("TLAB_GENERATION_URL"),
                    help="an OpenAI-compatible server (vLLM) that generates for the decoder roles, e.g. "
                         "http://127.0.0.1:8400 (TLAB_GENERATION_URL; `make server-run` starts one)")
     return p.parse_args(argv)
@@ -247,7 +250,7 @@ def served_app(tabs=None):
     from components.shell import admit_fairly
 
     demo.queue(default_concurrency_limit=4, max_size=get_settings().queue_max)  # more waiting: refused at once
-    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/common.py)
+    admit_fairly(demo)  # one long job per visitor, a bounded long-lane wait (components/shell/lanes.py)
     return demo
 
 
@@ -317,7 +320,7 @@ def main(argv=None) -> int:
     if args.generation_url:
         os.environ["TLAB_GENERATION_URL"] = args.generation_url
         _say_server(args.generation_url)
-    if "TLAB_PUBLIC" not in os.environ and (args.share or not is_loopback(args.host)):
+    if env.raw("TLAB_PUBLIC") is None and (args.share or not is_loopback(args.host)):
         os.environ["TLAB_PUBLIC"] = "1"  # reachable by strangers: model boxes take the allowlist only
     from backend.hub import get_hub
     from backend.runtime.device import on_zerogpu

@@ -8,7 +8,7 @@ sentences, latency of one query at batch 1 (tokenisation included; calls interle
 by round so a busy machine slows all alike), size of the saved files. Ratios are against the
 fine-tuned baseline, which is the plain transformers forward of that model.
 
-Targets (issue #38): the student keeps >= 95% of the baseline's accuracy at < 0.5x its latency;
+Targets: the student keeps >= 95% of the baseline's accuracy at < 0.5x its latency;
 ONNX Runtime + int8 >= 3x faster than the baseline, accuracy loss stated.
 
     .venv/bin/python bench/compress.py            # ~1 min once the cache is built (make run)

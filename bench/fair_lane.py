@@ -1,5 +1,5 @@
 """Fair long lane: how long does an honest visitor's short summary wait while a hostile address holds
-both of its long-lane places with maximum-cost jobs? (issue #54: 225 s end to end before.)
+both of its long-lane places with maximum-cost jobs? (225 s end to end without the per-address rule.)
 
 Starts app.py in public mode on loopback twice, told to trust X-Forwarded-For (as on a Space):
 - "fair": as shipped (public mode: an address runs at most TLAB_MODEL_CONCURRENCY long jobs, the
@@ -67,7 +67,7 @@ def main() -> None:
              f"Box: {os.cpu_count()} cores; load average at start {load0[0]:.2f}, at end {load1[0]:.2f}.", "",
              "| long lane | honest visitor's short summary, end to end (s) |", "|---|---|"]
     lines += [f"| {name} | {r['honest_s']} |" for name, r in rows]
-    lines += ["", "Target (issue #54): under 60 s while a hostile address holds its share."]
+    lines += ["", "Target: under 60 s while a hostile address holds its share."]
     out = ROOT / "bench" / "results" / "fair_lane.md"
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -51,7 +51,7 @@ def main() -> None:
         types = [f"{rep['per_type'].get(t, {}).get('f1', 0.0):.3f}" for t in ("PER", "ORG", "LOC")]
         out.append(f"| {name} | " + " | ".join(cells) + f" | {ner_metrics.f1(gold, pred):.3f} | " + " | ".join(types) + " |")
     out += ["", f"Tagging took {time.perf_counter() - t0:.1f} s on this box.",
-            "Target in issue #51's held-out check: entity F1 >= 0.6 on new German, French and Italian sentences "
+            "Target of the held-out check: entity F1 >= 0.6 on new German, French and Italian sentences "
             "from the multilingual model."]
     (ROOT / "bench" / "results" / "multilingual_blind.md").write_text("\n".join(out) + "\n")
     print("\n".join(out))

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend import hub  # noqa: E402
 from backend.engines.qa import reader, squad_metrics  # noqa: E402
-from backend.runtime import config  # noqa: E402
+from backend.runtime import config, env  # noqa: E402
 from tests.integration.qa_sets import HELD_OUT, HELD_OUT_2, TUNING  # noqa: E402
 from tests.integration.qa_sets_3 import HELD_OUT_3  # noqa: E402
 from tests.integration.qa_sets_4 import HELD_OUT_4  # noqa: E402
@@ -30,7 +30,7 @@ from tests.integration.qa_sets_5 import HELD_OUT_5  # noqa: E402
 OUT = Path(__file__).resolve().parent / "results" / "qa_answer_type.md"
 SETS = {"TUNING + HELD_OUT 1-4 (seen: the rules were chosen on them)": TUNING + HELD_OUT + HELD_OUT_2 + HELD_OUT_3
         + HELD_OUT_4, "HELD_OUT_5 (blind for the first version, seen since: see below)": HELD_OUT_5}
-if os.environ.get("TLAB_BLIND_6"):
+if env.is_set("TLAB_BLIND_6"):
     from tests.integration.qa_sets_6 import HELD_OUT_6  # noqa: E402
 
     SETS["HELD_OUT_6 (written blind after the revision, measured once)"] = HELD_OUT_6

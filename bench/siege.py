@@ -1,4 +1,4 @@
-"""Siege: a crowd of strangers on the public app (issue #21). Does long work keep finishing, do
+"""Siege: a crowd of strangers on the public app. Does long work keep finishing, do
 short requests stay near a second, and does the upload folder stay bounded?
 
 Starts app.py in public mode on loopback (local profile, its own upload folder) and runs, for
@@ -8,7 +8,7 @@ Starts app.py in public mode on loopback (local profile, its own upload folder) 
   beam /decode of 64 tokens, one after another; one of them is greedy and submits three long
   jobs at once (two must be refused: one long job per visitor);
 - an uploader: 10 or 4 files of 1 MB per request to /gradio_api/upload, about one a second;
-- a hostile client (issue #39): one address, a fresh session for every request, asking nonstop for
+- a hostile client: one address, a fresh session for every request, asking nonstop for
   long jobs (beam decodes) and NER trainings, to hold every long-lane place and the training memory.
 Each visitor has its own address (X-Forwarded-For, which the app is told to trust, as on a Space).
 Every 2 s it samples the app's RSS and the upload folder's size. Writes bench/results/siege.md.

@@ -2,7 +2,7 @@
 
 Weights are read in float32 whatever the model's dtype (`.float()` is free on a float32 CPU
 model), so the recomputation means the same thing on a bf16 GPU. Attention itself is the
-book's `scaled_dot_product_attention` from backend/attention/math.py, not a second copy.
+book's `scaled_dot_product_attention` from backend/engines/attention/math.py, not a second copy.
 """
 
 from __future__ import annotations

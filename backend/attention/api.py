@@ -8,7 +8,8 @@ attention computations are kept, so moving the heatmap sliders does not rerun th
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+
+from cachetools import LRUCache
 
 from backend import hub
 from backend.runtime.device import gpu_task
@@ -18,8 +19,8 @@ from backend.attention import views
 from backend.runtime.validation import as_int, check_text
 from backend.engines.attention.extract import check_role
 
-_CACHE: OrderedDict = OrderedDict()  # (role, checkpoint, text, text_b) -> AttentionResult
 _CACHE_SIZE = 3
+_CACHE: LRUCache = LRUCache(_CACHE_SIZE)  # (role, checkpoint, text, text_b) -> AttentionResult
 _CACHE_LOCK = threading.Lock()
 
 
@@ -42,13 +43,10 @@ def cached_attention(lm, text, text_b) -> extract.AttentionResult:
     key = (lm.role, lm.checkpoint, text, text_b)
     with _CACHE_LOCK:
         if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
+            return _CACHE[key]  # marks it used
     result = extract.compute_attention(lm.model, lm.tokenizer, text, text_b or None)
     with _CACHE_LOCK:
-        _CACHE[key] = result
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _CACHE[key] = result  # the least recently used goes beyond _CACHE_SIZE
     return result
 
 

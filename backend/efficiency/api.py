@@ -216,7 +216,8 @@ def efficiency(prompts=DEFAULT_PROMPTS, texts=DEFAULT_TEXTS, new_tokens=DEFAULT_
     return {
         "decoder": dec,
         "encoder": enc,
-        "settings": {"prompts": prompts, "texts": texts, "new_tokens": new_tokens, "encoder": encoder},
+        "settings": {"prompts": prompts, "texts": texts, "new_tokens": new_tokens, "encoder": encoder,
+                     "perplexity_max_tokens": measure.PERPLEXITY_MAX_TOKENS},
         "seconds": round(time.perf_counter() - start, 2),
         "model": dec["model"],
     }

@@ -126,7 +126,10 @@ def nll_from_logits(logits: torch.Tensor, ids: torch.Tensor) -> tuple[float, int
     return float(nll.sum()), int(target.numel())
 
 
-def perplexity(model, tokenizer, texts: Sequence[str], max_tokens: int = 512) -> dict:
+PERPLEXITY_MAX_TOKENS = 512  # a text's tokens read for its perplexity (longer texts are cut)
+
+
+def perplexity(model, tokenizer, texts: Sequence[str], max_tokens: int = PERPLEXITY_MAX_TOKENS) -> dict:
     """Token-weighted perplexity exp(total NLL / total predicted tokens) over `texts`, and per text."""
     device = next(model.parameters()).device
     total, count, per_text = 0.0, 0, []

@@ -3,10 +3,9 @@
 Tabs call `hub.load(role, override)` inside their GPU-wrapped entry points and get a
 `LoadedModel`; `hub.tokenizer(role)` loads only a tokenizer. Policy (which checkpoint) is in
 `policy`, loading and caching in `loader`, the GGUF cache in `conversion`, the models the
-project trains itself in `builders`; `python -m backend.hub list|pull` is the CLI.
+project trains itself in `builders`; `python -m backend.hub list|pull|build` is the CLI.
 """
 
-from backend.hub.loader import HUB, LoadedModel, ModelHub, get_hub, load
 from backend.hub.policy import (
     PUBLIC_REFUSAL,
     Resolved,
@@ -18,9 +17,24 @@ from backend.hub.policy import (
     resolve,
 )
 
+_LOADER = ("HUB", "LoadedModel", "ModelHub", "get_hub", "load")  # loader.py imports torch: read on first use
+
+
+def __getattr__(name: str):
+    """The loader's names, imported when first asked for, so `python -m backend.hub build` can say "up to
+    date" without importing torch."""
+    if name in _LOADER:
+        from backend.hub import loader
+
+        value = getattr(loader, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def tokenizer(role: str, override: str | None = None):
     """(tokenizer, Resolved) of a role's checkpoint, without loading its weights."""
+    get_hub = globals().get("get_hub") or __getattr__("get_hub")
     return get_hub().tokenizer(role, override)
 
 

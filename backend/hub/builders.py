@@ -26,7 +26,8 @@ from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH
 from backend.hub.cache_build import CacheBuild
 from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
 
-BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS])
+BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS],
+                   code=(__name__,))
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 

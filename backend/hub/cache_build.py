@@ -2,8 +2,9 @@
 the offline sentiment, NER and QA models (builders.py, ner_builder.py, reader_builder.py) and the
 default runs of chapter 4 and chapter 8 (multilingual_builder.py, compress_builder.py).
 
-A `CacheBuild` names a recipe, the data files and the settings its key hashes (with the base
-weights' folder: `conversion.build_key`), so a change to any of them builds again; its folder is
+A `CacheBuild` names a recipe, the data files, the settings and the code its key hashes (with the
+base weights' folder: `conversion.build_key`; the code: `code_keys`, the builder's module and the
+engine modules it imports, this module included), so a change to any of them builds again; its folder is
 `<cache>/trained/<recipe>-<key>`, written once, atomically (`conversion.write_once`): a model with
 its meta (`ensure_model`), or a default run (`ensure_run`, `DefaultRun`) that a tab then reads
 from the cache (`cached`: a visitor's click never builds it). The training itself is a fixed
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from backend.hub.code_keys import code_salt
 from backend.hub.conversion import META_FILE, build_key, build_trained, trained_dir, write_once
 
 
@@ -26,9 +28,13 @@ class CacheBuild:
     recipe: str  # the recipe's name and version: bump it when the recipe changes
     data: Callable[[], list[Path]]  # the data files the build reads
     settings: Callable[[], bytes] = lambda: b""  # the recipe's settings, as bytes
+    code: tuple[str, ...] = ()  # the builder's module(s): with the engine modules they import, the code keyed
 
     def key(self, location: str | Path) -> str:
-        return build_key(self.recipe, self.data(), Path(location), self.settings())
+        return build_key(self.recipe, self.data(), Path(location), self.settings() + self.code_salt())
+
+    def code_salt(self) -> bytes:
+        return code_salt(self.recipe, self.code + (__name__,)) if self.code else b""
 
     def folder(self, location: str | Path, root: Path | None = None) -> Path:
         """Where the build from the base weights at `location` lives (built or not yet)."""

@@ -1,4 +1,5 @@
-"""`python -m backend.hub list|pull`: each role's checkpoint, and filling the HF cache for offline use."""
+"""`python -m backend.hub list|pull|build`: each role's checkpoint, filling the HF cache for offline use, and
+building what the local profile keeps in the cache."""
 
 from __future__ import annotations
 
@@ -59,10 +60,34 @@ def cmd_pull(profile: str) -> int:
     return 1 if failed else 0
 
 
-def cmd_build() -> int:
-    """Everything the local profile builds into the cache, built now with progress, so no
-    visitor's first click waits for it: the GGUF decoder's conversion, then the models trained
-    here. Each is skipped at once when the cache already holds it."""
+def cmd_build(steps: tuple[str, ...] = (), force: bool = False) -> int:
+    """Everything the local profile builds into the cache, built now with progress, so no visitor's
+    first click waits for it: the GGUF decoder's conversion, the models trained here, then each
+    further set-up `step` (a module run as `python -m step`). Returns at once when the last finished
+    build read the same inputs and its folders are all there (build_state.py); otherwise every builder
+    is asked, and each skips at once what its key finds in the cache."""
+    import subprocess
+    import time
+
+    from backend.hub import build_state
+
+    start = time.perf_counter()
+    root = config.get_settings().cache_dir
+    if not force and build_state.up_to_date(root, steps):
+        print(f"up to date: nothing to build (checked in {time.perf_counter() - start:.2f} s; "
+              f"{root / build_state.STATE_FILE})", flush=True)
+        return 0
+    digest = build_state.inputs_digest(steps)  # read before building: an edit made meanwhile is seen next time
+    failed = _build_hub()
+    for step in steps:
+        print(f"step    python -m {step}", flush=True)
+        failed += subprocess.run([sys.executable, "-m", step]).returncode != 0
+    if not failed:
+        build_state.record(root, digest, steps)
+    return failed
+
+
+def _build_hub() -> int:
     import time
 
     from backend.hub import conversion
@@ -206,12 +231,17 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--profile", choices=config.PROFILES)
     p_pull = sub.add_parser("pull", help="download a profile's checkpoints into the Hugging Face cache")
     p_pull.add_argument("--profile", choices=("book", "local"), default="book")
-    sub.add_parser("build", help="build what the local profile keeps in the cache (decoder conversion, models trained here)")
+    p_build = sub.add_parser("build", help="build what the local profile keeps in the cache (decoder conversion, "
+                                           "models trained here); at once when it is up to date")
+    p_build.add_argument("--step", action="append", default=[], metavar="MODULE",
+                         help="a further set-up module, run as `python -m MODULE` after the hub's builds; its code "
+                              "counts in the up-to-date check")
+    p_build.add_argument("--force", action="store_true", help="ask every builder even when the check says up to date")
     args = parser.parse_args(argv)
     if args.cmd == "list":
         return cmd_list(args.profile)
     if args.cmd == "build":
-        return cmd_build()
+        return cmd_build(tuple(args.step), args.force)
     return cmd_pull(args.profile)
 
 

@@ -20,7 +20,7 @@ from backend.hub.cache_build import CacheBuild, DefaultRun
 
 BUILD = CacheBuild(RECIPE, lambda: [datasets.DATA_DIR / DATASET / f"{split}.jsonl" for split in datasets.SPLITS],
                    lambda: json.dumps({"teacher": asdict(TEACHER_BUDGET), "run": asdict(DEFAULT)}, sort_keys=True,
-                                      default=str).encode())
+                                      default=str).encode(), (__name__,))
 LIVE_DIR = "compress-live"  # a live (custom) run's folder under the cache: the Efficiency tab writes it, its snippet reads it
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 RUN = DefaultRun(BUILD, build, RESULTS_FILE, lambda r: r["timings"]["total"])

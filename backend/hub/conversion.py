@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+from backend.hub.code_keys import code_salt
 from backend.runtime import config
 
 
@@ -67,9 +68,16 @@ def build_trained(folder: Path, train_and_save: Callable[[Path], dict]) -> tuple
     return folder, {**json.loads((folder / META_FILE).read_text()), "cached": True}
 
 
+CONVERT_CODE = (__name__, "backend.hub.e5s1")  # the code a conversion runs, keyed with the file (code_keys.py)
+
+
 def converted_dir(gguf_path: Path, cache_dir: Path | None = None) -> Path:
+    """<cache>/converted/<file's stem>-<key>: the key covers the file's content and the conversion's code."""
     cache_dir = cache_dir or config.get_settings().cache_dir
-    return cache_dir / "converted" / f"{gguf_path.stem}-{_file_fingerprint(gguf_path)}"
+    key, salt = _file_fingerprint(gguf_path), code_salt("converted", CONVERT_CODE)
+    if salt:
+        key = hashlib.sha256(key.encode() + salt).hexdigest()[:16]
+    return cache_dir / "converted" / f"{gguf_path.stem}-{key}"
 
 
 def write_once(target: Path, build: Callable[[Path], None]) -> bool:

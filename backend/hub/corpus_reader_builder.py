@@ -36,7 +36,8 @@ def _glossary_path() -> Path:
 
 BUILD = CacheBuild(RECIPE, lambda: [qa_data.GLOSSARY_DIR / f"{s}.jsonl" for s in qa_data.GLOSSARY_SPLITS]
                    + [_glossary_path()],
-                   lambda: json.dumps(adaptation.recipe_settings(), sort_keys=True).encode())
+                   lambda: json.dumps(adaptation.recipe_settings(), sort_keys=True).encode(),
+                   (__name__, "backend.hub.reader_builder"))  # the general reader is read by its serve()
 
 
 def _passages() -> list[dict]:

@@ -32,7 +32,8 @@ def base_location() -> Path:
 
 
 BUILD = CacheBuild(RECIPE, ner_languages.files,
-                   lambda: json.dumps({"recipe": asdict(DEFAULT), "runs": RUNS, "steps": STEPS}, sort_keys=True).encode())
+                   lambda: json.dumps({"recipe": asdict(DEFAULT), "runs": RUNS, "steps": STEPS}, sort_keys=True).encode(),
+                   (__name__,))
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 RUN = DefaultRun(BUILD, build, RESULTS_FILE, lambda r: r["built_s"])
 ensure, cached, results = RUN.ensure, RUN.cached, RUN.results  # build once / the folder if built / its results

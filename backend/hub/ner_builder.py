@@ -25,7 +25,7 @@ from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
 
 ARCHITECTURE = "MiniLMWordShapeForTokenClassification"
 BUILD = CacheBuild(RECIPE, lambda: [ner_data.DATA_DIR / f"{split}.jsonl" for split in ner_data.SPLITS],
-                   lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode())
+                   lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode(), (__name__,))
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 

@@ -20,7 +20,7 @@ from backend.hub.cache_build import CacheBuild
 from backend.hub.conversion import META_FILE  # noqa: F401  (tests read it here)
 
 BUILD = CacheBuild(RECIPE, lambda: [qa_data.DATA_DIR / f"{split}.jsonl" for split in qa_data.SPLITS],
-                   lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode())
+                   lambda: json.dumps(asdict(RECIPE_SETTINGS), sort_keys=True).encode(), (__name__,))
 cache_dir = BUILD.folder  # (location of the base weights, root=None) -> the folder, built or not yet
 
 

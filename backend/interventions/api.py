@@ -86,6 +86,7 @@ def _decoder_effects(lm, inputs, edits, tokens, new_tokens: int, top_k: int, pro
             "top1_before": show([int(before.out[-1].argmax())])[0],
             "top1_after": show([int(after.out[-1].argmax())])[0],
             "top": effects.top_tokens(lm.tokenizer, before.out[-1], after.out[-1], top_k, show),
+            "top_k": top_k,
         },
         "kl_mean": float(per_kl.mean()),
         "flips": flips,

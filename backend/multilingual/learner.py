@@ -1,4 +1,4 @@
-"""`/multilingual_ner_train`: a learner's own run of chapter 4's experiment, live (issue #51).
+"""`/multilingual_ner_train`: a learner's own run of chapter 4's experiment, live.
 
 The default run (German only, all four languages) is built at set-up; here the learner picks the
 training languages and the steps, and watches the run: the default run's recipe and code

@@ -293,18 +293,22 @@ def translate(text, source: str = "en", target: str = "de", max_new_tokens=120, 
 def _instruct_task(task: str, override: str | None, settings: dict, progress, run, plan: Plan | None = None) -> dict:
     """`run(lm)` on the generation server when it may write this role's replies (an instruct
     fallback: `server_models.server_model`), else, or when the server fails before its reply,
-    with the role's model loaded here; the result's `engine` says which, and why."""
+    with the role's model loaded here; the result's `engine` says which, and why, and its `settings` what
+    generate was asked for (a model's own run may name more)."""
     stand_in, note = server_models.server_model(config.TASK_ROLES[task], override, settings, plan=plan)
     if stand_in is not None:
         try:
             r = run(stand_in)
+            r.setdefault("settings", dict(settings))
             r["engine"] = stand_in.server.info()
             r["waited"] = []
             return r
         except remote.ServerUnavailable as exc:
             note = str(exc)
     lm, waited = _load(task, override, progress)
-    return _with_waits(_in_process(run(lm), note), waited)
+    r = run(lm)
+    r.setdefault("settings", dict(settings))
+    return _with_waits(_in_process(r, note), waited)
 
 
 @_timed

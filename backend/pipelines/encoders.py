@@ -17,7 +17,7 @@ import torch
 from backend.engines.embedding import batching
 from backend.runtime.config import get_settings
 from backend.runtime.errors import InputError
-from backend.engines.tasks.text import forward_inputs, model_max_length, ranked_labels, truncation_notice
+from backend.engines.tasks.text import forward_inputs, model_max_length, ranked_labels, truncation_notice, window_stride
 from backend.runtime.validation import as_int
 
 MASK_PLACEHOLDER = "[MASK]"
@@ -93,7 +93,7 @@ def ner_with_pipeline(model, tokenizer, texts: list[str], aggregation: str = "si
     long = [i for i, n in enumerate(lengths) if n > limit]
     notices, kwargs = [], {}
     if long and aggregation != "none":
-        kwargs["stride"] = min(128, limit // 4)
+        kwargs["stride"] = window_stride(limit)
         notices.append(
             f"{len(long)} text(s) longer than the model's {limit} tokens: read in overlapping windows "
             f"(stride {kwargs['stride']})."

@@ -14,7 +14,7 @@ its deadline or of a cancel. With no budget open (a script, a test) `check()` do
 Generation does not raise: its stopping criterion ends the text and the result says
 finish_reason "time budget" (see backend.engines.generation.generate).
 
-Two jobs at once (two lanes) on a small CPU: each job's torch work gets its share of the
+Jobs at once (in one lane or several) on a small CPU: each job's torch work gets its share of the
 cores (`fair_threads`, applied at every check), so two jobs never run 2x the cores' threads.
 """
 
@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator
 
 from backend.runtime import memory, memory_budget
+from backend.runtime import env
 from backend.runtime.errors import LabError
 
 DEFAULT_SECONDS = 120.0
@@ -268,7 +269,7 @@ def fair_threads() -> None:
     a GPU box (TLAB_FAIR_THREADS=0 turns it off).
     """
     torch = sys.modules.get("torch")
-    if torch is None or os.environ.get("TLAB_FAIR_THREADS", "1") == "0" or getattr(_thread_state, "pinned", False):
+    if torch is None or env.read("TLAB_FAIR_THREADS") == "0" or getattr(_thread_state, "pinned", False):
         return
     want = 1 if _LOCAL_SERVER_STREAMS else fair_share(active_jobs())
     if getattr(_thread_state, "threads", None) != want:

@@ -1,5 +1,5 @@
-"""The session store, shared per client rather than per session, with reservations that age out
-(issue #39). A `SessionStore` (backend/runtime/sessions.py) keyed by session, plus:
+"""The session store, shared per client rather than per session, with reservations that age out.
+A `SessionStore` (backend/runtime/sessions.py) keyed by session, plus:
 
 - **Shares per client.** A client (an address: backend/runtime/clients.py) holds at most `share`
   of the store's memory and of its places, whatever number of sessions it opens: the sessions of

@@ -1,7 +1,7 @@
-"""Who a request comes from: a *client* is an address, not a browser session (issue #39).
+"""Who a request comes from: a *client* is an address, not a browser session.
 
-Sessions cost nothing to mint: a stranger with 20 throwaway sessions used to hold 20 shares of the
-training memory and every long-lane place. So what a visitor may hold (trained models, private
+Sessions cost nothing to mint: counted per session, a stranger with 20 throwaway sessions would hold 20 shares
+of the training memory and every long-lane place. So what a visitor may hold (trained models, private
 indexes, long jobs) is counted per client, and the sessions of one client share one share.
 
 A client is the socket's address, or, behind a proxy that the operator trusts (TLAB_TRUST_FORWARDED;
@@ -23,23 +23,26 @@ import contextvars
 import ipaddress
 import os
 import threading
-from collections import OrderedDict
 from typing import Callable
+
+from cachetools import FIFOCache
+
+from backend.runtime import env
 
 MAX_SESSIONS = 50_000  # sessions remembered (about 100 bytes each); the oldest are forgotten first
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # what trust_forwarded takes
 
 _LOCK = threading.Lock()
-_SESSIONS: OrderedDict[str, str] = OrderedDict()  # session -> client, least recently bound first
+_SESSIONS: FIFOCache = FIFOCache(MAX_SESSIONS)  # session -> client; the least recently bound goes first
 _CURRENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("tlab_client", default=None)
-_OWNED: OrderedDict[str, str] = OrderedDict()  # a session's download folder -> its client
+_OWNED: FIFOCache = FIFOCache(MAX_SESSIONS)  # a session's download folder -> its client (oldest claim goes first)
 _current_session: Callable[[], str | None] = lambda: None  # noqa: E731  the shell plugs Gradio's in
 
 
 def trust_forwarded() -> bool:
     """TLAB_TRUST_FORWARDED: 1 trusts X-Forwarded-For (its TLAB_PROXY_HOPS-th entry from the right), 0 never;
     unset: only on a Space. The one reader of the setting."""
-    value = os.environ.get("TLAB_TRUST_FORWARDED", "").strip().lower()
+    value = (env.read("TLAB_TRUST_FORWARDED", "") or "").strip().lower()
     if value in TRUE_WORDS:
         return True
     if value in FALSE_WORDS:
@@ -68,9 +71,9 @@ def _clean(address: str | None) -> str | None:
 def proxy_hops() -> int:
     """TLAB_PROXY_HOPS: how many trusted proxies append to X-Forwarded-For (1 on a Space)."""
     try:
-        return min(max(int(os.environ.get("TLAB_PROXY_HOPS", "1")), 1), 8)
+        return min(max(int(env.read("TLAB_PROXY_HOPS")), 1), 8)
     except ValueError:
-        return 1
+        return int(env.var("TLAB_PROXY_HOPS").default)
 
 
 def address(socket_host: str | None, forwarded_for: str | None = None, trusted: bool | None = None,
@@ -109,9 +112,6 @@ def bind(session: str | None, client: str | None) -> None:
         return
     with _LOCK:
         _SESSIONS[session] = client
-        _SESSIONS.move_to_end(session)
-        while len(_SESSIONS) > MAX_SESSIONS:
-            _SESSIONS.popitem(last=False)
 
 
 def client_of(session) -> str:
@@ -148,8 +148,6 @@ def claim(folder, client: str) -> None:
     """`folder` belongs to `client` (see `own`)."""
     with _LOCK:
         _OWNED[os.path.realpath(str(folder))] = client
-        while len(_OWNED) > MAX_SESSIONS:
-            _OWNED.popitem(last=False)
 
 
 def owner_of(path: str) -> str | None:

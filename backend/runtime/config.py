@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.runtime import env
+
 ROLES: tuple[str, ...] = (
     "encoder",
     "decoder",
@@ -200,18 +202,18 @@ FILL_MASK_HINT = (
 )
 
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
+def _env_int(name: str, default: int | None = None) -> int:
+    """An integer setting (backend/runtime/env.py); `default`: where the registry's depends on something else."""
+    return int(_env_float(name, default))
 
 
-def _env_float(name: str, default: float) -> float:
+def _env_float(name: str, default: float | None = None) -> float:
+    """A number setting; one that does not read as a number counts as unset."""
+    fallback = float(env.var(name).default if default is None else default)
     try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
+        return float(env.read(name, None if default is None else str(default)))
+    except (TypeError, ValueError):
+        return fallback
 
 
 # Public mode: the only Hub ids a visitor may type in a model box (the book's checkpoints, plus
@@ -233,7 +235,7 @@ _FALSE = ("0", "false", "no", "off")
 def public_mode() -> bool:
     """TLAB_PUBLIC decides; unset, a Space (SPACE_ID) is public. app.py sets it for --share and
     for a non-loopback host."""
-    value = os.environ.get("TLAB_PUBLIC", "").strip().lower()
+    value = (env.read("TLAB_PUBLIC", "") or "").strip().lower()
     if value in _TRUE:
         return True
     if value in _FALSE:
@@ -243,7 +245,7 @@ def public_mode() -> bool:
 
 def model_dirs() -> list[Path]:
     """Folders whose models a visitor may load in public mode (TLAB_MODEL_DIRS, os.pathsep-separated)."""
-    raw = os.environ.get("TLAB_MODEL_DIRS", "")
+    raw = env.read("TLAB_MODEL_DIRS") or ""
     return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
 
 
@@ -252,7 +254,7 @@ class Settings:
     """Run-time settings, read from the environment (flags in app.py set the same vars)."""
 
     profile: str = "auto"
-    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "transformers-lab")
+    cache_dir: Path = field(default_factory=lambda: Path.home().joinpath(*CACHE_UNDER_HOME))
     hub_timeout_s: float = 2.0
     device: str = "auto"  # auto | cpu | cuda
     model_concurrency: int = 1
@@ -264,7 +266,7 @@ class Settings:
     batch_max: int = 16  # short embedding requests that arrive together share one forward (1: off)
     keep_items_s: float = 900.0  # a private index / trained model used this recently is never evicted for others
     # ... but only for keep_max_age_s after it was made (default 3x keep_items_s): calling a model does not
-    # hold it for ever (issue #39). Each client (an address: backend/runtime/clients.py) holds at most
+    # hold it for ever. Each client (an address: backend/runtime/clients.py) holds at most
     # client_share of each store's memory and places, and of the long lane's places: 0.25 in public mode,
     # all of it on a server of your own (TLAB_CLIENT_SHARE sets it either way).
     keep_max_age_s: float = 2700.0
@@ -279,30 +281,30 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> "Settings":
-        profile = os.environ.get("TLAB_PROFILE", "auto").strip().lower() or "auto"
+        profile = (env.read("TLAB_PROFILE") or "").strip().lower() or env.var("TLAB_PROFILE").default
         if profile not in PROFILES:
             raise ValueError(f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.")
-        cache = os.environ.get("TLAB_CACHE_DIR")
+        cache = env.read("TLAB_CACHE_DIR")
         return cls(
             profile=profile,
             cache_dir=Path(cache).expanduser() if cache else cls().cache_dir,
-            hub_timeout_s=float(os.environ.get("TLAB_HUB_TIMEOUT", 2.0)),
-            device=os.environ.get("TLAB_DEVICE", "auto"),
-            model_concurrency=max(1, _env_int("TLAB_MODEL_CONCURRENCY", 1)),
-            max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS", 20_000)),
-            time_budget_s=_env_float("TLAB_TIME_BUDGET_S", 120.0),
-            request_memory_mb=max(64.0, _env_float("TLAB_REQUEST_MEMORY_MB", 2048.0)),
-            public_max_passages=max(1, _env_int("TLAB_PUBLIC_MAX_PASSAGES", 20_000)),
-            train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB", 1024.0)),
-            batch_max=max(1, _env_int("TLAB_BATCH_MAX", 16)),
-            keep_items_s=max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)),
+            hub_timeout_s=float(env.read("TLAB_HUB_TIMEOUT")),
+            device=env.read("TLAB_DEVICE"),
+            model_concurrency=max(1, _env_int("TLAB_MODEL_CONCURRENCY")),
+            max_tokenize_chars=max(1, _env_int("TLAB_MAX_TOKENIZE_CHARS")),
+            time_budget_s=_env_float("TLAB_TIME_BUDGET_S"),
+            request_memory_mb=max(64.0, _env_float("TLAB_REQUEST_MEMORY_MB")),
+            public_max_passages=max(1, _env_int("TLAB_PUBLIC_MAX_PASSAGES")),
+            train_session_mb=max(1.0, _env_float("TLAB_TRAIN_SESSION_MB")),
+            batch_max=max(1, _env_int("TLAB_BATCH_MAX")),
+            keep_items_s=max(0.0, _env_float("TLAB_KEEP_ITEMS_S")),
             keep_max_age_s=max(0.0, _env_float("TLAB_KEEP_MAX_AGE_S",
-                                               3 * max(0.0, _env_float("TLAB_KEEP_ITEMS_S", 900.0)))),
+                                               3 * max(0.0, _env_float("TLAB_KEEP_ITEMS_S")))),
             client_share=min(1.0, max(0.01, _env_float("TLAB_CLIENT_SHARE", 0.25 if public_mode() else 1.0))),
-            queue_max=max(1, _env_int("TLAB_QUEUE_MAX", 64)),
-            generation_url=os.environ.get("TLAB_GENERATION_URL", "").strip().rstrip("/"),
-            generation_timeout_s=max(0.1, _env_float("TLAB_GENERATION_TIMEOUT_S", 2.0)),
-            generation_concurrency=max(1, _env_int("TLAB_GENERATION_CONCURRENCY", 16)),
+            queue_max=max(1, _env_int("TLAB_QUEUE_MAX")),
+            generation_url=(env.read("TLAB_GENERATION_URL") or "").strip().rstrip("/"),
+            generation_timeout_s=max(0.1, _env_float("TLAB_GENERATION_TIMEOUT_S")),
+            generation_concurrency=max(1, _env_int("TLAB_GENERATION_CONCURRENCY")),
         )
 
 
@@ -348,6 +350,20 @@ def text_rule(use: str) -> TextRule:
     return rule
 
 
+# Where `make run` serves the app unless told (app.py's --host and --port), and where the cache is unless
+# TLAB_CACHE_DIR says (under the home folder)
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
+CACHE_UNDER_HOME = (".cache", "transformers-lab")
+# The corpora /build_index names (the app ships them), the name it gives a pasted corpus, and the shipped
+# glossary's file (from the repository's root)
+BUILTIN_CORPORA = ("glossary", "docstrings")
+PASTE_NAME = "pasted text"
+GLOSSARY_FILE = "assets/corpus/glossary.jsonl"
+# A long document is read as passages of this many words, each sharing the last few with the one before
+DEFAULT_CHUNK_WORDS = 120
+DEFAULT_OVERLAP_WORDS = 30
+
+
 @dataclass(frozen=True)
 class SearchLimits:
     """Corpus limits: TLAB_SEARCH_MAX_MB (default 50), TLAB_SEARCH_MAX_PASSAGES (200k), and the
@@ -360,9 +376,9 @@ class SearchLimits:
     @classmethod
     def from_env(cls) -> "SearchLimits":
         return cls(
-            max_bytes=int(_env_float("TLAB_SEARCH_MAX_MB", 50) * 1024 * 1024),
-            max_passages=int(_env_float("TLAB_SEARCH_MAX_PASSAGES", 200_000)),
-            session_bytes=int(_env_float("TLAB_SEARCH_SESSION_MB", 2048) * 1024 * 1024),
+            max_bytes=int(_env_float("TLAB_SEARCH_MAX_MB") * 1024 * 1024),
+            max_passages=int(_env_float("TLAB_SEARCH_MAX_PASSAGES")),
+            session_bytes=int(_env_float("TLAB_SEARCH_SESSION_MB") * 1024 * 1024),
         )
 
 
@@ -379,5 +395,5 @@ def store_settings() -> dict:
 
 def role_override(role: str) -> str | None:
     """A per-role checkpoint override from the environment: TLAB_MODEL_<ROLE>."""
-    value = os.environ.get(f"TLAB_MODEL_{role.upper()}", "").strip()
+    value = (env.read(f"TLAB_MODEL_{role.upper()}", "") or "").strip()
     return value or None

@@ -5,7 +5,7 @@ Why here and not in the handler: a handler's own checks run after its lane wait,
 of 256 was refused 163 s after it was sent, and a 20,000-passage paste grew the app by gigabytes while it
 waited to be told no. A contract says the same things once, as data: the door checks it in milliseconds,
 the handler keeps its checks (a script calls it directly), and the contract suite
-(tests/limits/test_endpoint_extremes.py) reads the ranges to build every endpoint's most extreme call.
+(tests/fuzz/test_endpoint_extremes.py) reads the ranges to build every endpoint's most extreme call.
 
     Contract({"text": Text("text"), "top_k": Int(1, 50), "model_box": Free()}, cost=fill_mask_cost)
 

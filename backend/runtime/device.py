@@ -1,7 +1,7 @@
 """Where model work runs: the device and dtype, and the ZeroGPU wrapper for model calls.
 
-The floor every layer may use: model-level code that only needs `gpu_task` no longer imports
-the hub for it.
+The floor every layer may use: model-level code that only needs `gpu_task` gets it here, without
+importing the hub.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A download's folder, made only after making room: one zip per address and kind at a time, the
-folder's cap checked at the door (issue #54: 30 `/compress_download` calls in 19 s took the download
-folder from 150 MB to 2,756 MB against its 512 MB cap; the janitor that trims it spares zips younger
-than its grace period, so a burst outran it).
+folder's cap checked at the door. A janitor alone is not enough: it spares zips younger than its grace
+period, so a burst outruns it (30 `/compress_download` calls in 19 s would take the folder from 150 MB to
+2,756 MB against a 512 MB cap).
 
     folder = downloads.new_folder(root, "compress")   # raises InputError when the folder is full
     ... write folder / "student.zip" ...
@@ -21,16 +21,17 @@ import tempfile
 from pathlib import Path
 
 from backend.runtime import clients
+from backend.runtime import env
 from backend.runtime.errors import InputError
 
 PREFIX = "tlab-"  # the download folders' prefix (components/shell/session_memory.py trims them too)
-DEFAULT_CAP_MB = 512.0
+DEFAULT_CAP_MB = float(env.var("TLAB_DOWNLOAD_FOLDER_MB").default)
 
 
 def cap_mb() -> float:
     """All download zips together (TLAB_DOWNLOAD_FOLDER_MB, as the janitor reads it)."""
     try:
-        return float(os.environ.get("TLAB_DOWNLOAD_FOLDER_MB", DEFAULT_CAP_MB))
+        return float(env.read("TLAB_DOWNLOAD_FOLDER_MB"))
     except ValueError:
         return DEFAULT_CAP_MB
 

@@ -1,5 +1,5 @@
-"""Give freed memory back to the system (issue #39: after 12 NER sessions closed, 606 of 940 MB came
-back and about 330 MB never did).
+"""Give freed memory back to the system (measured without it: after 12 NER sessions closed, 606 of
+940 MB came back and about 330 MB never did).
 
 Where it stayed: glibc's malloc arenas. Each thread that trains or serves gets an arena of its own
 (up to 8 per core), and the many small and medium blocks a training run allocates there (tokenizer

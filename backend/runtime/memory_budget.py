@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend.runtime.errors import InputError
+from backend.runtime import env
 
 PREFILL_CHUNK = 128  # prompt tokens per prefill forward: under a second on 2 cores, so Stop answers within one
 SCORE_COPIES = 3  # eager attention holds scores, their softmax and a copy of it at once (float32)
@@ -71,16 +72,14 @@ def share_mb() -> float:
     """The memory one request may hold while it runs: TLAB_REQUEST_MEMORY_MB where the operator set it;
     else 2,048 MB, less on a small machine, so that the models plus two shares for each of the two long
     slots stay under the machine's memory (at least 256 MB)."""
-    import os
-
-    if os.environ.get("TLAB_REQUEST_MEMORY_MB", "").strip():
+    if env.is_set("TLAB_REQUEST_MEMORY_MB"):
         from backend.runtime.config import get_settings
 
         return float(get_settings().request_memory_mb)
-    total = machine_mb()
+    total, most = machine_mb(), float(env.var("TLAB_REQUEST_MEMORY_MB").default)
     if total is None:
-        return 2048.0
-    return float(max(256.0, min(2048.0, (total - MODELS_MB) / (2 * GUARD_FACTOR))))
+        return most
+    return float(max(256.0, min(most, (total - MODELS_MB) / (2 * GUARD_FACTOR))))
 
 
 def generation_bytes(shape: Shape, prompt: int, new: int, width: int = 1, beam: bool = False,

@@ -8,10 +8,25 @@ tokenizers, the int8 copies and the shared search indexes are all kept this way.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+import math
 from typing import Callable, Generic, Hashable, TypeVar
 
+from cachetools import FIFOCache
+
 V = TypeVar("V")
+
+
+class _Values(FIFOCache):
+    """The built values, first built first dropped beyond the bound; a dropped key's lock goes with it."""
+
+    def __init__(self, maxsize: float, dropped: Callable[[Hashable], None]):
+        super().__init__(maxsize)
+        self._dropped = dropped
+
+    def popitem(self):
+        key, value = super().popitem()
+        self._dropped(key)
+        return key, value
 
 
 class BuildOnce(Generic[V]):
@@ -19,8 +34,8 @@ class BuildOnce(Generic[V]):
 
     def __init__(self, max_entries: int | None = None):
         self.max_entries = max_entries
-        self._values: OrderedDict[Hashable, V] = OrderedDict()
         self._locks: dict[Hashable, threading.Lock] = {}
+        self._values = _Values(math.inf if max_entries is None else max_entries, lambda key: self._locks.pop(key, None))
         self._guard = threading.Lock()
         self.builds = 0  # how many values were actually built (tests and benches read it)
 
@@ -36,11 +51,8 @@ class BuildOnce(Generic[V]):
                     return self._values[key], False
             value = build()
             with self._guard:
-                self._values[key] = value
+                self._values[key] = value  # drops the oldest beyond max_entries
                 self.builds += 1
-                while self.max_entries is not None and len(self._values) > self.max_entries:
-                    old, _ = self._values.popitem(last=False)
-                    self._locks.pop(old, None)
             return value, True
 
     def peek(self, key: Hashable) -> V | None:

@@ -29,6 +29,8 @@ import time
 from collections import OrderedDict
 from typing import Callable, Generic, Hashable, Iterator, TypeVar
 
+from cachetools import FIFOCache
+
 V = TypeVar("V")
 GONE_IDLE, GONE_ROOM = "idle", "room"
 MAX_TOMBSTONES = 4096  # sessions told why their item went (a few dozen bytes each)
@@ -52,7 +54,8 @@ class SessionStore(Generic[V]):
         self._size_of, self._busy, self._release, self._shrink = size_of, busy, release, shrink
         self._describe = describe
         self._entries: OrderedDict[Hashable, tuple[V, float]] = OrderedDict()  # least recently used first
-        self._gone: OrderedDict[Hashable, tuple[str, str]] = OrderedDict()  # key -> (reason, what it held)
+        # key -> (reason, what it held); the least recently written goes first beyond MAX_TOMBSTONES
+        self._gone: FIFOCache = FIFOCache(MAX_TOMBSTONES)
         self.lock = threading.RLock()
 
     def get(self, key: Hashable, create: bool = True) -> V | None:
@@ -143,9 +146,6 @@ class SessionStore(Generic[V]):
 
     def _bury(self, key: Hashable, reason: str, value: V) -> None:
         self._gone[key] = (reason, self._describe(value))
-        self._gone.move_to_end(key)
-        while len(self._gone) > MAX_TOMBSTONES:
-            self._gone.popitem(last=False)
 
     def _free_bytes(self, keep: Hashable | None, now: float, pending: int, gone: list[Hashable]) -> None:
         for key in self._evictable(keep, now, items=True):

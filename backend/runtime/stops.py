@@ -1,4 +1,4 @@
-"""Stop flags that reach inside a model call (issue #39: Stop within 5 s for every training).
+"""Stop flags that reach inside a model call, so that every training stops within 5 s.
 
 A training loop's Stop is a `threading.Event` in the app's process, checked between the chunks it
 hands to GPU tasks. A chunk that scores a whole validation or test split (or runs many steps) would

@@ -11,13 +11,13 @@ from __future__ import annotations
 import inspect
 
 from backend.engines.scratch import bpe, corpora, train
+from backend.engines.scratch.run_settings import SHOWN_MERGES
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int, check_text, one_of
 from backend.scratch import replay
 
 MIN_VOCAB, MAX_VOCAB = 100, 8000
-SHOWN_MERGES = 50
 MAX_SENTENCE = 1000
 COMPARE_CHARS = 20_000  # tokens per word is measured on the corpus's first 20,000 characters
 REAL = (("embedder", "WordPiece of the embedder"), ("decoder", "byte-level BPE of the decoder"))

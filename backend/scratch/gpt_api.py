@@ -17,11 +17,11 @@ from backend.engines.scratch import corpora, tiny_gpt
 from backend.hub import session_models
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_float, as_int, one_of
+from backend.engines.scratch import run_settings
+from backend.engines.scratch.run_settings import GPT_DEFAULTS as DEFAULTS
 from backend.scratch import fit, trained_run
 from backend.scratch.gpt_store import Model, get_store
 
-DEFAULTS = dict(steps=300, layers=3, heads=4, width=96, context=64, batch=16, learning_rate=2e-3, eval_every=50,
-                temperature=0.8, seed=0, vocab_size=1000)
 LIMITS = dict(steps=(1, 5000), layers=(1, 6), heads=(1, 8), width=(16, 256), context=(16, 128), batch=(1, 64),
               eval_every=(1, 5000), seed=(0, 2**31 - 1), vocab_size=(100, 8000))
 STEP_WORK, EVAL_WORK = "tiny-GPT steps", "tiny-GPT evaluations"  # measured per model shape (rates.py)
@@ -122,7 +122,7 @@ def train_gpt_iter(session_id: str, corpus="glossary", text: str | None = None, 
                "unigram_entropy": round(tiny_gpt.unigram_entropy(data.val), 4)}
         settings = tiny_gpt.Settings(steps=s["steps"], batch=s["batch"], learning_rate=s["learning_rate"],
                                      eval_every=s["eval_every"], temperature=s["temperature"], seed=s["seed"],
-                                     prompt=str(prompt or "")[:200], report_every=max(1, min(10, s["steps"] // 30)))
+                                     prompt=str(prompt or "")[:200], report_every=run_settings.report_every(s["steps"]))
         trained = run.trained = Model(model, tok, {"corpus": what, "tokens": scheme, "settings": s})
 
         def finish():  # also when the caller stops iterating: the model so far is described and kept

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.runtime import clients, config
+from backend.runtime import env
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.trained_store import Session, TrainedStore
 
@@ -48,7 +49,8 @@ def _describe(s: Session, noun: str = "tiny GPT") -> str:
 
 
 def _budget_bytes() -> int:
-    return int(float(os.environ.get("TLAB_SCRATCH_GPT_MB", "256") or 256) * 1024 * 1024)
+    raw = env.read("TLAB_SCRATCH_GPT_MB") or env.var("TLAB_SCRATCH_GPT_MB").default
+    return int(float(raw) * 1024 * 1024)
 
 
 class GptStore(TrainedStore):
@@ -82,8 +84,8 @@ class GptStore(TrainedStore):
 
     def by_name(self, name: str) -> Model | None:
         """The trained model offered under `name` (and its session marked used), or None: only to a
-        request of the client (the address) whose session trained it (issue #39: a name once worked
-        from anywhere, for as long as the model lived)."""
+        request of the client (the address) whose session trained it (a name alone would let anyone who
+        learns it use the model for as long as it lived)."""
         with self._lock:
             for key in self._sessions.keys():
                 s = self._sessions.peek(key)

@@ -20,6 +20,7 @@ from typing import Iterator
 
 from backend.engines.scratch import corpora, loop, tiny_gpt
 from backend.hub import conversion
+from backend.hub.code_keys import code_salt, normalised
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from backend.runtime.validation import as_int
@@ -28,6 +29,7 @@ from backend.scratch import scaling
 RECIPE_NAME = "scaling-family"
 FILE = "family.json"
 SHIPPED = Path(corpora.SCRATCH_DIR) / "scaling_family.json"
+CODE = ("backend.scratch.scaling", __name__)  # the recipe and the build: with the engine modules they import, keyed
 HEADROOM = 0.8  # an added size may use this share of the request's budget
 WIDTH_LIMITS, LAYER_LIMITS = (16, 256), (1, 6)
 
@@ -37,21 +39,20 @@ def _identity() -> dict:
 
 
 def _source(module) -> bytes:
-    """A module's source as the build key reads it, with its package's path written one way: the location of the
-    code is not part of what it trains. (The tiny GPT and its loop moved from backend/scratch to
-    backend/engines/scratch, which changed only their import lines; the key is computed on the old spelling, so it
-    is the key the family was built under and a move does not retrain it at set-up.)"""
-    text = inspect.getsource(module)
+    """A module's code as the build key reads it: as Python reads it (`code_keys.normalised`: comments,
+    docstrings and layout are not what it trains), with its package's path written one way (nor is the location of
+    the code: the key spells the package `backend.scratch` wherever the code lives)."""
+    text = normalised(inspect.getsource(module))
     return text.replace("backend.engines.scratch", "backend.scratch").replace("backend/engines/scratch",
                                                                               "backend/scratch").encode()
 
 
 def build_key() -> str:
-    """Changes with the recipe, the sizes, the text and the tiny GPT's code and loop (any of them rebuilds; where
-    the code lives does not, see `_source`)."""
+    """Changes with the recipe, the sizes, the text, the tiny GPT's code and loop, and the code of the recipe and
+    its build (`CODE`, code_keys.py) (any of them rebuilds; where the code lives does not, see `_source`)."""
     text = "\n".join(corpora.shipped(name) for name in scaling.RECIPE.corpus)
     settings = json.dumps(_identity(), sort_keys=True).encode() + hashlib.sha256(text.encode()).digest() + \
-        _source(tiny_gpt) + _source(loop)
+        _source(tiny_gpt) + _source(loop) + code_salt(RECIPE_NAME, CODE)
     return conversion.build_key(RECIPE_NAME, [], Path(corpora.SCRATCH_DIR), settings)
 
 

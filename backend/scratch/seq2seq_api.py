@@ -15,13 +15,13 @@ from typing import Iterator
 
 import numpy as np
 
-from backend.engines.scratch import seq2seq, seq2seq_data, tiny_gpt
+from backend.engines.scratch import run_settings, seq2seq, seq2seq_data, tiny_gpt
+from backend.engines.scratch.run_settings import SEQ2SEQ_DEFAULTS as DEFAULTS
 from backend.runtime.errors import InputError
 from backend.runtime.validation import as_float, as_int, check_text
 from backend.scratch import trained_run
 from backend.scratch.seq2seq_store import Model, get_store
 
-DEFAULTS = dict(steps=400, layers=2, heads=4, width=64, batch=64, learning_rate=3e-3, eval_every=50, seed=0)
 LIMITS = dict(steps=(1, 3000), layers=(1, 4), heads=(1, 8), width=(16, 256), batch=(4, 256), eval_every=(1, 3000),
               seed=(0, 2**31 - 1))
 STEP_WORK, EVAL_WORK = "seq2seq steps", "seq2seq evaluations"  # measured per model shape (rates.py)
@@ -55,7 +55,7 @@ def estimate_params(vocab: int, layers: int, width: int) -> int:
     """BART's parameter count: shared embeddings, two position tables (+2 offset each), two embedding
     norms; an encoder layer is 4 projections + a feed-forward (2w wide) + 2 norms; a decoder layer adds
     the cross-attention's 4 projections and a third norm."""
-    w, f, positions = width, 2 * width, 2 * (max(seq2seq.MAX_SOURCE, seq2seq.MAX_TARGET) + 4)
+    w, f, positions = width, run_settings.SEQ2SEQ_FFN_SCALE * width, 2 * (max(seq2seq.MAX_SOURCE, seq2seq.MAX_TARGET) + 4)
     attn, ffn, norm = 4 * (w * w + w), 2 * w * f + f + w, 2 * w
     return vocab * w + positions * w + 2 * norm + layers * (attn + ffn + 2 * norm) + layers * (2 * attn + ffn + 3 * norm)
 
@@ -113,13 +113,13 @@ def train_seq2seq_iter(session_id: str, steps=DEFAULTS["steps"], layers=DEFAULTS
         t0 = time.perf_counter()
         train, val, test = (list(seq2seq_data.load(k)) for k in seq2seq_data.SPLITS)
         tok = seq2seq.build_tokenizer(train)
-        model = seq2seq.build_model(tok.get_vocab_size(), s["layers"], s["heads"], s["width"], 2 * s["width"],
+        model = seq2seq.build_model(tok.get_vocab_size(), s["layers"], s["heads"], s["width"], run_settings.SEQ2SEQ_FFN_SCALE * s["width"],
                                     s["seed"], tok)
         params = seq2seq.param_count(model)
         yield {"event": "plan", **plan, "parameters": params, "data": _data_card()}
         settings = seq2seq.Settings(steps=s["steps"], batch=s["batch"], learning_rate=s["learning_rate"],
                                     eval_every=s["eval_every"], seed=s["seed"],
-                                    report_every=max(1, min(10, s["steps"] // 30)))
+                                    report_every=run_settings.report_every(s["steps"]))
         trained = run.trained = Model(model, tok, {"settings": s, "parameters": params, "corpus": "toy dates"})
         run.describe = lambda: _result(plan, s, params, out, None, time.perf_counter() - t0, 0.0, 0.0)
         yield from seq2seq.train_steps(model, tok, train, val, settings, stop=run.session.stop, outcome=out)

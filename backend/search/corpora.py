@@ -18,18 +18,16 @@ import re
 from dataclasses import dataclass, field
 
 from backend.runtime import json_input
-from backend.runtime.config import SearchLimits
+from backend.runtime.config import (DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, GLOSSARY_FILE, PASTE_NAME,
+                                    SearchLimits)
 from backend.runtime.errors import InputError
 from backend.runtime.uploads import discard_upload, upload_dir  # noqa: F401  (re-exported)
 from backend.runtime.validation import clean_text
 
 ASSETS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "assets")
-GLOSSARY_PATH = os.path.join(ASSETS_DIR, "corpus", "glossary.jsonl")
+GLOSSARY_PATH = os.path.join(os.path.dirname(ASSETS_DIR), GLOSSARY_FILE)
 
-DEFAULT_CHUNK_WORDS = 120
-DEFAULT_OVERLAP_WORDS = 30
 SUPPORTED_EXTENSIONS = (".txt", ".csv", ".tsv", ".jsonl")
-PASTE_NAME = "pasted text"  # the name of a corpus built from pasted text
 
 
 @dataclass

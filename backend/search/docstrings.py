@@ -49,7 +49,7 @@ SKIP_DIRS = {"tests", "test", "testing", "_vendor", "vendored", "benchmarks", "_
              "distributed", "_functorch", "_export", "export", "ao", "backends", "cuda",
              "mps", "xpu", "_refs", "_prims", "_decomp", "testing", "commands", "_custom_op",
              "continuous_batching", "distutils", "f2py", "mcp"}
-# The caps add up to ~750, and parts run short, so the corpus has about 640 passages (3,364 before):
+# The caps add up to ~750, and parts run short, so the corpus has about 640 passages (3,364 uncapped):
 # embedded in ~30 s at the ~20 passages/s of a 2-core CPU (a basic CPU Space), well inside the
 # 120 s request budget, and once only (the vectors persist in the cache dir; see service.py).
 MAX_ENTRIES = 800

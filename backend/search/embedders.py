@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH, embed_texts
+from backend.engines.embedding.vectors import BATCH, DEFAULT_MAX_LENGTH, embed_texts
 
 ENGLISH, MULTILINGUAL = "minilm", "multilingual"
 EMBEDDER_ROLES = {ENGLISH: "embedder", MULTILINGUAL: "multilingual"}  # choice -> hub role
@@ -41,7 +41,7 @@ class Embedder:
     tokenizer: Any
     name: str
     describe: dict = field(default_factory=dict)
-    batch_size: int = 64
+    batch_size: int = BATCH
     choice: str = ENGLISH  # the key of EMBEDDER_ROLES it was loaded for
 
     def embed(self, texts, progress=None) -> np.ndarray:

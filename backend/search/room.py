@@ -38,7 +38,7 @@ def full_message(keep_s: float) -> str:
 
 def refusal(store, session_id: str, need: int) -> str | None:
     """Why `session_id` may not build a private index of `need` bytes now (its client's share is full,
-    or the whole room is), else None, and the index's reservation starts now (issue #39)."""
+    or the whole room is), else None, and the index's reservation starts now."""
     why = store.client_refusal(session_id, need, "private index", "the memory for private indexes")
     if why is not None:
         return why + " Built-in corpora (glossary, docstrings) are shared: search them any time."

@@ -25,7 +25,7 @@ import numpy as np
 from backend.runtime.once import BuildOnce
 from backend.runtime.client_store import ClientStore
 from backend.runtime import memory
-from backend.runtime.config import SearchLimits, get_settings, store_settings
+from backend.runtime.config import BUILTIN_CORPORA, SearchLimits, get_settings, store_settings
 from backend.runtime.singleton import ProcessWide
 from backend.runtime.errors import InputError
 from backend.search import index as si
@@ -38,7 +38,6 @@ from backend.search.persistence import clean_stale_temp_files, read_json
 from backend.search.projection import pca_2d
 from backend.runtime.validation import as_int, check_text
 
-BUILTIN_CORPORA = ("glossary", "docstrings")
 MAX_K = 100
 MAP_MAX_POINTS = 20_000
 

@@ -1,4 +1,4 @@
-"""The code behind a result (issue #52): for an endpoint's inputs and its JSON result, a short runnable
+"""The code behind a result: for an endpoint's inputs and its JSON result, a short runnable
 snippet with the library's own calls (`python`), the `gradio_client` call of the same endpoint
 (`client`), and the book chapter it belongs to (`chapter`, a number the page links).
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from backend.hub.conversion import converted_dir
 from backend.hub.policy import package_dir
 from backend.runtime import config
-from backend.runtime.config import ModelSpec
+from backend.runtime.config import CACHE_UNDER_HOME, ModelSpec
 
 
 @dataclass
@@ -47,7 +47,8 @@ def folder_lines(spec: ModelSpec) -> list[str]:
 
 
 NO_POOLER = "# no pooler"  # the comment above a bare encoder's load (a tokenizer alone leaves both out)
-CACHE_EXPRESSION = 'Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / ".cache" / "transformers-lab")'
+CACHE_EXPRESSION = ('Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / '  # the app's cache, as config finds it
+                    + " / ".join(f'"{part}"' for part in CACHE_UNDER_HOME) + ")")
 
 
 def in_cache(folder: Path) -> str:

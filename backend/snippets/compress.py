@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from backend.engines.compression.distill import MAX_LENGTH  # the students' and the teacher's token window
+from backend.engines.compression.perf_bench import ACCURACY_BATCH
 from backend.hub import compress_builder
 from backend.runtime import config
-from backend.snippets.checkpoint import in_cache
+from backend.snippets.checkpoint import CACHE_EXPRESSION, in_cache
+from backend.snippets.efficiency import INT8_WARNINGS
 from backend.snippets.text import literal, script
 
 _log = logging.getLogger("tlab.snippets")
@@ -67,10 +70,12 @@ def compress(inputs: dict, result: dict) -> str:
         f"rows = [json.loads(line) for line in open({TEST_FILE!r}, encoding=\"utf-8\") if line.strip()]",
         "texts, gold = [r[\"text\"] for r in rows], [labels.index(r[\"label\"].upper()) for r in rows]",
         "",
-        "def accuracy(logits_of, batch=32):  # argmax of the logits against the labels, 32 texts at a time",
+        f"def accuracy(logits_of, batch={ACCURACY_BATCH}):  # argmax of the logits against the labels, "
+        f"{ACCURACY_BATCH} texts at a time",
         "    preds = []",
         "    for s in range(0, len(texts), batch):",
-        '        enc = tokenizer(texts[s:s + batch], padding=True, truncation=True, max_length=128, return_tensors="pt")',
+        f'        enc = tokenizer(texts[s:s + batch], padding=True, truncation=True, max_length={MAX_LENGTH}, '
+        'return_tensors="pt")',
         "        preds += np.asarray(logits_of(enc)).argmax(-1).tolist()",
         "    return float(np.mean(np.array(preds) == np.array(gold)))",
         "",
@@ -89,7 +94,7 @@ def compress(inputs: dict, result: dict) -> str:
                "from safetensors.torch import load_file", "from transformers import AutoModel, AutoTokenizer"]
     if "student_int8" in keys:
         imports.append("from torch.ao.quantization import per_channel_dynamic_qconfig")
-        body += ["int8 = torch.ao.quantization.quantize_dynamic(Classifier(run / 'student').eval(), "
+        body += [*INT8_WARNINGS, "int8 = torch.ao.quantization.quantize_dynamic(Classifier(run / 'student').eval(), "
                  "{torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)",
                  "variants['student_int8'] = torch_logits(int8)"]
     onnx = [k for k in keys if k in ONNX]
@@ -106,10 +111,11 @@ def compress(inputs: dict, result: dict) -> str:
                  ""]
         body += [f"variants[{k!r}] = onnx_logits(run / {ONNX[k]!r})" for k in onnx]
     body += ["", "accuracies = {name: accuracy(logits_of) for name, logits_of in variants.items()}",
-             "for name, acc in accuracies.items():",
+             f"for name in [k for k in {literal(keys)} if k in accuracies]:  # in the page's order",
+             "    acc = accuracies[name]",
              "    print(f\"{name:>20}  accuracy {acc:.4f}\")"]
     note = []
     if not keys:
         note = [f"# this result has no variants yet (step {literal(inputs.get('through') or 'teacher')})"]
-    cache = ['CACHE = Path(os.environ.get("TLAB_CACHE_DIR") or Path.home() / ".cache" / "transformers-lab")']
+    cache = [f"CACHE = {CACHE_EXPRESSION}"]
     return script(imports, cache if "CACHE /" in teacher else [], load, data, note + body, [ADDS])

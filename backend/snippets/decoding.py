@@ -6,25 +6,21 @@ from __future__ import annotations
 from backend.snippets import generation
 from backend.snippets.text import differing
 
-# What each strategy reads, and the values /decode takes when a setting is left out (its docstring's)
+# What each strategy reads; /decode takes DecodeSettings' defaults (generation.APP_DEFAULTS) for what is left out
 READS = {"greedy": (), "sample": ("temperature", "top_k", "top_p", "seed"),
          "beam": ("num_beams", "length_penalty", "early_stopping")}
 SHARED = ("no_repeat_ngram_size", "repetition_penalty", "num_return_sequences", "min_new_tokens", "chat_template",
           "top_n", "precision")
-ENDPOINT_DEFAULTS = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": None, "length_penalty": 1.0,
-                     "early_stopping": False, "no_repeat_ngram_size": 0, "repetition_penalty": 1.0,
-                     "num_return_sequences": 1, "min_new_tokens": 0, "chat_template": False, "top_n": 5,
-                     "precision": "fp32"}
 
 
 def client_settings(settings: dict) -> dict:
     """/decode's `settings` for the same run: the strategy, its length, and what the strategy reads that
     differs from what /decode takes by default (a script passes only what it needs)."""
     s = settings or {}
-    strategy = s.get("strategy", "greedy")
+    strategy = s.get("strategy", generation.APP_DEFAULTS["strategy"])
     keys = [k for k in (*READS.get(strategy, ()), *SHARED) if k in s]
     return {"strategy": strategy, "max_new_tokens": s.get("max_new_tokens"),
-            **differing({k: s[k] for k in keys}, ENDPOINT_DEFAULTS)}
+            **differing({k: s[k] for k in keys}, generation.APP_DEFAULTS)}
 
 
 def _adds(settings: dict) -> str:

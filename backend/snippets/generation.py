@@ -8,30 +8,35 @@ then temperature, top-k, top-p), so a greedy run and a seeded sample give the sa
 
 from __future__ import annotations
 
+from dataclasses import fields
+
+from transformers import GenerationConfig
+
+from backend.engines.generation.settings import DecodeSettings
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import call, differing, literal, script
 
-# transformers' GenerationConfig defaults, for the keyword arguments the app's knobs map to
-LIBRARY_DEFAULTS = {"do_sample": False, "num_beams": 1, "temperature": 1.0, "top_k": 50, "top_p": 1.0,
-                    "length_penalty": 1.0, "no_repeat_ngram_size": 0, "early_stopping": False,
-                    "num_return_sequences": 1, "repetition_penalty": 1.0, "min_new_tokens": 0}
+# what `generate` fills an unset keyword argument with: transformers' own table (pinned in requirements.txt)
+LIBRARY_DEFAULTS = GenerationConfig._get_default_generation_params()
+# what /decode takes for a setting a run's JSON leaves out (DecodeSettings' own defaults)
+APP_DEFAULTS = {f.name: f.default for f in fields(DecodeSettings)}
 
 
 def generate_kwargs(settings: dict) -> dict:
-    """The app's decode settings -> model.generate keyword arguments that differ from the defaults."""
-    s = settings or {}
-    strategy = s.get("strategy", "greedy")
-    kw: dict = {"max_new_tokens": int(s.get("max_new_tokens", 64))}
-    if strategy == "sample":
-        kw.update(do_sample=True, temperature=float(s.get("temperature", 1.0)), top_k=int(s.get("top_k") or 0),
-                  top_p=float(s.get("top_p", 1.0)))
-    if strategy == "beam":
-        kw.update(num_beams=int(s.get("num_beams", 1)), length_penalty=float(s.get("length_penalty", 1.0)),
-                  early_stopping=bool(s.get("early_stopping", False)))
-    kw.update(num_return_sequences=int(s.get("num_return_sequences", 1) or 1),
-              repetition_penalty=float(s.get("repetition_penalty", 1.0)),
-              no_repeat_ngram_size=int(s.get("no_repeat_ngram_size", 0) or 0),
-              min_new_tokens=int(s.get("min_new_tokens", 0) or 0))
+    """The app's decode settings -> model.generate keyword arguments that differ from the library's defaults."""
+    s = {**APP_DEFAULTS, **{k: v for k, v in (settings or {}).items() if v is not None}}
+    kw: dict = {"max_new_tokens": int(s["max_new_tokens"])}
+    if s["strategy"] == "sample":
+        kw.update(do_sample=True, temperature=float(s["temperature"]), top_k=int(s["top_k"] or 0),
+                  top_p=float(s["top_p"]))
+    if s["strategy"] == "beam":
+        kw.update(num_beams=int(s["num_beams"]), length_penalty=float(s["length_penalty"]),
+                  early_stopping=bool(s["early_stopping"]))
+    kw.update(num_return_sequences=int(s["num_return_sequences"] or 1),
+              repetition_penalty=float(s["repetition_penalty"]),
+              no_repeat_ngram_size=int(s["no_repeat_ngram_size"] or 0))
+    if int(s["min_new_tokens"] or 0) > 0:  # 0: no minimum, which is generate's own when the argument is left out
+        kw["min_new_tokens"] = int(s["min_new_tokens"])
     return differing(kw, LIBRARY_DEFAULTS)
 
 

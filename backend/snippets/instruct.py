@@ -1,7 +1,7 @@
-"""The Pipelines tab's snippets for the runs the local profile serves with its decoder (issue #52).
+"""The Pipelines tab's snippets for the runs the local profile serves with its decoder.
 
 Summaries and translations ("instruct-fallback"): SmolLM2-135M-Instruct gets the app's task prompt through
-its chat template and replies greedily with a repetition penalty of 1.1 (`engines.tasks.instruct.chat_generate`),
+its chat template and replies greedily with its repetition penalty (`engines.tasks.instruct.chat_generate`),
 with the run's length and beam settings. Fill-mask ("decoder-fill-mask"): the whole words likeliest after the
 left context, each put in place and the whole sentence scored (backend/pipelines/decoder_mask.py). The decoder
 is the packaged GGUF, loaded as every snippet loads it (`checkpoint.loading`). Plain text out, nothing loaded.
@@ -17,10 +17,12 @@ from backend.snippets.text import call, literal, script
 PARSE = "the reply is stripped and a leading 'Here is the summary:'-style preamble and quotes are dropped"
 
 
-def _lengths(inputs: dict, default_new: int, default_min: int) -> dict:
-    """The endpoint's length and beam widgets as the app passes them on: 0 minimum and 0 beams are left out."""
-    kw = {"max_new_tokens": int(inputs.get("max_new_tokens", default_new) or default_new)}
-    min_new, beams = int(inputs.get("min_new_tokens", default_min) or 0), int(inputs.get("num_beams", 0) or 0)
+def _lengths(inputs: dict, result: dict) -> dict:
+    """The endpoint's length and beam widgets as the app passed them on (the run's `settings`: the endpoint's
+    defaults included; else the inputs): 0 minimum and 0 beams are left out."""
+    ran = {**{k: v for k, v in inputs.items() if v not in (None, "")}, **(result.get("settings") or {})}
+    kw = {"max_new_tokens": int(ran["max_new_tokens"])}
+    min_new, beams = int(ran.get("min_new_tokens") or 0), int(ran.get("num_beams") or 0)
     if min_new:
         kw["min_new_tokens"] = min(min_new, kw["max_new_tokens"])
     if beams:
@@ -57,14 +59,15 @@ def summarize(inputs: dict, result: dict) -> str:
     text = result.get("text") or inputs.get("text", "")
     adds = (f"{PARSE}; it shows the first-three-sentences baseline, the summary checks and, given a reference, "
             "ROUGE-1/2/L of both.")
-    return reply(ins.summary_messages(text), _lengths(inputs, 60, 10), result.get("model") or {}, adds,
+    return reply(ins.summary_messages(text), _lengths(inputs, result), result.get("model") or {}, adds,
                  _served(result))
 
 
 def translate(inputs: dict, result: dict) -> str:
     source, _, target = str(result.get("language_pair") or "English -> German").partition(" -> ")
     messages = ins.translation_messages(inputs.get("text", ""), source, target)
-    lengths = _lengths({**inputs, "min_new_tokens": 0}, 120, 0)  # the endpoint has no minimum length
+    lengths = _lengths({**inputs, "min_new_tokens": 0}, {**result, "settings": {
+        **(result.get("settings") or {}), "min_new_tokens": 0}})  # the endpoint has no minimum length
     return reply(messages, lengths, result.get("model") or {}, f"{PARSE}; given a reference, BLEU.",
                  _served(result))
 
@@ -72,10 +75,10 @@ def translate(inputs: dict, result: dict) -> str:
 def fill_mask(inputs: dict, result: dict) -> str:
     """The decoder's fill-mask: `candidates` (the top-k words, best first) with the app's scores."""
     load = loading(result.get("model") or {}, "AutoModelForCausalLM")
-    top_k = int(inputs.get("top_k", 5) or 5)
-    n = int(result.get("n_reranked") or max(20, top_k))
+    top_k = int(inputs.get("top_k") or len(result.get("candidates") or []))  # the run's: it lists top_k words
+    n = int(result.get("n_reranked") or top_k)
     run = [f"text = {literal(result.get('text') or inputs.get('text', ''))}",
-           f"top_k, n = {top_k}, {n}  # n: the whole words reranked (the app's 20, or top_k if more)",
+           f"top_k, n = {top_k}, {n}  # n: the whole words the run reranked (the app's pool, or top_k if more)",
            'mask = "[MASK]" if "[MASK]" in text else "<mask>"',
            "left, right = text.split(mask)",
            "spaced = left[-1:].isspace()  # after a space the word is a ' word' token, else a bare one",
@@ -108,8 +111,8 @@ def fill_mask(inputs: dict, result: dict) -> str:
            "candidates = [{'token_str': words[int(cand[i])].strip(), 'score': float(score[i]),",
            "               'sentence_logprob': float(sentence[i]), 'left_logprob': float(left_lp[i]), 'left_rank': i + 1}",
            "              for i in order]",
-           "for c in candidates:",
-           "    print(c)"]
+           "for c in candidates:  # each word, its share of the score and its sentence's log-likelihood",
+           "    print(c['token_str'], round(c['score'], 4), round(c['sentence_logprob'], 4))"]
     notes = ["# What the app adds: the sequence (left + word + right) and the notices; a long right context is "
              "scored in chunks (the same sums)."]
     return script(["import torch", *load.imports], load.lines, run, notes)

@@ -34,8 +34,9 @@ def _hooks(result: dict) -> list[str]:
     spec = result.get("spec") or ""
     return [
         f"# the run's spec {spec!r}" if spec else "# the run's spec was empty: nothing is changed",
-        f"HEAD_DIM = {int(result.get('head_dim') or 64)}  # the projection after attention reads the heads side by "
-        "side, HEAD_DIM features each",
+        (f"HEAD_DIM = {int(result['head_dim'])}" if result.get("head_dim") else
+         'HEAD_DIM = getattr(model.config, "head_dim", None) or model.config.hidden_size // model.config.num_attention_heads')
+        + "  # the projection after attention reads the heads side by side, HEAD_DIM features each",
         f"heads = {literal(heads)}  # layer -> {{head: factor}} (0 = removed)",
         f"sublayers = {literal(parts)}  # (layer, sub-layer) -> factor: what it adds to the residual stream",
         "",
@@ -62,7 +63,7 @@ def _hooks(result: dict) -> list[str]:
 
 def _decoder(inputs: dict, result: dict) -> list[str]:
     new = int((result.get("continuation") or {}).get("new_tokens") or 0)
-    k = int(float(inputs.get("top_k") or 8))  # the top tokens of each distribution, as the run asked
+    k = int(float(inputs.get("top_k") or (result.get("next_token") or {})["top_k"]))  # as the run asked
     lines = ["def run():  # the next token's probabilities after the text, and the greedy continuation",
              "    with torch.inference_mode():",
              "        logits = model(**enc).logits[0, -1].double()"]

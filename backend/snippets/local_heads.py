@@ -1,4 +1,4 @@
-"""The Pipelines' /ner and /qa snippets for a local run served by a model this app trained (issue #52): the run
+"""The Pipelines' /ner and /qa snippets for a local run served by a model this app trained: the run
 itself, in transformers and torch, from the model's folder in the app's cache.
 
 /ner: all-MiniLM-L6-v2 fine-tuned here with a token head and word shapes (backend/engines/ner/serving.py). The
@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.engines.qa.reader import MAX_ANSWER_TOKENS, MAX_LENGTH, N_BEST, STRIDE  # what /qa serves with
+from backend.engines.tasks.text import MAX_WINDOW_STRIDE, WINDOW_STRIDE_SHARE  # how /ner reads a long text
 from backend.hub import builders
 from backend.hub.policy import package_dir
 from backend.runtime.config import METHOD_FINETUNED
@@ -114,7 +115,8 @@ def ner(texts: list[str], aggregation: str, folder: Path) -> str:
            f"AGGREGATION = {aggregation!r}",
            "limit = min(tokenizer.model_max_length, encoder.config.max_position_embeddings)",
            "long = any(len(ids) > limit for ids in tokenizer(texts)[\"input_ids\"])",
-           "windows = {\"stride\": min(128, limit // 4)} if long and AGGREGATION != \"none\" else {}  # as the app reads a long text",
+           f"windows = {{\"stride\": min({MAX_WINDOW_STRIDE}, limit // {WINDOW_STRIDE_SHARE})}} if long and "
+           "AGGREGATION != \"none\" else {}  # as the app reads a long text",
            'logging.getLogger("transformers.pipelines.base").setLevel(logging.CRITICAL)  # "not supported": it runs it all the same',
            "pipe = WithShapes(model=Tagger().eval(), tokenizer=tokenizer, aggregation_strategy=AGGREGATION, **windows)",
            "out = pipe(texts)",
@@ -186,7 +188,7 @@ def qa(question: str, context: str, top_n: int, set_aside: list[dict], folder: P
             "no_answer = not answers or best - null <= THRESHOLD  # [CLS] wins unless the best span beats it by more",
             "answer = None if no_answer else answers[0]",
             "answers = answers[:TOP_N]",
-            "print(\"no answer\" if no_answer else answer)",
+            "print(\"no answer\" if no_answer else repr(answer[\"answer\"]))",
             "for a in answers:",
             '    print(round(a["score"], 4), repr(a["answer"]), a["start"], a["end"])']
     return script(imports, load, run)

@@ -5,12 +5,11 @@ cache), the sentence's words tagged by their first word piece, as `AutoModelForT
 from __future__ import annotations
 
 from backend.engines.ner import languages
+from backend.engines.ner.transfer import MAX_LENGTH  # the window /multilingual_ner tags a sentence in
 from backend.hub import multilingual_runs
 from backend.runtime.errors import InputError
 from backend.snippets.checkpoint import in_cache, loading
 from backend.snippets.text import literal, script
-
-MAX_LENGTH = 96  # the app's window for a tagged sentence (backend/engines/ner/transfer.py)
 
 
 def _run_folder() -> str:

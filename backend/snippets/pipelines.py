@@ -8,8 +8,12 @@ the library part that the result rests on and says in one line what the app adds
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
+from transformers import FillMaskPipeline
+
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH as EMBED_MAX_LENGTH  # the encoder's reach here
 from backend.hub import builders
 from backend.hub.policy import package_dir
 from backend.runtime import config
@@ -17,6 +21,9 @@ from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
 from backend.snippets import generation, instruct, local_heads
 from backend.snippets.checkpoint import hub_or_folder, in_cache, loading, packaged_spec
 from backend.snippets.text import call, differing, literal, script
+
+# what transformers' fill-mask pipeline gives when top_k is left out
+FILL_MASK_TOP_K = inspect.signature(FillMaskPipeline.postprocess).parameters["top_k"].default
 
 
 def _texts(inputs: dict, result: dict) -> list[str]:
@@ -46,13 +53,14 @@ def _by_similarity(texts: list[str], descriptions: list[str], model: dict, scori
     load = loading(model, "AutoModel", what="encoder")
     run = [f"texts = {literal(texts)}", f"descriptions = {literal(descriptions)}", "",
            "def embed(batch):",
-           '    enc = tokenizer(batch, padding=True, truncation=True, max_length=256, return_tensors="pt")',
+           f'    enc = tokenizer(batch, padding=True, truncation=True, max_length={EMBED_MAX_LENGTH}, return_tensors="pt")',
            "    with torch.inference_mode():",
            "        hidden = encoder(**enc).last_hidden_state",
            '    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)',
            "    return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=1)",
            "", "cosine = embed(texts) @ embed(descriptions).T  # one row per text, one column per description",
-           "print(cosine)"]
+           "for text, row in zip(texts, cosine.tolist()):  # a text's cosine with each description, in their order",
+           "    print([round(c, 4) for c in row], text[:40])"]
     return script(["import torch", *load.imports], load.lines, run, [f"# What the app adds: the scores are {scoring}"])
 
 
@@ -88,7 +96,7 @@ def finetuned_loading(folder: Path) -> tuple[list[str], list[str]]:
 def _finetuned_classify(texts: list[str], folder: Path) -> str:
     imports, load = finetuned_loading(folder)
     run = [f"texts = {literal(texts)}",
-           'enc = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")',
+           f'enc = tokenizer(texts, padding=True, truncation=True, max_length={EMBED_MAX_LENGTH}, return_tensors="pt")',
            "with torch.inference_mode():",
            "    hidden = encoder(**enc).last_hidden_state",
            '    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)',
@@ -136,14 +144,19 @@ def ner(inputs: dict, result: dict) -> str:
     return _pipeline("ner", model, line, "" if model.get("method") == "model" else _app_note(result), options=kw)
 
 
+def _asked_top_n(inputs: dict, result: dict) -> int:
+    """The answers the run asked for: the result says (the endpoint's default included), else the inputs."""
+    return int((result.get("top_n") or {}).get("asked") or inputs["top_n"])
+
+
 def qa(inputs: dict, result: dict) -> str:
     folder = local_heads.trained_folder(result.get("model") or {}, "qa")
     if folder is not None:  # the reader trained here: the run itself, its spans, [CLS] and threshold
-        top_n = int((result.get("top_n") or {}).get("asked") or inputs.get("top_n", 1) or 1)
+        top_n = _asked_top_n(inputs, result)
         return local_heads.qa(result.get("question", inputs.get("question", "")),
                               result.get("context", inputs.get("context", "")), top_n,
                               list(result.get("set_aside") or []), folder)
-    kw = differing({"top_k": int(inputs.get("top_n", 1) or 1)}, {"top_k": 1})
+    kw = differing({"top_k": _asked_top_n(inputs, result)}, {"top_k": 1})  # the pipeline's own: one answer
     line = "out = " + call("pipe", [], {"question": inputs.get("question", ""), "context": inputs.get("context", ""),
                                         **kw})
     model = result.get("model") or {}
@@ -153,8 +166,10 @@ def qa(inputs: dict, result: dict) -> str:
 def _seq2seq(task: str, inputs: dict, result: dict) -> str:
     if (result.get("model") or {}).get("method") == config.METHOD_INSTRUCT:  # the chat model prompted for the task
         return (instruct.summarize if task == "summarization" else instruct.translate)(inputs, result)
-    chosen = {"max_new_tokens": int(inputs.get("max_new_tokens", 60)),
-              "min_new_tokens": int(inputs.get("min_new_tokens", 0) or 0), "num_beams": int(inputs.get("num_beams", 0) or 0)}
+    ran = result.get("settings") or {}  # what generate was given: the endpoint's defaults included
+    chosen = {k: int(inputs[k] if inputs.get(k) not in (None, "") else ran[k])
+              for k in ("max_new_tokens", "min_new_tokens") if inputs.get(k) not in (None, "") or k in ran}
+    chosen["num_beams"] = int(inputs.get("num_beams") or 0)
     kw = differing(chosen, {"min_new_tokens": 0, "num_beams": 0})  # 0 beams: the checkpoint's own default
     if task == "translation":
         task = f"translation_{inputs.get('source', 'en')}_to_{inputs.get('target', 'de')}"
@@ -175,7 +190,8 @@ def translate(inputs: dict, result: dict) -> str:
 def fill_mask(inputs: dict, result: dict) -> str:
     if (result.get("model") or {}).get("method") == config.METHOD_DECODER_MASK:  # the decoder's rerank
         return instruct.fill_mask(inputs, result)
-    kw = differing({"top_k": int(inputs.get("top_k", 5))}, {"top_k": 5})
+    asked = inputs.get("top_k") or len(result.get("candidates") or [])  # a masked LM gives top_k candidates
+    kw = differing({"top_k": int(asked)}, {"top_k": FILL_MASK_TOP_K}) if asked else {}
     line = "out = " + call("pipe", [literal(inputs.get("text", ""))], kw)
     model = result.get("model") or {}
     return _pipeline("fill-mask", model, line, "" if model.get("method") == "model" else _app_note(result))

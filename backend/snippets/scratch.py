@@ -5,13 +5,14 @@ merges (or Unigram's most probable pieces) and the run's sentence split by the t
 
 from __future__ import annotations
 
+from backend.engines.scratch import run_settings, seq2seq, tiny_gpt
+from backend.engines.scratch.run_settings import SHOWN_MERGES  # the first merges the tab's table shows
+from backend.runtime.config import GLOSSARY_FILE
 from backend.snippets.text import file_name, literal, script
 
 SCRATCH_TEXT = "assets/data/scratch/tokenizers.txt"  # the shipped essay, in the app's repository
-GLOSSARY = "assets/corpus/glossary.jsonl"
 SENTENCES = "assets/data/{kind}/{split}.jsonl"
 MAX_LITERAL = 2000  # a longer paste is read from a file of the learner's own
-SHOWN = 50  # the first merges the tab's table shows
 MODELS = {"BPE": ("models.BPE(unk_token=UNK)", "trainers.BpeTrainer"),
           "WordPiece": ("models.WordPiece(unk_token=UNK)", "trainers.WordPieceTrainer"),
           "Unigram": ("models.Unigram()", "trainers.UnigramTrainer")}
@@ -32,8 +33,8 @@ def corpus_lines(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
         return [], [f"text = open({name!r}, encoding='utf-8-sig').read()  # the file you uploaded"]
     if corpus == "glossary":
         return ["import json"], [
-            FROM_CHECKOUT.format(what=GLOSSARY),
-            f"text = \"\\n\".join(json.loads(line)[\"text\"] for line in open({GLOSSARY!r}, encoding=\"utf-8\") "
+            FROM_CHECKOUT.format(what=GLOSSARY_FILE),
+            f"text = \"\\n\".join(json.loads(line)[\"text\"] for line in open({GLOSSARY_FILE!r}, encoding=\"utf-8\") "
             "if line.strip())"]
     if corpus == "sentences":
         return ["import json"], [
@@ -52,7 +53,7 @@ def corpus_lines(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
 def train_tokenizer(inputs: dict, result: dict) -> str:
     algorithm = str(result.get("algorithm") or inputs.get("algorithm") or "BPE")
     model, trainer = MODELS.get(algorithm, MODELS["BPE"])
-    size = int((result.get("vocab_size") or {}).get("asked") or float(inputs.get("vocab_size") or 1000))
+    size = int((result.get("vocab_size") or {}).get("asked") or float(inputs["vocab_size"]))  # the run's
     unk = ", unk_token=UNK" if algorithm == "Unigram" else ""  # Unigram's unknown piece is the trainer's setting
     imports, text = corpus_lines(inputs, result)
     sentence = (result.get("replay") or {}).get("sentence") or inputs.get("sentence") or ""
@@ -64,15 +65,15 @@ def train_tokenizer(inputs: dict, result: dict) -> str:
         "tokenizer.train_from_iterator(text.splitlines(), trainer)  # one document per line"]
     if algorithm == "BPE":
         read = ['merges = json.loads(tokenizer.to_str())["model"]["merges"]  # in the order learned',
-                f"print(len(merges), \"merges; the first {SHOWN}:\", merges[:{SHOWN}])"]
+                f"print(len(merges), \"merges; the first {SHOWN_MERGES}:\", merges[:{SHOWN_MERGES}])"]
         imports = ["import json", *imports]
     elif algorithm == "WordPiece":
         read = ["# WordPiece keeps only its vocabulary; the ids of the new pieces follow the order of the merges",
                 "vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])",
-                f"print([t for t, _ in vocab if t != UNK and len(t.removeprefix('##')) > 1][:{SHOWN}])"]
+                f"print([t for t, _ in vocab if t != UNK and len(t.removeprefix('##')) > 1][:{SHOWN_MERGES}])"]
     else:
         read = ['pieces = json.loads(tokenizer.to_str())["model"]["vocab"]  # [piece, log-probability]',
-                f"print(sorted((p for p in pieces if len(p[0]) > 1 and p[0] != UNK), key=lambda p: -p[1])[:{SHOWN}])"]
+                f"print(sorted((p for p in pieces if len(p[0]) > 1 and p[0] != UNK), key=lambda p: -p[1])[:{SHOWN_MERGES}])"]
         imports = ["import json", *imports]
     read += [f"sentence = {literal(sentence)}", "print(tokenizer.encode(sentence).tokens)"]
     adds = ("# What the app adds: each merge's count (recounted by replaying the merges on the corpus's word counts: "
@@ -87,7 +88,11 @@ GPT_APP = ("# The tiny GPT is the app's own from-scratch code, read as source (b
            "and loop.py): this imports the app's modules, so run it from a checkout of the app.")
 GPT_ADDS = ("# What the app adds: the plan (how long the run should take, refused when it cannot fit), Stop, the "
             "loss plot, the overfitting verdict, the model in Anatomy and Decoding, and the download.")
-REPORT_DEFAULT = 5  # loop.Settings' report_every
+
+
+def _settings(result: dict, defaults: dict) -> dict:
+    """The run's settings, the endpoint's defaults where the result leaves one out."""
+    return {**defaults, **{k: v for k, v in (result.get("settings") or {}).items() if v is not None}}
 
 
 def _app_corpus(inputs: dict) -> list[str]:
@@ -107,22 +112,23 @@ def _app_corpus(inputs: dict) -> list[str]:
 
 
 def train_gpt(inputs: dict, result: dict) -> str:
-    s = result.get("settings") or {}
-    scheme = str(result.get("tokens") or inputs.get("tokens") or "bytes")
-    vocab = 256 if scheme == "bytes" else int(float(inputs.get("vocab_size") or result.get("vocab_size") or 1000))
-    steps = int(s.get("steps") or 300)
-    report = max(1, min(10, steps // 30))  # as the app sets it for the run's steps
-    options = {"steps": steps, "batch": int(s.get("batch") or 16), "learning_rate": float(s.get("learning_rate") or 2e-3),
-               "eval_every": int(s.get("eval_every") or 50), "temperature": float(s.get("temperature", 0.8)),
-               "seed": int(s.get("seed") or 0)}
-    if report != REPORT_DEFAULT:
+    s = _settings(result, run_settings.GPT_DEFAULTS)
+    scheme = str(result.get("tokens") or inputs.get("tokens") or tiny_gpt.SCHEMES[0])
+    vocab = int(float(inputs.get("vocab_size") or result.get("vocab_size") or s["vocab_size"]))
+    if scheme == "bytes":  # one token per byte value: the vocabulary is the byte tokenizer's own
+        vocab = tiny_gpt.byte_tokenizer().get_vocab_size()
+    steps = int(s["steps"])
+    options = {"steps": steps, "batch": int(s["batch"]), "learning_rate": float(s["learning_rate"]),
+               "eval_every": int(s["eval_every"]), "temperature": float(s["temperature"]), "seed": int(s["seed"])}
+    report = run_settings.report_every(steps)  # as the app sets it for the run's steps
+    if report != tiny_gpt.Settings.report_every:
         options["report_every"] = report
     settings = ", ".join(f"{k}={v!r}" for k, v in options.items())
     body = _app_corpus(inputs) + [
         f"tok = tiny_gpt.make_tokenizer({scheme!r}, text, {vocab})",
-        f"data = tiny_gpt.Data.split(tiny_gpt.encode(tok, text), {int(s.get('context') or 64)})  # context",
-        f"model = tiny_gpt.build_model(tok.get_vocab_size(), {int(s.get('layers') or 3)}, {int(s.get('heads') or 4)}, "
-        f"{int(s.get('width') or 96)}, {int(s.get('context') or 64)}, {options['seed']})  "
+        f"data = tiny_gpt.Data.split(tiny_gpt.encode(tok, text), {int(s['context'])})  # context",
+        f"model = tiny_gpt.build_model(tok.get_vocab_size(), {int(s['layers'])}, {int(s['heads'])}, "
+        f"{int(s['width'])}, {int(s['context'])}, {options['seed']})  "
         "# layers, heads, width, context, seed",
         "print(tiny_gpt.param_count(model), \"parameters\")",
         f"settings = tiny_gpt.Settings({settings})",
@@ -138,25 +144,22 @@ S2S_APP = ("# The tiny encoder-decoder is the app's own from-scratch code, read 
 S2S_ADDS = ("# What the app adds: the plan (how long the run should take, refused when it cannot fit), Stop, the loss "
             "and exact-match plot, the test table, its look inside one translation's three kinds of attention "
             "(/translate_toy), and the download.")
-S2S_REPORT_DEFAULT = 10  # seq2seq.Settings' report_every
 
 
 def train_seq2seq(inputs: dict, result: dict) -> str:
-    s = result.get("settings") or {}
-    steps = int(s.get("steps") or 400)
-    width = int(s.get("width") or 64)
-    seed = int(s.get("seed") or 0)
-    options = {"steps": steps, "batch": int(s.get("batch") or 64), "learning_rate": float(s.get("learning_rate") or 3e-3),
-               "eval_every": int(s.get("eval_every") or 50), "seed": seed}
-    report = max(1, min(10, steps // 30))  # as the app sets it for the run's steps
-    if report != S2S_REPORT_DEFAULT:
+    s = _settings(result, run_settings.SEQ2SEQ_DEFAULTS)
+    steps, width, seed = int(s["steps"]), int(s["width"]), int(s["seed"])
+    options = {"steps": steps, "batch": int(s["batch"]), "learning_rate": float(s["learning_rate"]),
+               "eval_every": int(s["eval_every"]), "seed": seed}
+    report = run_settings.report_every(steps)  # as the app sets it for the run's steps
+    if report != seq2seq.Settings.report_every:
         options["report_every"] = report
     settings = ", ".join(f"{k}={v!r}" for k, v in options.items())
     body = [
         "train, val, test = (list(seq2seq_data.load(k)) for k in seq2seq_data.SPLITS)  # the shipped toy dates",
         "tok = seq2seq.build_tokenizer(train)",
-        f"model = seq2seq.build_model(tok.get_vocab_size(), {int(s.get('layers') or 2)}, {int(s.get('heads') or 4)}, "
-        f"{width}, {2 * width}, {seed}, tok)  # layers, heads, width, feed-forward width, seed",
+        f"model = seq2seq.build_model(tok.get_vocab_size(), {int(s['layers'])}, {int(s['heads'])}, "
+        f"{width}, {run_settings.SEQ2SEQ_FFN_SCALE * width}, {seed}, tok)  # layers, heads, width, feed-forward width, seed",
         "print(seq2seq.param_count(model), \"parameters\")",
         f"settings = seq2seq.Settings({settings})",
         "outcome = loop.Outcome()  # the model as trained lands in outcome.model",

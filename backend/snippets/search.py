@@ -9,14 +9,12 @@ checkpoint, prefixes, token limit, pooling and normalisation): the snippet is wr
 
 from __future__ import annotations
 
+from backend.engines.embedding.vectors import BATCH, DEFAULT_MAX_LENGTH  # how the app embeds passages
+from backend.runtime.config import (BUILTIN_CORPORA, DEFAULT_CHUNK_WORDS, DEFAULT_OVERLAP_WORDS, GLOSSARY_FILE,
+                                    PASTE_NAME)
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import literal, script
 
-GLOSSARY_FILE = "assets/corpus/glossary.jsonl"  # the glossary the app ships, in its repository
-PASTE_NAME = "pasted text"  # the corpus name /build_index gives pasted text
-FAISS_DEFAULTS = {"efConstruction": 40, "efSearch": 16, "nprobe": 1}  # IndexHNSW's and IndexIVF's own
-BATCH = 32
-BUILT_IN = ("glossary", "docstrings")  # the corpora /build_index names (backend/search/service.py BUILTIN_CORPORA)
 
 
 def _passages(corpus: str, build: dict) -> tuple[list[str], list[str]]:
@@ -26,7 +24,8 @@ def _passages(corpus: str, build: dict) -> tuple[list[str], list[str]]:
             f"# The glossary the app ships ({GLOSSARY_FILE} in the Transformers Lab repository: run from a checkout)",
             f"docs = [json.loads(line) for line in open({GLOSSARY_FILE!r}, encoding=\"utf-8\") if line.strip()]",
             "passages = [f\"{d['title']}: {' '.join(d['text'].split())}\" for d in docs]  # embedded as \"title: text\""]
-    words = f"{build.get('max_words', 120)} words, {build.get('overlap', 30)} overlapping"
+    words = (f"{build.get('max_words', DEFAULT_CHUNK_WORDS)} words, "
+             f"{build.get('overlap', DEFAULT_OVERLAP_WORDS)} overlapping")
     if corpus == PASTE_NAME and isinstance(build.get("paste"), str) and build["paste"].strip():
         return ["import re"], [
             f"text = {literal(build['paste'])}",
@@ -41,7 +40,7 @@ def _passages(corpus: str, build: dict) -> tuple[list[str], list[str]]:
 def _embed(index_settings: dict, model: dict) -> tuple[list[str], list[str]]:
     """(imports, lines) that load the embedder and define `embed(texts)` -> unit vectors (float32)."""
     load = loading(model, "AutoModel", what="encoder")
-    limit = int(index_settings.get("max_length") or 256)
+    limit = int(index_settings.get("max_length") or DEFAULT_MAX_LENGTH)
     return ["import numpy as np", "import torch", *load.imports], load.lines + [
         "",
         "def embed(texts):",
@@ -53,8 +52,18 @@ def _embed(index_settings: dict, model: dict) -> tuple[list[str], list[str]]:
         "    return torch.nn.functional.normalize(pooled, dim=1).numpy()  # unit length: inner product = cosine"]
 
 
+def _faiss_defaults() -> dict:
+    """FAISS's own values for the knobs a run may set, read from fresh indexes (a knob equal to one is left out)."""
+    import faiss
+
+    hnsw = faiss.IndexHNSWFlat(8, 8).hnsw
+    return {"efConstruction": hnsw.efConstruction, "efSearch": hnsw.efSearch,
+            "nprobe": faiss.IndexIVFFlat(faiss.IndexFlatIP(8), 8, 1).nprobe}
+
+
 def _index(s: dict) -> list[str]:
     """The FAISS index of the run's kind over `vectors`, with the knobs that differ from FAISS's defaults."""
+    library = _faiss_defaults()
     kind, ip = s.get("kind", "flat"), "faiss.METRIC_INNER_PRODUCT"
     lines = ["d = vectors.shape[1]"]
     if kind == "flat":
@@ -63,7 +72,7 @@ def _index(s: dict) -> list[str]:
         lines.append(f"index = faiss.IndexScalarQuantizer(d, faiss.ScalarQuantizer.QT_8bit, {ip})")
     elif kind == "hnsw":
         lines.append(f"index = faiss.IndexHNSWFlat(d, {int(s['M'])}, {ip})  # M={int(s['M'])}")
-        if int(s["efConstruction"]) != FAISS_DEFAULTS["efConstruction"]:
+        if int(s["efConstruction"]) != library["efConstruction"]:
             lines.append(f"index.hnsw.efConstruction = {int(s['efConstruction'])}")
     elif kind == "ivf_flat":
         lines.append(f"index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, {int(s['nlist'])}, {ip})  # nlist")
@@ -73,9 +82,9 @@ def _index(s: dict) -> list[str]:
     if kind in ("sq8", "ivf_flat", "ivf_pq"):
         lines.append("index.train(vectors)")
     lines.append("index.add(vectors)")
-    if kind == "hnsw" and int(s["efSearch"]) != FAISS_DEFAULTS["efSearch"]:
+    if kind == "hnsw" and int(s["efSearch"]) != library["efSearch"]:
         lines.append(f"index.hnsw.efSearch = {int(s['efSearch'])}")
-    if kind in ("ivf_flat", "ivf_pq") and int(s["nprobe"]) != FAISS_DEFAULTS["nprobe"]:
+    if kind in ("ivf_flat", "ivf_pq") and int(s["nprobe"]) != library["nprobe"]:
         lines.append(f"index.nprobe = {int(s['nprobe'])}")
     return lines
 
@@ -105,7 +114,7 @@ def search(inputs: dict, result: dict) -> str:
     prefix = s.get("query_prefix") or ""
     query = f"[{prefix!r} + query]" if prefix else "[query]"
     run = [f"query = {literal(result.get('query', inputs.get('query', '')))}",
-           f"scores, ids = index.search(embed({query}), {int(result.get('k') or inputs.get('k') or 5)})",
+           f"scores, ids = index.search(embed({query}), {int(result.get('k') or inputs['k'])})",
            "for score, i in zip(scores[0], ids[0]):",
            "    print(round(float(score), 4), int(i), passages[i][:80])",
            "# What the app adds: the index stays in your session between searches, and the corpus map (a PCA of "
@@ -122,7 +131,7 @@ def client_build(result: dict) -> tuple[str, dict] | None:
     with none): the same corpus, embedder and index kind and knobs. None for a corpus a call cannot name again
     (an upload or a paste: /build_index with that file or text does)."""
     corpus = str(result.get("corpus") or "")
-    if corpus not in BUILT_IN:
+    if corpus not in BUILTIN_CORPORA:
         return None
     s = result.get("index_settings") or {}
     kind = str(s.get("kind") or "flat")

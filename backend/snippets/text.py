@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-DEFAULT_URL = "http://127.0.0.1:7860/"  # where `make run` serves the app (the README's examples use it)
+from backend.runtime.config import DEFAULT_HOST, DEFAULT_PORT
+
+DEFAULT_URL = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}/"  # where `make run` serves the app (the README's examples use it)
 
 
 def script(imports: list[str], *blocks: list[str]) -> str:
@@ -53,7 +55,7 @@ def client_call(api_name: str, arguments: dict, url: str = DEFAULT_URL, first: t
     `first`: (api_name, arguments) of a call the page made before this one (Search builds its index first);
     `shown`: lines that print `found` (the run's JSON: `result[result_at]`, or `result` itself when the
     endpoint returns it alone) in the words the library cell prints."""
-    kwargs = {k: v for k, v in arguments.items() if v is not None}
+    kwargs = dict(arguments)  # None too: an argument the endpoint requires (an upload left empty) must be passed
     named = {k: v for k, v in kwargs.items()
              if isinstance(v, str) and not isinstance(v, Code) and len(literal(v)) > LONG_ARGUMENT and k.isidentifier()
              and k not in ("client", "result", "found", "Client", "handle_file")}

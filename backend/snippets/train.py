@@ -2,12 +2,12 @@
 block per method that ran, in plain transformers + torch + numpy, written so that it gives the run's numbers:
 
 - zero-shot: cosines between the test texts and "This text is about {label}." (mean-pooled, L2-normalised
-  vectors, 64 texts a batch longest first, as the app embeds), softmax(cosine / 0.05);
+  vectors, batched longest first as the app embeds), softmax(cosine / T) with the app's temperature;
 - the probe: the same vectors of the train split, standardised, a multinomial logistic regression by L-BFGS
   in torch with the app's settings (backend/train/probe.py; sklearn's LogisticRegression(C=1.0) has the
   same objective);
 - fine-tuning: encoder + dropout + linear head on the mean-pooled states, the head seeded, AdamW (weight
-  decay 0.01) with a linear decay, the batches shuffled per epoch with the run's seed, the dropout reseeded
+  decay) with a linear decay, the batches shuffled per epoch with the run's seed, the dropout reseeded
   each step, the best epoch by validation kept (backend/engines/classify/finetune.py, the same order of ops).
 
 Everything is read from the result (`budget`, `model`, `dataset`, the methods it holds, fine-tuning's steps
@@ -17,14 +17,19 @@ and examples) and, for an upload, from the inputs (its file name and columns). P
 from __future__ import annotations
 
 from backend.engines.classify import datasets
-from backend.engines.classify.finetune_plan import MAX_LENGTH
+from backend.engines.classify import probe_recipe as probe  # how the app fits the probe
+from dataclasses import asdict
+
+from backend.engines.classify import finetune as FT
+from backend.engines.classify.finetune import EVAL_BATCH  # texts per forward when fine-tuning's model scores
+from backend.engines.classify.finetune_plan import MAX_LENGTH, Budget
 from backend.engines.classify.similarity import DEFAULT_TEMPERATURE as TEMPERATURE  # the zero-shot softmax's
+from backend.engines.embedding.vectors import BATCH, CHUNK  # texts per forward, and per embedding call
 from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH as EMBED_MAX_LENGTH  # the embedder's token limit
 from backend.snippets.checkpoint import loading
-from backend.snippets.text import file_name, script
+from backend.snippets.text import call, file_name, script
 
-BATCH = 64  # texts per forward pass when embedding and when scoring (longest first, as the app batches)
-CHUNK = 256  # texts per embedding call (backend/train/features.py): each call sorts its own texts by length
+BUDGET = asdict(Budget())  # what /train runs with where a result leaves a setting out
 ADDS = ("# What the app adds: the time estimate and budget (which may cut fine-tuning short), Stop, the learning "
         "curve, the hardest validation examples, the PCA maps, the confusion matrices and F1, and the trained "
         "model kept in your session to try, use in Pipelines or download.")
@@ -96,7 +101,7 @@ def _upload(inputs: dict, result: dict) -> tuple[list[str], list[str]]:
                   "for label in labels:",
                   "    items = [rows[i] for i in keep if rows[i][1] == label]",
                   "    random.Random(f\"0-{label}\").shuffle(items)",
-                  "    n = max(1, round(len(items) * 0.15))",
+                  f"    n = max(1, round(len(items) * {datasets.EVAL_SHARE}))",
                   "    splits[\"validation\"] += items[:n]",
                   "    splits[\"test\"] += items[n:2 * n]",
                   "    splits[\"train\"] += items[2 * n:]",
@@ -161,20 +166,19 @@ def _zero_shot(template: str) -> list[str]:
 
 def _probe() -> list[str]:
     return ["# Feature extraction + logistic regression on the frozen vectors of the whole train split;",
-            "# sklearn's LogisticRegression(C=1.0) fits the same objective (softmax + L2 on standardised features)",
+            f"# sklearn's LogisticRegression(C={probe.C}) fits the same objective (softmax + L2 on standardised features)",
             "x_train, x_test = embed([t for t, _ in train]), embed(test_texts)",
             "mean, scale = x_train.mean(axis=0), x_train.std(axis=0)",
-            "scale = np.where(scale > 1e-6, scale, 1.0).astype(np.float32)",
+            f"scale = np.where(scale > {probe.MIN_SCALE}, scale, 1.0).astype(np.float32)",
             "z, y = torch.as_tensor((x_train - mean) / scale), torch.tensor([y for _, y in train])",
             "w = torch.zeros(z.shape[1], len(labels), requires_grad=True)",
             "b = torch.zeros(len(labels), requires_grad=True)",
-            "lbfgs = torch.optim.LBFGS([w, b], lr=1.0, max_iter=200, tolerance_grad=1e-6, tolerance_change=1e-9,",
-            "                          history_size=20, line_search_fn=\"strong_wolfe\")",
+            "lbfgs = " + call("torch.optim.LBFGS", ["[w, b]"], probe.LBFGS),
             "",
             "",
-            "def objective():  # mean cross-entropy + ||w||^2 / (2 C n), C = 1: sklearn's sum, divided by n",
+            f"def objective():  # mean cross-entropy + ||w||^2 / (2 C n), C = {probe.C}: sklearn's sum, divided by n",
             "    lbfgs.zero_grad()",
-            "    loss = nn.functional.cross_entropy(z @ w + b, y) + 0.5 * (1.0 / len(y)) * (w * w).sum()",
+            f"    loss = nn.functional.cross_entropy(z @ w + b, y) + 0.5 * (1.0 / ({probe.C} * len(y))) * (w * w).sum()",
             "    loss.backward()",
             "    return loss",
             "",
@@ -185,7 +189,8 @@ def _probe() -> list[str]:
 
 def _cap(ft: dict, budget: dict, n_train: int | None) -> list[str]:
     """`ft_train`: the rows fine-tuning used (datasets.cap_examples: at most max_examples, even per label)."""
-    examples, cap, seed = ft.get("examples"), int(budget.get("max_examples", 2000)), int(budget.get("seed", 0))
+    budget = {**BUDGET, **budget}
+    examples, cap, seed = ft.get("examples"), int(budget["max_examples"]), int(budget["seed"])
     if examples is None or n_train is None or examples >= n_train:
         return ["ft_train = train"]
     return [f"# At most {cap} examples (max_examples), the same number of each label, drawn with the seed",
@@ -199,9 +204,9 @@ def _cap(ft: dict, budget: dict, n_train: int | None) -> list[str]:
 
 def _finetune(result: dict) -> tuple[list[str], list[str]]:
     ft = (result.get("methods") or {}).get("finetune") or {}
-    budget = result.get("budget") or {}
-    epochs, batch, seed = int(budget.get("epochs", 3)), int(budget.get("batch_size", 16)), int(budget.get("seed", 0))
-    lr = float(budget.get("learning_rate", 1e-4))
+    budget = {**BUDGET, **(result.get("budget") or {})}  # the run's, else the app's defaults
+    epochs, batch, seed = int(budget["epochs"]), int(budget["batch_size"]), int(budget["seed"])
+    lr = float(budget["learning_rate"])
     n_train = ((result.get("dataset") or {}).get("sizes") or {}).get("train")
     steps, total = ft.get("steps"), ft.get("total_steps")
     cut = steps is not None and total is not None and steps < total
@@ -214,7 +219,7 @@ def _finetune(result: dict) -> tuple[list[str], list[str]]:
              "class Classifier(nn.Module):",
              "    def __init__(self, encoder, n_labels):",
              "        super().__init__()",
-             "        self.encoder, self.dropout = encoder, nn.Dropout(0.1)",
+             f"        self.encoder, self.dropout = encoder, nn.Dropout({FT.DROPOUT})",
              "        self.head = nn.Linear(encoder.config.hidden_size, n_labels)",
              "",
              "    def forward(self, enc):",
@@ -231,8 +236,8 @@ def _finetune(result: dict) -> tuple[list[str], list[str]]:
              "    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))",
              "    out = np.zeros((len(texts), len(labels)))",
              "    with torch.inference_mode():",
-             f"        for s in range(0, len(texts), {BATCH}):",
-             f"            idx = order[s:s + {BATCH}]",
+             f"        for s in range(0, len(texts), {EVAL_BATCH}):",
+             f"            idx = order[s:s + {EVAL_BATCH}]",
              "            out[idx] = torch.softmax(model(encode([texts[i] for i in idx])).float(), dim=-1).numpy()",
              "    return out",
              "",
@@ -248,7 +253,7 @@ def _finetune(result: dict) -> tuple[list[str], list[str]]:
              "    random.Random(seed * 1000 + epoch).shuffle(order)",
              "    batches += [order[s:s + batch_size] for s in range(0, len(order), batch_size)]",
              "per_epoch = math.ceil(len(ft_train) / batch_size)",
-             "optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)",
+             f"optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay={FT.WEIGHT_DECAY})",
              "val_texts, y_val = [t for t, _ in validation], np.array([y for _, y in validation])",
              "best = None",
              "model.train()"]
@@ -290,8 +295,7 @@ def train(inputs: dict, result: dict) -> str:
         imports += ft_imports
         blocks.append(ft)
     blocks.append(["for method, p in probs.items():",
-                   "    print(method, \"test accuracy\", round(float((p.argmax(1) == y_test).mean()), 4),",
-                   "          [labels[i] for i in p.argmax(1)[:5]])",
+                   "    print(method, \"test accuracy\", round(float((p.argmax(1) == y_test).mean()), 4))",
                    ADDS])
     return script(sorted(set(imports), key=_import_order), *blocks)
 

@@ -12,17 +12,18 @@ schedule over all the steps), which gives the kept model exactly."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
+from backend.engines.classify.datasets import EVAL_SHARE  # an upload's validation and test shares
+from backend.engines.ner.data import JSONL_EXTS  # an upload's other extensions are CoNLL columns
+from backend.engines.ner.token_classification import EVAL_BATCH, Recipe  # how the app tags and trains
 from backend.snippets.checkpoint import loading
 from backend.snippets.text import file_name, literal, script
 from backend.snippets.word_shapes import WORD_SHAPE
 
 NER_FILES = "assets/data/ner/{split}.jsonl"  # the shipped splits, in the app's repository
-JSONL_EXTS = ("jsonl", "json")  # an upload's other extensions are CoNLL columns (backend/train/ner_upload.py)
 THIRD_PARTY = ("torch", "transformers")  # the snippet's imports after the standard library's
-EVAL_BATCH = 64  # the app tags the longest sentences first, 64 at a time (token_classification.EVAL_BATCH)
-FIXED = {"epochs": 8, "batch_size": 16, "learning_rate": 1e-4, "weight_decay": 0.01, "warmup": 0.1, "dropout": 0.1,
-         "shape_dim": 0, "shape_input": False, "head_lr_scale": 1.0, "freeze_word_embeddings": True,
-         "max_length": 128, "seed": 0}  # token_classification.Recipe's fields, where a result lacks one
+FIXED = asdict(Recipe())  # the recipe's fields where a result lacks one: the app's own defaults
 
 
 def _recipe(result: dict) -> dict:
@@ -64,7 +65,7 @@ def _upload_lines(name: str, seed: int) -> list[str]:
     return read + [
         "order = list(range(len(sentences)))  # the app's split: 70/15/15, shuffled with the seed",
         f'random.Random("ner-{seed}").shuffle(order)',
-        "n_eval = max(1, round(len(order) * 0.15))",
+        f"n_eval = max(1, round(len(order) * {EVAL_SHARE}))",
         "test = [sentences[i] for i in order[n_eval:2 * n_eval]]",
         "train = [sentences[i] for i in order[2 * n_eval:]]"]
 

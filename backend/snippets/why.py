@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backend.engines.embedding.vectors import DEFAULT_MAX_LENGTH as EMBED_MAX_LENGTH  # how the app embeds
+from backend.engines.classify.similarity import DEFAULT_TEMPERATURE  # where a run does not say its own
 from backend.hub import multilingual_runs
 from backend.runtime.config import METHOD_EMBEDDING, METHOD_FINETUNED
 from backend.snippets import local_heads, multilingual
@@ -22,7 +24,6 @@ from backend.snippets.pipelines import finetuned_loading, trained_sentiment_fold
 from backend.snippets.text import literal, script
 from backend.snippets.word_shapes import WORD_SHAPE
 
-IG_BATCH = 8  # the app's internal_batch_size (backend/why/methods.py)
 CAPTUM = "from captum.attr import FeatureAblation, LayerGradientXActivation, LayerIntegratedGradients"
 
 
@@ -110,7 +111,7 @@ def _similarity(result: dict) -> tuple[list[str], list[str], list[str]]:
         "model = encoder",
         f"labels = {literal(list(described))}",
         f"descriptions = {literal(list(described.values()))}  # each label as the app describes it",
-        f"LABEL, T = labels.index({label!r}), {float(p.get('temperature', 0.05))!r}",
+        f"LABEL, T = labels.index({label!r}), {float(p.get('temperature', DEFAULT_TEMPERATURE))!r}",
         "",
         "def embed(ids, mask):  # the mean of the last hidden states, L2-normalised",
         "    hidden = encoder(input_ids=ids, attention_mask=mask).last_hidden_state.float()",
@@ -118,7 +119,8 @@ def _similarity(result: dict) -> tuple[list[str], list[str], list[str]]:
         "    return torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)",
         "",
         "with torch.no_grad():  # the descriptions' vectors are held fixed: they are not the input explained",
-        '    enc = tokenizer(descriptions, padding=True, truncation=True, max_length=256, return_tensors="pt")',
+        f'    enc = tokenizer(descriptions, padding=True, truncation=True, max_length={EMBED_MAX_LENGTH}, '
+        'return_tensors="pt")',
         "    vectors = embed(enc.input_ids, enc.attention_mask)"], [
         f"def forward(ids, mask):  # the score of {label!r}: softmax over the labels of cosine / T",
         "    return (embed(ids, mask) @ vectors.T / T).softmax(-1)[:, LABEL]"]
@@ -244,8 +246,9 @@ def _methods(result: dict, encoding: list[str] | None = None, extras: list[str] 
     """Captum's calls over `forward(ids, mask, *extras)`; `encoding`: the lines that define ids, mask, special
     and the extras (default: the text alone), each extra a (1, tokens) row that moves with its token."""
     methods = result.get("methods") or []
-    steps = int(((result.get("checks") or {}).get("completeness") or {}).get("steps")
-                or (result.get("settings") or {}).get("steps") or 32)
+    completeness = (result.get("checks") or {}).get("completeness") or {}
+    steps = int(completeness.get("steps") or (result.get("settings") or {})["steps"])  # the run's own
+    batch = completeness.get("internal_batch_size")  # the run's, where it says (else Captum's: all steps at once)
     extras = list(extras or [])
     args = f"({', '.join(['mask', *extras])}{',' if not extras else ''})"
     lines = list(encoding or ['enc = tokenizer(text, return_tensors="pt")',
@@ -259,7 +262,8 @@ def _methods(result: dict, encoding: list[str] | None = None, extras: list[str] 
     if "integrated_gradients" in methods:
         lines += ["lig = LayerIntegratedGradients(forward, embeddings)",
                   f"attributions, delta = lig.attribute(ids, baselines=baseline, additional_forward_args={args}, "
-                  f"n_steps={steps}, internal_batch_size={IG_BATCH}, return_convergence_delta=True)",
+                  f"n_steps={steps}, {f'internal_batch_size={int(batch)}, ' if batch else ''}"
+                  "return_convergence_delta=True)",
                   "integrated_gradients = attributions.sum(-1)[0, scored].detach()  # one score per token"]
     if "gradient_x_input" in methods:
         lines += [f"gxi = LayerGradientXActivation(forward, embeddings).attribute(ids, additional_forward_args={args})",
@@ -281,9 +285,12 @@ def _methods(result: dict, encoding: list[str] | None = None, extras: list[str] 
                   "                                               feature_mask=torch.arange(len(scored))[None])[0]"]
     names = [m for m in ("integrated_gradients", "gradient_x_input", "occlusion") if m in methods]
     if names:
+        # one text: each token as the text has it (its characters, by its offsets), as the page shows it
+        shown = ("text[slice(*spans[p])]" if encoding is None else "tokenizer.convert_ids_to_tokens(int(ids[0, p]))")
+        if encoding is None:
+            lines += ['spans = tokenizer(text, return_offsets_mapping=True)["offset_mapping"]']
         lines += ["for i, p in enumerate(scored.tolist()):",
-                  f"    print(tokenizer.convert_ids_to_tokens(int(ids[0, p])), "
-                  + ", ".join(f"round(float({n}[i]), 4)" for n in names) + ")"]
+                  f"    print({shown}, " + ", ".join(f"round(float({n}[i]), 4)" for n in names) + ")"]
     return lines
 
 

@@ -196,7 +196,7 @@ def train_iter(session_id: str, dataset: str = "emotion", file: str | None = Non
         features_s = took["features"] = time.perf_counter() - t0
         result["map"] = _map(feats["train"], tr_y, tr_x, labels, "the frozen encoder's hidden states (train split)")
 
-        zs_test, stopped = None, session.stop.is_set  # after Stop no further part runs (issue #39)
+        zs_test, stopped = None, session.stop.is_set  # after Stop no further part runs
         if "zero_shot" in chosen and not stopped():
             yield stage(0.2, f"Zero-shot baseline ({config.method_name(config.METHOD_EMBEDDING)})")
             t0 = time.perf_counter()

@@ -17,13 +17,13 @@ import numpy as np
 
 from backend.engines.classify.finetune import rate_key, text_units
 from backend.engines.classify.similarity import DEFAULT_TEMPLATE
+from backend.engines.embedding.vectors import CHUNK  # texts per GPU call: a couple of seconds on a CPU, then progress
 from backend.runtime.rates import RATES
 from backend.train import gpu
 
 EMBED_WORK = "embedding characters"  # the frozen encoder's features (measured rate, see runtime.rates)
 ZERO_SHOT_WORK = "zero-shot characters"
 
-CHUNK = 256  # texts per GPU call: a couple of seconds on a CPU, then progress
 MAX_CACHED = 20_000  # vectors of shipped texts kept per checkpoint (~30 MB at 384 dims)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from backend import hub
 from backend.engines.classify import finetune as FT
-from backend.engines.embedding.vectors import embed_texts
+from backend.engines.embedding.vectors import BATCH, embed_texts
 from backend.engines.classify.similarity import classify_by_similarity
 from backend.runtime.device import gpu_task
 
@@ -19,7 +19,7 @@ ROLE = "embedder"
 @gpu_task(duration=60)
 def embed_chunk(texts: list[str], override: str | None = None) -> np.ndarray:
     lm = hub.load(ROLE, override)
-    return embed_texts(texts, lm.model, lm.tokenizer, batch_size=64)
+    return embed_texts(texts, lm.model, lm.tokenizer, batch_size=BATCH)
 
 
 @gpu_task(duration=60)

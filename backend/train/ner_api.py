@@ -36,8 +36,8 @@ MAX_EPOCHS = 20  # a server of your own
 
 
 def max_epochs() -> int:
-    """The most epochs /train_ner takes here: the Train tab's slider offers exactly this (issue #39: the
-    slider offered 10 where the public API refused 6)."""
+    """The most epochs /train_ner takes here: the Train tab's slider offers exactly this, so the
+    page never offers what the API refuses."""
     return PUBLIC_MAX_EPOCHS if public_mode() else MAX_EPOCHS
 
 

@@ -6,7 +6,7 @@ The server's `train` runs all its steps in one call and reports each step to a c
 stream runs it in a thread and yields those reports as they come, so the page shows progress
 per step. Stop: `halt(run_id)` sets the run's flag (in this process), and the session's own flag
 reaches the run by name (`stop_key`, backend/runtime/stops.py) while no event is coming (a validation
-or scoring pass); either ends the run before its next step or batch of a pass (issue #39). In a
+or scoring pass); either ends the run before its next step or batch of a pass. In a
 ZeroGPU worker, where neither can reach, closing the stream ends it. The run's
 deadline is the request's budget, or `seconds` where no budget crossed (a ZeroGPU worker).
 """

@@ -14,14 +14,14 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.engines.classify.datasets import EVAL_SHARE
 from backend.engines.ner import data as ner_data
+from backend.engines.ner.data import CONLL_EXTS, JSONL_EXTS
 from backend.runtime import json_input
 from backend.runtime.errors import InputError
 from backend.runtime.validation import clean_text
 
 SOURCES = ("shipped", "upload")
-CONLL_EXTS = ("conll", "txt", "iob", "bio", "tsv")
-JSONL_EXTS = ("jsonl", "json")
 MAX_TYPES = 20  # entity types in one upload (labels = 1 + 2 per type)
 MIN_SENTENCES = 10  # so every split gets some
 SHIPPED_NAME = "NER (shipped: PER / ORG / LOC / MISC)"
@@ -126,7 +126,7 @@ def parse(text: str, ext: str) -> list[ner_data.Sentence]:
 def _split(sentences: list[ner_data.Sentence], seed: int) -> dict[str, list[ner_data.Sentence]]:
     order = list(range(len(sentences)))
     random.Random(f"ner-{seed}").shuffle(order)
-    n_eval = max(1, round(len(order) * 0.15))
+    n_eval = max(1, round(len(order) * EVAL_SHARE))
     pick = lambda idx: [sentences[i] for i in idx]  # noqa: E731
     return {"validation": pick(order[:n_eval]), "test": pick(order[n_eval:2 * n_eval]),
             "train": pick(order[2 * n_eval:])}

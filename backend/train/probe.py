@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from backend.engines.classify.probe_recipe import C, LBFGS, MIN_SCALE
+
 
 @dataclass
 class Probe:
@@ -37,21 +39,20 @@ class Probe:
         return sum(a.nbytes for a in (self.mean, self.scale, self.weight, self.bias))
 
 
-def fit(x: np.ndarray, y, n_labels: int, c: float = 1.0, max_iter: int = 200, seed: int = 0) -> Probe:
+def fit(x: np.ndarray, y, n_labels: int, c: float = C, max_iter: int = LBFGS["max_iter"], seed: int = 0) -> Probe:
     """Fit on features `x` (n, d) and label indices `y`; deterministic for a given input."""
     x = np.asarray(x, dtype=np.float32)
     y_t = torch.as_tensor(np.asarray(y, dtype=np.int64))
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
-    scale = np.where(scale > 1e-6, scale, 1.0).astype(np.float32)
+    scale = np.where(scale > MIN_SCALE, scale, 1.0).astype(np.float32)
     z = torch.as_tensor((x - mean) / scale)
     n, d = z.shape
     torch.manual_seed(seed)
     w = torch.zeros(d, n_labels, requires_grad=True)
     b = torch.zeros(n_labels, requires_grad=True)
     l2 = 1.0 / (c * n)  # sklearn: sum(CE) + ||w||^2 / (2C)  ==  n * (mean(CE) + l2/2 ||w||^2)
-    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=max_iter, tolerance_grad=1e-6,
-                            tolerance_change=1e-9, history_size=20, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS([w, b], **{**LBFGS, "max_iter": max_iter})
 
     def closure():
         opt.zero_grad()

@@ -77,7 +77,8 @@ def integrated_gradients(target: Target, n_steps: int = DEFAULT_STEPS, batch: in
     return _per_token(attr, target), {
         "sum_of_attributions": total, "f_input": f_in, "f_baseline": f_base, "difference": diff,
         "gap": gap, "relative_gap": gap / abs(diff) if abs(diff) > 1e-12 else None,
-        "captum_delta": float(delta.detach().float().abs().sum()), "steps": n_steps}
+        "captum_delta": float(delta.detach().float().abs().sum()), "steps": n_steps,
+        "internal_batch_size": batch}
 
 
 def occlusion(target: Target) -> np.ndarray:

@@ -22,9 +22,9 @@ from backend.runtime.errors import InputError
 
 MAX_TOKENS = 128
 # The decoder's prompt has its own limit because each removal runs the 135M-parameter decoder again from the
-# removed token on. It was held to 96 tokens while a 128-token prompt took 91 s of CPU on one idle core at the
-# defaults; with the LM head projecting only the position read and each removal reusing the prompt's cached
-# keys and values up to its own removed token, 128 tokens fit the 120 s budget (bench/results/attribution.md).
+# removed token on. Recomputed whole, a 128-token prompt takes 91 s of CPU on one idle core at the defaults;
+# with the LM head projecting only the position read and each removal reusing the prompt's cached keys and
+# values up to its own removed token, 128 tokens fit the 120 s budget (bench/results/attribution.md).
 DECODER_MAX_TOKENS = 128
 
 

@@ -1,4 +1,4 @@
-"""The Multilingual tab's live run (issue #51): the learner picks the training languages and the steps, the
+"""The Multilingual tab's live run: the learner picks the training languages and the steps, the
 default run's recipe trains on them with progress and Stop, and its table replaces the default run's on
 screen under a badge that says whose run it is; "Show the transfer table" brings the default run back.
 

@@ -104,7 +104,7 @@ def plan_said(r: dict) -> str:
 
 
 def after_stop(r: dict) -> str:
-    """What Stop skipped (issue #39: no validation or test pass runs after it), said rather than hidden."""
+    """What Stop skipped (no validation or test pass runs after it), said rather than hidden."""
     step = (r.get("final") or {}).get("val_step")
     if r.get("stopped") != "stopped" or step is None or step == r["steps_run"]:
         return ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gradio as gr
 
 from backend.scratch.contracts import CONTRACTS
-from backend.scratch import DEFAULT_SENTENCE, MAX_CHARS, scratch_source, split_after, train_tokenizer
+from backend.scratch import DEFAULT_SENTENCE, MAX_CHARS, SHOWN_MERGES, scratch_source, split_after, train_tokenizer
 from components import shell as common
 from components.shell import code_view, runs
 from components.shell.badge import model_time
@@ -82,7 +82,7 @@ def _merges_table(data: dict) -> dict:
                          label="Unigram has no merges: its 50 most probable pieces")
     rows = [[m["rank"], m["left"], m["right"], m["count"], m["token"]] for m in data["merges"]]
     return gr.update(value={"data": rows, "headers": MERGE_HEADERS}, column_widths=MERGE_WIDTHS,
-                     label="The first 50 merges, in order (count: how often the pair occurred just before)")
+                     label=f"The first {SHOWN_MERGES} merges, in order (count: how often the pair occurred just before)")
 
 
 def _tpw_table(rows: list[dict]) -> dict:
@@ -150,7 +150,7 @@ def build() -> None:
         chips = gr.HighlightedText(label="How the sentence splits", color_map=COLORS, show_legend=True,
                                    show_inline_category=False, elem_id="scratch-chips")
     with gr.Row():
-        merges = gr.Dataframe(headers=MERGE_HEADERS, label="The first 50 merges", max_height=420, wrap=True,
+        merges = gr.Dataframe(headers=MERGE_HEADERS, label=f"The first {SHOWN_MERGES} merges", max_height=420, wrap=True,
                               column_widths=MERGE_WIDTHS, elem_id="scratch-merges")
         lengths = gr.Plot(label="Token lengths", elem_id="scratch-lengths")
     with gr.Row():

@@ -50,6 +50,6 @@ def model_badge(described: dict | None, seconds: float | None = None) -> str:
 def model_time(seconds: float) -> str:
     """The server's own seconds for a result, in the words the page knows (guide.SERVER_FIGURES): the
     label says it is the model's time only, and the page shows the learner's wait beside it when the
-    two differ (assets/wait.js). Plain text, no markup inside: the page reads it as one piece."""
+    two differ (components/shell/assets/wait.js). Plain text, no markup inside: the page reads it as one piece."""
     return f"model time {seconds:.2f} s"
 

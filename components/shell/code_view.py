@@ -1,4 +1,4 @@
-""""The same in Python" under a result (issue #52): the library calls that reproduce the run, the
+""""The same in Python" under a result: the library calls that reproduce the run, the
 `gradio_client` call of the same endpoint, Copy (the code box's own button) and the run as a notebook.
 
 The text comes from `backend.snippets`; this module only places and wires it. It follows the result's
@@ -77,7 +77,10 @@ RESULT_AT: dict[str, int | None] = {}  # api_name -> where its JSON is among the
 
 def api_declared(name: str, outputs: list, result) -> None:
     """Note where endpoint `name`'s JSON output (`result`) is among its `outputs` (the tuple
-    `client.predict` returns; an endpoint with one output, or an API-only one, returns it alone)."""
+    `client.predict` returns; an endpoint with one output, or an API-only one, returns it alone). An output
+    Gradio skips in its API (`skip_api`: a gr.State, a button) is the page's own: gradio_client leaves it out of
+    the tuple, so it takes no place there."""
+    outputs = [o for o in outputs if not getattr(o, "skip_api", False)]
     found = [i for i, o in enumerate(outputs) if o is result]
     RESULT_AT[name] = found[0] if len(outputs) > 1 and found else None
 

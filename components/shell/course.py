@@ -1,7 +1,7 @@
 """The book as a map: each chapter, what it teaches, the tabs that serve it, one thing to try.
 
 Plain data, no Gradio: the Start page and every tab's header are drawn from it, so a chapter
-is named the same way everywhere. A "try" is a link's query (components/links.py), so a Start
+is named the same way everywhere. A "try" is a link's query (components/shell/links.py), so a Start
 button and a shared link open a tab by the same path. Notebook names are the companion
 repository's (https://github.com/nlp-with-transformers/notebooks).
 """

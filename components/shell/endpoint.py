@@ -1,9 +1,9 @@
 """An endpoint, declared once: a tab says *what* (name, handler, inputs by API name, outputs by role,
 lane, planner, link, kept runs, code view) and `declare` wires *how*, the same way for every tab.
 
-Before this module one endpoint was written in about six places in its tab (the `.click` with its
+Written by hand, one endpoint takes about six places in its tab (the `.click` with its
 `api_name`, `@user_errors`, `clear_on_error`, the notice's `lifecycle.after` pair, `links.register`,
-`runs.track`, `code_view.attach`, `planned`), each a chance to forget one. Now:
+`runs.track`, `code_view.attach`, `planned`), each a chance to forget one. Declared:
 
     declare(Endpoint(
         "tokenize", run, {"text": text, "special": special}, outputs, trigger=go, also=[text.submit],

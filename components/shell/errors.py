@@ -3,7 +3,6 @@ old result left under it, and text escaped so a quoted input never becomes marku
 
 from __future__ import annotations
 
-import collections
 import html
 import logging
 import re
@@ -11,6 +10,7 @@ import sys
 import threading
 
 import gradio as gr
+from cachetools import FIFOCache
 
 from components.shell import gradio_patches, lifecycle
 
@@ -32,8 +32,8 @@ def _input_log() -> logging.Logger:
 # message once, inline, where the result would be. The failed handler's message reaches that
 # listener through `_LAST_ERROR`, keyed by the browser session (bounded: a vanished session's
 # entry is pushed out by newer ones).
-_LAST_ERROR: "collections.OrderedDict[str, str]" = collections.OrderedDict()
 _LAST_ERROR_MAX = 512
+_LAST_ERROR: FIFOCache = FIFOCache(_LAST_ERROR_MAX)  # session -> message; the least recently written goes first
 _ERROR_LOCK = threading.Lock()
 
 
@@ -44,9 +44,6 @@ def _remember_error(message: str, session: str | None = None) -> None:
         return
     with _ERROR_LOCK:
         _LAST_ERROR[session] = message
-        _LAST_ERROR.move_to_end(session)
-        while len(_LAST_ERROR) > _LAST_ERROR_MAX:
-            _LAST_ERROR.popitem(last=False)
 
 
 def remember_refusal(session: str, message: str, where: str = "?") -> None:

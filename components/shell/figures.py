@@ -1,6 +1,6 @@
 """Figures: every Plotly figure carries its "What to notice" line and PNG / SVG downloads.
 
-The browser side lives in assets/figures.js and assets/figures.css (real files, not strings).
+The browser side lives in components/shell/assets/figures.js and figures.css (real files, not strings).
 """
 
 from __future__ import annotations

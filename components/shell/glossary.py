@@ -1,6 +1,6 @@
 """The one glossary the whole UI reads: each term the app shows, defined in one sentence, with its unit.
 
-Plain data, no Gradio. assets/glossary.js (placed once per page by `components.shell.guide`) finds
+Plain data, no Gradio. components/shell/assets/glossary.js (placed once per page by `components.shell.guide`) finds
 these terms in what every tab draws and shows the definition on hover (desktop) or tap (phone);
 tests/unit/test_glossary.py checks the definitions against the code that makes each number.
 
@@ -268,7 +268,7 @@ def _bounded(source: str) -> str:
 
 
 def patterns() -> list[list[str]]:
-    """[[term, definition, pattern], ...], longest term first: what assets/glossary.js is given."""
+    """[[term, definition, pattern], ...], longest term first: what components/shell/assets/glossary.js is given."""
     order = sorted(ENTRIES, key=lambda t: (-len(t), t))
     return [[t, ENTRIES[t][0], _bounded(ENTRIES[t][1])] for t in order]
 

@@ -1,8 +1,8 @@
 """The learner's guide on every tab, placed once per page (app.py), like figures.py's tools:
 
-- the glossary (components/shell/glossary.py) made visible: assets/glossary.js underlines each term
+- the glossary (components/shell/glossary.py) made visible: components/shell/assets/glossary.js underlines each term
   where it appears and shows its definition on hover (desktop) or tap (phone);
-- the learner's own wait: assets/wait.js times each click of a run button to the result that shows
+- the learner's own wait: components/shell/assets/wait.js times each click of a run button to the result that shows
   the server's figure (`SERVER_FIGURES`) and, when they differ, says so under it.
 """
 

@@ -18,32 +18,34 @@ from components.shell import gradio_patches, plans
 CANCEL_POLL_S = 0.2  # how often a waiting or running job looks at its stop flag
 
 # ---------------------------------------------------------------- lanes
-# Two lanes, each a Gradio concurrency group with TLAB_MODEL_CONCURRENCY slots (1 by default):
-# - SHORT_LANE, the short lane: answers in a second or two (classify, tokenize, attention, a
-#   search, one decode of under 64 tokens), so it never waits behind a long job;
-# - LONG_LANE: index builds, the index comparison, the retriever-reader, summaries,
-#   translations, NER and QA by the instruct fallback, generation, the decoding comparison.
-# Two jobs at once share the cores: backend.runtime.budget.fair_threads gives each its share of torch
+# Four lanes, each a Gradio concurrency group (its slots: requests it runs at once):
+# - SHORT_LANE: answers in a second or two (tokenize, attention, anatomy, one decode of under 64 tokens),
+#   so it never waits behind a long job; at least 2 slots, or TLAB_MODEL_CONCURRENCY;
+# - LONG_LANE: index builds, the index comparison, the retriever-reader, summaries, translations, NER and
+#   QA by the instruct fallback, generation, the decoding comparison, training; TLAB_MODEL_CONCURRENCY + 1
+#   slots, and every job in it holds `LONG_SLOT` (below);
+# - DECODE_LANE (`/decode`, and the handlers a generation server may serve: `server_lane`): a decode is
+#   short or long depending on its settings, which a static group cannot know; a long one also takes
+#   `LONG_SLOT` before it runs, so it queues behind long work, never in front of short work;
+# - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding: requests
+#   that arrive together share one forward.
+# Jobs running at once share the cores: backend.runtime.budget.fair_threads gives each its share of torch
 # threads, and every job stops at its time budget (TLAB_TIME_BUDGET_S) or on a cancel.
-# - DECODE_LANE (`/decode` only): a decode is short or long depending on its settings, which a
-#   static group cannot know; it has 2 slots, and a long decode also takes the long lane's slot
-#   (`LONG_SLOT`, below) before it runs, so it queues behind long work, never in front of short work.
 # The short lane has at least 2 slots: tokenize / attention requests are tens of milliseconds of
-# work, and one slot made them queue behind each other under a crowd (issue #21's siege).
+# work, and one slot made them queue behind each other under a crowd (bench/siege.py).
 SHORT_LANE: dict = {"concurrency_id": "model", "concurrency_limit": max(2, get_settings().model_concurrency)}
 # The long lane has one slot more than TLAB_MODEL_CONCURRENCY, and on a shared server (client share
 # under 1) an address runs at most TLAB_MODEL_CONCURRENCY long jobs at once (`fair_pick`): the last slot
 # is another address's, so an honest visitor's short summary never waits behind a stranger's pair of
-# maximum-cost jobs (issue #54: 225 s before; docs/lanes.md states the worst wait).
+# maximum-cost jobs (225 s without that rule; docs/lanes.md states the worst wait).
 LONG_LANE: dict = {"concurrency_id": "long", "concurrency_limit": get_settings().model_concurrency + 1}
 # With a generation server (TLAB_GENERATION_URL) the decode lane admits TLAB_GENERATION_CONCURRENCY at once:
 # the server batches them, and a decode it runs is never long work here (its plan says so).
 DECODE_LANE: dict = {"concurrency_id": "decode", "concurrency_limit": max(
     get_settings().model_concurrency + 1,
     get_settings().generation_concurrency if get_settings().generation_url else 0)}
-# - BATCH_LANE: classify, zero-shot and search queries, whose model work is one small embedding:
-#   up to TLAB_BATCH_MAX of them run at once, and backend/engines/embedding/batching.py gives the ones that arrive
-#   together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
+# The batch lane runs up to TLAB_BATCH_MAX requests at once, and backend/engines/embedding/batching.py gives the
+# ones that arrive together a single forward (TLAB_BATCH_MAX=1: one at a time, like the short lane).
 BATCH_LANE: dict = {"concurrency_id": "batch",
                     "concurrency_limit": max(get_settings().batch_max, get_settings().model_concurrency)}
 LONG_SLOT = threading.BoundedSemaphore(LONG_LANE["concurrency_limit"])  # held by every job of the long lane
@@ -113,7 +115,7 @@ def _lane_slot(b: budget.Budget, long: bool):
 # refused at once with a readable message (Gradio's validation answer: the page shows it, and
 # gradio_client raises it as a ValidationError) instead of waiting behind work that cannot end.
 LONG_WAITING_MAX = 6  # ~6 budgets of work at most ahead of a newcomer
-# Sessions cost nothing to mint (issue #39: one client with a session per request held every place), so
+# Sessions cost nothing to mint (one client with a session per request held every place), so
 # a client (an address: backend/runtime/clients.py) holds at most its share of the lane's places
 # (running + waiting), whatever number of sessions it opens.
 

@@ -2,7 +2,7 @@
 its error, write or blank its link, keep it in "Your runs", a tab's own notice line), wired as ONE
 handler per outcome of each event.
 
-Each of these small jobs used to be its own chained handler: a round trip the page made after every run,
+Each of these small jobs as its own chained handler would cost a round trip the page makes after every run,
 and an entry in the page's config that every page load walks (Gradio matches each component against
 every dependency when it builds the page). Here the jobs are collected while the tabs are built and
 folded by `wire()`, once every tab is built: one success and one failure handler per event, each calling

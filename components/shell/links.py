@@ -4,7 +4,8 @@ A tab calls `register(key, {name: component}, events=[...], run=button)` where i
 bar belongs. After each of those events succeeds, the bar shows the link and its script writes
 it into the address bar (history.replaceState; on a Space also the parent page, by the message
 Spaces listens for). On page load (`restore`) and from the Start page (`apply`) the same
-parameters set the tab's inputs again; a tab registered with `cheap=True` also runs on open.
+parameters set the tab's inputs again; a tab registered with a `run` button also runs on open (the
+cheap runs: tokenize, attention, anatomy).
 
 The query string is a stranger's text: unknown keys are dropped, numbers are clipped to the
 component's range, choices must be one of the component's, text is capped, and nothing from it

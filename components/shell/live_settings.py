@@ -19,7 +19,7 @@ import hmac
 import json
 import os
 
-from backend.runtime import clients
+from backend.runtime import clients, env
 from components.shell.upload_gate import send_json
 
 PATH = "/tlab/settings"
@@ -44,17 +44,17 @@ UPPER: dict[str, float] = {"TLAB_TIME_BUDGET_S": DAY_S, "TLAB_REQUEST_MEMORY_MB"
                            "TLAB_TRAIN_SESSION_MB": 1 << 20, "TLAB_UPLOAD_CLIENT_MB": 1 << 20,
                            "TLAB_UPLOAD_FOLDER_MB": 1 << 20}
 
-_AT_START: dict[str, str | None] = {key: os.environ.get(key) for key in LIVE}
+_AT_START: dict[str, str | None] = {key: env.raw(key) for key in LIVE}
 _SWITCHES = {"TLAB_TRUST_FORWARDED": clients.TRUE_WORDS + clients.FALSE_WORDS}  # the words its reader takes; the rest: numbers >= 0
 
 
 def enabled() -> bool:
     """A token was given at start, and this is no Space (a Space's visitors are strangers)."""
-    return bool(os.environ.get(TOKEN_VAR, "").strip()) and not os.environ.get("SPACE_ID")
+    return env.is_set(TOKEN_VAR) and not os.environ.get("SPACE_ID")
 
 
 def current() -> dict[str, str | None]:
-    return {key: os.environ.get(key) for key in LIVE}
+    return {key: env.raw(key) for key in LIVE}
 
 
 def apply(changes: dict) -> dict[str, str | None]:

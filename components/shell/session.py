@@ -29,7 +29,7 @@ STOP_WAIT_S = 60.0
 
 def stop_said(stop, sid: str | None, stopping: str):
     """What a training tab's Stop button writes into the run's status line. A run now ends within a
-    step of its Stop (issue #39), often before Stop's own answer reaches the page: written then,
+    step of its Stop, often before Stop's own answer reaches the page: written then,
     "Stopping..." would cover the run's final status for good. So Stop waits up to STOP_WAIT_S for
     the run to end (its final status is on its way by then) and writes nothing if it has; a run
     still going after that long is told to the learner.

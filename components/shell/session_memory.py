@@ -16,10 +16,11 @@ import tempfile
 import threading
 import time
 
+from backend.runtime import env
 from components.shell import gradio_patches
 
 STATE_SESSIONS = 1000  # sessions whose gr.State Gradio keeps (launch(state_session_capacity=...))
-UPLOAD_FOLDER_MAX_MB = 1024  # the upload folder's cap (TLAB_UPLOAD_FOLDER_MB): oldest uploads go beyond it
+UPLOAD_FOLDER_MAX_MB = float(env.var("TLAB_UPLOAD_FOLDER_MB").default)  # the upload folder's cap: oldest go beyond it
 UPLOAD_GRACE_S = 120  # an upload this young is never deleted: its request may be about to read it
 UPLOAD_MAX_FILES = 4  # files per request to /gradio_api/upload (Gradio's own limit is 1,000; every input here takes one)
 
@@ -56,7 +57,7 @@ def trim_upload_folder(folder: str, max_bytes: int, grace_s: float = UPLOAD_GRAC
 
 
 DOWNLOAD_PREFIX = "tlab-"  # the stores' download folders (tlab-train-*, tlab-gpt-*): one zip of up to ~90 MB each
-DOWNLOADS_MAX_MB = 512  # all of them together (TLAB_DOWNLOAD_FOLDER_MB): the oldest zips go beyond it
+DOWNLOADS_MAX_MB = float(env.var("TLAB_DOWNLOAD_FOLDER_MB").default)  # all of them together (TLAB_DOWNLOAD_FOLDER_MB): the oldest zips go beyond it
 
 
 DOWNLOAD_MAX_AGE_S = 600  # a zip this old goes whatever the folder holds: its link was handed out minutes ago
@@ -84,7 +85,7 @@ DOWNLOAD_FOLDER = os.path.join(".cache", "tlab-downloads")  # under the working 
 
 def download_root() -> str:
     """Where the stores write a download's zip (their tlab-* folders), so that no reply names a server
-    path (issue #39). Gradio replies with a file's `path` and its `/gradio_api/file=<path>` URL, made
+    path. Gradio replies with a file's `path` and its `/gradio_api/file=<path>` URL, made
     absolute for a file it copies to its cache; a file under a static path (`gr.set_static_paths`) is
     served where it is and keeps the path it was given, so `served()` gives it relative to the working
     directory (`.cache/tlab-downloads/tlab-train-x/model.zip`). The owner check (upload_gate) resolves it
@@ -149,7 +150,7 @@ def _trim_oldest(files, max_bytes: int, grace_s: float, now: float | None, prune
 def mb_setting(name: str, default: float) -> int:
     """A size setting in MB from the environment, in bytes (the default where it does not read as a number)."""
     try:
-        return int(float(os.environ.get(name, default)) * 1024 * 1024)
+        return int(float(env.read(name, str(default))) * 1024 * 1024)
     except ValueError:
         return int(default * 1024 * 1024)
 

@@ -1,4 +1,4 @@
-"""Uploads bounded at the door, and downloads served to their owner (issue #39): the upload folder
+"""Uploads bounded at the door, and downloads served to their owner: the upload folder
 never holds more than its cap; a trained model's zip goes only to the client (address) that made it.
 
 The folder's janitor (session_memory.keep_uploads_bounded) deletes the oldest files beyond the cap, but
@@ -30,9 +30,10 @@ import time
 from collections import defaultdict, deque
 
 from backend.runtime import clients, downloads
+from backend.runtime import env
 from components.shell import session_memory
 
-UPLOAD_CLIENT_MAX_MB = 256  # per client per grace window (TLAB_UPLOAD_CLIENT_MB)
+UPLOAD_CLIENT_MAX_MB = float(env.var("TLAB_UPLOAD_CLIENT_MB").default)  # per client per grace window (TLAB_UPLOAD_CLIENT_MB)
 FILE_MAX_MB = 60  # Gradio's max_file_size (app.py passes it to launch)
 SIZE_EVERY_S = 1.0  # how often the folder is measured again (between, arrivals are added as they land)
 

@@ -31,7 +31,7 @@ LIMITS = ("Inputs up to 128 tokens (question and context together for QA), the d
           "decoder's removals reuses the prompt's cached keys and values up to the removed token, and its output layer "
           "reads only the position it predicts, so a 128-token prompt at the default settings (16 integrated-gradients "
           "steps, 4 random orders) takes about 64 s of CPU on one idle core, about half the 120 s request budget (86-91 s "
-          "before); a busy server can still run out of time: then choose fewer methods.")
+          "recomputing each shortened prompt whole); a busy server can still run out of time: then choose fewer methods.")
 
 
 MODEL_INFO = ("Empty: the profile's model for the prediction chosen. NER: 'multilingual' (or 'multilingual-de', "

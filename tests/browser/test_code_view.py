@@ -1,4 +1,4 @@
-""""The same in Python" under a result (components/shell/code_view.py, issue #52), in headless Chromium,
+""""The same in Python" under a result (components/shell/code_view.py), in headless Chromium,
 on a page holding the Tokenizers and Attention tabs alone, local profile. Tokenizers: closed until opened;
 after one run it shows the snippet naming the checkpoint that served it and the gradio_client call of
 /tokenize; the notebook downloads and holds the same snippet. Attention (one of the tabs wired after it):

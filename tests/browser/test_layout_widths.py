@@ -1,6 +1,6 @@
 """Every tab at 420 px (a phone) and at 1400 px (a desktop): no figure title overlapping another
 label, no clipped plot, no word broken inside a table cell, no view a learner needs hidden behind
-an overflow menu ("..."). Issue 35 (polish).
+an overflow menu ("...").
 
 Cheap by design: one page per width for the whole module, every tab opened on it in turn, and
 only the fast runs that draw the figures the issue saw (attention heatmap, bertviz model view,

@@ -1,4 +1,4 @@
-"""The first tab's time to screen, written to tests/artifacts/first_tab.log (issue #33: the target is
+"""The first tab's time to screen, written to tests/artifacts/first_tab.log (the target is
 3 s on a quiet box; a timing is a measurement, not an assertion), and what keeps it short: only the
 tab on screen is mounted, the others wait until they are opened."""
 

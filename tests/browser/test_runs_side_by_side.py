@@ -1,4 +1,4 @@
-"""Runs kept side by side, from the learner's side (issue #34): two sampled Decoding runs with different
+"""Runs kept side by side, from the learner's side: two sampled Decoding runs with different
 seeds are kept in "Your runs", open side by side with their differences marked, and each run's link
 reopens that run in the same page (the runs stay), its seed in the box: Generate gives its text again.
 One load of the Decoding tab's own page (tab_url), 6-token generations."""

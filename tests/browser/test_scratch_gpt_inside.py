@@ -33,7 +33,7 @@ def test_a_trained_tiny_gpt_opens_in_anatomy_and_is_recomputed(page, tab_url):
     bars = page.locator("#anatomy-diffs g.trace.bars g.point")
     expect(bars).to_have_count(4, timeout=30_000)  # embeddings + 3 layers, each drawn
     # The link written after the run changed the address; the figure's clip paths must follow it, or
-    # the browser draws the plot area empty (axes, no bars): what a hand-off showed before the fix.
+    # the browser draws the plot area empty (axes, no bars).
     page.wait_for_timeout(500)
     stale = page.evaluate("""() => {
       const here = location.href.split('#')[0];

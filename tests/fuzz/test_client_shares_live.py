@@ -1,10 +1,10 @@
-"""One stranger cannot lock everyone else out (issue #39): shares per client, not per session.
+"""One stranger cannot lock everyone else out: shares per client, not per session.
 
 Two clients behind a proxy the app is told to trust (TLAB_TRUST_FORWARDED=1), at different forwarded
 addresses, over raw HTTP. Client A opens 20 sessions; it cannot keep client B from training an NER
 model or from a place in the long lane, and its own extra sessions are refused with a readable message
 that names the share. The training memory is 400 MB here, so that without shares A's sessions would
-fill it (about 90 MB a model: four of them) and B would be refused, as in the issue.
+fill it (about 90 MB a model: four of them) and B would be refused.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A crowd of strangers against the public app (issue #21), over raw HTTP as a hostile client sends it:
-- 66 fresh sessions searching cannot evict a visitor's private index (they used to flush all 64);
+"""A crowd of strangers against the public app, over raw HTTP as a hostile client sends it:
+- 66 fresh sessions searching cannot evict a visitor's private index (counted per session, they would flush all 64);
 - fresh sessions asking for a trained model get a readable message and drop nobody's;
 - a visitor gets one long job at a time: a second is refused at once, readably;
 - the upload route takes a few files per request, not 1,000;

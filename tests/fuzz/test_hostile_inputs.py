@@ -1,12 +1,12 @@
-"""The last crashes on hostile input (issue #39), each against the running app over raw HTTP, as a
-hostile caller sends it. Each used to answer a generic "could not use the values" or "its json cannot
-show" (the log had the exception):
+"""Hostile inputs that reach deep code, each against the running app over raw HTTP, as a hostile caller
+sends it: each gets a readable answer, not a generic "could not use the values" or "its json cannot show"
+with the exception only in the log:
 
 - `/predict_ner` on text with stacked combining marks after a 1-epoch `/train_ner` (IndexError in
   ner_data.align_labels: the uncased tokenizer strips the marks, so some words have no piece);
 - `/train` whose learning curve has empty points (a None formatted in curve_figure): the request's time
-  budget (TLAB_TIME_BUDGET_S=45 here) leaves the curve's fine-tuning no time, as it did in the issue;
-- `/intervene` and `/sweep_heads` with a lone surrogate (the reply echoed the text as sent);
+  budget (TLAB_TIME_BUDGET_S=45 here) leaves the curve's fine-tuning no time;
+- `/intervene` and `/sweep_heads` with a lone surrogate (the reply carries the text as checked);
 - a file argument given as a URL (Gradio's "Hostname 127.0.0.1 failed validation", no argument named).
 """
 

@@ -1,5 +1,5 @@
-"""No absolute server path in a reply (issue #39): Gradio's file payload carried the absolute path of
-every download (`path`, and the `/gradio_api/file=<path>` URL). The stores now write their zips under
+"""No absolute server path in a reply: Gradio's file payload carries the path of every download (`path`,
+and the `/gradio_api/file=<path>` URL), so the stores write their zips under
 the working directory's `.cache/tlab-downloads` (a Gradio static path: served in place) and the
 handlers reply with the path relative to it (components/shell/session_memory.download_root), so
 the reply names neither /tmp nor the home nor the repository, and the link still downloads the zip.

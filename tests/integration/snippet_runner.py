@@ -1,4 +1,4 @@
-"""One fresh, offline interpreter for every snippet test of a test session (issue #52's "the snippets are true").
+"""One fresh, offline interpreter for every snippet test of a test session (each checks that a snippet gives the run's numbers).
 
 A snippet must run where a learner runs it: a new Python with the repository off `sys.path` (it may not import
 the app), offline. Starting one such interpreter per test module paid torch's and transformers' import and the

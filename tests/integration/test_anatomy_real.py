@@ -85,7 +85,7 @@ def test_api_encoder_on_minilm_with_pooling():
 def test_the_start_cards_example_gives_the_same_digits_whatever_the_thread_count():
     """The Start tab prints this example's largest difference to 3 digits; on 1 thread its sums are added in
     another order than on 2 (4.29e-06 at layer 4 vs 4.17e-06 at layer 5 on a 2-core box), so /anatomy pins
-    one thread and the digits no longer depend on what else the server runs."""
+    one thread so that the digits do not depend on what else the server runs."""
     before = torch.get_num_threads()
     seen = []
     try:

@@ -1,6 +1,6 @@
 """The tiny encoder-decoder's real recipe (the tab's defaults, the shipped toy dates): after training
 it translates most held-out dates exactly right, and its cross-attention equals a recomputation
-from its weights for every layer and head (issue #26's done-when)."""
+from its weights for every layer and head."""
 
 from __future__ import annotations
 

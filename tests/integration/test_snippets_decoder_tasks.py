@@ -1,4 +1,4 @@
-"""The Pipelines tab's snippets for the runs the local profile serves with its decoder (issue #52): a summary and
+"""The Pipelines tab's snippets for the runs the local profile serves with its decoder: a summary and
 a translation by the instruct fallback (SmolLM2-135M-Instruct given the app's task prompt in its chat template;
 greedy, repetition penalty 1.1, the run's lengths and beams) and fill-mask by the decoder (the likeliest whole
 words after the left context, each put in place and the whole sentence scored). Each endpoint runs in-process on

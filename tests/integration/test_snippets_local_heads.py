@@ -1,4 +1,4 @@
-"""The Pipelines' /ner and /qa snippets reproduce a local run (issue #52): on the local profile /ner is served by
+"""The Pipelines' /ner and /qa snippets reproduce a local run: on the local profile /ner is served by
 the NER model trained here (token head, word shapes) and /qa by the reader trained here (span head, [CLS] and
 its threshold). Each endpoint runs here, in-process; its snippet then runs in the session's fresh interpreter
 (snippet_runner) and must give the same entities (text, type, offsets, score within 1e-4) for the "simple" and

@@ -1,4 +1,4 @@
-"""The Train tab's snippet is true (issue #52): /train runs here, in-process, on a small upload (three labels, the
+"""The Train tab's snippet is true: /train runs here, in-process, on a small upload (three labels, the
 three methods, fine-tuning capped by max_examples over two epochs, a budget that cuts nothing); its "The same in
 Python" snippet then runs in the session's fresh, offline interpreter (snippet_runner.py: the repository off
 sys.path, cwd the upload's folder, since the snippet reads the file by its name) and must give the run back: the same

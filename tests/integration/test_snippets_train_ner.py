@@ -1,4 +1,4 @@
-"""The Train tab's NER snippet is true (issue #52): /train_ner runs here, in-process, on the local profile (a
+"""The Train tab's NER snippet is true: /train_ner runs here, in-process, on the local profile (a
 small run: a seeded sample of 48 shipped train sentences, three epochs; and two uploads, CoNLL columns and
 character-span JSONL, split 70/15/15 by the app); its "The same in Python" snippet, plain transformers + torch,
 then runs in the session's fresh offline interpreter (snippet_runner.py: the repository not on sys.path,

@@ -1,4 +1,4 @@
-"""The Why tab's snippet for its other tasks (issue #52): zero-shot by embedding similarity (a label's softmax of
+"""The Why tab's snippet for its other tasks: zero-shot by embedding similarity (a label's softmax of
 cosine / T), a token's NER tag (the offline model: encoder, word shapes, a head per token; chapter 4's multilingual
 run: the packaged encoder with the run's top layers and head), a QA reader's span (start + end logit, question and
 context as a pair) and a classifier trained in this session (fine-tuned and the probe, loaded from the Train tab's

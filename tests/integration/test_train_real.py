@@ -37,7 +37,7 @@ def test_a_short_fine_tune_of_minilm_keeps_a_checkpoint(monkeypatch):
 
 
 def test_the_offline_sentiment_classifier_built_at_set_up_is_right(monkeypatch):
-    """Issue 13 item 3: the `local` profile's sentiment role is MiniLM fine-tuned on the shipped set
+    """The `local` profile's sentiment role is MiniLM fine-tuned on the shipped set
     (it beat the feature-extraction probe, 0.963 vs 0.890, in its minute of CPU). It is built once at
     set-up (`make build`, which `make test` runs first; on CI's clean clone that is a fresh training
     run, and the cache key hashes the recipe, so a changed recipe is trained again): this checks the

@@ -104,7 +104,7 @@ def test_gpt2_without_causal_mask_is_caught(models_, monkeypatch):
 
 
 def test_rotary_tables_equal_the_models_own_bit_for_bit(models_):
-    """The one rotary table (backend/attention/encodings.py), float32 like transformers."""
+    """The one rotary table (backend/engines/attention/encodings.py), float32 like transformers."""
     model = models_["llama"]
     cos, sin = encodings.rotary_cos_sin_for(model, 40)
     assert encodings.rotary_inv_freq(model.config).dtype == np.float32

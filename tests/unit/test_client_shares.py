@@ -1,4 +1,4 @@
-"""Issue #39: shares per client (an address), not per session, and reservations that expire by age.
+"""Shares per client (an address), not per session, and reservations that expire by age.
 The bookkeeping of `ClientStore`, the address of a request, and the stores that use them."""
 
 from __future__ import annotations

@@ -85,6 +85,17 @@ def test_pruning_zeroes_weights_but_not_bytes(tmp_path):
     assert prune.compressed_mb(b) < prune.compressed_mb(a)  # zeros deflate
 
 
+def test_pruning_finds_an_encoder_nested_under_a_head():
+    class Wrapped(torch.nn.Module):  # the sentiment classifier's shape: the encoder one level down
+        def __init__(self, inner):
+            super().__init__()
+            self.classifier = inner
+
+    model = Wrapped(_teacher(layers=2))
+    assert len(prune.encoder_linears(model)) == len(prune.encoder_linears(model.classifier)) > 0
+    assert abs(prune.sparsity_of(prune.pruned_copy(model, 0.5)) - 0.5) < 0.01
+
+
 def _planted_rows(clock, fast_s: float, slow_s: float):
     """A teacher and a slower student, timed on `clock` (perf_bench's own, moved only by these calls)."""
     def predict(seconds, row):

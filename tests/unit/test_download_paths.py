@@ -1,5 +1,5 @@
 """The stores' download folder sits under the working directory as a Gradio static path, so a handler
-replies with a path relative to it (issue #39: no absolute server path in a reply)."""
+replies with a path relative to it (no absolute server path in a reply)."""
 
 from __future__ import annotations
 

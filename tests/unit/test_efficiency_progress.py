@@ -1,5 +1,5 @@
-"""Efficiency's progress names the step that is running (issue 35: the bar sat 13 s on
-"Quantizing ... (first use only) - 82.0%" while the encoder runs measured, after a 0.89 s step)."""
+"""Efficiency's progress names the step that is running, not the last one that finished (a bar that says
+"Quantizing ... (first use only)" for the 13 s the encoder runs are measured misleads)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 35 (polish): figures true for the data they describe, where the backend computes them.
+"""Figures true for the data they describe, where the backend computes them.
 
 BLEU's breakdown reports what sacrebleu counted (matches / n-grams, smoothing named); the logit
 lens says when its embedding row only echoes the input token (tied embeddings); QA lists

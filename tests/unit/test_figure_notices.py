@@ -1,4 +1,4 @@
-"""Issue #24's remaining course items, below the browser: every figure's "What to notice" line is
+"""Below the browser: every figure's "What to notice" line is
 computed from the figure's own data; semicolon CSVs are read as columns; the Train tab's link
 carries its settings (never an upload); the Decoding comparison's picker builds the JSON."""
 

@@ -78,6 +78,34 @@ def test_a_refusal_answers_at_the_door_as_a_validation_error_and_an_admission_re
     assert seen[0][1] == "s1" and seen[0][2] == "echo"
 
 
+def test_a_contract_refusal_is_answered_as_a_failed_event_at_once_without_reaching_the_lanes():
+    demo = _queued_demo()
+    queue = demo._queue
+    pushed, sent, remembered, admitted = [], [], [], []
+
+    async def original(body, request, username):
+        pushed.append(body)
+        return True, "never"
+
+    queue.push = original
+    queue.send_message = lambda event, message: sent.append((event, message))
+    gp.remember_refusals(lambda session, why, handler: remembered.append((session, why, handler)))
+    try:
+        gp.admit_at_queue_door(demo, lambda *a, **k: admitted.append(a) or (None, None),
+                               check=lambda fn, data, request: ("too long for the door", None))
+        body = SimpleNamespace(session_hash="s2", data=["x" * 10], fn_index=0, trigger_id=None, event_id=None)
+        ok, event_id, kind = asyncio.run(queue.push(body, None, None))
+    finally:
+        gp.remember_refusals(None)
+    assert (ok, kind) == (True, "success") and pushed == [] and admitted == []  # no lane looked at it
+    assert body.event_id == event_id and event_id in queue.pending_event_ids_session["s2"]
+    assert "s2" in queue.pending_messages_per_session  # where the page's stream reads its answer
+    (event, message), = sent
+    assert event._id == event_id and message.success is False and message.title == gp.DOOR_TITLE
+    assert message.output["error"] == "too long for the door"
+    assert remembered == [("s2", "too long for the door", "<lambda>")]
+
+
 # ------------------------------------------------------------------ the running event
 def test_outside_a_queued_event_there_is_no_event_and_no_session():
     assert gp.current_event() is None and gp.current_session_hash() is None

@@ -1,5 +1,5 @@
-"""Issue #39: a file argument given as a URL answered Gradio's "Hostname 127.0.0.1 failed validation"
-(it tried to fetch it), naming no argument. The guard refuses it before anything is fetched and says
+"""A file argument given as a URL: Gradio would try to fetch it and answer "Hostname 127.0.0.1 failed
+validation", naming no argument. The guard refuses it before anything is fetched and says
 which argument and what it takes (a server path, refused by Gradio once the app runs, is named too:
 tests/fuzz/test_every_handler.py)."""
 

@@ -1,5 +1,5 @@
-"""The Interventions pickers offer the served model's own heads (issue 35: a 9-head decoder was
-offered heads 9-11 before a run, and /intervene then refused them)."""
+"""The Interventions pickers offer the served model's own heads (a 9-head decoder gets heads 0-8, never
+heads /intervene would refuse)."""
 
 from __future__ import annotations
 

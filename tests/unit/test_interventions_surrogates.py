@@ -1,6 +1,6 @@
-"""Issue #39: `/intervene` and `/sweep_heads` echoed the text as sent, so a lone surrogate ("a\\ud800b")
-reached the reply after 2.4 s of model work and its JSON could not be written ("This action produced
-a result its json cannot show"). The reply carries the text as checked: U+FFFD where the surrogate was."""
+"""`/intervene` and `/sweep_heads` reply with the text as checked, U+FFFD where a lone surrogate
+("a\\ud800b") stood: echoing the text as sent would make a reply whose JSON cannot be written ("This
+action produced a result its json cannot show") after seconds of model work."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The long lane's admission (one long job per visitor, a bounded wait), the upload route's file
-count, and visitor text in plots shown as text (issue #21)."""
+count, and visitor text in plots shown as text."""
 
 from __future__ import annotations
 

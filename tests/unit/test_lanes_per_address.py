@@ -1,4 +1,4 @@
-"""Issue #39: the long lane's places are shared per client (an address), not per session: one client
+"""The long lane's places are shared per client (an address), not per session: one client
 with a session per request filled the lane. Admission binds each session to its request's address."""
 
 from __future__ import annotations

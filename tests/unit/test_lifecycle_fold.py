@@ -119,7 +119,7 @@ API_TWINS = {"decode": "decoding", "generate_text": "pl-generate_text"}
 
 
 def test_every_endpoint_with_a_snippet_has_a_code_view_written_after_its_run(page_config):
-    """Issue #52: each endpoint backend/snippets writes for shows "The same in Python" on the page: the success
+    """Each endpoint backend/snippets writes for shows "The same in Python" on the page: the success
     of its public event writes a code view (a '<prefix>-code-python' box), or, for an API twin, the success of
     the page's own event writes its view."""
     from backend import snippets

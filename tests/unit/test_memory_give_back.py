@@ -1,4 +1,4 @@
-"""Issue #39: memory that returns after sessions close. Threads that allocate and free many small and
+"""Memory that returns after sessions close. Threads that allocate and free many small and
 medium blocks (what a training run does) leave them in glibc's per-thread malloc arenas, which are
 never trimmed when fragmented: about 330 MB stayed after 12 NER sessions closed. `memory.give_back`
 trims them; the stores call it when a page closes and when a run ends."""

@@ -1,5 +1,5 @@
-"""Issue #39: the Train tab's NER epochs slider offered 10 where the public API refused 6; both now
-read one limit (`ner_api.max_epochs`)."""
+"""The Train tab's NER epochs slider and the public API read one limit (`ner_api.max_epochs`), so the page
+never offers a number of epochs the API refuses."""
 
 from __future__ import annotations
 

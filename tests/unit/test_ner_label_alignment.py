@@ -1,6 +1,6 @@
-"""Issue #39: a word the tokenizer turns into no piece at all (a lone combining mark, which the
-uncased MiniLM tokenizer strips) used to crash `/predict_ner` (IndexError in align_labels) and
-would have shifted every later word's tag. Real MiniLM tokenizer, tiny random BERT."""
+"""A word the tokenizer turns into no piece at all (a lone combining mark, which the
+uncased MiniLM tokenizer strips) is tagged without an IndexError in align_labels and without
+shifting every later word's tag. Real MiniLM tokenizer, tiny random BERT."""
 
 from __future__ import annotations
 

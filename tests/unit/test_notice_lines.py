@@ -1,4 +1,4 @@
-"""Issue 35 (polish): the lines a learner reads are true for the mode and data on screen.
+"""The lines a learner reads are true for the mode and data on screen.
 
 Each test builds the line from data shaped like the backend's result (the backend's own numbers
 are tested in test_figure_facts.py) and checks what the issue quoted is gone.

@@ -82,7 +82,7 @@ def test_stop_keeps_the_partial_model_and_says_how_many_steps_ran():
             assert scratch.stop_gpt("s") == {"stopping": True, "ended": False}  # still running: no wait asked
     r = events[-1]["result"]
     assert r["stopped"] == "stopped" and 6 <= r["steps_run"] < 200 and len(r["losses"]) == r["steps_run"]
-    # No validation pass after Stop (issue #39): the final numbers say which step they come from.
+    # No validation pass after Stop: the final numbers say which step they come from.
     assert r["evals"][-1]["step"] < r["steps_run"] and r["final"]["val_step"] == r["evals"][-1]["step"]
     kept = gpt_store.get_store().trained("s")
     assert kept.info["steps_run"] == r["steps_run"] and not gpt_store.get_store().peek("s").running

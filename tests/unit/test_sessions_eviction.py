@@ -1,4 +1,4 @@
-"""Fair sharing of the private room (issue #21): strangers cannot flush other visitors' work.
+"""Fair sharing of the private room: strangers cannot flush other visitors' work.
 
 The promise (backend/runtime/sessions.py): an item (a private index, a trained model) used in the
 last `keep_s` seconds is never evicted for anyone else, whatever number of new sessions arrive;

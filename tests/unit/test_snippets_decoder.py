@@ -1,4 +1,4 @@
-"""The Pipelines snippets of the runs the local profile serves with its decoder (issue #52): the instruct fallback's
+"""The Pipelines snippets of the runs the local profile serves with its decoder: the instruct fallback's
 summary and translation, the decoder's fill-mask. Text only here (tests/integration/test_snippets_decoder_tasks.py
 runs them): each is the run itself from the packaged GGUF, never the book checkpoint's `pipeline(...)`."""
 
@@ -39,8 +39,10 @@ def test_an_instruct_translation_names_the_runs_languages_and_has_no_minimum():
     assert "BLEU" in python and "generation server" not in python  # written in this process: no server note
     served = _snippet("translate", {"text": "Hi.", "source": "en", "target": "fr"},
                       {"model": {**DECODER, "role": "translation", "method": config.METHOD_INSTRUCT},
-                       "language_pair": "English -> French", "engine": {"kind": "vllm", "url": "http://x"}})
+                       "language_pair": "English -> French", "engine": {"kind": "vllm", "url": "http://x"},
+                       "settings": {"max_new_tokens": 120}})  # the run's settings: the endpoint's default length
     assert "written by the generation server (vllm)" in served and "http://x" not in served
+    assert "max_new_tokens=120" in served
 
 
 def test_the_decoders_fill_mask_reranks_the_runs_candidates():

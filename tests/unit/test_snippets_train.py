@@ -1,4 +1,4 @@
-"""The Train tab's "The same in Python" (/train, issue #52): one block per method that ran, the run's settings
+"""The Train tab's "The same in Python" (/train): one block per method that ran, the run's settings
 (read from its result: the budget, fine-tuning's examples and steps), the data it read (a shipped set from a
 checkout, an upload by its file name, its delimiter, columns and splits), never the app imported. That the
 snippet gives the run's numbers back is tests/integration/test_snippets_train.py's."""

@@ -191,7 +191,7 @@ def test_stop_keeps_the_model_so_far(tiny):
             stop.set()  # the Stop button, pressed after the first chunk
     assert out.stopped == "stopped"
     assert out.steps == steps == FT.FIRST_CHUNK_STEPS < out.total_steps
-    # No validation pass after Stop (issue #39): the last state is kept, unscored.
+    # No validation pass after Stop: the last state is kept, unscored.
     assert out.weights is not None and out.epochs == [] and out.best_val is None and out.best_epoch == 0.5
     probs, pooled = FT.predict_proba(_worker(), out.weights, ["good day", "bad night"], 2)
     assert probs.shape == (2, 2) and np.allclose(probs.sum(1), 1.0) and pooled.shape == (2, 32)

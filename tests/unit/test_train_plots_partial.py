@@ -1,5 +1,6 @@
-"""Issue #39: a learning-curve point can be empty (None: the run stopped before that point's
-fine-tuning); the figure used to format it and crash (`/train` answered "could not use the values")."""
+"""A learning-curve point can be empty (None: the run stopped before that point's
+fine-tuning); the figure draws it as a gap and its line says so (formatting it as a number would crash
+`/train` with "could not use the values")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #39: uploads bounded at the door (per request, per client, the folder's cap, decided before a
+"""Uploads bounded at the door (per request, per client, the folder's cap, decided before a
 byte is stored) and the stores' download zips bounded too."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A learner's live chapter 8 runs: owned by the address that made them, under ids nobody else can
-compute, and evicted only by their owner or after they have gone unused (issue #54: a run's id was a
-hash of its settings, so another address reached it by choosing the same settings, and six cheap
-custom calls pushed another address's run out of the 6-run cache).
+compute, and evicted only by their owner or after they have gone unused (an id that is a hash of the
+settings alone would let another address reach a run by choosing the same settings, and six cheap
+custom calls could push another address's run out of a shared 6-run cache).
 
 - `run_id(settings)`: sha256 of the settings, the address and a secret kept in the cache (made once):
   the same learner with the same settings continues the same run; nobody else can name it.

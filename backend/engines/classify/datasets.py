@@ -24,6 +24,7 @@ SPLITS = ("train", "validation", "test")
 TEXT_GUESSES = ("text", "sentence", "review", "content", "body")
 LABEL_GUESSES = ("label", "labels", "class", "category", "target", "sentiment", "emotion")
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+EVAL_SHARE = 0.15  # an upload without splits: validation and test each take this share (70/15/15)
 MAX_ROWS = 20_000
 MAX_LABELS = 20
 MIN_PER_LABEL = 5  # so each label has >= 3 train, 1 validation and 1 test example
@@ -182,7 +183,7 @@ def _stratified_split(rows: list[tuple[str, str]], labels: list[str], seed: int)
     for label in labels:
         items = [r for r in rows if r[1] == label]
         random.Random(f"{seed}-{label}").shuffle(items)
-        n_eval = max(1, round(len(items) * 0.15))
+        n_eval = max(1, round(len(items) * EVAL_SHARE))
         out["validation"] += items[:n_eval]
         out["test"] += items[n_eval:2 * n_eval]
         out["train"] += items[2 * n_eval:]

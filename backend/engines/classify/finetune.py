@@ -41,12 +41,14 @@ from backend.engines.classify.finetune_plan import (  # noqa: F401  (the plan is
 CHUNK_SECONDS = 4.0  # target work per GPU call: progress and Stop every few seconds
 FIRST_CHUNK_STEPS = 2  # measured first, to estimate the run before the rest of it starts
 EVAL_BATCH = 64
+DROPOUT = 0.1  # before the head, in training
+WEIGHT_DECAY = 0.01  # AdamW's, on every parameter
 
 
 class EncoderClassifier(nn.Module):
     """Encoder + dropout + linear head on the mean-pooled last hidden state."""
 
-    def __init__(self, encoder: nn.Module, n_labels: int, dropout: float = 0.1):
+    def __init__(self, encoder: nn.Module, n_labels: int, dropout: float = DROPOUT):
         super().__init__()
         self.encoder = encoder
         self.dropout = nn.Dropout(dropout)
@@ -128,7 +130,7 @@ def train_chunk(lm, state: dict | None, batches: list[tuple[list[str], list[int]
     with _SCRATCH_LOCK:
         model = _scratch(lm, n_labels)
         _load(model, lm, state, seed)
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=WEIGHT_DECAY)
         if state is not None and state.get("optim"):
             opt.load_state_dict(state["optim"])
         model.train()
@@ -329,7 +331,7 @@ def run(train: list[tuple[str, int]], val: list[tuple[str, int]], n_labels: int,
     split (default: accuracy and mean cross-entropy of `val`). Inside a request with a time
     budget (backend.runtime.budget) the run also ends `reserve_s` (or 15 %) before that budget, so
     there is time left to score the model, and a cancel of the request stops it like Stop.
-    Stop is checked before each step and validation batch (it took 9-40 s: issue #39); no validation
+    Stop is checked before each step and validation batch (a whole pass takes 9-40 s); no validation
     runs after it: the best scored checkpoint is kept, else the last state, unscored (`best_val` None)."""
     stop = stop or threading.Event()
     evaluate = evaluate or _validation_score(worker, val, n_labels, stop)

@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from backend.engines.compression.distill import MAX_LENGTH  # the token window the models were trained with
+
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -64,7 +66,7 @@ def session(path: Path, threads: int | None = None, optimized_path: Path | None 
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
-def predictor(sess, tokenizer, max_length: int = 128):
+def predictor(sess, tokenizer, max_length: int = MAX_LENGTH):
     """`predict(texts) -> logits` through `sess`."""
     names = {i.name for i in sess.get_inputs()}
 

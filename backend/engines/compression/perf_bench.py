@@ -34,7 +34,11 @@ def size_mb(files: Sequence[Path]) -> float:
     return sum(Path(f).stat().st_size for f in files) / 2 ** 20
 
 
-def accuracy(variant: Variant, texts: list[str], labels: Sequence[int], batch: int = 32) -> tuple[float, np.ndarray]:
+ACCURACY_BATCH = 32  # texts per call when a variant's accuracy is measured
+
+
+def accuracy(variant: Variant, texts: list[str], labels: Sequence[int],
+             batch: int = ACCURACY_BATCH) -> tuple[float, np.ndarray]:
     """(accuracy, predicted labels) of `variant` on `texts`."""
     preds = np.concatenate([variant.predict(texts[s:s + batch]).argmax(-1) for s in range(0, len(texts), batch)]) \
         if texts else np.zeros(0, dtype=np.int64)

@@ -20,8 +20,10 @@ from torch.nn.utils import prune
 
 
 def encoder_linears(model: nn.Module) -> list[tuple[nn.Linear, str]]:
+    """The Linear layers inside an encoder, wherever the encoder sits: `encoder.*` in a bare model,
+    `bert.encoder.*` in a transformers head, `classifier.encoder.*` in the app's sentiment classifier."""
     return [(m, "weight") for name, m in model.named_modules()
-            if isinstance(m, nn.Linear) and name.startswith("encoder.")]
+            if isinstance(m, nn.Linear) and "encoder" in name.split(".")[:-1]]
 
 
 def pruned_copy(model: nn.Module, sparsity: float) -> nn.Module:

@@ -21,13 +21,15 @@ from backend.runtime.errors import InputError
 ProgressFn = Callable[[int, int], None]  # (done, total)
 
 DEFAULT_MAX_LENGTH = 256  # all-MiniLM-L6-v2 was trained with max_seq_length 256
+BATCH = 64  # texts per forward pass, longest first
+CHUNK = 256  # texts per call when a caller embeds many in turns (progress and Stop between calls)
 
 
 def embed_texts(
     texts: Sequence[str],
     model,
     tokenizer,
-    batch_size: int = 64,
+    batch_size: int = BATCH,
     progress: ProgressFn | None = None,
     max_length: int | None = None,
 ) -> np.ndarray:

@@ -28,8 +28,8 @@ MAX_COMPARE = 4
 # beam-16 runs of 512 tokens would be 32768, minutes of CPU.
 MAX_COMPARE_WORK = 4096
 # Token-rows a decode carries (prompt tokens x the sequences run side by side): every step of a
-# beam search attends to all of them. 16 beams over a 1,536-token prompt (24,576) took 144 s on 2 cores
-# before the first new token when the prompt was read per beam; the prompt is now read once, in chunks
+# beam search attends to all of them. 16 beams over a 1,536-token prompt (24,576) take 144 s on 2 cores
+# before the first new token if the prompt is read per beam; it is read once, in chunks
 # that Stop reaches (generation/prefill.py), and memory has its own estimate (runtime/memory_budget.py).
 MAX_PREFILL_WORK = 4096
 LENGTH_PENALTY_RANGE = (-10.0, 10.0)  # beam scores divide by length**penalty: 1e9 overflows

@@ -20,6 +20,8 @@ import torch
 from backend.engines.ner import data as ner_data, metrics as ner_metrics
 from backend.engines.ner import token_classification as tc
 
+MAX_LENGTH = 96  # a tagged sentence's window in word pieces: a longer sentence is cut there
+
 
 @dataclass(frozen=True)
 class TransferRecipe:
@@ -31,7 +33,7 @@ class TransferRecipe:
     batch_size: int = 16
     learning_rate: float = 3e-4
     head_lr_scale: float = 10.0
-    max_length: int = 96
+    max_length: int = MAX_LENGTH
     seed: int = 0
 
     def recipe(self, n_train: int) -> tc.Recipe:
@@ -114,7 +116,7 @@ def run(encoder, tokenizer, train_sets: dict[str, list], val_sets: dict[str, lis
 
 
 def predict(model: tc.TokenClassifier, tokenizer, words: list[list[str]], labels: list[str],
-            max_length: int = 96) -> list[dict]:
+            max_length: int = MAX_LENGTH) -> list[dict]:
     """Tags and entities per sentence (`token_classification.predict`)."""
     return tc.predict(model, tokenizer, words, labels, max_length)
 
@@ -125,7 +127,7 @@ def split_words(text: str) -> list[str]:
 
 
 def tag_texts(model: tc.TokenClassifier, tokenizer, texts: list[str], labels: list[str],
-              max_length: int = 96) -> list[list[dict]]:
+              max_length: int = MAX_LENGTH) -> list[list[dict]]:
     """Entities of each raw text with character offsets, as the token-classification pipeline gives them
     ({entity_group, word (as written), start, end (exclusive), score}): the text split into words the way
     the shipped set is, tagged per word (`predict`), each entity mapped back to its characters."""

@@ -15,8 +15,8 @@ as topic: function words, the words that name the answer's type ("Which **countr
 ("Who **makes** the Aero?" over "announced by the company Northwind"). A word counts as present
 in any inflected form: the two words have the same Snowball stem (NLTK's English stemmer:
 stopped/stop, planned/plan, tried/try, lives/lived, funded/funding), or one is a listed irregular
-form of the other (built/build, frozen/freeze). The stemmer keeps apart words the old hand-written
-suffix rules joined (university/universe, policy/police, news/new).
+form of the other (built/build, frozen/freeze). The stemmer keeps apart words that plain suffix
+rules join (university/universe, policy/police, news/new).
 The word lists were chosen on the TUNING and first two held-out sets and measured once on a third
 written afterwards by someone who had not seen the rule (bench/qa.py).
 """

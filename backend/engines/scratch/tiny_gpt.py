@@ -30,7 +30,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 from backend.runtime.device import gpu_task
 from backend.engines.scratch import loop, train as tok_train
-from backend.engines.scratch.loop import Outcome, one_thread, schedule, stopped as _stopped  # noqa: F401  (their old home)
+from backend.engines.scratch.loop import Outcome, one_thread, schedule, stopped as _stopped  # noqa: F401  (re-exported for the tiny GPT's callers)
 
 SCHEMES = ("bytes", "bpe")
 VAL_FRACTION = 0.1

@@ -1,21 +1,24 @@
 """The generation server seen from here: its health, what it serves, and whether its tokenizer is ours.
 
-An OpenAI-compatible server (vLLM, ...) answers `/health` and `/v1/models`; vLLM also
-`/tokenize`. Plain `http.client` (no new dependency). Health is cached (UP_TTL_S up,
-DOWN_TTL_S down) so a down server costs a request nothing after the first time-out, and the
-lanes can ask "was it up?" without any network (`last_known_up`). `remote_generation` runs
-generations on it.
+An OpenAI-compatible server (vLLM, ...) answers `/health` and `/v1/models`; vLLM also `/tokenize`.
+Spoken with the `openai` package (the ecosystem's client for vLLM): one client per server, its
+connection pool shared by every thread, no retries (a down server falls back in-process at once). Health
+is cached (UP_TTL_S up, DOWN_TTL_S down) so a down server costs a request nothing after the first
+time-out, and the lanes can ask "was it up?" without any network (`last_known_up`).
+`remote_generation` runs generations on it.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
+import functools
 import socket
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
+
+import httpx2
+import openai
 
 from backend.engines.generation.setup import MAX_CONTEXT_TOKENS
 from backend.runtime import config
@@ -74,12 +77,11 @@ _STATE_LOCK = threading.Lock()
 _TOKENIZER_OK: dict[tuple, str | None] = {}  # (url, model, tokenizer) -> None (same), or why not
 
 
-def _split(url: str) -> tuple[type, str, int | None, str]:
+def _check_url(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ServerUnavailable(f"TLAB_GENERATION_URL {url!r} is not an http(s) URL; this ran in-process.")
-    conn = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    return conn, parts.hostname, parts.port, parts.path.rstrip("/")
+    return url.rstrip("/")
 
 
 def on_this_machine(url: str) -> bool:
@@ -88,40 +90,73 @@ def on_this_machine(url: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
-def open_request(url: str, method: str, path: str, body: dict | None, timeout: float):
-    """Open one request; -> (connection, response). The caller closes the connection."""
-    conn_cls, host, port, base = _split(url)
-    conn = conn_cls(host, port, timeout=timeout)
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    try:
-        conn.request(method, base + path, body=data, headers=headers)
-        return conn, conn.getresponse()
-    except BaseException:
-        conn.close()
-        raise
+@functools.lru_cache(maxsize=8)
+def client(url: str) -> openai.OpenAI:
+    """The OpenAI client of the server at `url` (no API key: vLLM's default; no retries)."""
+    return openai.OpenAI(base_url=_check_url(url) + "/v1", api_key="EMPTY", max_retries=0)
 
 
-def _get_json(url: str, method: str, path: str, body: dict | None, timeout: float) -> tuple[int, dict]:
-    conn, resp = open_request(url, method, path, body, timeout)
-    try:
-        raw = resp.read()
-        try:
-            return resp.status, json.loads(raw or b"{}")
-        except ValueError:
-            return resp.status, {"message": raw[:200].decode("utf-8", "replace")}
-    finally:
-        conn.close()
+def call(url: str, method: str, path: str, body: dict | None, timeout: float):
+    """One JSON request to a route outside the OpenAI API (`/health`, vLLM's `/tokenize`) -> the raw
+    response; openai's errors (APIStatusError for a non-2xx answer, APIConnectionError, APITimeoutError)."""
+    c, target = client(url), _check_url(url) + path
+    if method == "POST":
+        return c.post(target, cast_to=httpx2.Response, body=body, options={"timeout": timeout})
+    return c.get(target, cast_to=httpx2.Response, options={"timeout": timeout})
+
+
+def open_completion(url: str, body: dict, timeout: float):
+    """A streamed `/v1/completions` for `body` (vLLM's own knobs go as extra fields) -> openai's Stream,
+    once the server answered (its headers within `timeout`). Closing the stream closes the connection,
+    which aborts the request in the server."""
+    known = ("model", "prompt", "max_tokens", "n", "temperature", "top_p", "logprobs", "presence_penalty",
+             "frequency_penalty", "seed", "stream")
+    return client(url).completions.create(**{k: body[k] for k in known if k in body},
+                                          extra_body={k: v for k, v in body.items() if k not in known},
+                                          timeout=timeout)
+
+
+def read_timeout(stream, seconds: float) -> None:
+    """Let each later read of a stream wait `seconds` (the headers came within the connect time-out; the
+    tokens may come slower, up to the request's budget). The transport reads each body read's time-out
+    from the request's `timeout` extension when the body starts, which is at the stream's first item."""
+    stream.response.request.extensions.setdefault("timeout", {})["read"] = seconds
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out = [exc]
+    while out[-1].__cause__ is not None or out[-1].__context__ is not None:
+        nxt = out[-1].__cause__ or out[-1].__context__
+        if nxt in out:
+            break
+        out.append(nxt)
+    return out
+
+
+TIMEOUTS = (socket.timeout, TimeoutError, httpx2.TimeoutException, openai.APITimeoutError)
+FAILURES = (OSError, ValueError, httpx2.HTTPError, openai.APIError)  # what a broken server raises here
 
 
 def failure_reason(exc: BaseException) -> str:
-    if isinstance(exc, (socket.timeout, TimeoutError)):
+    chain = _chain(exc)
+    if any(isinstance(e, TIMEOUTS) for e in chain):
         return "no answer within the time-out"
-    if isinstance(exc, ConnectionRefusedError):
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
         return "connection refused"
     if isinstance(exc, (ValueError, ConnectionResetError)) and str(exc).startswith("it "):
         return str(exc)
+    if isinstance(exc, openai.APIStatusError):
+        return status_text(exc)
+    if isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIConnectionError):
+        return f"it reported an error: {exc.message[:160]}"
     return f"{type(exc).__name__}: {exc}"[:160]
+
+
+def status_text(exc: openai.APIStatusError) -> str:
+    """A refusal in the server's own words: "HTTP 400: <its message>"."""
+    body = exc.body
+    msg = body.get("message", body) if isinstance(body, dict) else body
+    return f"HTTP {exc.status_code}: {str(msg if msg is not None else exc.message)[:200]}"
 
 
 def down_message(url: str, why: str) -> str:
@@ -132,21 +167,18 @@ def probe(url: str, timeout: float | None = None) -> Server:
     """Ask `/health` and `/v1/models` (network, short time-out); -> Server, or ServerUnavailable."""
     timeout = config.get_settings().generation_timeout_s if timeout is None else timeout
     try:
-        status, _ = _get_json(url, "GET", "/health", None, timeout)
-        if status != 200:
-            raise ServerUnavailable(down_message(url, f"/health answered {status}"))
-        status, listing = _get_json(url, "GET", "/v1/models", None, timeout)
-    except ServerUnavailable:
-        raise
-    except (OSError, http.client.HTTPException) as exc:
+        call(url, "GET", "/health", None, timeout)
+        models = client(url).models.list(timeout=timeout).data
+    except openai.APIStatusError as exc:
+        where = "/health" if "/health" in str(exc.request.url) else "/v1/models"
+        raise ServerUnavailable(down_message(url, f"{where} answered {exc.status_code}")) from None
+    except FAILURES as exc:
         raise ServerUnavailable(down_message(url, failure_reason(exc))) from None
-    models = listing.get("data") or []
-    if status != 200 or not models:
-        raise ServerUnavailable(down_message(url, f"/v1/models answered {status} with no model"))
+    if not models:
+        raise ServerUnavailable(down_message(url, "/v1/models answered 200 with no model"))
     first = models[0]
-    owner = str(first.get("owned_by") or "")
-    return Server(url=url, model=str(first.get("id")), kind="vllm" if owner == "vllm" else "openai-compatible",
-                  max_model_len=first.get("max_model_len"))
+    return Server(url=url, model=str(first.id), kind="vllm" if first.owned_by == "vllm" else "openai-compatible",
+                  max_model_len=getattr(first, "max_model_len", None))
 
 
 def server(url: str | None = None, refresh: bool = False) -> Server:
@@ -207,10 +239,13 @@ def check_tokenizer(eng: Server, tokenizer) -> str | None:
     else:
         ours = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
         try:
-            status, got = _get_json(eng.url, "POST", "/tokenize",
-                                    {"model": eng.model, "prompt": PROBE_TEXT, "add_special_tokens": False},
-                                    config.get_settings().generation_timeout_s)
-        except (OSError, http.client.HTTPException) as exc:
+            got = call(eng.url, "POST", "/tokenize", {"model": eng.model, "prompt": PROBE_TEXT,
+                                                      "add_special_tokens": False},
+                       config.get_settings().generation_timeout_s).json()
+            status = 200
+        except openai.APIStatusError as exc:
+            status, got = exc.status_code, {}
+        except FAILURES as exc:
             raise ServerUnavailable(down_message(eng.url, failure_reason(exc))) from None
         if status != 200 or "tokens" not in got:
             verdict = (f"The server at {eng.url} cannot tokenize (/tokenize answered {status}), so it was not "

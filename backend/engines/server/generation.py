@@ -4,7 +4,7 @@ speak the same API), returning the same `DecodeResult` as in-process generation.
 Why: one process generates one request at a time per lane; a server batches concurrent requests
 (continuous batching) and can hold a model larger than this host. The app points the decoder
 roles' *generation* at one with TLAB_GENERATION_URL; what needs the model's internals stays here.
-The client is plain HTTP (`http.client`, no new dependency) against `/v1/completions`, streamed.
+The client is the `openai` package against `/v1/completions`, streamed (client.py).
 
 Parity with the in-process path, so the tabs format either result unchanged:
 - The prompt is built by the same `build_prompt` (chat template, left truncation) with the role's
@@ -30,14 +30,13 @@ falls back in-process.
 
 from __future__ import annotations
 
-import http.client
-import json
 import random
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+import openai
 
 from backend.engines.generation.result import DecodeResult, TokenText, output_summary, prob, rounded
 from backend.engines.generation.settings import DecodeSettings, check_prefill
@@ -47,8 +46,12 @@ from backend.engines.server.client import (  # re-exported: the tabs import ever
     Server,
     ServerFailed,
     ServerUnavailable,
-    open_request,
+    FAILURES,
+    TIMEOUTS,
+    open_completion,
+    read_timeout,
     failure_reason,
+    status_text,
     check_tokenizer,
     configured_url,
     down_message,
@@ -186,7 +189,9 @@ def _token_id(token: str) -> int:
     return int(token[len(_ID_PREFIX):])
 
 
-def _absorb(choices: dict[int, _Choice], chunk: dict) -> None:
+def _absorb(choices: dict[int, _Choice], chunk) -> None:
+    """One streamed Completion chunk (openai's model, read as the server's JSON) into the choices so far."""
+    chunk = chunk.to_dict() if hasattr(chunk, "to_dict") else chunk
     for c in chunk.get("choices") or []:
         ch = choices.setdefault(int(c.get("index", 0)), _Choice([], [], []))
         lp = c.get("logprobs") or {}
@@ -196,32 +201,6 @@ def _absorb(choices: dict[int, _Choice], chunk: dict) -> None:
             ch.tops.append({_token_id(k): float(v) for k, v in (top or {}).items()})
         if c.get("finish_reason"):
             ch.finish = c["finish_reason"]
-
-
-def _events(resp) -> Iterator[dict]:
-    """Server-sent events of a streamed completion -> their JSON payloads, until [DONE]."""
-    for raw in resp:
-        line = raw.strip()
-        if not line.startswith(b"data:"):
-            continue
-        data = line[5:].strip()
-        if data == b"[DONE]":
-            return
-        chunk = json.loads(data)
-        if "error" in chunk:
-            raise ValueError(f"it reported an error: {str(chunk['error'])[:160]}")
-        yield chunk
-    raise ConnectionResetError("it closed the stream before its end")
-
-
-def _error_text(resp) -> str:
-    try:
-        body = json.loads(resp.read() or b"{}")
-    except ValueError:
-        return f"HTTP {resp.status}"
-    err = body.get("error", body)
-    msg = err.get("message") if isinstance(err, dict) else str(err)
-    return f"HTTP {resp.status}: {str(msg)[:200]}"
 
 
 def stream(eng: Server, tokenizer, prompt: str, settings: DecodeSettings | dict | None = None, *,
@@ -253,8 +232,11 @@ def stream(eng: Server, tokenizer, prompt: str, settings: DecodeSettings | dict 
     settings_ = config.get_settings()
     t0 = time.perf_counter()
     try:
-        conn, resp = open_request(eng.url, "POST", "/v1/completions", body, settings_.generation_timeout_s)
-    except (OSError, http.client.HTTPException) as exc:
+        events = open_completion(eng.url, body, settings_.generation_timeout_s)
+    except openai.APIStatusError as exc:
+        raise ServerUnavailable(f"The generation server at {eng.url} refused the request "
+                                f"({status_text(exc)}); this ran in-process.") from None
+    except FAILURES as exc:
         msg = down_message(eng.url, failure_reason(exc))
         mark_down(eng.url, msg)
         raise ServerUnavailable(msg) from None
@@ -264,10 +246,7 @@ def stream(eng: Server, tokenizer, prompt: str, settings: DecodeSettings | dict 
     tok = TokenText(tokenizer)
     try:  # while it streams, this app's jobs use one torch thread if the server shares these cores
         with budgets.local_server_generating(on_this_machine(eng.url)):
-            if resp.status != 200:
-                raise ServerUnavailable(f"The generation server at {eng.url} refused the request "
-                                        f"({_error_text(resp)}); this ran in-process.")
-            for chunk in _reading(conn, resp, b):
+            for chunk in _reading(events, b):
                 _absorb(choices, chunk)
                 first = choices.get(0)
                 while first is not None and len(first.ids) > shown and s.num_return_sequences == 1:
@@ -277,26 +256,26 @@ def stream(eng: Server, tokenizer, prompt: str, settings: DecodeSettings | dict 
                 early = early_finish(stop_event)
                 if early:
                     break
-    except (socket.timeout, TimeoutError):
+            if not early and (not choices or any(c.finish is None for c in choices.values())):
+                raise ConnectionResetError("it closed the stream before its end")
+    except TIMEOUTS:
         early = early_finish(stop_event) or ("time budget" if b is not None and b.expired() else None)
         if early is None:
             _fail(eng, shown, "it stopped answering within the time-out")
-    except (OSError, http.client.HTTPException, ValueError) as exc:
+    except FAILURES as exc:
         _fail(eng, shown, failure_reason(exc))
     finally:
-        conn.close()
+        events.close()
     gen_seconds = time.perf_counter() - t0
     res = _result(eng, tokenizer, tok, s, prompt_text, prompt_ids, warnings, choices, early, gen_seconds, started,
                   body["logprobs"])
     yield res.text, res
 
 
-def _reading(conn, resp, b: budgets.Budget | None) -> Iterator[dict]:
-    """The response's events; each read waits at most the request's remaining budget (or 10 min)."""
-    sock = getattr(conn, "sock", None)
-    if sock is not None:
-        sock.settimeout(max(0.5, b.remaining()) if b is not None and b.remaining() < 600 else 600.0)
-    yield from _events(resp)
+def _reading(events, b: budgets.Budget | None) -> Iterator:
+    """The stream's chunks; each read waits at most the request's remaining budget (or 10 min)."""
+    read_timeout(events, max(0.5, b.remaining()) if b is not None and b.remaining() < 600 else 600.0)
+    yield from events
 
 
 def _fail(eng: Server, shown: int, why: str) -> None:

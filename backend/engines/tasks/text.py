@@ -10,6 +10,15 @@ from backend.runtime.errors import InputError
 from backend.runtime.validation import check_text
 
 MAX_BATCH_LINES = 64  # batch mode: lines per request
+# A text longer than the model reads is tagged in overlapping windows: two windows share a quarter of the
+# model's window, at most 128 tokens (the token-classification pipeline's `stride`)
+MAX_WINDOW_STRIDE = 128
+WINDOW_STRIDE_SHARE = 4
+
+
+def window_stride(limit: int) -> int:
+    """The tokens two windows share over a text longer than `limit` tokens."""
+    return min(MAX_WINDOW_STRIDE, limit // WINDOW_STRIDE_SHARE)
 
 
 def check_batch(texts, what: str = "text") -> list[str]:
