@@ -1,8 +1,9 @@
 """The reader adapted to its own corpus (chapter 7's last step), built once into the cache at set-up
 (`python -m backend.hub build`) by its recipe (backend/engines/qa/adaptation.py): the general offline reader
 (reader_builder.py: MiniLM with a span head trained on assets/data/qa) fine-tuned on the glossary's train
-split, its no-answer threshold chosen on validation (end to end, over the passages the retriever finds there,
-as Ask reads them), and the before/after table measured on the test split
+split and on retrieved-but-wrong passages as "no answer", its no-answer threshold, rank penalty and reading
+depth chosen on validation (end to end, over the passages the retriever finds there, as Ask reads them), and the
+before/after table measured on the test split
 and stored beside it (TABLE_FILE), so the page shows stored figures and no click measures them.
 
 The one builder shape (cache_build.py: `conversion.write_once` under `<cache>/trained/<RECIPE>-<key>`); the
@@ -23,7 +24,7 @@ from backend.hub import reader_builder
 from backend.hub.cache_build import CacheBuild
 from backend.runtime import budget as request_budget, fixed_work
 
-RECIPE = "reader-glossary-v2"  # bump when the recipe changes
+RECIPE = "reader-glossary-v4"  # bump when the recipe changes
 TABLE_FILE = "chapter7_table.json"
 CLASSIFIER = ("the offline reader (all-MiniLM-L6-v2 with a span head, trained SQuAD 2.0 style on the shipped "
               "general QA set), then fine-tuned on the glossary's own questions")
@@ -60,9 +61,12 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
 
     with request_budget.detached():
         ranked = adaptation.rank_passages(passages, splits["validation"], embed, max(adaptation.END_TO_END_K))
+        near = adaptation.rank_passages(passages, splits["train"], embed, adaptation.HARD_NEGATIVES + 1)
         info = adaptation.adapt(model, tokenizer, splits["train"], splits["validation"],
                                 progress=fixed_work.first_use(progress, "the reader adapted to the glossary"),
-                                retrieved=[[passages[j]["text"] for j in r] for r in ranked])
+                                retrieved=[[passages[j]["text"] for j in r] for r in ranked],
+                                negatives=adaptation.hard_negatives(splits["train"], passages, near,
+                                                                    adaptation.HARD_NEGATIVES))
         fixed_work.finished(info["steps"], info["total_steps"], "the adapted reader")
         say = (lambda text: progress(1.0, text)) if progress is not None else None
         table = adaptation.chapter7_table(general, model, tokenizer, splits["test"], passages, embed, say=say)
@@ -71,9 +75,11 @@ def train(general_folder: Path, embedder, progress: Callable[[float, str], None]
                   "test_file": str(qa_data.GLOSSARY_DIR.name + "/test.jsonl")})
     meta = {"recipe": RECIPE, "classifier": CLASSIFIER, "trained_on": "glossary_qa train split (after qa)",
             "general_reader": general_folder.name, "null_threshold": info["null_threshold"],
+            "rank_penalty": info["rank_penalty"], "read_depth": info["read_depth"],
             "validation_exact": info["validation"]["exact"], "validation_f1": info["validation"]["f1"],
             "adaptation": {k: info[k] for k in ("steps", "windows", "final_loss", "train_loop_s", "recipe", "sizes",
-                                                 "unanswerable", "validation", "threshold_chosen_on")},
+                                                 "hard_negatives", "unanswerable", "validation",
+                                                 "validation_end_to_end", "threshold_chosen_on")},
             "build_s": round(time.perf_counter() - t0, 2)}
     return model, tokenizer, meta, table
 
@@ -82,7 +88,9 @@ def _saved(tmp: Path, model, tokenizer, meta: dict, table: dict) -> dict:
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     (tmp / TABLE_FILE).write_text(json.dumps({**table, "build_s": meta["build_s"], "adaptation": meta["adaptation"],
-                                              "null_threshold": meta["null_threshold"]}, indent=1))
+                                              "null_threshold": meta["null_threshold"],
+                                              "rank_penalty": meta["rank_penalty"],
+                                              "read_depth": meta["read_depth"]}, indent=1))
     return meta
 
 

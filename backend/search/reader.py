@@ -135,6 +135,7 @@ def span_reader_answer(model, tokenizer, question: str, passages: list[dict], re
             "margin": top["margin"] if top else None, "no_answer": top is None,
             "threshold": rows[0]["threshold"] if rows else None,  # it answers where best span - [CLS] > this
             "per_passage": [{k: r[k] for k in ("passage", "answer", "margin", "no_answer")} for r in rows],
+            "read": len(rows),  # the first passages it may answer from (its depth, chosen on validation)
             "closest": _closest(rows)}
 
 

@@ -58,8 +58,12 @@ def extractive_md(ext: dict, passages: list[dict]) -> str:
     if ext.get("no_answer") or not ext.get("passage"):
         margins = ", ".join(f"\\[{p['passage']}\\] {p['margin']:+.2f}" for p in ext.get("per_passage") or []
                             if p.get("margin") is not None)
-        return (f"**Extractive answer** ({name}, a span head that may answer 'no answer'): **no answer** on every "
-                f"retrieved passage (margin, best span - \\[CLS\\] logit: {margins or 'none'}; it answers only above "
+        read = ext.get("read", len(passages))
+        where = ("every retrieved passage" if read >= len(passages) else
+                 f"the first {read} of the {len(passages)} retrieved passages, the ones it reads (how many it reads "
+                 "was chosen on validation questions: each further passage is one more chance to be fooled)")
+        return (f"**Extractive answer** ({name}, a span head that may answer 'no answer'): **no answer** on {where} "
+                f"(margin, best span - \\[CLS\\] logit: {margins or 'none'}; it answers only above "
                 f"{_threshold(ext)}). Nearest miss: {md_text(closest_words(ext, passages))}.")
     i = ext["passage"]
     p = passages[i - 1]

@@ -166,36 +166,60 @@ def adaptation_notice(t: dict) -> str:
             f"EM {e2e['general']['exact']:.1f}% before and {e2e['adapted']['exact']:.1f}% after{moved}.")
 
 
+def _row(label: str, s: dict, lenient: bool) -> str:
+    extra = (f" {_cell(s, 'lenient')} | {s['refused_unanswerable']} of {s['unanswerable']} |" if lenient else "")
+    return f"| {label} | {_cell(s, 'exact')} | {_cell(s, 'f1')} |{extra}"
+
+
 def adaptation_markdown(t: dict | None) -> str:
     """The chapter-7 table from the figures stored with the adapted reader (measured when it was built)."""
     if t is None:
         return ("*The reader adapted to the glossary is not built yet: `make build` (or `python -m backend.hub "
                 "build`) trains it and measures this table once.*")
     r = {x["name"]: x for x in t["readers"]}
-    rows = [f"| reader on the question's own passage, before | {_cell(r['general']['on_gold'], 'exact')} | "
-            f"{_cell(r['general']['on_gold'], 'f1')} |",
-            f"| reader on the question's own passage, after | {_cell(r['adapted']['on_gold'], 'exact')} | "
-            f"{_cell(r['adapted']['on_gold'], 'f1')} |",
-            f"| difference, after - before (points) | {_diff(t['difference']['on_gold']['exact'])} | "
-            f"{_diff(t['difference']['on_gold']['f1'])} |"]
+    lenient = "lenient" in r["adapted"]["on_gold"]  # tables built before the lenient rate have two columns
+    d = t["difference"]["on_gold"]
+    rows = [_row("reader on the question's own passage, before", r["general"]["on_gold"], lenient),
+            _row("reader on the question's own passage, after", r["adapted"]["on_gold"], lenient),
+            f"| difference, after - before (points) | {_diff(d['exact'])} | {_diff(d['f1'])} |"
+            + (f" {_diff(d['lenient'])} | |" if lenient and "lenient" in d else (" | |" if lenient else ""))]
     for i, k in enumerate(x["k"] for x in r["general"]["end_to_end"]):
         g, a = r["general"]["end_to_end"][i], r["adapted"]["end_to_end"][i]
         top = f"top {k} passage{'s' if k != 1 else ''}"
-        rows.append(f"| retriever-reader, {top}, before | {_cell(g, 'exact')} | {_cell(g, 'f1')} |")
-        rows.append(f"| retriever-reader, {top}, after | {_cell(a, 'exact')} | {_cell(a, 'f1')} |")
+        rows.append(_row(f"retriever-reader, {top}, before", g, lenient))
+        rows.append(_row(f"retriever-reader, {top}, after", a, lenient))
     recall = "; ".join(f"recall@{x['k']} {x['recall']:.1f}% {_ci(x['ci'])}" for x in t["recall"])
     b = t["bootstrap"]
     sizes = t.get("adaptation", {}).get("sizes", {})
-    trained = (f" The adaptation trained on {sizes['train']} questions and chose its threshold "
-               f"({t['null_threshold']:+.2f}) on {sizes['validation']}." if sizes else "")
+    negatives = t.get("adaptation", {}).get("hard_negatives")
+    penalty = t.get("rank_penalty")
+    trained = (f" The adaptation trained on {sizes['train']} questions"
+               + (f" and {negatives} retrieved-but-wrong passages as \"no answer\"" if negatives else "")
+               + f" and chose its threshold ({t['null_threshold']:+.2f})"
+               + (f" and its rank penalty ({penalty:.0f} per place)" if penalty is not None
+                  and t.get("read_depth", 2) != 1 else "")
+               + (f" and how many retrieved passages it reads (the first {t['read_depth']}: the top-k rows below "
+                  f"retrieve k and read at most that many)" if t.get("read_depth") else "")
+               + f" on {sizes['validation']}." if sizes else "")
+    head = ("| | exact match % [95% interval] | F1 % [95% interval] | right (lenient) % [95% interval] | "
+            "unanswerable refused |\n|---|---|---|---|---|\n" if lenient
+            else "| | exact match % [95% interval] | F1 % [95% interval] |\n|---|---|---|\n")
     return (f"**Before and after adaptation, on the glossary's test split**: {t['questions']} questions "
             f"({t['answerable']} answerable, {t['unanswerable']} unanswerable) about {t['test_passages']} passages "
             f"that no training or validation question was written on.{trained} Measured once, when the adapted "
             f"reader was built (in {t['build_s']:.0f} s on the machine that built it); shown here as stored.\n\n"
-            "| | exact match % [95% interval] | F1 % [95% interval] |\n|---|---|---|\n" + "\n".join(rows)
+            + head + "\n".join(rows)
             + f"\n\n**Retriever** ({md_text(t.get('retriever', 'the embedder'))}, exact search over all "
             f"{t['passages']} glossary passages), on the {t['recall'][0]['questions']} answerable questions: "
-            f"{recall}.\n\n{adaptation_notice(t)}\n\n<small>{ADAPT_TERMS.format(**b, chosen_on=_chosen_on(t))} {TERMS}</small>")
+            f"{recall}.\n\n{adaptation_notice(t)}\n\n<small>{ADAPT_TERMS.format(**b, chosen_on=_chosen_on(t))} "
+            f"{LENIENT_TERMS if lenient else ''}{TERMS}</small>")
+
+
+LENIENT_TERMS = ("*Right (lenient)*: what a person would call right though exact match does not: the answer contains "
+                 "the reference or lies inside it (both normalised as for EM), or shares at least half its words "
+                 "(F1 >= 0.5); on an unanswerable question only a refusal is right. *Rank penalty*: reading several "
+                 "passages, a span loses this many logit points for each place its passage is below the "
+                 "retriever's first, so the retriever's order counts as well as the reader's confidence. ")
 
 
 def _chosen_on(t: dict) -> str:

@@ -129,7 +129,8 @@ def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, monkeypatch, qu
     assert out["reader_method"] == "instruct-fallback" and out["model"]["role"] in ("qa", "decoder")
     if config.LOCAL["qa"].method == config.METHOD_FINETUNED:  # the reader trained here answers beside it
         ex = out["extractive"]
-        assert ex["model"]["method"] == config.METHOD_FINETUNED and len(ex["per_passage"]) == 3
+        assert ex["model"]["method"] == config.METHOD_FINETUNED  # it reads the first `read` of the 3 retrieved
+        assert len(ex["per_passage"]) == ex["read"] and 1 <= ex["read"] <= 3
         if not ex["no_answer"]:
             assert out["passages"][ex["passage"] - 1]["text"][ex["start"]:ex["end"]] == ex["answer"]
     assert out["retriever_model"]["role"] == "embedder"

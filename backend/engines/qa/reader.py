@@ -175,7 +175,17 @@ def answer(model, tokenizer, question: str, context: str, top_n: int = 3, thresh
     -> {"answers": [{answer, score, start, end, logit, window}], "no_answer", "null_logit", "best_logit",
         "margin" (best span - null), "threshold", "windows", "max_length", "stride"}; `score` is a span's
         softmax share among the n-best spans and the null prediction, as the QA pipeline reports it."""
-    question, context = check_text(question, "question"), check_text(context, "context")
+    return answer_many(model, tokenizer, question, [context], top_n, threshold, n_best, max_answer_tokens,
+                       max_length, stride)[0]
+
+
+def answer_many(model, tokenizer, question: str, contexts: list[str], top_n: int = 3, threshold: float | None = None,
+                n_best: int = N_BEST, max_answer_tokens: int = MAX_ANSWER_TOKENS, max_length: int = MAX_LENGTH,
+                stride: int = STRIDE) -> list[dict]:
+    """`answer` for each of several contexts (a retriever's passages), their windows read in shared forwards
+    (WINDOW_BATCH at a time) instead of one forward per passage; each result is what `answer` gives alone."""
+    question = check_text(question, "question")
+    contexts = [check_text(c, "context") for c in contexts]
     if threshold is None:
         threshold = float(getattr(model.config, "null_threshold", 0.0))
     limit = min(max_length, model_max_length(model, tokenizer))
@@ -183,21 +193,32 @@ def answer(model, tokenizer, question: str, context: str, top_n: int = 3, thresh
     if q_tokens > limit // 2:
         raise InputError(f"The question is {q_tokens} tokens long; keep it under {limit // 2} tokens.")
     stride = max(0, min(stride, (limit - q_tokens - 4) // 2))
-    enc = tokenizer(question, context, truncation="only_second", max_length=limit, stride=stride,
+    enc = tokenizer([question] * len(contexts), contexts, truncation="only_second", max_length=limit, stride=stride,
                     return_overflowing_tokens=True, return_offsets_mapping=True, padding=True, return_tensors="pt")
     n = enc["input_ids"].shape[0]
     start_logits, end_logits = _logits(model, enc, n)
     offsets = enc["offset_mapping"].cpu().numpy()
-    null, spans = math.inf, {}
-    for w in range(n):
-        ctx = np.array([t for t, sid in enumerate(enc.sequence_ids(w)) if sid == 1], dtype=np.int64)
-        null = min(null, float(start_logits[w][0] + end_logits[w][0]))
-        if ctx.size == 0:
-            continue
-        for a, b, logit in _window_spans(start_logits[w], end_logits[w], ctx, n_best, max_answer_tokens):
-            c0, c1 = int(offsets[w][a][0]), int(offsets[w][b][1])
-            if c1 > c0 and ((c0, c1) not in spans or spans[(c0, c1)][0] < logit):
-                spans[(c0, c1)] = (logit, w)
+    owner = enc["overflow_to_sample_mapping"].cpu().numpy()
+    out = []
+    for i, context in enumerate(contexts):
+        mine = [w for w in range(n) if owner[w] == i]
+        null, spans = math.inf, {}
+        for local, w in enumerate(mine):
+            ctx = np.array([t for t, sid in enumerate(enc.sequence_ids(w)) if sid == 1], dtype=np.int64)
+            null = min(null, float(start_logits[w][0] + end_logits[w][0]))
+            if ctx.size == 0:
+                continue
+            for a, b, logit in _window_spans(start_logits[w], end_logits[w], ctx, n_best, max_answer_tokens):
+                c0, c1 = int(offsets[w][a][0]), int(offsets[w][b][1])
+                if c1 > c0 and ((c0, c1) not in spans or spans[(c0, c1)][0] < logit):
+                    spans[(c0, c1)] = (logit, local)
+        out.append(_decided(question, context, spans, null, threshold, top_n, len(mine), limit, stride))
+    return out
+
+
+def _decided(question: str, context: str, spans: dict, null: float, threshold: float, top_n: int, windows: int,
+             limit: int, stride: int) -> dict:
+    """One context's spans ({(c0, c1): (logit, window)}) and null logit -> `answer`'s result."""
     ranked = sorted(spans.items(), key=lambda kv: -kv[1][0])
     logits = np.array([v[0] for _, v in ranked] + [null])
     probs = np.exp(logits - logits.max())
@@ -209,7 +230,7 @@ def answer(model, tokenizer, question: str, context: str, top_n: int = 3, thresh
     margin = best - null
     return {"answers": answers[:top_n], "no_answer": not answers or margin <= threshold, "null_logit": round(null, 4),
             "null_score": float(probs[-1]), "best_logit": round(best, 4) if answers else None,
-            "margin": round(margin, 4) if answers else None, "threshold": threshold, "windows": int(n),
+            "margin": round(margin, 4) if answers else None, "threshold": threshold, "windows": int(windows),
             "max_length": int(limit), "stride": int(stride), "set_aside": set_aside}
 
 
@@ -257,23 +278,31 @@ def evaluate(model, tokenizer, examples: list[Example], threshold: float | None 
             "best_threshold": best_threshold(margins, [e.answerable for e in examples], span_f1)}
 
 
-def read_passages(model, tokenizer, question: str, texts: list[str], read: Callable[[str, str], dict] | None = None
-                  ) -> tuple[dict | None, list[dict]]:
+def read_passages(model, tokenizer, question: str, texts: list[str], read: Callable[[str, str], dict] | None = None,
+                  rank_penalty: float | None = None, depth: int | None = None) -> tuple[dict | None, list[dict]]:
     """Chapter 7's retriever-reader rule: the reader reads each passage on its own; the answer is the
-    best-scoring span (start + end logit) among the passages where it does not choose "no answer".
+    best-scoring span among the passages where it does not choose "no answer", a span scoring its start +
+    end logit less `rank_penalty` for each place its passage is below the retriever's first (the retriever's
+    order as a prior: a reader alone finds confident spans in near-miss passages). `texts` are in the
+    retriever's order; `rank_penalty` None: the model's config's (chosen on validation; 0 where none was).
+    Only the first `depth` passages are read (None: the config's `read_depth`, chosen on validation; all
+    where none was): a reader that reads more passages also has more chances to be fooled by a near miss.
 
     -> (the winning row or None (no answer), a row per passage: {passage (1-based), answer, start, end, logit,
     margin, no_answer, threshold}). `read(question, text)`: this module's `answer(..., top_n=1)` for one
     passage (an evaluation passes a memo, so a passage read for the top 3 is not read again for the top 5)."""
-    if read is None:
-        def read(q: str, text: str) -> dict:
-            return answer(model, tokenizer, q, text, top_n=1)
+    if depth is None:
+        depth = getattr(model.config, "read_depth", None)
+    texts = list(texts)[:depth] if depth else list(texts)
+    outs = (answer_many(model, tokenizer, question, texts, top_n=1) if read is None
+            else [read(question, text) for text in texts])
     rows = []
-    for i, text in enumerate(texts, start=1):
-        out = read(question, text)
+    for i, (text, out) in enumerate(zip(texts, outs), start=1):
         best = out["answers"][0] if out["answers"] else None
         rows.append({"passage": i, "answer": best["answer"] if best else "", "start": best["start"] if best else None,
                      "end": best["end"] if best else None, "logit": best["logit"] if best else None,
                      "margin": out["margin"], "no_answer": out["no_answer"], "threshold": out.get("threshold")})
+    if rank_penalty is None:
+        rank_penalty = float(getattr(model.config, "rank_penalty", 0.0))
     kept = [r for r in rows if not r["no_answer"] and r["logit"] is not None]
-    return (max(kept, key=lambda r: r["logit"]) if kept else None), rows
+    return (max(kept, key=lambda r: r["logit"] - rank_penalty * (r["passage"] - 1)) if kept else None), rows

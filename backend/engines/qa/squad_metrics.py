@@ -79,3 +79,19 @@ def evaluate(golds: list[list[str]], predictions: list[str]) -> dict:
     if no:
         out.update({f"NoAns_{k}": v for k, v in block(no).items()})
     return out
+
+
+def lenient(answers: list[str], prediction: str) -> int:
+    """1 where a person reading the answer would call it right though exact match may not (not part of the
+    SQuAD script): on an answerable question, the prediction contains a gold answer or is contained in one
+    (both normalised as above, neither empty), or its token F1 is at least 0.5; on an unanswerable question,
+    only "no answer" ("") is right."""
+    golds = [a for a in answers if normalize_answer(a)]
+    if not golds:
+        return int(prediction == "")
+    pred = normalize_answer(prediction)
+    if not pred:
+        return 0
+    if any(pred in normalize_answer(g) or normalize_answer(g) in pred for g in golds):
+        return 1
+    return int(max(compute_f1(g, prediction) for g in golds) >= 0.5)

@@ -54,3 +54,21 @@ def test_the_notice_claims_a_gain_only_when_the_interval_is_above_zero():
 
 def test_an_unbuilt_reader_says_how_to_build_it():
     assert "not built yet" in adaptation_markdown(None) and "make build" in adaptation_markdown(None)
+
+
+def test_a_table_with_the_lenient_rate_shows_it_and_the_refusals_and_names_the_rule():
+    t = _table([15.0, 38.33])
+    for reader_row in t["readers"]:
+        for s in [reader_row["on_gold"]] + reader_row["end_to_end"]:
+            s.update({"lenient": s["exact"] + 20, "lenient_ci": [s["exact"] + 12, s["exact"] + 28],
+                      "refused_unanswerable": 9, "unanswerable": 12})
+    t["difference"]["on_gold"]["lenient"] = {"points": 20.0, "ci": [10.0, 30.0]}
+    t.update({"rank_penalty": 2.0, "read_depth": 3, "adaptation": {**t["adaptation"], "hard_negatives": 150}})
+    md = adaptation_markdown(t)
+    assert "| right (lenient) % [95% interval] | unanswerable refused |" in md
+    assert "| reader on the question's own passage, after | 58.3 [50.3, 66.3] | 70.1 [63.1, 77.1] | 78.3 [70.3, 86.3] | 9 of 12 |" in md
+    assert "| difference, after - before (points) | +26.7 [15.0, 38.3] | +24.9 [15.0, 35.0] | +20.0 [10.0, 30.0] | |" in md
+    assert "150 retrieved-but-wrong passages" in md and "rank penalty (2 per place)" in md
+    assert "how many retrieved passages it reads (the first 3" in md
+    assert "rank penalty" not in adaptation_markdown({**t, "read_depth": 1}).split("<small>")[0]  # one passage: no order to weigh
+    assert "*Right (lenient)*" in md and "*Rank penalty*" in md

@@ -84,6 +84,9 @@ def test_a_refusing_reader_names_the_closest_passage_and_a_missing_one_says_so()
     assert "**no answer**" in md and "\\[1\\] -1.50" in md and "only above +0.50" in md
     assert "Nearest miss: \\[1\\] XLM-RoBERTa came closest" in md and "margin -1.50" in md
     assert "**Which to trust:** Trust neither\\: the passages probably do not answer this" in md
+    assert "on every retrieved passage" in md  # it read both
+    first = answer_markdown(_result(extractive={**REFUSED, "per_passage": REFUSED["per_passage"][:1], "read": 1}))
+    assert "**no answer** on the first 1 of the 2 retrieved passages, the ones it reads" in first and "-4.00" not in first
     md = answer_markdown(_result(extractive_absent="this app's QA role is served by instruct-fallback"))
     assert "**Extractive answer:** none: this app's QA role is served by instruct-fallback" in md
     plain = answer_markdown(_result(reader_method="model", support=None, trust=None))

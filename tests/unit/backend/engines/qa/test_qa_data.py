@@ -55,3 +55,19 @@ def test_counts_and_share_of_unanswerable(splits):
 def test_splits_share_no_context(splits):
     contexts = {s: {e.context for e in splits[s]} for s in qa_data.SPLITS}
     assert not contexts["train"] & contexts["validation"]
+
+
+def test_the_glossary_questions_are_split_by_passage_and_cover_every_passage():
+    glossary = {json.loads(line)["title"]: json.loads(line)["text"]
+                for line in open(qa_data.GLOSSARY_DIR.parents[1] / "corpus" / "glossary.jsonl", encoding="utf-8")}
+    splits = {s: qa_data.load(s, qa_data.GLOSSARY_DIR) for s in qa_data.GLOSSARY_SPLITS}  # parse checks offsets
+    titles = {s: {e.title for e in rows} for s, rows in splits.items()}
+    assert not titles["train"] & titles["validation"] and not titles["train"] & titles["test"]
+    assert not titles["validation"] & titles["test"]
+    assert set().union(*titles.values()) == set(glossary)
+    everything = [e for rows in splits.values() for e in rows]
+    assert all(glossary[e.title] == e.context for e in everything)
+    assert len({e.id for e in everything}) == len(everything)
+    assert len({(e.title, e.question.lower()) for e in everything}) == len(everything)
+    assert len(everything) >= 1000 and len(splits["test"]) >= 200
+    assert 0.08 < sum(not e.answerable for e in everything) / len(everything) < 0.15

@@ -126,3 +126,15 @@ def test_the_pipelines_runner_serves_the_reader(model, tok):
         assert r["answer"] == "" and "No answer in this text" in " ".join(r["notices"])
     else:
         assert r["answer"] == r["answers"][0]["answer"]
+
+
+def test_several_passages_read_together_give_what_each_gives_alone(model, tok):
+    long = " ".join([PORT] * 6)  # a passage of several windows among short ones: padding and window owners
+    texts = ["The bridge opened in 1932 after four years of work.", long, PORT]
+    together = reader.answer_many(model, tok, "When was the port built?", texts, top_n=3, max_length=64, stride=16)
+    for text, got in zip(texts, together):
+        alone = reader.answer(model, tok, "When was the port built?", text, top_n=3, max_length=64, stride=16)
+        assert [a["answer"] for a in got["answers"]] == [a["answer"] for a in alone["answers"]]
+        assert got["margin"] == pytest.approx(alone["margin"], abs=1e-3) and got["windows"] == alone["windows"]
+    top, rows = reader.read_passages(model, tok, "When was the port built?", texts, rank_penalty=0.0, depth=2)
+    assert len(rows) == 2 and (top is None or top["passage"] in (1, 2))

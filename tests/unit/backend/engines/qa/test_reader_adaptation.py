@@ -1,6 +1,6 @@
 """The reader adapted to its own corpus (backend.engines.qa.adaptation, backend.hub.corpus_reader_builder) on a
 tiny random BERT with the real MiniLM tokenizer and a tiny SQuAD-style fixture over real glossary passages:
-the bootstrap interval, the adaptation (training, threshold on validation), the before/after table's numbers
+the intervals, the adaptation (training, threshold on validation), the before/after table's numbers
 recomputed by hand, and the cached build with its stored table."""
 
 from __future__ import annotations
@@ -55,16 +55,35 @@ def _general(tok, seed=0):
     return reader.new_model(tiny_bert(tok.vocab_size, seed=seed), seed=seed).eval()
 
 
-def test_the_bootstrap_is_seeded_and_close_to_the_normal_interval_of_a_proportion():
+def test_the_intervals_are_the_statistics_modules_seeded_bootstrap_and_lenient_counts_near_misses():
+    from backend.runtime import stats
+
     rng = np.random.default_rng(1)
-    values = (rng.random(400) < 0.5).astype(float)
-    lo, hi = adaptation.bootstrap_interval(values)
-    assert (lo, hi) == adaptation.bootstrap_interval(values)  # the same seed, the same interval
-    p, half = values.mean(), 1.96 * np.sqrt(values.mean() * (1 - values.mean()) / values.size)
-    assert lo < p < hi and abs(lo - (p - half)) < 0.01 and abs(hi - (p + half)) < 0.01
-    assert adaptation.bootstrap_interval([1.0] * 30) == (1.0, 1.0)
-    narrow = adaptation.bootstrap_interval(np.tile(values, 4))
-    assert narrow[1] - narrow[0] < hi - lo  # four times the questions: about half the width
+    q = qa_data.parse(_record(0, GLOSSARY[0], "In which year was the Transformer introduced?", "2017"))
+    none = qa_data.parse(_record(1, GLOSSARY[0], "Who won the 2018 world cup?", None))
+    questions = [q] * 60 + [none] * 4
+    preds = [str(rng.choice(["2017", "in 2017", "1999", ""])) for _ in range(60)] + ["", "", "", "2017"]
+    got = adaptation._summary(questions, preds)
+    em = [float(p == "2017") for p in preds[:60]] + [1.0, 1.0, 1.0, 0.0]
+    e = stats.accuracy(em)
+    assert got["exact"] == round(100 * e.value, 2) and got["exact_ci"] == [round(100 * e.lo, 2), round(100 * e.hi, 2)]
+    right = [float(p in ("2017", "in 2017")) for p in preds[:60]] + [1.0, 1.0, 1.0, 0.0]
+    assert got["lenient"] == round(100 * float(np.mean(right)), 2) > got["exact"]
+    assert (got["refused_unanswerable"], got["unanswerable"], got["questions"]) == (3, 4, 64)
+    assert got["answered_wrong"] == preds.count("1999") and got["refused_answerable"] == preds[:60].count("")
+    other = [1.0 - x for x in em]
+    change, lo, hi = stats.paired_difference(other, em)
+    assert adaptation._difference(em, other) == {"points": round(100 * change, 2),
+                                                 "ci": [round(100 * lo, 2), round(100 * hi, 2)]}
+
+
+def test_lenient_is_containment_either_way_or_half_the_tokens():
+    assert squad_metrics.lenient(["about four times"], "four times") == 1
+    assert squad_metrics.lenient(["four times"], "It reduces model size about four times") == 1
+    assert squad_metrics.lenient(["the square root of the key dimension"], "square root of the key") == 1
+    assert squad_metrics.lenient(["2017"], "2018") == 0 and squad_metrics.lenient(["2017"], "") == 0
+    assert squad_metrics.lenient([], "") == 1 and squad_metrics.lenient([], "2017") == 0
+    assert squad_metrics.lenient(["the"], "a") == 0  # nothing left after normalising: not a containment
 
 
 def test_adaptation_trains_every_step_and_takes_its_threshold_from_validation(tok, splits):
