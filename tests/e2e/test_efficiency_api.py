@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from backend.efficiency import measure
+
 
 def test_efficiency_small_run_by_keyword(client):
     r, *_ = client.predict(prompts=2, texts=2, new_tokens=8, encoder=True, api_name="/efficiency")
@@ -20,7 +22,8 @@ def test_efficiency_small_run_by_keyword(client):
     assert 0.8 < dec["perplexity_ratio"] < 1.25
     assert enc["model"]["checkpoint"].endswith("all-MiniLM-L6-v2")
     assert enc["tasks"]["topic"]["items"] == 2 and enc["rows"][1]["agreement"] >= 0.5
-    assert r["settings"] == {"prompts": 2, "texts": 2, "new_tokens": 8, "encoder": True}
+    assert r["settings"] == {"prompts": 2, "texts": 2, "new_tokens": 8, "encoder": True,
+                             "perplexity_max_tokens": measure.PERPLEXITY_MAX_TOKENS}  # the notebook reads its cut here
 
 
 @pytest.mark.parametrize("kwargs, word", [({"prompts": 0}, "prompts"), ({"texts": 99}, "texts"),
