@@ -215,6 +215,26 @@ def test_ask_retrieves_then_reads_with_the_qa_role(service, monkeypatch, qa_dir)
     json.dumps(out)
 
 
+def test_ask_reranks_the_dense_candidates_with_bm25(service, monkeypatch, qa_dir):
+    """Ask's retrieval (backend.search.retrieval): the index's nearest passages (here all 7, fewer than
+    hybrid.CANDIDATES) re-ranked by the fused score; the Search tab's search stays dense."""
+    from backend.engines.embedding import hybrid
+
+    monkeypatch.setenv("TLAB_MODEL_QA", str(qa_dir))
+    build_paste()
+    q = "What do honeybees make?"
+    dense = search.search("s1", q, len(DOCS))["results"]
+    texts = S.get_service().current("s1").corpus.texts_for_embedding()
+    fused = hybrid.fuse(np.array([r["score"] for r in dense]), hybrid.Bm25(texts).scores(q)[[r["id"] for r in dense]])
+    expected = [dense[i]["id"] for i in np.argsort(-fused, kind="stable")[:search.ASK_MAX_PASSAGES]]
+    out = search.ask("s1", q, 10)
+    assert [p["id"] for p in out["passages"]] == expected
+    assert [p["rank"] for p in out["passages"]] == [1, 2, 3, 4, 5]
+    assert all(p["dense"] == {r["id"]: r["score"] for r in dense}[p["id"]] for p in out["passages"])
+    assert out["retrieval"]["method"] == "fused" and out["retrieval"]["candidates"] == len(DOCS)
+    assert "BM25" in out["retrieval"]["line"] and "stays dense" in out["retrieval"]["line"]
+
+
 def test_ask_bad_inputs(service):
     build_paste()
     with pytest.raises(InputError, match="question is empty"):
