@@ -1,6 +1,8 @@
 """Ask the corpus's retrieval: the session's FAISS index (dense) finds the candidates, BM25 over their title and
 text re-ranks them (backend/engines/embedding/hybrid.py: the fusion and its setting, chosen on the glossary's
-validation questions). The Search tab's own search stays dense; only Ask re-ranks. The reader adapted to the
+validation questions). The Search tab's own search stays dense; only Ask re-ranks, and only with the English
+embedder: the multilingual one is there for questions in another language than the passages, where BM25 finds no
+shared word (on the glossary's cross-lingual questions fusion lowered recall@1: bench/glossary_retrieval.py). The reader adapted to the
 glossary had its rule chosen, and its table measured, on this same retrieval (backend/engines/qa/adaptation.py).
 """
 
@@ -11,12 +13,19 @@ import threading
 from cachetools import LRUCache
 
 from backend.engines.embedding import hybrid
+from backend.search.embedders import ENGLISH
 
 _LOCK = threading.Lock()
 _BM25: LRUCache = LRUCache(maxsize=8)  # index key -> its corpus's BM25 (built in well under a second for 10k)
 EXPLAIN = ("BM25 is the sparse retriever the book's chapter 7 starts with: a passage scores by the question's words "
            "it contains, rare words counting more, repeats less, long passages discounted; it catches exact terms "
            "(\"int8\", \"WordPiece\") that a small embedder blurs, the dense retriever catches paraphrases.")
+
+
+DENSE_ONLY = ("dense: the index's nearest passages by the multilingual embedder (cosine), not re-ranked with BM25 "
+              "(which Ask mixes in with the English embedder): BM25 scores the question's words, and a German or French "
+              "question shares almost none with an English passage, so on the glossary's cross-lingual questions "
+              "fusion lowered recall@1 (bench/results/glossary_retrieval.md).")
 
 
 def _bm25(entry) -> hybrid.Bm25:
@@ -41,6 +50,9 @@ def ask_passages(service, session_id: str, question: str, k: int, embedder) -> t
     """The first `k` passages Ask reads, best first, each with its fused score ("score"), its cosine ("dense"),
     its place in the dense order ("dense_rank") and its BM25 score ("bm25"); and `describe()`'s summary."""
     entry = service.current(session_id)
+    if getattr(embedder, "choice", ENGLISH) != ENGLISH:  # cross-lingual questions: BM25 matches no word
+        return service.search(session_id, question, k, embedder)["results"], {
+            "method": "dense", "candidates": k, "line": DENSE_ONLY}
     res = service.search(session_id, question, max(k, hybrid.CANDIDATES), embedder)
     cands = res["results"]
     if entry is None or service.current(session_id) is not entry or not cands:  # the index changed meanwhile

@@ -235,6 +235,21 @@ def test_ask_reranks_the_dense_candidates_with_bm25(service, monkeypatch, qa_dir
     assert "BM25" in out["retrieval"]["line"] and "stays dense" in out["retrieval"]["line"]
 
 
+def test_ask_stays_dense_with_the_multilingual_embedder(service):
+    """Cross-lingual questions share no word with the passages: with the multilingual embedder Ask keeps the
+    dense order (and says why)."""
+    from backend import hub
+    from backend.search import retrieval
+    from backend.search.embedders import Embedder
+
+    build_paste()
+    lm = hub.load("embedder")  # the tiny embedder that built the index, standing in for the multilingual one
+    emb = Embedder(lm.model, lm.tokenizer, lm.checkpoint, choice="multilingual")
+    got, how = retrieval.ask_passages(S.get_service(), "s1", "What do honeybees make?", 3, emb)
+    assert got == S.get_service().search("s1", "What do honeybees make?", 3, emb)["results"]
+    assert how["method"] == "dense" and "cross-lingual" in how["line"]
+
+
 def test_ask_bad_inputs(service):
     build_paste()
     with pytest.raises(InputError, match="question is empty"):
