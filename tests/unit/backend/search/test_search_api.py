@@ -235,6 +235,26 @@ def test_ask_reranks_the_dense_candidates_with_bm25(service, monkeypatch, qa_dir
     assert "BM25" in out["retrieval"]["line"] and "stays dense" in out["retrieval"]["line"]
 
 
+def test_ask_on_a_large_corpus_scores_bm25_among_the_candidates_only(service, monkeypatch, qa_dir):
+    """Above WHOLE_CORPUS_MAX passages BM25 is not built over the corpus (a cost no contract prices): the
+    candidates are scored among themselves, and the line says so."""
+    from backend.engines.embedding import hybrid
+    from backend.search import retrieval
+
+    monkeypatch.setenv("TLAB_MODEL_QA", str(qa_dir))
+    monkeypatch.setattr(retrieval, "WHOLE_CORPUS_MAX", 3)
+    monkeypatch.setattr(retrieval, "_BM25", {})
+    build_paste()
+    q = "What do honeybees make?"
+    dense = search.search("s1", q, len(DOCS))["results"]
+    texts = S.get_service().current("s1").corpus.texts_for_embedding()
+    local = hybrid.Bm25([texts[r["id"]] for r in dense]).scores(q)
+    fused = hybrid.fuse(np.array([r["score"] for r in dense]), local)
+    out = search.ask("s1", q, 10)
+    assert [p["id"] for p in out["passages"]] == [dense[i]["id"] for i in np.argsort(-fused, kind="stable")[:5]]
+    assert retrieval._BM25 == {} and "among the 7 candidates" in out["retrieval"]["line"]
+
+
 def test_ask_stays_dense_with_the_multilingual_embedder(service):
     """Cross-lingual questions share no word with the passages: with the multilingual embedder Ask keeps the
     dense order (and says why)."""
