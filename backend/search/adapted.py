@@ -31,7 +31,11 @@ def stored_table() -> dict | None:
         folder = built.cached(_base_location())
     except (OSError, ValueError, ModelLoadError):  # no packaged encoder, or no question set: nothing stored
         return None
-    return None if folder is None else {**built.table(folder), "folder": folder.name}
+    if folder is None:
+        return None
+    from backend.search import retrieval  # the built reader's rule and table used Ask's retrieval (this code's)
+
+    return {**built.table(folder), "folder": folder.name, "retrieval": retrieval.describe()}
 
 
 NOT_BUILT = ("The reader adapted to the glossary is not built on this machine (set-up builds it: `python -m "

@@ -32,6 +32,7 @@ from backend.search import corpora
 from backend.search import score_meaning
 from backend.search.embedders import EMBEDDER_ROLES, ENGLISH
 from backend.search.index import AUTO, INDEX_KINDS, IndexSettings
+from backend.search.retrieval import ask_passages
 from backend.search.reader import (
     MAX_ANSWER_TOKENS, check_answer, check_question, generative_answer, read, span_reader_answer,
 )
@@ -363,14 +364,13 @@ def _index_embedder(session_id: str, asked: str | None = None) -> str:
 
 
 def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None = None) -> dict:
-    """Retriever-reader: the embedder finds up to 5 passages, the `qa` role answers from them."""
+    """Retriever-reader: up to 5 passages (dense + BM25: backend.search.retrieval), the `qa` role answers."""
     say = progress or _quiet
     question = check_question(question)
     k = as_int("k", k, lo=1, hi=MAX_K)
     say(0.1, "Retrieving passages")
     emb = load_embedder(embedder=_index_embedder(session_id))
-    passages = get_service().search(session_id, question, min(k, ASK_MAX_PASSAGES),
-                                    emb)["results"]
+    passages, retrieval = ask_passages(get_service(), session_id, question, min(k, ASK_MAX_PASSAGES), emb)
     out = _read_on_server(question, passages, say)
     if "answer" not in out:
         say(0.3, "Loading the reader (first use only)")
@@ -402,7 +402,7 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     elif out.get("reader_method") != "model":
         out["extractive_absent"] = (f"this app's QA role is served by {hub.get_hub().resolve('qa').method}, not by an "
                                     "extractive reader with a span head")
-    out.update({"question": question, "passages": passages, "retriever_model": emb.describe})
+    out.update({"question": question, "passages": passages, "retrieval": retrieval, "retriever_model": emb.describe})
     out["trust"] = (which_to_trust(out.get("extractive"), out.get("answer") or "", out.get("support"), passages)
                     if out.get("reader_method") != "model" else None)
     return out

@@ -42,12 +42,23 @@ def support_line(support: dict) -> str:
             f"{md_text(support.get('why', ''))} Hover a mark to see why it is flagged.")
 
 
-def passages_md(passages: list[dict]) -> str:
-    """The retrieved passages, best first, each with the retriever's score."""
-    rows = "\n".join(f"- \\[{i}\\] {md_text(p.get('title') or 'untitled')}" + (f": {p['score']:.3f}" if "score" in p else "")
+def _score(p: dict) -> str:
+    if "bm25" in p:
+        return (f": fused {p['score']:.3f} (cosine {p['dense']:.3f}, dense rank {p['dense_rank']}; "
+                f"BM25 {p['bm25']:.2f})")
+    return f": {p['score']:.3f}" if "score" in p else ""
+
+
+def passages_md(passages: list[dict], retrieval: dict | None = None) -> str:
+    """The retrieved passages, best first, each with the retriever's score (fused: with its cosine and BM25),
+    after the line that says which retrieval served."""
+    rows = "\n".join(f"- \\[{i}\\] {md_text(p.get('title') or 'untitled')}{_score(p)}"
                      for i, p in enumerate(passages, start=1))
-    return ("**Retrieved passages** (score: the cosine similarity of the passage's and the question's embeddings; "
-            f"the readers read these):\n\n{rows}")
+    said = f"**Retrieval:** {md_text(retrieval['line'])}\n\n" if retrieval and retrieval.get("line") else ""
+    if retrieval and retrieval.get("method") == "fused":
+        return f"{said}**Retrieved passages** (fused score, best first; the readers read these):\n\n{rows}"
+    return (f"{said}**Retrieved passages** (score: the cosine similarity of the passage's and the question's "
+            f"embeddings; the readers read these):\n\n{rows}")
 
 
 def extractive_md(ext: dict, passages: list[dict]) -> str:
@@ -111,9 +122,9 @@ def answer_markdown(out: dict) -> str:
         cited = ", ".join(f"\\[{c}\\] {md_text(passages[c - 1]['title'])}" for c in out["cited"])
         return "\n\n".join([f"{notes}**Answer** (an extractive QA model picked this span{where}): "
                               f"{md_text(out['answer']) or '(no answer)'}", f"**Cited passages:** {cited or 'none'}",
-                              passages_md(passages)])
+                              passages_md(passages, out.get("retrieval"))])
     lines = [notes + (f"**Which to trust:** {md_text(out['trust']['line'])}" if out.get("trust") else ""),
-             passages_md(passages)]
+             passages_md(passages, out.get("retrieval"))]
     if out.get("extractive"):
         lines.append(extractive_md(out["extractive"], passages))
     elif out.get("extractive_absent"):

@@ -210,7 +210,7 @@ def adaptation_markdown(t: dict | None) -> str:
             f"reader was built (in {t['build_s']:.0f} s on the machine that built it); shown here as stored.\n\n"
             + head + "\n".join(rows)
             + f"\n\n**Retriever** ({md_text(t.get('retriever', 'the embedder'))}, exact search over all "
-            f"{t['passages']} glossary passages), on the {t['recall'][0]['questions']} answerable questions: "
+            f"{t['passages']} glossary passages{_fused(t)}), on the {t['recall'][0]['questions']} answerable questions: "
             f"{recall}.\n\n{adaptation_notice(t)}\n\n<small>{ADAPT_TERMS.format(**b, chosen_on=_chosen_on(t))} "
             f"{LENIENT_TERMS if lenient else ''}{TERMS}</small>")
 
@@ -220,6 +220,14 @@ LENIENT_TERMS = ("*Right (lenient)*: what a person would call right though exact
                  "(F1 >= 0.5); on an unanswerable question only a refusal is right. *Rank penalty*: reading several "
                  "passages, a span loses this many logit points for each place its passage is below the "
                  "retriever's first, so the retriever's order counts as well as the reader's confidence. ")
+
+
+def _fused(t: dict) -> str:
+    """How the table's retrieval ranked, where it re-ranked with BM25 as Ask does."""
+    r = t.get("retrieval") or {}
+    if r.get("method") != "fused":
+        return ""
+    return f", its first {r['candidates']} re-ranked with BM25 as Ask retrieves: {md_text(r['line'])}"
 
 
 def _chosen_on(t: dict) -> str:

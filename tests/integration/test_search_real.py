@@ -109,11 +109,12 @@ def test_restart_reuses_persisted_index(tmp_path, embedder, monkeypatch):
     assert stats["embeddings_from_cache"] and stats["index_from_cache"]
 
 
-# Greedy decoding on CPU (float32) is deterministic: these are SmolLM2's replies. It never
-# writes "[n]"; the word-overlap fallback attributes the top-p reply to passages 3 and 1,
-# while "The answer is 5." shares no content word with any passage, so nothing is cited.
+# Greedy decoding on CPU (float32) is deterministic: SmolLM2 never writes "[n]"; the word-overlap fallback
+# attributes the top-p reply to passages 3 and 1, and the DistilBERT reply (which invents a paper title,
+# "DistilBERT: A New Approach to Language Understanding", over the passages Ask's dense + BM25 retrieval gives
+# it: DistilBERT, DistilBERT (model), Knowledge distillation) to passages 2 and 1.
 ASK_CASES = [
-    ("How many layers does DistilBERT have?", "DistilBERT", "The answer is 5.", []),
+    ("How many layers does DistilBERT have?", "DistilBERT", None, [2, 1]),
     ("What does top-p sampling keep?", "Top-p sampling", None, [3, 1]),
 ]
 
@@ -140,5 +141,7 @@ def test_ask_the_corpus_with_the_instruct_reader(glossary_cache, monkeypatch, qu
     # the generated answer is checked against the question and the passages it was given
     flagged = out["support"]["unsupported"]
     assert all(out["answer"][i["start"]:i["end"]] == i["text"] for i in flagged)
-    if answer == "The answer is 5.":  # DistilBERT has 6 layers: no retrieved passage says 5
-        assert [(i["text"], i["kind"]) for i in flagged] == [("answer", "word"), ("5", "number")]
+    if top_title == "DistilBERT":  # the invented title is flagged as a name no retrieved passage holds
+        assert ("New Approach", "name") in [(i["text"], i["kind"]) for i in flagged]
+        assert [p["title"] for p in out["passages"]] == ["DistilBERT", "DistilBERT (model)", "Knowledge distillation"]
+        assert out["retrieval"]["method"] == "fused" and out["passages"][2]["dense_rank"] > 3  # BM25 lifted it

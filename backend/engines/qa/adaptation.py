@@ -22,6 +22,7 @@ from typing import Callable
 
 import numpy as np
 
+from backend.engines.embedding import hybrid
 from backend.engines.qa import reader, squad_metrics
 from backend.engines.qa.data import Example
 from backend.runtime import stats
@@ -182,10 +183,21 @@ def gold_passages(passages: list[dict], questions: list[Example]) -> list[int | 
 
 def rank_passages(passages: list[dict], questions: list[Example], embed: Callable[[list[str]], np.ndarray],
                   depth: int) -> list[list[int]]:
-    """The retriever: the `depth` passages nearest each question (cosine of L2-normalised vectors, exact)."""
-    vectors = embed([p["text"] for p in passages])
+    """The retriever, as Ask the corpus retrieves: the embedder's nearest passages (cosine of L2-normalised
+    vectors of "title: text", exact), its first hybrid.CANDIDATES re-ranked by fusing with BM25 over the same
+    text (backend/engines/embedding/hybrid.py); the first `depth` of each question's ranking."""
+    docs = [f"{p['title']}: {p['text']}" if p.get("title") else p["text"] for p in passages]
+    vectors = embed(docs)
     queries = embed([q.question for q in questions])
-    return [list(np.argsort(-(vectors @ v), kind="stable")[:depth]) for v in queries]
+    bm25 = hybrid.Bm25(docs)
+    out = []
+    for q, v in zip(questions, queries):
+        scores = vectors @ v
+        dense = [int(i) for i in np.argsort(-scores, kind="stable")]
+        cands = dense[:hybrid.CANDIDATES]
+        fused = [i for i, *_ in hybrid.rerank(cands, [float(scores[i]) for i in cands], bm25, q.question)]
+        out.append((fused + dense[hybrid.CANDIDATES:])[:depth])
+    return out
 
 
 def chapter7_table(general, adapted, tokenizer, test: list[Example], passages: list[dict],
@@ -234,4 +246,4 @@ def chapter7_table(general, adapted, tokenizer, test: list[Example], passages: l
 def recipe_settings() -> dict:
     return {"recipe": asdict(RECIPE_SETTINGS), "recall_k": RECALL_K, "end_to_end_k": END_TO_END_K,
             "rank_penalties": RANK_PENALTIES, "read_depths": READ_DEPTHS, "hard_negatives": HARD_NEGATIVES,
-            "bootstrap": BOOTSTRAP}
+            "bootstrap": BOOTSTRAP, "retrieval": {"candidates": hybrid.CANDIDATES, **hybrid.SETTING}}

@@ -215,6 +215,61 @@ def test_ask_retrieves_then_reads_with_the_qa_role(service, monkeypatch, qa_dir)
     json.dumps(out)
 
 
+def test_ask_reranks_the_dense_candidates_with_bm25(service, monkeypatch, qa_dir):
+    """Ask's retrieval (backend.search.retrieval): the index's nearest passages (here all 7, fewer than
+    hybrid.CANDIDATES) re-ranked by the fused score; the Search tab's search stays dense."""
+    from backend.engines.embedding import hybrid
+
+    monkeypatch.setenv("TLAB_MODEL_QA", str(qa_dir))
+    build_paste()
+    q = "What do honeybees make?"
+    dense = search.search("s1", q, len(DOCS))["results"]
+    texts = S.get_service().current("s1").corpus.texts_for_embedding()
+    fused = hybrid.fuse(np.array([r["score"] for r in dense]), hybrid.Bm25(texts).scores(q)[[r["id"] for r in dense]])
+    expected = [dense[i]["id"] for i in np.argsort(-fused, kind="stable")[:search.ASK_MAX_PASSAGES]]
+    out = search.ask("s1", q, 10)
+    assert [p["id"] for p in out["passages"]] == expected
+    assert [p["rank"] for p in out["passages"]] == [1, 2, 3, 4, 5]
+    assert all(p["dense"] == {r["id"]: r["score"] for r in dense}[p["id"]] for p in out["passages"])
+    assert out["retrieval"]["method"] == "fused" and out["retrieval"]["candidates"] == len(DOCS)
+    assert "BM25" in out["retrieval"]["line"] and "stays dense" in out["retrieval"]["line"]
+
+
+def test_ask_on_a_large_corpus_scores_bm25_among_the_candidates_only(service, monkeypatch, qa_dir):
+    """Above WHOLE_CORPUS_MAX passages BM25 is not built over the corpus (a cost no contract prices): the
+    candidates are scored among themselves, and the line says so."""
+    from backend.engines.embedding import hybrid
+    from backend.search import retrieval
+
+    monkeypatch.setenv("TLAB_MODEL_QA", str(qa_dir))
+    monkeypatch.setattr(retrieval, "WHOLE_CORPUS_MAX", 3)
+    monkeypatch.setattr(retrieval, "_BM25", {})
+    build_paste()
+    q = "What do honeybees make?"
+    dense = search.search("s1", q, len(DOCS))["results"]
+    texts = S.get_service().current("s1").corpus.texts_for_embedding()
+    local = hybrid.Bm25([texts[r["id"]] for r in dense]).scores(q)
+    fused = hybrid.fuse(np.array([r["score"] for r in dense]), local)
+    out = search.ask("s1", q, 10)
+    assert [p["id"] for p in out["passages"]] == [dense[i]["id"] for i in np.argsort(-fused, kind="stable")[:5]]
+    assert retrieval._BM25 == {} and "among the 7 candidates" in out["retrieval"]["line"]
+
+
+def test_ask_stays_dense_with_the_multilingual_embedder(service):
+    """Cross-lingual questions share no word with the passages: with the multilingual embedder Ask keeps the
+    dense order (and says why)."""
+    from backend import hub
+    from backend.search import retrieval
+    from backend.search.embedders import Embedder
+
+    build_paste()
+    lm = hub.load("embedder")  # the tiny embedder that built the index, standing in for the multilingual one
+    emb = Embedder(lm.model, lm.tokenizer, lm.checkpoint, choice="multilingual")
+    got, how = retrieval.ask_passages(S.get_service(), "s1", "What do honeybees make?", 3, emb)
+    assert got == S.get_service().search("s1", "What do honeybees make?", 3, emb)["results"]
+    assert how["method"] == "dense" and "cross-lingual" in how["line"]
+
+
 def test_ask_bad_inputs(service):
     build_paste()
     with pytest.raises(InputError, match="question is empty"):

@@ -72,3 +72,11 @@ def test_a_table_with_the_lenient_rate_shows_it_and_the_refusals_and_names_the_r
     assert "how many retrieved passages it reads (the first 3" in md
     assert "rank penalty" not in adaptation_markdown({**t, "read_depth": 1}).split("<small>")[0]  # one passage: no order to weigh
     assert "*Right (lenient)*" in md and "*Rank penalty*" in md
+
+
+def test_a_table_measured_on_the_fused_retrieval_says_so():
+    from backend.search import retrieval
+
+    md = adaptation_markdown({**_table([15.0, 38.33]), "retrieval": retrieval.describe()})
+    assert "glossary passages, its first 20 re-ranked with BM25 as Ask retrieves: fused \\(dense + BM25\\)" in md
+    assert "re-ranked with BM25" not in adaptation_markdown(_table([15.0, 38.33]))

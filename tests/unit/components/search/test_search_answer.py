@@ -110,3 +110,16 @@ def test_the_trust_line_follows_the_span_and_the_support_check():
     assert neither["trust"] == "neither" and "came closest" in neither["line"]
     assert which_to_trust(REFUSED, "", check_answer("", QUESTION, PASSAGES), passages)["trust"] == "neither"
     assert which_to_trust(None, "It was pretrained on 100 languages [1].", ok, passages)["trust"] == "generated"
+
+
+def test_a_fused_retrieval_is_named_with_its_line_and_each_passage_shows_cosine_and_bm25():
+    from backend.search import retrieval
+
+    fused = [{**p, "score": s, "dense": d, "dense_rank": r, "bm25": b, "rank": i + 1}
+             for i, (p, s, d, r, b) in enumerate(zip(PASSAGES, (0.95, 0.4), (0.61, 0.72), (2, 1), (7.5, 0.0)))]
+    md = answer_markdown(_result(passages=fused, retrieval=retrieval.describe(20)))
+    assert "**Retrieval:** fused \\(dense + BM25\\)\\: the index's 20 nearest passages" in md
+    assert "0.1 x cosine + 0.9 x BM25" in md and "BM25 is the sparse retriever" in md and "stays dense" in md
+    assert "- \\[1\\] XLM-RoBERTa: fused 0.950 (cosine 0.610, dense rank 2; BM25 7.50)" in md
+    assert md.index("**Retrieval:**") < md.index("**Retrieved passages** (fused score")
+    assert "**Retrieval:**" not in answer_markdown(_result())  # an answer without it (dense) reads as before
