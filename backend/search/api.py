@@ -390,7 +390,7 @@ def ask(session_id: str, question: str, k: int = 5, progress: ProgressFn | None 
     if out.get("finish_reason") in _CUT:
         out["notices"].insert(0, f"The answer was {_CUT[out['finish_reason']]}: it is incomplete.")
     elif out.get("finish_reason") == "length":
-        out["notices"].append(f"The reader stopped at its {MAX_ANSWER_TOKENS}-token limit: the answer may end "
+        out["notices"].append(f"The generated answer stopped at its {MAX_ANSWER_TOKENS}-token limit: it may end "
                               "mid-sentence.")
     if out.get("reader_method") != "model":  # a generated answer: checked against what it was given
         out["support"] = check_answer(out.get("answer") or "", question, passages)

@@ -69,7 +69,8 @@ def which_to_trust(extractive: dict | None, generated: str, support: dict | None
         why = (f"it is copied word for word from {_name(passages, extractive.get('passage'))}, and the reader's "
                f"margin {extractive['margin']:+.2f} is above its threshold"
                + (f" {t:+.2f}" if t is not None else ""))
-        tail = "; the generated answer says the same" if agree else ""
+        tail = ("" if not agree else "; the generated answer says the same" if supported
+                else "; the generated answer holds the same span, beside what no passage says")
         return {"trust": "extractive", "generated_supported": supported, "agree": agree,
                 "line": f"Trust the extractive answer: {why}; {gen}{tail}."}
     closest = closest_words(extractive, passages)

@@ -77,6 +77,9 @@ def test_the_page_says_which_to_trust_then_lists_passages_then_the_span_then_the
     supported = answer_markdown(_result(extractive=EXTRACTIVE, answer="It was pretrained on 100 languages [1]."))
     assert "<details>" not in supported and "**Generated answer (the instruct decoder" in supported
     assert "the generated answer says the same" in supported
+    padded = answer_markdown(_result(extractive=EXTRACTIVE, answer="It was pretrained on 100 languages in 1850 [1]."))
+    assert "the generated answer says the same" not in padded  # the same span, but beside an unsupported number
+    assert "holds the same span, beside what no passage says" in padded
 
 
 def test_a_refusing_reader_names_the_closest_passage_and_a_missing_one_says_so():
