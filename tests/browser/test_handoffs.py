@@ -120,6 +120,7 @@ def test_hand_offs_into_attention_tokenizers_decoding_and_why(page, tab_url):
     tab.get_by_label("Candidate labels (comma-separated)").fill(LABELS)
     page.locator("#pl-zero_shot-run").click()
     expect(page.locator("#pl-zero_shot-badge")).to_contain_text("Served by", timeout=180_000)
+    settled(page)  # the badge shows before the run has ended (its code view is still being written): then hand off
     tab.get_by_role("button", name="Why? (which words the top label rests on)").click()
     expect(page.locator("#why-task input[value=zero_shot]")).to_be_checked(timeout=30_000)
     expect(page.locator("#why-text textarea")).to_have_value(TEXT, timeout=30_000)
