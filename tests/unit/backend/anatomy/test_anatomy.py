@@ -19,7 +19,8 @@ from backend.anatomy import bert, gpt2, lens, llama, parameters, pooling, scratc
 from backend.anatomy.ops import UnsupportedModel
 from backend.engines.attention import encodings
 from backend.runtime.errors import InputError, LabError
-from tests.helpers.tiny_models import minilm_tokenizer, save_tiny, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
+from tests.helpers.served_models import folders  # noqa: F401  (a fixture: the tiny models as folders)
+from tests.helpers.tiny_models import minilm_tokenizer, smollm2_tokenizer, tiny_bert, tiny_gpt2, tiny_llama
 
 TOL = anatomy.TOLERANCE
 
@@ -242,20 +243,6 @@ def test_steps_carry_their_numbers(served):
 
 
 # ----------------------------------------------------------------------------- the entry point
-
-
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory):
-    root = tmp_path_factory.mktemp("anatomy-api")
-    enc_tok, dec_tok = minilm_tokenizer(), smollm2_tokenizer()
-    from transformers import DistilBertConfig, DistilBertModel
-
-    distil = DistilBertModel(DistilBertConfig(vocab_size=len(enc_tok), dim=32, n_layers=1, n_heads=2, hidden_dim=37))
-    return {
-        "encoder": save_tiny(tiny_bert(vocab_size=len(enc_tok)), enc_tok, root / "tiny-bert"),
-        "decoder": save_tiny(tiny_llama(vocab_size=len(dec_tok), initializer_range=0.3), dec_tok, root / "tiny-llama"),
-        "distilbert": save_tiny(distil, enc_tok, root / "tiny-distilbert"),
-    }
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from backend import interventions
 from backend.runtime import budget
 from backend.runtime.errors import InputError, LabError
 from tests.helpers.app import ROOT
-from tests.helpers.interventions_models import folders, served  # noqa: F401 (fixtures)
+from tests.helpers.served_models import folders, served  # noqa: F401 (fixtures)
 
 
 def _no_hooks(role: str) -> bool:

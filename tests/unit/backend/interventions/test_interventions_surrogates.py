@@ -9,7 +9,7 @@ import json
 import pytest
 
 from backend import interventions
-from tests.helpers.interventions_models import folders, served  # noqa: F401  (tiny models through the hub)
+from tests.helpers.served_models import folders, served  # noqa: F401  (tiny models through the hub)
 
 pytestmark = pytest.mark.unit
 

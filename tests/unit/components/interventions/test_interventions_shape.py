@@ -7,7 +7,7 @@ import pytest
 
 from backend import interventions
 from backend.runtime.errors import InputError
-from tests.helpers.interventions_models import folders, served  # noqa: F401  (tiny models through the hub)
+from tests.helpers.served_models import folders, served  # noqa: F401  (tiny models through the hub)
 
 
 def test_model_shape_is_the_served_models(served):

@@ -1,4 +1,5 @@
-"""Tiny models served through the hub for the Interventions tab's unit tests (fixtures)."""
+"""Tiny models (a BERT encoder, a Llama decoder, a DistilBERT) saved as folders and served through the hub: the
+fixtures the Anatomy and Interventions unit tests share."""
 
 from __future__ import annotations
 
