@@ -25,6 +25,7 @@ from backend.train import store as train_store
 from backend.train.store import TrainStore
 from components.train.ui import accuracy_text, summary_markdown
 from tests.helpers.tiny_models import minilm_tokenizer, save_tiny, tiny_bert
+from tests.helpers.train_timing import drain
 
 WORDS = "good great lovely happy nice fun bad awful terrible sad poor mess".split()
 
@@ -84,15 +85,6 @@ def _rows(n: int, seed: int = 0) -> list[tuple[str, int]]:
     return [(" ".join(rng.choice(WORDS) for _ in range(6)), i % 2) for i in range(n)]
 
 
-def _drain(gen):
-    events = []
-    while True:
-        try:
-            events.append(next(gen))
-        except StopIteration as done:
-            return events, done.value
-
-
 # ----------------------------------------------------------------------------- fine-tuning's loop
 def test_stop_mid_epoch_during_a_chunk_runs_no_more_steps_and_no_validation(tiny):
     """64 examples of 4 a batch: 16 steps an epoch; Stop at the 5th step (inside the second chunk, which
@@ -100,7 +92,7 @@ def test_stop_mid_epoch_during_a_chunk_runs_no_more_steps_and_no_validation(tiny
     stop = threading.Event()
     budget = FT.Budget(epochs=3, max_seconds=3600, batch_size=4, learning_rate=1e-3)
     with StopAt((FT.EncoderClassifier,), at=5, training=True, press=stop.set) as hook:
-        events, out = _drain(FT.run(_rows(64), _rows(200, 1), 2, budget, gpu.HubWorker(), stop))
+        events, out = drain(FT.run(_rows(64), _rows(200, 1), 2, budget, gpu.HubWorker(), stop))
     assert hook.after <= 1, f"{hook.after} forwards after Stop"
     assert out.stopped == "stopped" and out.steps == 5 < 16  # mid-epoch, inside a chunk of 14 steps
     assert out.epochs == [] and out.best_val is None and out.weights is not None  # the state so far, unscored
@@ -112,7 +104,7 @@ def test_stop_during_a_validation_pass_abandons_it_within_one_batch(tiny):
     stop = threading.Event()
     budget = FT.Budget(epochs=3, max_seconds=3600, batch_size=4, learning_rate=1e-3)
     with StopAt((FT.EncoderClassifier,), at=2, training=False, press=stop.set) as hook:
-        _, out = _drain(FT.run(_rows(64), _rows(200, 1), 2, budget, gpu.HubWorker(), stop))
+        _, out = drain(FT.run(_rows(64), _rows(200, 1), 2, budget, gpu.HubWorker(), stop))
     assert hook.after <= 1, f"{hook.after} forwards after Stop"
     assert out.stopped == "stopped" and out.steps == 16  # the first epoch, then its validation was cut short
     assert out.epochs == [] and out.best_val is None and out.weights is not None
